@@ -1,0 +1,51 @@
+/* annotation.c - defaults and names for the parsed llc-policy annotation. */
+#include "annotation.h"
+
+#include <string.h>
+
+void
+policy_tune_defaults(struct policy_tune *t)
+{
+	t->aggr_tolerance = 1;          /* kernel llc_balancing/aggr_tolerance */
+	t->overaggr_pct = 0;            /* auto: 50, or 75 without SMT */
+	t->imb_pct = 20;                /* kernel llc_balancing/imb_pct */
+	t->epoch_ms = 0;                /* one sampling period (see docs/design.md) */
+	t->affinity_timeout = 5;        /* kernel llc_epoch_affinity_timeout */
+	t->max_moves = 2;
+	t->benefit_check = true;
+	t->holddown_s = 60;
+}
+
+void
+policy_annotation_defaults(struct policy_annotation *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->mode = POLICY_MODE_NONE;
+	a->isolation = POLICY_ISO_NONE;
+	a->topology = POLICY_TOPO_KEEP;
+	policy_tune_defaults(&a->tune);
+}
+
+const char *
+policy_mode_name(enum policy_mode m)
+{
+	switch (m) {
+	case POLICY_MODE_NONE: return "none";
+	case POLICY_MODE_STATIC: return "static";
+	case POLICY_MODE_AGGREGATE: return "aggregate";
+	case POLICY_MODE_SPREAD: return "spread";
+	}
+	return "?";
+}
+
+const char *
+policy_isolation_name(enum policy_isolation i)
+{
+	return i == POLICY_ISO_CORE ? "core" : "none";
+}
+
+const char *
+policy_topology_name(enum policy_topology t)
+{
+	return t == POLICY_TOPO_MATCH ? "match" : "keep";
+}

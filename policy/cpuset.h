@@ -1,0 +1,44 @@
+/* cpuset.h - fixed-size CPU bitmaps (host PUs by OS index, or vCPU numbers). */
+#ifndef LLCD_CPUSET_H
+#define LLCD_CPUSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define CPUSET_MAX 2048                 /* highest CPU number + 1 we model */
+#define CPUSET_WORDS (CPUSET_MAX / 64)
+
+struct cpuset {
+	uint64_t w[CPUSET_WORDS];
+};
+
+void cpuset_zero(struct cpuset *s);
+void cpuset_set(struct cpuset *s, int cpu);          /* ignores out-of-range */
+void cpuset_clr(struct cpuset *s, int cpu);
+bool cpuset_isset(const struct cpuset *s, int cpu);
+int cpuset_count(const struct cpuset *s);
+bool cpuset_empty(const struct cpuset *s);
+bool cpuset_equal(const struct cpuset *a, const struct cpuset *b);
+bool cpuset_subset(const struct cpuset *sub, const struct cpuset *super);
+bool cpuset_intersects(const struct cpuset *a, const struct cpuset *b);
+void cpuset_or(struct cpuset *dst, const struct cpuset *a, const struct cpuset *b);
+void cpuset_and(struct cpuset *dst, const struct cpuset *a, const struct cpuset *b);
+void cpuset_andnot(struct cpuset *dst, const struct cpuset *a, const struct cpuset *b);
+int cpuset_first(const struct cpuset *s);            /* -1 when empty */
+int cpuset_next(const struct cpuset *s, int prev);   /* -1 after the last */
+int cpuset_last(const struct cpuset *s);             /* -1 when empty */
+void cpuset_set_range(struct cpuset *s, int lo, int hi);   /* inclusive */
+
+/* Parse a Linux CPU list ("0-3,8,10-11"); "" is the empty set. On error
+ * the message names the offending token. */
+int cpuset_parse(struct cpuset *s, const char *list, struct llcd_err *err);
+/* Format as a CPU list; returns -1 on truncation (buf still terminated). */
+int cpuset_format(const struct cpuset *s, char *buf, size_t len);
+
+#define CPUSET_FOREACH(cpu, set) \
+	for ((cpu) = cpuset_first(set); (cpu) >= 0; (cpu) = cpuset_next((set), (cpu)))
+
+#endif

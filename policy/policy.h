@@ -1,0 +1,165 @@
+/* policy.h - the LLC placement engine: a pure function of explicit inputs.
+ *
+ * Each period the caller fills a struct policy_input (topology, host
+ * settings, every domain with its annotation, per-vCPU samples, guest
+ * reports, per-CPU busy time, now) and calls policy_step(). The engine
+ * updates the state it keeps between steps (struct policy_state: allotments,
+ * vCPU groups, decayed runtimes, preferred LLCs) and returns a plan: a list
+ * of actions, each with a reason. No I/O, no globals, no clocks: the same
+ * inputs and state give the same plan.
+ */
+#ifndef LLCD_POLICY_H
+#define LLCD_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "annotation.h"
+#include "cpuset.h"
+#include "err.h"
+#include "topo.h"
+
+#define POLICY_REASON 192
+#define POLICY_NAME 64
+
+/* Host-wide settings (from llcd.conf). */
+struct policy_host {
+	const struct topo *topo;
+	struct cpuset reserved;         /* never used for vCPUs */
+	struct cpuset shared_pool;      /* non-isolated domains; empty = every
+	                                 * non-reserved PU no isolated domain owns */
+	double overcommit;              /* vCPUs per PU in the shared pool (>0) */
+	double overcommit_isolated;     /* vCPUs per PU for isolated domains */
+	int max_moves_total;            /* vCPU moves per period, all domains */
+	bool counters;                  /* per-thread instruction counts exist */
+};
+
+void policy_host_defaults(struct policy_host *h, const struct topo *t);
+
+/* Guest CPU topology as the domain defines it (1 where absent). */
+struct policy_guest_topo {
+	int sockets, dies, clusters, cores, threads;
+};
+
+/* One vCPU thread's observation over the last period. */
+struct policy_vcpu_sample {
+	int tid;                        /* host thread id (for reasons), 0 unknown */
+	uint64_t runtime_ns;            /* CPU time used during the period */
+	int last_cpu;                   /* PU it last ran on, -1 unknown */
+	uint64_t instructions;          /* retired during the period (counters) */
+	struct cpuset pinned;           /* current affinity; empty = unknown */
+};
+
+/* A hot guest process as the guest helper reported it. */
+struct policy_hot_report {
+	char name[POLICY_GROUP_NAME];   /* process name (untrusted, sanitised) */
+	int pid;
+	struct cpuset vcpus;            /* vCPUs its busy threads ran on */
+};
+
+struct policy_domain_in {
+	uint64_t key;                   /* stable identity chosen by the caller */
+	char name[POLICY_NAME];
+	int nvcpus;
+	struct policy_guest_topo guest;
+	bool annotated;                 /* false: unannotated (default mode) */
+	struct policy_annotation annot; /* valid when annotated */
+	const struct policy_vcpu_sample *vcpus;   /* nvcpus entries */
+	int nreports;
+	const struct policy_hot_report *reports;
+};
+
+struct policy_input {
+	struct policy_host host;
+	int ndomains;
+	const struct policy_domain_in *domains;
+	const uint64_t *cpu_busy_ns;    /* per PU OS index, busy during period; may be NULL */
+	uint64_t now_ns;
+	uint64_t period_ns;             /* sampling period (>0) */
+};
+
+enum policy_action_type {
+	POLICY_ACT_PIN_VCPU,            /* pin vcpu of domain to cpus */
+	POLICY_ACT_PIN_EMULATOR,        /* pin the domain's emulator threads */
+	POLICY_ACT_RELEASE,             /* give the domain back to the default scheduler */
+	POLICY_ACT_REFUSE,              /* cannot place the domain (reason says why) */
+	POLICY_ACT_PREFER,              /* informational: a group's preferred LLC changed */
+	POLICY_ACT_BACKOFF,             /* informational: benefit check backed a group off */
+};
+
+struct policy_action {
+	enum policy_action_type type;
+	uint64_t key;                   /* domain */
+	int domain;                     /* index into policy_input.domains */
+	int vcpu;                       /* -1 when not about one vCPU */
+	int llc;                        /* PREFER: new LLC (-1 none); else -1 */
+	struct cpuset cpus;
+	char reason[POLICY_REASON];
+};
+
+struct policy_plan {
+	int n, cap;
+	struct policy_action *actions;
+};
+
+struct policy_plan *policy_plan_new(void);
+void policy_plan_free(struct policy_plan *p);
+void policy_plan_clear(struct policy_plan *p);
+
+/* Engine state kept between steps. */
+struct policy_state;
+struct policy_state *policy_state_new(void);
+void policy_state_free(struct policy_state *s);
+
+/* One policy step. Returns 0, or -1 with err filled on invalid input (the
+ * state is then unchanged). Refusals are actions, not errors. */
+int policy_step(struct policy_state *s, const struct policy_input *in,
+                struct policy_plan *plan, struct llcd_err *err);
+
+/* --- Introspection for llcctl / llcsim -------------------------------- */
+
+enum policy_group_rule {
+	POLICY_GROUP_ANNOTATION,        /* <llc:group> in the annotation */
+	POLICY_GROUP_GUEST,             /* reported by the guest helper */
+	POLICY_GROUP_DOMAIN,            /* the whole domain fits one LLC */
+};
+
+struct policy_group_info {
+	char name[POLICY_GROUP_NAME];
+	enum policy_group_rule rule;
+	struct cpuset vcpus;
+	int pref_llc;                   /* -1 none */
+	double pref_occ;                /* occupancy of the preferred LLC */
+	double best_occ;
+	int best_llc;
+	bool guarded;                   /* a size guard forbids aggregation */
+	bool backed_off;                /* benefit check hold-down active */
+	char why[POLICY_REASON];        /* last decision about this group */
+};
+
+struct policy_domain_info {
+	uint64_t key;
+	char name[POLICY_NAME];
+	enum policy_mode mode;
+	bool managed;
+	bool refused;
+	struct cpuset allotment;
+	int ngroups;
+	struct policy_group_info groups[POLICY_MAX_GROUPS];
+	uint64_t pref_switches;
+	uint64_t vcpu_moves;
+};
+
+/* Fill info for the domain with key; -1 if the engine does not know it. */
+int policy_domain_info(const struct policy_state *s, uint64_t key,
+                       struct policy_domain_info *info);
+
+struct policy_stats {
+	uint64_t steps, pins, pref_switches, refusals, backoffs;
+};
+void policy_stats(const struct policy_state *s, struct policy_stats *st);
+
+const char *policy_action_name(enum policy_action_type t);
+const char *policy_group_rule_name(enum policy_group_rule r);
+
+#endif
