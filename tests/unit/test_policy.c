@@ -481,7 +481,7 @@ test_input_order_irrelevant(void **state)
 		struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
 		struct policy_annotation agg = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 		for (int i = 0; i < 10; i++) {
-			char name[8];
+			char name[16];
 			snprintf(name, sizeof(name), "v%d", i);
 			int d = h_add(h, name, 2 + i % 5, 1, 2 + i % 5, 1, i % 2 ? &iso : &agg);
 			for (int v = 0; v < h->dom[d].in.nvcpus; v++)
