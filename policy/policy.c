@@ -100,6 +100,8 @@ struct policy_state {
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */
 	uint64_t res_gen;               /* bumped when resources are freed */
+	int nwords;                     /* cpuset words that can hold host PUs */
+	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
 	uint64_t step;
 	int moves_left;
 	struct policy_stats stats;
@@ -266,6 +268,7 @@ state_bind_topo(struct policy_state *s, const struct topo *t)
 	state_reset(s);
 	s->topo = t;
 	s->ncpu = t->max_cpu + 1;
+	s->nwords = t->max_cpu / 64 + 1;
 	s->nllc = topo_count(t, TOPO_LLC);
 	s->cpu_rt = calloc((size_t)s->ncpu, sizeof(double));
 	s->llc_util = calloc((size_t)s->nllc, sizeof(double));
@@ -355,6 +358,19 @@ annot_shape_changed(const struct policy_annotation *a, const struct policy_annot
 	return false;
 }
 
+/* Copy only the groups in use (the struct has room for 64). */
+static void
+annot_copy(struct policy_annotation *dst, const struct policy_annotation *src)
+{
+	dst->mode = src->mode;
+	dst->isolation = src->isolation;
+	dst->topology = src->topology;
+	dst->tune = src->tune;
+	dst->ngroups = src->ngroups;
+	for (int i = 0; i < src->ngroups && i < POLICY_MAX_GROUPS; i++)
+		dst->groups[i] = src->groups[i];
+}
+
 /* Forget placement and groups; the domain will be placed again. */
 static void
 dom_unplace(struct policy_state *s, struct dom *d)
@@ -392,18 +408,34 @@ llc_cpus(const struct policy_state *s, int llc)
 	return &topo_get(s->topo, TOPO_LLC, llc)->cpus;
 }
 
+/* Set comparisons over the words that can hold host PUs only: every set
+ * the engine builds lies within the host, so the rest is zero. */
+static bool
+set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
+{
+	return memcmp(a->w, b->w, sizeof(uint64_t) * (size_t)s->nwords) == 0;
+}
+
+static bool
+set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (sub->w[i] & ~super->w[i])
+			return false;
+	return true;
+}
+
 /* The single LLC a pin lies in, or -1 when it spans several or none. */
 static int
 pin_llc(const struct policy_state *s, const struct cpuset *pin)
 {
-	int first = cpuset_first(pin), llc, cpu;
+	int first = cpuset_first(pin), llc;
 
 	if (first < 0)
 		return -1;
 	llc = topo_llc_of(s->topo, first);
-	CPUSET_FOREACH(cpu, pin)
-		if (topo_llc_of(s->topo, cpu) != llc)
-			return -1;
+	if (llc < 0 || !set_sub(s, pin, &topo_get(s->topo, TOPO_LLC, llc)->cpus))
+		return -1;
 	return llc;
 }
 
@@ -433,13 +465,9 @@ shared_pool(const struct policy_state *s, const struct policy_host *h, struct cp
 /* Where a managed domain's vCPUs may go: isolated ones stay on their cores,
  * shared ones anywhere in the shared pool. */
 static void
-dom_allowed(const struct policy_state *s, const struct policy_host *h, const struct dom *d,
-            struct cpuset *out)
+dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out)
 {
-	if (d->isolated)
-		*out = d->allot;
-	else
-		shared_pool(s, h, out);
+	*out = d->isolated ? d->allot : s->pool;
 }
 
 /* --- stage 2: accounting ------------------------------------------------ */
@@ -1412,7 +1440,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		d->guest = di->guest;
 		d->annotated = di->annotated;
 		if (di->annotated)
-			d->annot = di->annot;
+			annot_copy(&d->annot, &di->annot);
 		else
 			policy_annotation_defaults(&d->annot);
 		d->isolated = dom_managed_mode(d) && d->annot.isolation == POLICY_ISO_CORE;
@@ -1475,8 +1503,10 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	for (int i = 0; i < s->ndoms; i++)
 		if (s->doms[i]->st == D_PLACED && s->doms[i]->isolated)
 			any_isolated = true;
-	struct cpuset pool;
-	shared_pool(s, &in->host, &pool);
+	shared_pool(s, &in->host, &s->pool);
+	const struct cpuset pool = s->pool;
+	bool pool_changed = !set_eq(s, &s->pool, &s->prev_pool);
+	s->prev_pool = s->pool;
 	for (int i = 0; i < s->ndoms; i++) {
 		struct dom *d = s->doms[i];
 		const struct policy_domain_in *di = &in->domains[d->in_idx];
@@ -1518,7 +1548,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 				continue;
 			}
 		} else {
-			dom_allowed(s, &in->host, d, &allowed);
+			dom_allowed(s, d, &allowed);
 			double epoch_ms_d = d->annot.tune.epoch_ms > 0 ? d->annot.tune.epoch_ms : period_ms;
 			double epochs = period_ms / epoch_ms_d;
 			epoch_ms = epoch_ms_d;
@@ -1545,7 +1575,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 			}
 		}
 		/* shared-pool pins never reach cores an isolated domain owns now */
-		if (d->st == D_PLACED && !d->isolated) {
+		if (d->st == D_PLACED && !d->isolated && pool_changed) {
 			for (int v = 0; v < d->nvcpus; v++) {
 				cpuset_and(&d->home[v], &d->home[v], &pool);
 				cpuset_and(&d->want[v], &d->want[v], &pool);
@@ -1556,7 +1586,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		/* one PIN per vCPU whose wanted pin differs from what was seen */
 		for (int v = 0; v < d->nvcpus; v++) {
 			const struct cpuset *seen = &di->vcpus[v].pinned;
-			bool differs = cpuset_empty(seen) ? !d->want_sent[v] : !cpuset_equal(seen, &d->want[v]);
+			bool differs = seen->w[0] == 0 && cpuset_empty(seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
 			if (!differs)
 				continue;
 			int l = pin_llc(s, &d->want[v]);
