@@ -615,7 +615,7 @@ read_doc(const char *buf, size_t len, size_t max, const char *what,
 	xmlParseDocument(ctxt);
 	if (ctxt->_private == &doctype_seen) {
 		llcd_err_set(err, "%s: a DOCTYPE is not allowed", what);
-	} else if (!ctxt->wellFormed || ctxt->myDoc == NULL) {
+	} else if (!ctxt->wellFormed || !ctxt->nsWellFormed || ctxt->myDoc == NULL) {
 		const xmlError *e = xmlCtxtGetLastError(ctxt);
 		const char *m = e != NULL && e->message ? e->message : "parse error";
 		size_t n = strcspn(m, "\n");
