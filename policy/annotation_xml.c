@@ -659,8 +659,28 @@ parse_root(const xmlNode *root, int nvcpus, struct policy_annotation *out,
 	return rc;
 }
 
-int
-annot_parse(const char *xml, size_t len, int nvcpus,
+/* What virDomainGetMetadata() returns has its namespace stripped: put
+ * elements without a namespace into ours, as libvirt does on the way in. */
+static int
+inject_ns(xmlNodePtr root, struct llcd_err *err)
+{
+	xmlNsPtr ns;
+
+	if (root->ns != NULL)
+		return 0;
+	ns = xmlNewNs(root, (const xmlChar *)POLICY_NS, NULL);
+	if (ns == NULL)
+		return llcd_err_set(err, ROOT ": cannot put the element into "
+		    "namespace " POLICY_NS);
+	xmlSetNs(root, ns);
+	for (xmlNodePtr c = root->children; c != NULL; c = c->next)
+		if (c->type == XML_ELEMENT_NODE && c->ns == NULL)
+			xmlSetNs(c, ns);
+	return 0;
+}
+
+static int
+parse_standalone(const char *xml, size_t len, int nvcpus, bool implied_ns,
     struct policy_annotation *out, struct llcd_err *err)
 {
 	xmlDocPtr doc;
@@ -670,11 +690,27 @@ annot_parse(const char *xml, size_t len, int nvcpus,
 	doc = read_doc(xml, len, ANNOT_XML_MAX, ROOT, err);
 	if (doc == NULL)
 		return -1;
-	rc = parse_root(xmlDocGetRootElement(doc), nvcpus, out, err);
+	rc = implied_ns ? inject_ns(xmlDocGetRootElement(doc), err) : 0;
+	if (rc == 0)
+		rc = parse_root(xmlDocGetRootElement(doc), nvcpus, out, err);
 	xmlFreeDoc(doc);
 	if (rc < 0)
 		policy_annotation_defaults(out);
 	return rc;
+}
+
+int
+annot_parse(const char *xml, size_t len, int nvcpus,
+    struct policy_annotation *out, struct llcd_err *err)
+{
+	return parse_standalone(xml, len, nvcpus, false, out, err);
+}
+
+int
+annot_parse_metadata(const char *xml, size_t len, int nvcpus,
+    struct policy_annotation *out, struct llcd_err *err)
+{
+	return parse_standalone(xml, len, nvcpus, true, out, err);
 }
 
 static const xmlNode *
@@ -810,10 +846,11 @@ enum_name(const struct enum_value *e, int v)
 	return "?";
 }
 
-int
-annot_format(const struct policy_annotation *a, char *buf, size_t len,
-    struct llcd_err *err)
+static int
+format(const struct policy_annotation *a, bool prefixed, char *buf,
+    size_t len, struct llcd_err *err)
 {
+	const char *pfx = prefixed ? ANNOT_NS_PREFIX ":" : "";
 	struct outbuf o = { buf, len, 0, false };
 	struct policy_tune def;
 	char list[ANNOT_XML_MAX / 4];
@@ -825,8 +862,11 @@ annot_format(const struct policy_annotation *a, char *buf, size_t len,
 	if (annot_check(a, 0, err) < 0)
 		return -1;
 	policy_tune_defaults(&def);
-	put(&o, "<" ANNOT_NS_PREFIX ":" ROOT " xmlns:" ANNOT_NS_PREFIX "=\""
-	    POLICY_NS "\"");
+	if (prefixed)
+		put(&o, "<" ANNOT_NS_PREFIX ":" ROOT " xmlns:" ANNOT_NS_PREFIX "=\""
+		    POLICY_NS "\"");
+	else
+		put(&o, "<" ROOT " xmlns=\"" POLICY_NS "\"");
 	if (a->mode != POLICY_MODE_NONE)
 		put(&o, " mode=\"%s\"", enum_name(modes, a->mode));
 	if (a->isolation != POLICY_ISO_NONE)
@@ -842,7 +882,7 @@ annot_format(const struct policy_annotation *a, char *buf, size_t len,
 	}
 	put(&o, ">");
 	if (tune) {
-		put(&o, "<" ANNOT_NS_PREFIX ":tune");
+		put(&o, "<%stune", pfx);
 		for (size_t k = 0; k < NKNOBS; k++) {
 			int v = knob_get(&a->tune, &knobs[k]);
 
@@ -863,10 +903,10 @@ annot_format(const struct policy_annotation *a, char *buf, size_t len,
 			break;
 		}
 		/* Names and CPU lists need no escaping: annot_check() passed. */
-		put(&o, "<" ANNOT_NS_PREFIX ":group name=\"%s\" vcpus=\"%s\"/>",
+		put(&o, "<%sgroup name=\"%s\" vcpus=\"%s\"/>", pfx,
 		    a->groups[i].name, list);
 	}
-	put(&o, "</" ANNOT_NS_PREFIX ":" ROOT ">");
+	put(&o, "</%s" ROOT ">", pfx);
 done:
 	if (o.overflow) {
 		buf[0] = '\0';
@@ -874,4 +914,18 @@ done:
 		    "bytes", len);
 	}
 	return 0;
+}
+
+int
+annot_format(const struct policy_annotation *a, char *buf, size_t len,
+    struct llcd_err *err)
+{
+	return format(a, true, buf, len, err);
+}
+
+int
+annot_format_metadata(const struct policy_annotation *a, char *buf, size_t len,
+    struct llcd_err *err)
+{
+	return format(a, false, buf, len, err);
 }

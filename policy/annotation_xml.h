@@ -34,6 +34,12 @@
 int annot_parse(const char *xml, size_t len, int nvcpus,
     struct policy_annotation *out, struct llcd_err *err);
 
+/* The same for what virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT,
+ * POLICY_NS, ...) returns: libvirt strips the namespace there, so elements
+ * without a namespace are taken as ours (as libvirt does on the way in). */
+int annot_parse_metadata(const char *xml, size_t len, int nvcpus,
+    struct policy_annotation *out, struct llcd_err *err);
+
 /* Find the annotation among the <metadata> children of a libvirt domain
  * XML and parse it. *nvcpus_out gets the domain's maximum vCPU count (the
  * <vcpu> text; its 'current' attribute is not what bounds vCPU numbers).
@@ -59,5 +65,13 @@ bool annot_equal(const struct policy_annotation *a,
  * suffices. */
 int annot_format(const struct policy_annotation *a, char *buf, size_t len,
     struct llcd_err *err);
+
+/* The same with a default namespace and no prefix: the value to pass to
+ * virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, buf, "llc",
+ * POLICY_NS, flags). libvirt declares the key's prefix on the element and
+ * fails ("failed to create a new XML namespace") when the element already
+ * declares xmlns:llc, which annot_format()'s output does. */
+int annot_format_metadata(const struct policy_annotation *a, char *buf,
+    size_t len, struct llcd_err *err);
 
 #endif

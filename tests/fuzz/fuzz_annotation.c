@@ -1,7 +1,7 @@
 /* fuzz_annotation.c - libFuzzer target for the llc-policy annotation parser.
  *
- * Every input goes to annot_parse() (as a standalone element) and to
- * annot_from_domain_xml() (as a domain XML). Besides the sanitizers, it
+ * Every input goes to annot_parse() and annot_parse_metadata() (as a
+ * standalone element) and to annot_from_domain_xml() (as a domain XML). Besides the sanitizers, it
  * checks the parser's contract: an error leaves the defaults and a message;
  * a success survives the annot_format() / annot_parse() round trip.
  */
@@ -38,6 +38,12 @@ check(int rc, int nvcpus, const struct llcd_err *err)
 		fprintf(stderr, "round trip differs: %s\n%s\n", err2.msg, buf);
 		abort();
 	}
+	if (annot_format_metadata(&a, buf, sizeof(buf), &err2) != 0 ||
+	    annot_parse(buf, strlen(buf), nvcpus, &b, &err2) != 0 ||
+	    !annot_equal(&a, &b)) {
+		fprintf(stderr, "metadata round trip differs: %s\n%s\n", err2.msg, buf);
+		abort();
+	}
 }
 
 int
@@ -51,6 +57,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err.msg[0] = '\0';
 	rc = annot_parse((const char *)data, size, 64, &a, &err);
 	check(rc, 64, &err);
+
+	err.msg[0] = '\0';
+	rc = annot_parse_metadata((const char *)data, size, 8, &a, &err);
+	check(rc, 8, &err);
 
 	err.msg[0] = '\0';
 	rc = annot_from_domain_xml((const char *)data, size, &nvcpus, &found, &a, &err);

@@ -524,6 +524,71 @@ test_format(void **state)
 	assert_int_equal(annot_check(&a, 0, &err), -1);
 }
 
+/* The forms libvirt hands back (checked against libvirt 9.0's test driver):
+ * virDomainGetMetadata() strips the namespace; virDomainSetMetadata() with
+ * key "llc" refuses an element that already declares xmlns:llc, takes
+ * annot_format_metadata()'s default-namespace form and stores it with both
+ * declarations. */
+static void
+test_libvirt_forms(void **state)
+{
+	struct policy_annotation a, b;
+	struct llcd_err err;
+	char buf[ANNOT_XML_MAX];
+	const char *got = "<llc-policy mode=\"aggregate\" isolation=\"core\">\n"
+	    "  <tune max-moves=\"4\"/>\n</llc-policy>";
+	const char *got2 = "<llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" "
+	    "mode=\"spread\">\n  <tune max-moves=\"4\"/>\n</llc-policy>";
+	const char *stored = "<domain type='test'><vcpu placement='static'>2</vcpu>"
+	    "<metadata><llc-policy xmlns=\"urn:llcd:llc-policy:1\" "
+	    "xmlns:llc=\"urn:llcd:llc-policy:1\" mode=\"spread\">"
+	    "<tune max-moves=\"4\"/></llc-policy></metadata></domain>";
+	const char *v2 = "<llc-policy xmlns='urn:llcd:llc-policy:2'/>";
+	const char *foo = "<llc-policy><tune foo='1'/></llc-policy>";
+	bool found;
+	int nvcpus;
+
+	assert_int_equal(annot_parse_metadata(got, strlen(got), 4, &a, &err), 0);
+	assert_int_equal(a.mode, POLICY_MODE_AGGREGATE);
+	assert_int_equal(a.isolation, POLICY_ISO_CORE);
+	assert_int_equal(a.tune.max_moves, 4);
+	assert_int_equal(annot_parse_metadata(got2, strlen(got2), 4, &a, &err), 0);
+	assert_int_equal(a.mode, POLICY_MODE_SPREAD);
+	/* without the implied namespace it is not ours */
+	assert_int_equal(annot_parse(got, strlen(got), 4, &a, &err), -1);
+	assert_string_equal(err.msg, "llc-policy: element 'llc-policy' is in "
+	    "namespace '', not urn:llcd:llc-policy:1");
+	/* an explicit namespace still counts, other versions still fail */
+	assert_int_equal(annot_parse_metadata(issue_example, strlen(issue_example),
+	    8, &a, &err), 0);
+	assert_int_equal(a.ngroups, 1);
+	assert_int_equal(annot_parse_metadata(v2, strlen(v2), 8, &a, &err), -1);
+	assert_string_equal(err.msg, "llc-policy: unsupported version: namespace "
+	    "'urn:llcd:llc-policy:2' (this llcd reads urn:llcd:llc-policy:1)");
+	assert_int_equal(annot_parse_metadata(foo, strlen(foo), 8, &a, &err), -1);
+	assert_string_equal(err.msg, "llc-policy: tune: unknown attribute 'foo' (allowed, "
+	    "without prefix: aggr-tolerance, overaggr-pct, imb-pct, epoch-ms, "
+	    "affinity-timeout, max-moves, benefit-check, holddown-s)");
+
+	assert_int_equal(annot_from_domain_xml(stored, strlen(stored), &nvcpus, &found,
+	    &a, &err), 0);
+	assert_true(found);
+	assert_int_equal(a.mode, POLICY_MODE_SPREAD);
+	assert_int_equal(a.tune.max_moves, 4);
+
+	assert_int_equal(parse(issue_example, 8, &a, &err), 0);
+	assert_int_equal(annot_format_metadata(&a, buf, sizeof(buf), &err), 0);
+	assert_string_equal(buf, "<llc-policy xmlns=\"urn:llcd:llc-policy:1\" "
+	    "mode=\"aggregate\" isolation=\"core\" topology=\"match\">"
+	    "<tune overaggr-pct=\"50\" epoch-ms=\"10\"/>"
+	    "<group name=\"sim\" vcpus=\"0-7\"/></llc-policy>");
+	assert_int_equal(annot_parse(buf, strlen(buf), 8, &b, &err), 0);
+	assert_true(annot_equal(&a, &b));
+	policy_annotation_defaults(&a);
+	assert_int_equal(annot_format_metadata(&a, buf, sizeof(buf), &err), 0);
+	assert_string_equal(buf, "<llc-policy xmlns=\"urn:llcd:llc-policy:1\"/>");
+}
+
 /* Random valid structs, seeded: format then parse gives the struct back. */
 static void
 test_roundtrip_random(void **state)
@@ -572,6 +637,11 @@ test_roundtrip_random(void **state)
 			fail_msg("seed 12345 iteration %d: parse: %s\n%s", iter, err.msg, buf);
 		if (!annot_equal(&a, &b))
 			fail_msg("seed 12345 iteration %d: round trip differs:\n%s", iter, buf);
+		if (annot_format_metadata(&a, buf, sizeof(buf), &err) != 0 ||
+		    annot_parse(buf, strlen(buf), next, &b, &err) != 0 ||
+		    !annot_equal(&a, &b))
+			fail_msg("seed 12345 iteration %d: metadata round trip: %s\n%s",
+			    iter, err.msg, buf);
 	}
 }
 
@@ -588,6 +658,7 @@ main(void)
 		cmocka_unit_test(test_domain_fixtures),
 		cmocka_unit_test(test_domain_errors),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_libvirt_forms),
 		cmocka_unit_test(test_roundtrip_random),
 	};
 
