@@ -666,9 +666,11 @@ guest_per_die(const struct dom *d)
 	return (int)per;
 }
 
-/* Set a vCPU's home and wanted pin from its slot PU according to mode. */
+/* Set a vCPU's home and wanted pin from its slot PU according to mode:
+ * static on the PU itself; otherwise the LLC's share of the domain's own
+ * cores (isolated) or of the shared pool (the slot only counts capacity). */
 static void
-set_home(struct policy_state *s, struct dom *d, int v)
+set_home(struct policy_state *s, struct dom *d, int v, const struct cpuset *pool)
 {
 	struct cpuset pin;
 
@@ -676,7 +678,7 @@ set_home(struct policy_state *s, struct dom *d, int v)
 	if (d->annot.mode == POLICY_MODE_STATIC)
 		cpuset_set(&pin, d->slot[v]);
 	else
-		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), &d->allot);
+		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), d->isolated ? &d->allot : pool);
 	d->home[v] = pin;
 	d->want[v] = pin;
 }
@@ -801,7 +803,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		d->allot = whole;
 	}
 	for (int i = 0; i < n; i++)
-		set_home(s, d, i);
+		set_home(s, d, i, &pool);
 	d->st = D_PLACED;
 	rc = 0;
 out:
@@ -1217,7 +1219,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (moved)
 		snprintf(g->why, sizeof(g->why), "moving into preferred LLC %d (occupancy %.2f): %d moved, %d outside",
 		    P, occ_pref, moved, outside);
-	else if (outside == 0 && !hold)
+	else if (outside == 0 && !hold && g->b != B_KEPT)
 		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
 		    counters ? "" : "; no instruction counters: kernel guards only");
 bench:
@@ -1248,24 +1250,25 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
 		struct cpuset vc;
 		struct grp *g = NULL;
 
+		char name[POLICY_GROUP_NAME];
+		size_t j;
+
+		/* sanitise the untrusted name */
+		for (j = 0; j + 1 < sizeof(name) && j < sizeof(rep->name) && rep->name[j]; j++) {
+			char c = rep->name[j];
+			name[j] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			          c == '-' || c == '_' || c == '.' ? c : '_';
+		}
+		name[j] = '\0';
 		cpuset_and(&vc, &rep->vcpus, &all);
 		cpuset_andnot(&vc, &vc, &taken);
 		for (int i = 0; i < d->ngroups; i++)
 			if (d->groups[i].rule == POLICY_GROUP_GUEST && d->groups[i].pid == rep->pid &&
-			    strncmp(d->groups[i].name, rep->name, sizeof(rep->name)) == 0)
+			    strcmp(d->groups[i].name, name) == 0)
 				g = &d->groups[i];
 		if (cpuset_count(&vc) < 2 && g == NULL)
 			continue;
 		if (g == NULL) {
-			char name[POLICY_GROUP_NAME];
-			size_t j;
-			/* sanitise the untrusted name */
-			for (j = 0; j + 1 < sizeof(name) && rep->name[j]; j++) {
-				char c = rep->name[j];
-				name[j] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-				          c == '-' || c == '_' || c == '.' ? c : '_';
-			}
-			name[j] = '\0';
 			g = grp_add(s, d, name, POLICY_GROUP_GUEST, &vc);
 			if (g == NULL)
 				continue;
@@ -1282,11 +1285,14 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
 		g->last_report_step = s->step;
 		cpuset_or(&taken, &taken, &vc);
 	}
-	/* dissolve groups not reported for affinity-timeout epochs */
+	/* dissolve groups not reported for affinity-timeout epochs; a silent
+	 * group keeps only vCPUs no fresh report claimed */
 	for (int i = 0; i < d->ngroups; i++) {
 		struct grp *g = &d->groups[i];
 		if (g->rule != POLICY_GROUP_GUEST)
 			continue;
+		if (g->last_report_step != s->step)
+			cpuset_andnot(&g->vcpus, &g->vcpus, &taken);
 		double silent = (double)(s->step - g->last_report_step) * epochs_per_period;
 		if (silent <= d->annot.tune.affinity_timeout && !cpuset_empty(&g->vcpus))
 			continue;
