@@ -413,7 +413,20 @@ llc_cpus(const struct policy_state *s, int llc)
 static bool
 set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
 {
-	return memcmp(a->w, b->w, sizeof(uint64_t) * (size_t)s->nwords) == 0;
+	uint64_t diff = 0;
+
+	for (int i = 0; i < s->nwords; i++)
+		diff |= a->w[i] ^ b->w[i];
+	return diff == 0;
+}
+
+static bool
+set_empty(const struct policy_state *s, const struct cpuset *a)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (a->w[i])
+			return false;
+	return true;
 }
 
 static bool
@@ -531,7 +544,7 @@ rebuild_ownership(struct policy_state *s)
 		for (int v = 0; v < d->nvcpus; v++) {
 			s->pu_load[d->slot[v]]++;
 			if (!d->isolated)
-				s->llc_load[topo_llc_of(t, d->slot[v])]++;
+				s->llc_load[t->pu_llc[d->slot[v]]]++;
 		}
 	}
 }
@@ -1236,7 +1249,12 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
                     const struct policy_domain_in *di, double epochs_per_period)
 {
 	struct cpuset taken, all;
+	bool any_guest = false;
 
+	for (int i = 0; i < d->ngroups; i++)
+		any_guest |= d->groups[i].rule == POLICY_GROUP_GUEST;
+	if (di->nreports == 0 && !any_guest)
+		return;
 	cpuset_zero(&all);
 	cpuset_set_range(&all, 0, d->nvcpus - 1);
 	cpuset_zero(&taken);
@@ -1592,7 +1610,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		/* one PIN per vCPU whose wanted pin differs from what was seen */
 		for (int v = 0; v < d->nvcpus; v++) {
 			const struct cpuset *seen = &di->vcpus[v].pinned;
-			bool differs = seen->w[0] == 0 && cpuset_empty(seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
+			bool differs = set_empty(s, seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
 			if (!differs)
 				continue;
 			int l = pin_llc(s, &d->want[v]);
