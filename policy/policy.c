@@ -1670,6 +1670,25 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 	return 0;
 }
 
+int
+policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
+                    struct cpuset *home, int n)
+{
+	int idx = dom_find(s, key);
+	const struct dom *d;
+
+	if (idx < 0 || s->doms[idx]->st != D_PLACED)
+		return -1;
+	d = s->doms[idx];
+	for (int v = 0; v < n && v < d->nvcpus; v++) {
+		if (slots)
+			slots[v] = d->slot[v];
+		if (home)
+			home[v] = d->home[v];
+	}
+	return d->nvcpus;
+}
+
 void
 policy_stats(const struct policy_state *s, struct policy_stats *st)
 {

@@ -80,6 +80,11 @@ test_place_isolated_smt_pairs_one_llc(void **state)
 		assert_int_equal(c0, c1);
 		assert_int_not_equal(cpuset_first(&h->dom[d].s[v].pinned), cpuset_first(&h->dom[d].s[v + 1].pinned));
 	}
+	int slots[8];
+	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, NULL, 8), 8);
+	for (int v = 0; v < 8; v++)
+		assert_int_equal(slots[v], cpuset_first(&h->dom[d].s[v].pinned));
+	assert_int_equal(policy_domain_slots(h->st, 12345, slots, NULL, 8), -1);
 	/* the emulator goes to the reserved CPUs */
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_EMULATOR), 1);
 	/* a second step changes nothing */
