@@ -17,6 +17,10 @@
 
 #define JSON_DEPTH 64          /* QMP replies nest a few levels; bound it */
 #define READS_PER_STEP 16      /* fairness: at most this many reads per step */
+/* Every byte JSON allows outside strings.  Checked by the framer, so that
+ * json-c's leniencies (single quotes, NaN, Infinity) never reach callers. */
+#define JSON_OUTSIDE " \t\r\n{}[]:,\"0123456789+-.eEtruefalsn"
+
 
 enum pend_state { PEND_WAITING, PEND_DONE, PEND_ABANDONED };
 
@@ -574,6 +578,9 @@ qmp_feed(struct qmp *q, const void *buf, size_t len, struct llcd_err *err)
 		if (c == '\0')
 			return set_broken(q, err, "NUL byte in a message from QEMU");
 		if (q->in_str) {
+			if (c < 0x20)
+				return set_broken(q, err, "invalid JSON from QEMU: control character "
+				                  "0x%02x in a string", c);
 			if (q->esc)
 				q->esc = false;
 			else if (c == '\\')
@@ -582,6 +589,9 @@ qmp_feed(struct qmp *q, const void *buf, size_t len, struct llcd_err *err)
 				q->in_str = false;
 			continue;
 		}
+		if (strchr(JSON_OUTSIDE, c) == NULL)
+			return set_broken(q, err, "invalid JSON from QEMU: unexpected byte 0x%02x "
+			                  "outside a string", c);
 		if (c == '"') {
 			q->in_str = true;
 		} else if (c == '{' || c == '[') {
@@ -675,8 +685,8 @@ int
 qmp_step(struct qmp *q, struct llcd_err *err)
 {
 	char buf[65536];
+	int i, werr = 0;
 	ssize_t n;
-	int i;
 
 	if (fail_if_broken(q, err) == -1)
 		return -1;
@@ -688,9 +698,9 @@ qmp_step(struct qmp *q, struct llcd_err *err)
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			return set_broken(q, err, "write to QEMU: %s", strerror(errno));
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				werr = errno;   /* read first: EOF is the better reason */
+			break;
 		}
 		qmp_out_consume(q, (size_t)n);
 	}
@@ -707,9 +717,11 @@ qmp_step(struct qmp *q, struct llcd_err *err)
 			return qmp_feed_eof(q, err);
 		if (qmp_feed(q, buf, (size_t)n, err) == -1)
 			return -1;
-		if ((size_t)n < sizeof(buf))
+		if ((size_t)n < sizeof(buf) && werr == 0)
 			break;
 	}
+	if (werr != 0)
+		return set_broken(q, err, "write to QEMU: %s", strerror(werr));
 	/* a greeting queues qmp_capabilities: send it now */
 	if (q->out_len > q->out_off && q->state != QMP_STATE_BROKEN) {
 		n = send(q->fd, q->out + q->out_off, q->out_len - q->out_off,
