@@ -711,6 +711,10 @@ qmp_step(struct qmp *q, struct llcd_err *err)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
+			/* a peer that exits with our bytes unread resets the
+			 * connection: that too is QEMU closing it */
+			if (errno == ECONNRESET)
+				return qmp_feed_eof(q, err);
 			return set_broken(q, err, "read from QEMU: %s", strerror(errno));
 		}
 		if (n == 0)
