@@ -201,7 +201,7 @@ const char *
 qmp_out_peek(const struct qmp *q, size_t *len)
 {
 	*len = q->out_len - q->out_off;
-	return q->out + q->out_off;
+	return q->out != NULL ? q->out + q->out_off : "";
 }
 
 void

@@ -112,6 +112,21 @@ test_free_null(void **state)
 	qmp_hotcpus_free(NULL);
 }
 
+/* found by fuzz_qmp: peeking before anything was queued */
+static void
+test_out_peek_empty(void **state)
+{
+	struct qmp *q = qmp_new();
+	size_t len = 1;
+
+	assert_string_equal(qmp_out_peek(q, &len), "");
+	assert_int_equal(len, 0);
+	qmp_out_consume(q, 10);
+	assert_int_equal(qmp_fd(q), -1);
+	assert_int_equal(qmp_poll_events(q), 0);
+	qmp_free(q);
+}
+
 static void
 test_greeting_errors(void **state)
 {
@@ -676,6 +691,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_out_peek_empty),
 		cmocka_unit_test(test_greeting_errors),
 		cmocka_unit_test(test_many_and_split),
 		cmocka_unit_test(test_pretty),
