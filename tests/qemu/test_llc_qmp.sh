@@ -26,7 +26,8 @@ expect() {
 	-qmp "unix:$tmp/qmp.sock,server=on,wait=off" 2>"$tmp/qemu.err" &
 qpid=$!
 i=0
-while [ ! -S "$tmp/qmp.sock" ]; do
+# the socket is bound before QEMU listens on it: wait until a client gets in
+until [ -S "$tmp/qmp.sock" ] && "$llcqmp" -t 2000 "$tmp/qmp.sock" query-status >/dev/null 2>&1; do
 	i=$((i + 1))
 	if [ $i -gt 200 ] || ! kill -0 "$qpid" 2>/dev/null; then
 		echo "FAIL: QEMU did not start:" >&2; cat "$tmp/qemu.err" >&2; exit 1

@@ -77,20 +77,26 @@ start_vm(void **state)
 		fprintf(stderr, "exec %s: %s\n", qemu, strerror(errno));
 		_exit(127);
 	}
-	/* QEMU creates the socket once it is set up; 10 s is generous */
-	for (i = 0; i < 200; i++) {
+	/* QEMU binds the socket, then listens: until then connect() fails
+	 * (ENOENT, ECONNREFUSED).  Retry for up to 10 s. */
+	vm->q = qmp_new();
+	for (i = 0;; i++) {
 		if (waitpid(vm->pid, &status, WNOHANG) == vm->pid) {
 			fprintf(stderr, "FAILED: QEMU exited (status 0x%x) before its QMP socket "
-			        "appeared\n", status);
+			        "was ready\n", status);
 			dump_log(vm);
 			return -1;
 		}
-		if (access(vm->sock, F_OK) == 0)
+		if (qmp_connect_start(vm->q, vm->sock, &err) == 0)
 			break;
+		if (i == 200) {
+			fprintf(stderr, "FAILED: %s\n", err.msg);
+			dump_log(vm);
+			return -1;
+		}
 		sleep_ms(50);
 	}
-	vm->q = qmp_new();
-	if (qmp_connect(vm->q, vm->sock, T_MS, &err) == -1) {
+	if (qmp_handshake(vm->q, T_MS, &err) == -1) {
 		fprintf(stderr, "FAILED: %s\n", err.msg);
 		dump_log(vm);
 		return -1;
