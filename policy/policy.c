@@ -611,6 +611,31 @@ llc_free_slots(const struct policy_state *s, const struct policy_host *h, int ll
 	return cap > 0 ? cap : 0;
 }
 
+/* Whole cores first: cores of an LLC whose PUs are all in the pool and
+ * carry no vCPU slot yet. Used for guests without SMT, so that each vCPU
+ * gets a core of its own before any shares a core with a sibling. */
+static int
+llc_free_whole_cores(const struct policy_state *s, int llc, const struct cpuset *pool, int *first_pus)
+{
+	const struct topo_node *ln = topo_get(s->topo, TOPO_LLC, llc);
+	int n = 0, cpu;
+
+	for (int i = 0; i < ln->nchildren; i++) {
+		const struct topo_node *core = ln->children[i];
+		bool ok = core->type == TOPO_CORE && cpuset_subset(&core->cpus, pool);
+		if (ok)
+			CPUSET_FOREACH(cpu, &core->cpus)
+				if (s->pu_load[cpu] != 0)
+					ok = false;
+		if (ok) {
+			if (first_pus)
+				first_pus[n] = cpuset_first(&core->cpus);
+			n++;
+		}
+	}
+	return n;
+}
+
 static int
 cmp_cand_free_desc(const void *a, const void *b)
 {
@@ -679,19 +704,27 @@ guest_per_die(const struct dom *d)
 	return (int)per;
 }
 
-/* Set a vCPU's home and wanted pin from its slot PU according to mode:
- * static on the PU itself; otherwise the LLC's share of the domain's own
- * cores (isolated) or of the shared pool (the slot only counts capacity). */
+/* Set a vCPU's home and wanted pin from its slot PU:
+ *  - static: the PU itself;
+ *  - topology="match": the slot's LLC share of what the domain may use
+ *    (its own cores, or the shared pool), so that guest die i stays on
+ *    host LLC i and the guest's view is true;
+ *  - otherwise: everything the domain may use; the kernel balances the
+ *    vCPUs there and only groups are steered (the slot counts capacity).
+ */
 static void
 set_home(struct policy_state *s, struct dom *d, int v, const struct cpuset *pool)
 {
+	const struct cpuset *allowed = d->isolated ? &d->allot : pool;
 	struct cpuset pin;
 
 	cpuset_zero(&pin);
 	if (d->annot.mode == POLICY_MODE_STATIC)
 		cpuset_set(&pin, d->slot[v]);
+	else if (d->annot.topology == POLICY_TOPO_MATCH)
+		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), allowed);
 	else
-		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), d->isolated ? &d->allot : pool);
+		pin = *allowed;
 	d->home[v] = pin;
 	d->want[v] = pin;
 }
@@ -726,14 +759,31 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 	if (!c || !chosen || !cores || !pus)
 		goto out;
 	shared_pool(s, h, &pool);
-	for (int l = 0; l < nllc; l++) {
-		c[nc].llc = l;
-		c[nc].numa = t->llc_numa[l];
-		c[nc].free = llc_free_slots(s, h, l, d->isolated, &pool, cores);
-		if (c[nc].free > 0)
-			nc++;
+	/* guests without SMT in the shared pool: a core per vCPU when possible */
+	bool corefirst = !d->isolated && t->smt > 1 && d->guest.threads <= 1 && h->overcommit <= 1.0;
+	k = 0;
+	if (corefirst) {
+		for (int l = 0; l < nllc; l++) {
+			c[nc].llc = l;
+			c[nc].numa = t->llc_numa[l];
+			c[nc].free = llc_free_whole_cores(s, l, &pool, NULL);
+			if (c[nc].free > 0)
+				nc++;
+		}
+		k = choose_llcs(s, c, nc, n, chosen);
+		corefirst = k > 0;
 	}
-	k = choose_llcs(s, c, nc, n, chosen);
+	if (!corefirst) {
+		nc = 0;
+		for (int l = 0; l < nllc; l++) {
+			c[nc].llc = l;
+			c[nc].numa = t->llc_numa[l];
+			c[nc].free = llc_free_slots(s, h, l, d->isolated, &pool, cores);
+			if (c[nc].free > 0)
+				nc++;
+		}
+		k = choose_llcs(s, c, nc, n, chosen);
+	}
 	if (k == 0) {
 		int total = 0;
 		for (int i = 0; i < nc; i++)
@@ -773,14 +823,24 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 				s->core_owner[cores[j]] = -2;  /* taken by this placement */
 			}
 			free = need * spc;
+		} else if (corefirst) {
+			npus = llc_free_whole_cores(s, llc, &pool, pus);
+			free = npus;
 		} else {
-			struct cpuset x;
-			cpuset_and(&x, llc_cpus(s, llc), &pool);
-			/* least-loaded PUs first, then by number */
-			for (int load = 0; npus < cpuset_count(&x); load++)
-				CPUSET_FOREACH(cpu, &x)
-					if (s->pu_load[cpu] == load)
-						pus[npus++] = cpu;
+			/* least-loaded PUs first, then core by core with siblings
+			 * adjacent (whatever the OS numbering) */
+			const struct topo_node *ln = topo_get(t, TOPO_LLC, llc);
+			int inpool = 0;
+			for (int j = 0; j < ln->nchildren; j++) {
+				struct cpuset x;
+				cpuset_and(&x, &ln->children[j]->cpus, &pool);
+				inpool += cpuset_count(&x);
+			}
+			for (int load = 0; npus < inpool; load++)
+				for (int j = 0; j < ln->nchildren; j++)
+					CPUSET_FOREACH(cpu, &ln->children[j]->cpus)
+						if (cpuset_isset(&pool, cpu) && s->pu_load[cpu] == load)
+							pus[npus++] = cpu;
 			free = llc_free_slots(s, h, llc, false, &pool, cores);
 		}
 		take = n - v < free ? n - v : free;
@@ -842,7 +902,9 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		const struct cpuset *p = &in->vcpus[v].pinned;
 		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved))
 			return false;
-		if (d->annot.mode == POLICY_MODE_STATIC ? cpuset_count(p) != 1 : pin_llc(s, p) < 0)
+		if (d->annot.mode == POLICY_MODE_STATIC && cpuset_count(p) != 1)
+			return false;
+		if (d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH && pin_llc(s, p) < 0)
 			return false;
 		cpuset_or(&u, &u, p);
 	}
@@ -1152,7 +1214,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		goto out;
 	int no = 0;
 	CPUSET_FOREACH(v, &g->vcpus)
-		if (v < d->nvcpus && vcpu_llc(s, d, di, v) != P)
+		if (v < d->nvcpus && pin_llc(s, &d->want[v]) != P)
 			order[no++] = v;
 	for (int i = 1; i < no; i++) {
 		int x = order[i], j = i - 1;
@@ -1166,8 +1228,15 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (!hold && in->now_ns >= g->retry_after_ns && !cpuset_empty(&dst)) {
 		for (int i = 0; i < no; i++) {
 			v = order[i];
+			/* where it runs now: its pin's LLC, or where it last ran */
 			int src = vcpu_llc(s, d, di, v);
 			double tu = d->vutil[v];
+			if (src == P) {
+				/* already there, only not held: pin it, no migration */
+				d->want[v] = dst;
+				outside--;
+				continue;
+			}
 			enum llc_mig m = src < 0 ? LLC_MIG_LLC :
 			    llc_can_migrate(&r, s->llc_util[src], s->llc_cap[src], s->llc_util[P], s->llc_cap[P], tu, true);
 			if (m == LLC_MIG_FORBID) {
@@ -1214,7 +1283,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		}
 		if (D >= 0) {
 			CPUSET_FOREACH(v, &g->vcpus) {
-				if (v >= d->nvcpus || vcpu_llc(s, d, di, v) != P || pin_llc(s, &d->home[v]) == P)
+				if (v >= d->nvcpus || pin_llc(s, &d->want[v]) != P || pin_llc(s, &d->home[v]) == P)
 					continue;
 				double tu = d->vutil[v];
 				if (llc_can_migrate(&r, s->llc_util[P], s->llc_cap[P], s->llc_util[D], s->llc_cap[D],

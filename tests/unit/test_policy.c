@@ -98,6 +98,7 @@ test_place_large_domain_whole_llcs_die_to_llc(void **state)
 {
 	struct harness *h = h_new("pack:2 [numa] l3:4 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+	a.topology = POLICY_TOPO_MATCH;
 	int d = h_add(h, "big", 48, 3, 8, 2, &a);     /* 3 dies of 16 */
 
 	assert_int_equal(h_step(h), 0);
@@ -200,6 +201,7 @@ test_xiangshan_group_settles_on_one_llc(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;         /* the seed's guest: 8 CCXs, as the host's */
 	int d = h_add(h, "xs", 128, 8, 8, 2, &a);
 	int busy[8];
 
@@ -212,8 +214,10 @@ test_xiangshan_group_settles_on_one_llc(void **state)
 	report(h, d, "Vtop", busy, 8);
 	assert_int_equal(h_step(h), 0);
 	/* initial placement: guest die i on host LLC i, so the group starts spread */
+	int slots[128];
+	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, NULL, 128), 128);
 	for (int i = 0; i < 8; i++)
-		assert_int_equal(h_llc(h, d, busy[i]), i);
+		assert_int_equal(topo_llc_of(h->topo, slots[busy[i]]), i);
 	int settled_at = -1, pins_after = 0;
 	for (int step = 1; step <= 60; step++) {
 		assert_int_equal(h_step(h), 0);
@@ -400,7 +404,7 @@ run_stream(bool counters, int *backoffs, int *spread_at_end)
 	}
 	int llcs = 0, seen[4] = { 0 };
 	for (int i = 0; i < 4; i++) {
-		int l = h_llc(h, d, vc[i]);
+		int l = topo_llc_of(h->topo, h->dom[d].s[vc[i]].last_cpu);
 		if (l >= 0 && !seen[l]++)
 			llcs++;
 	}
@@ -419,7 +423,7 @@ test_benefit_check_backs_off(void **state)
 	/* with counters: aggregation is measured slower, undone and held down */
 	assert_true(run_stream(true, &backoffs, &llcs));
 	assert_int_equal(backoffs, 1);
-	assert_int_equal(llcs, 4);
+	assert_true(llcs >= 3);         /* the balancer spreads them again */
 	/* without counters the kernel's guards alone let it aggregate */
 	assert_false(run_stream(false, &backoffs, &llcs));
 	assert_int_equal(backoffs, 0);
@@ -467,7 +471,8 @@ test_spread_busy_vcpus_on_distinct_llcs(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_SPREAD, POLICY_ISO_NONE);
-	int d = h_add(h, "cs", 4, 1, 4, 1, &a);     /* fits one LLC: placed on one */
+	a.topology = POLICY_TOPO_MATCH;         /* one guest die: placed on one LLC */
+	int d = h_add(h, "cs", 4, 1, 4, 1, &a);
 	for (int v = 0; v < 4; v++)
 		h->dom[d].demand[v] = 1.0;
 	int spread = 0;
@@ -493,6 +498,7 @@ test_guest_report_hostile_and_dissolve(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;
 	int d = h_add(h, "g", 32, 2, 8, 2, &a);
 	struct policy_hot_report *r = &h->dom[d].rep[0];
 	memset(r, 0, sizeof(*r));
