@@ -19,7 +19,7 @@
 #include "err.h"
 #include "topo.h"
 
-#define POLICY_REASON 192
+#define POLICY_REASON 256
 #define POLICY_NAME 64
 
 /* Host-wide settings (from llcd.conf). */

@@ -1,0 +1,92 @@
+/* llcrules.c - Linux 7.2 cache-aware scheduling rules (see llcrules.h). */
+#include "llcrules.h"
+
+#include <limits.h>
+#include <math.h>
+
+int
+llc_overaggr_pct(const struct llc_rules *r)
+{
+	if (r->overaggr_pct > 0)
+		return r->overaggr_pct;
+	/* kernel: 50, x3/2 when cpu_smt_num_threads == 1 */
+	return r->smt > 1 ? 50 : 75;
+}
+
+bool
+llc_fits(const struct llc_rules *r, double util, double cap)
+{
+	double lhs = util * 100.0, rhs = cap * llc_overaggr_pct(r);
+
+	if (r->kernel)
+		return lhs < rhs;
+	return lhs <= rhs + 1e-9;
+}
+
+static bool
+util_greater(const struct llc_rules *r, double a, double b)
+{
+	return a * 100.0 > b * (100.0 + r->imb_pct);
+}
+
+enum llc_mig
+llc_can_migrate(const struct llc_rules *r, double src_util, double src_cap,
+                double dst_util, double dst_cap, double tutil, bool to_pref)
+{
+	double s = src_util - tutil, d = dst_util + tutil;
+
+	if (s < 0)
+		s = 0;
+	/* both LLCs busy: the generic balancer decides */
+	if (!llc_fits(r, d, dst_cap) && !llc_fits(r, s, src_cap))
+		return LLC_MIG_UNRESTRICTED;
+	if (to_pref) {
+		/* do not pull into a busy preferred LLC that would end busier */
+		if (!llc_fits(r, d, dst_cap) && util_greater(r, d, s))
+			return LLC_MIG_FORBID;
+	} else {
+		/* leave the preferred LLC only if it is busy and >imb% busier */
+		if (llc_fits(r, s, src_cap) || !util_greater(r, s, d))
+			return LLC_MIG_FORBID;
+	}
+	return LLC_MIG_LLC;
+}
+
+bool
+llc_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight)
+{
+	long scale;
+
+	if (nthreads <= 1)
+		return true;
+	if (r->aggr_tolerance <= 0)
+		return true;            /* tolerance 0: aggregation off */
+	if (r->aggr_tolerance >= 100)
+		return false;           /* no size guard */
+	scale = 1 + (r->aggr_tolerance - 1);
+	if (r->kernel)  /* !fits_capacity(nr * smt, scale * llc): c*1280 < m*1024 */
+		return !(nr_avg * r->smt * 1280.0 < (double)scale * llc_weight * 1024.0);
+	return nr_avg * r->smt > (double)scale * llc_weight + 1e-9;
+}
+
+double
+llc_decay(double period_ms, double epoch_ms)
+{
+	if (epoch_ms <= 0)
+		return 0.5;
+	return pow(0.5, period_ms / epoch_ms);
+}
+
+int
+llc_nr_avg_div(int llc_weight)
+{
+	int d = llc_weight >> 2;
+
+	return d < 2 ? 2 : d > 8 ? 8 : d;
+}
+
+bool
+llc_should_switch(double best_occ, double cur_occ)
+{
+	return best_occ > 2.0 * cur_occ;
+}

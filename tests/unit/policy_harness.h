@@ -1,0 +1,203 @@
+/* policy_harness.h - a tiny deterministic world for driving policy_step()
+ * in unit tests: it applies the plan's pins, and each vCPU with a demand
+ * runs on a PU of its pin (the first PU of the pin not yet taken this
+ * period, so threads in one LLC spread over its PUs like a balancer). */
+#ifndef LLCD_POLICY_HARNESS_H
+#define LLCD_POLICY_HARNESS_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "topo_hwloc.h"
+
+#define H_MAXDOM 256
+
+struct h_dom {
+	struct policy_domain_in in;
+	struct policy_vcpu_sample *s;
+	double *demand;                 /* 0..1 per vCPU */
+	struct policy_hot_report rep[4];
+	bool running;
+};
+
+struct harness {
+	struct topo *topo;
+	struct policy_state *st;
+	struct policy_plan *plan;
+	struct policy_host host;
+	struct h_dom dom[H_MAXDOM];
+	int ndom;
+	uint64_t now, period;
+	uint64_t *busy;
+	struct policy_domain_in in[H_MAXDOM];
+	int order[H_MAXDOM];            /* input order permutation (identity by default) */
+	int map[H_MAXDOM];              /* input index -> dom index for the last step */
+};
+
+static inline struct harness *
+h_new(const char *topology)
+{
+	struct llcd_err err;
+	struct harness *h = calloc(1, sizeof(*h));
+
+	h->topo = topo_load(topology, &err);
+	if (h->topo == NULL) {
+		fprintf(stderr, "%s\n", err.msg);
+		abort();
+	}
+	h->st = policy_state_new();
+	h->plan = policy_plan_new();
+	policy_host_defaults(&h->host, h->topo);
+	h->period = 1000000000ull;
+	h->busy = calloc((size_t)h->topo->max_cpu + 1, sizeof(uint64_t));
+	for (int i = 0; i < H_MAXDOM; i++)
+		h->order[i] = i;
+	return h;
+}
+
+static inline void
+h_free(struct harness *h)
+{
+	for (int i = 0; i < h->ndom; i++) {
+		free(h->dom[i].s);
+		free(h->dom[i].demand);
+	}
+	policy_plan_free(h->plan);
+	policy_state_free(h->st);
+	topo_free(h->topo);
+	free(h->busy);
+	free(h);
+}
+
+/* Add a running domain; annot may be NULL (unannotated). Returns its index. */
+static inline int
+h_add(struct harness *h, const char *name, int nvcpus, int dies, int cores, int threads,
+      const struct policy_annotation *annot)
+{
+	struct h_dom *d = &h->dom[h->ndom];
+
+	memset(d, 0, sizeof(*d));
+	d->s = calloc((size_t)nvcpus, sizeof(*d->s));
+	d->demand = calloc((size_t)nvcpus, sizeof(double));
+	d->in.key = (uint64_t)(h->ndom + 1) * 7919u;
+	snprintf(d->in.name, sizeof(d->in.name), "%s", name);
+	d->in.nvcpus = nvcpus;
+	d->in.guest = (struct policy_guest_topo){ 1, dies, 1, cores, threads };
+	d->in.annotated = annot != NULL;
+	if (annot)
+		d->in.annot = *annot;
+	d->in.vcpus = d->s;
+	d->running = true;
+	/* libvirt default: every vCPU may run anywhere */
+	for (int v = 0; v < nvcpus; v++) {
+		d->s[v].pinned = h->topo->all;
+		d->s[v].last_cpu = -1;
+	}
+	return h->ndom++;
+}
+
+static inline struct policy_annotation
+h_annot(enum policy_mode mode, enum policy_isolation iso)
+{
+	struct policy_annotation a;
+
+	policy_annotation_defaults(&a);
+	a.mode = mode;
+	a.isolation = iso;
+	return a;
+}
+
+/* Run the world for one period with the current pins, then a policy step,
+ * then apply the plan. Returns policy_step's result. */
+static inline int
+h_step(struct harness *h)
+{
+	struct llcd_err err;
+	int n = 0, cpu;
+	uint8_t *taken = calloc((size_t)h->topo->max_cpu + 1, 1);
+
+	memset(h->busy, 0, sizeof(uint64_t) * ((size_t)h->topo->max_cpu + 1));
+	for (int i = 0; i < h->ndom; i++) {
+		struct h_dom *d = &h->dom[i];
+		if (!d->running)
+			continue;
+		for (int v = 0; v < d->in.nvcpus; v++) {
+			struct policy_vcpu_sample *sm = &d->s[v];
+			sm->runtime_ns = (uint64_t)(d->demand[v] * (double)h->period);
+			sm->instructions = sm->runtime_ns;
+			if (d->demand[v] <= 0)
+				continue;
+			int pick = -1;
+			/* stay on the last PU when it is still allowed and free */
+			if (sm->last_cpu >= 0 && cpuset_isset(&sm->pinned, sm->last_cpu) && !taken[sm->last_cpu])
+				pick = sm->last_cpu;
+			CPUSET_FOREACH(cpu, &sm->pinned)
+				if (pick < 0 && !taken[cpu] && !cpuset_isset(&h->host.reserved, cpu))
+					pick = cpu;
+			if (pick < 0)
+				pick = cpuset_first(&sm->pinned);
+			if (d->demand[v] >= 0.5)
+				taken[pick] = 1;
+			sm->last_cpu = pick;
+			h->busy[pick] += sm->runtime_ns;
+		}
+	}
+	/* the input lists domains in h->order, which must not matter */
+	for (int oi = 0; oi < h->ndom; oi++) {
+		int i = h->order[oi];
+		if (i >= h->ndom || !h->dom[i].running)
+			continue;
+		h->in[n] = h->dom[i].in;
+		h->map[n] = i;
+		n++;
+	}
+	free(taken);
+	struct policy_input in = {
+		.host = h->host, .ndomains = n, .domains = h->in,
+		.cpu_busy_ns = h->busy, .now_ns = h->now, .period_ns = h->period,
+	};
+	h->now += h->period;
+	int rc = policy_step(h->st, &in, h->plan, &err);
+	if (rc < 0) {
+		fprintf(stderr, "policy_step: %s\n", err.msg);
+		return rc;
+	}
+	for (int a = 0; a < h->plan->n; a++) {
+		const struct policy_action *act = &h->plan->actions[a];
+		struct h_dom *d = &h->dom[h->map[act->domain]];
+		if (act->type == POLICY_ACT_PIN_VCPU)
+			d->s[act->vcpu].pinned = act->cpus;
+		else if (act->type == POLICY_ACT_RELEASE)
+			for (int v = 0; v < d->in.nvcpus; v++)
+				d->s[v].pinned = act->cpus;
+	}
+	return 0;
+}
+
+static inline int
+h_count(const struct harness *h, enum policy_action_type type)
+{
+	int n = 0;
+
+	for (int a = 0; a < h->plan->n; a++)
+		if (h->plan->actions[a].type == type)
+			n++;
+	return n;
+}
+
+/* The LLC a vCPU's pin lies in, -1 when it spans several. */
+static inline int
+h_llc(const struct harness *h, int dom, int v)
+{
+	const struct cpuset *p = &h->dom[dom].s[v].pinned;
+	int first = cpuset_first(p), cpu, l = topo_llc_of(h->topo, first);
+
+	CPUSET_FOREACH(cpu, p)
+		if (topo_llc_of(h->topo, cpu) != l)
+			return -1;
+	return l;
+}
+
+#endif

@@ -1,0 +1,573 @@
+/* test_policy.c - the placement engine on synthetic hosts (real hwloc). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llcrules.h"
+#include "policy_harness.h"
+
+#define EPYC_9T24 "pack:1 [numa] l3:8 core:8 pu:2"
+
+/* --- the kernel's rules ---------------------------------------------------- */
+
+static void
+test_rules_match_kernel_code(void **state)
+{
+	struct llc_rules k = { .aggr_tolerance = 1, .overaggr_pct = 0, .imb_pct = 20, .smt = 2, .kernel = true };
+	/* research/cache-aware-sched.md §4.2: the code, not the matrix */
+	assert_int_equal(llc_can_migrate(&k, 4, 10, 6, 10, 0, true), LLC_MIG_FORBID);   /* src 40 %, dst 60 % */
+	assert_int_equal(llc_can_migrate(&k, 3, 10, 5, 10, 0, true), LLC_MIG_FORBID);   /* src 30 %, dst 50 % */
+	assert_int_equal(llc_can_migrate(&k, 6, 10, 4, 10, 0, false), LLC_MIG_LLC);     /* out: src 60 %, dst 40 % */
+	assert_int_equal(llc_can_migrate(&k, 3, 10, 3, 10, 0, true), LLC_MIG_LLC);
+	assert_int_equal(llc_can_migrate(&k, 3, 10, 3, 10, 0, false), LLC_MIG_FORBID);
+	assert_int_equal(llc_can_migrate(&k, 6, 10, 6, 10, 0, true), LLC_MIG_UNRESTRICTED);
+	assert_int_equal(llc_overaggr_pct(&k), 50);
+	k.smt = 1;
+	assert_int_equal(llc_overaggr_pct(&k), 75);
+	/* invalid_llc_nr: 8 busy threads, SMT2, 16-PU LLC: excluded by the kernel */
+	k.smt = 2;
+	assert_true(llc_invalid_nr(&k, 8, 8.0, 16));
+	assert_false(llc_invalid_nr(&k, 8, 6.0, 16));
+	assert_true(llc_invalid_nr(&k, 1, 1.0, 16));            /* single thread */
+	k.aggr_tolerance = 100;
+	assert_false(llc_invalid_nr(&k, 8, 8.0, 16));
+	k.aggr_tolerance = 0;
+	assert_true(llc_invalid_nr(&k, 8, 1.0, 16));
+	/* llcd's adaptation accepts one busy thread per core exactly */
+	struct llc_rules a = { .aggr_tolerance = 1, .imb_pct = 20, .smt = 2, .kernel = false };
+	assert_false(llc_invalid_nr(&a, 8, 8.0, 16));
+	assert_true(llc_invalid_nr(&a, 9, 8.5, 16));
+	assert_true(llc_fits(&a, 8, 16));
+	assert_false(llc_fits(&k, 8, 16));
+	/* decay: 1/2 per epoch */
+	assert_true(llc_decay(100, 10) < 0.001);
+	assert_true(llc_decay(1000, 1000) == 0.5);
+	assert_true(llc_should_switch(2.1, 1.0));
+	assert_false(llc_should_switch(2.0, 1.0));
+	assert_true(llc_should_switch(0.01, 0));
+	assert_int_equal(llc_nr_avg_div(16), 4);
+	assert_int_equal(llc_nr_avg_div(4), 2);
+	assert_int_equal(llc_nr_avg_div(128), 8);
+}
+
+/* --- initial placement ------------------------------------------------------ */
+
+static void
+test_place_isolated_smt_pairs_one_llc(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	cpuset_parse(&h->host.reserved, "0-1", NULL);
+	int d = h_add(h, "web", 8, 1, 4, 2, &a);
+
+	assert_int_equal(h_step(h), 0);
+	/* 8 vCPUs = 4 whole cores on one LLC, never the reserved core 0 */
+	int llc = h_llc(h, d, 0);
+	for (int v = 0; v < 8; v++) {
+		const struct cpuset *p = &h->dom[d].s[v].pinned;
+		assert_int_equal(cpuset_count(p), 1);
+		assert_false(cpuset_isset(p, 0) || cpuset_isset(p, 1));
+		assert_int_equal(h_llc(h, d, v), llc);
+	}
+	/* guest SMT siblings (2k, 2k+1) on host sibling PUs of one core */
+	for (int v = 0; v < 8; v += 2) {
+		int c0 = topo_core_of(h->topo, cpuset_first(&h->dom[d].s[v].pinned));
+		int c1 = topo_core_of(h->topo, cpuset_first(&h->dom[d].s[v + 1].pinned));
+		assert_int_equal(c0, c1);
+		assert_int_not_equal(cpuset_first(&h->dom[d].s[v].pinned), cpuset_first(&h->dom[d].s[v + 1].pinned));
+	}
+	/* the emulator goes to the reserved CPUs */
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_EMULATOR), 1);
+	/* a second step changes nothing */
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h->plan->n, 0);
+	h_free(h);
+}
+
+static void
+test_place_large_domain_whole_llcs_die_to_llc(void **state)
+{
+	struct harness *h = h_new("pack:2 [numa] l3:4 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+	int d = h_add(h, "big", 48, 3, 8, 2, &a);     /* 3 dies of 16 */
+
+	assert_int_equal(h_step(h), 0);
+	/* guest die i -> one host LLC, whole LLCs, all in one NUMA node */
+	int numa = -1;
+	for (int die = 0; die < 3; die++) {
+		int llc = h_llc(h, d, die * 16);
+		assert_true(llc >= 0);
+		for (int v = die * 16; v < die * 16 + 16; v++)
+			assert_int_equal(h_llc(h, d, v), llc);
+		if (numa < 0)
+			numa = h->topo->llc_numa[llc];
+		assert_int_equal(h->topo->llc_numa[llc], numa);
+		for (int other = 0; other < die; other++)
+			assert_int_not_equal(h_llc(h, d, other * 16), llc);
+	}
+	h_free(h);
+}
+
+static void
+test_refuse_when_full(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	cpuset_parse(&h->host.reserved, "0-1", NULL);
+	h_add(h, "a", 8, 1, 4, 2, &a);
+	int b = h_add(h, "b", 8, 1, 4, 2, &a);
+
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	const struct policy_action *r = NULL;
+	for (int i = 0; i < h->plan->n; i++)
+		if (h->plan->actions[i].type == POLICY_ACT_REFUSE)
+			r = &h->plan->actions[i];
+	assert_int_equal(r->key, h->dom[b].in.key);
+	assert_string_equal(r->reason,
+	    "needs 4 whole cores for 8 vCPUs (isolation=core, SMT2, overcommit 1); "
+	    "only 3 free outside reserved CPUs [0-1] and the shared pool");
+	/* b is left unmanaged, confined as a whole to what a does not own */
+	struct cpuset pool = h->topo->all;
+	cpuset_andnot(&pool, &pool, &h->host.reserved);
+	for (int v = 0; v < 8; v++)
+		cpuset_andnot(&pool, &pool, &h->dom[0].s[v].pinned);
+	assert_int_equal(cpuset_count(&pool), 6);
+	for (int v = 0; v < 8; v++)
+		assert_true(cpuset_equal(&h->dom[b].s[v].pinned, &pool));
+	/* a leaves: b is placed on the next step */
+	h->dom[0].running = false;
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 8);
+	h_free(h);
+}
+
+static void
+test_unannotated_confined_as_whole(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	int u = h_add(h, "plain", 4, 1, 4, 1, NULL);
+
+	/* alone: left to the default scheduler, no action */
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h->plan->n, 0);
+	int i = h_add(h, "iso", 4, 1, 2, 2, &iso);
+	assert_int_equal(h_step(h), 0);
+	/* the unannotated domain is pinned as a whole to the pool without iso's cores */
+	struct cpuset pool;
+	pool = h->topo->all;
+	for (int v = 0; v < 4; v++)
+		cpuset_andnot(&pool, &pool, &h->dom[i].s[v].pinned);
+	for (int v = 0; v < 4; v++)
+		assert_true(cpuset_equal(&h->dom[u].s[v].pinned, &pool));
+	assert_int_equal(cpuset_count(&pool), 12);
+	/* iso stops: the plain domain is released */
+	h->dom[i].running = false;
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_RELEASE), 1);
+	assert_true(cpuset_equal(&h->dom[u].s[0].pinned, &h->topo->all));
+	h_free(h);
+}
+
+/* --- the preferred-LLC hysteresis ------------------------------------------ */
+
+static void
+report(struct harness *h, int d, const char *name, const int *vcpus, int n)
+{
+	struct policy_hot_report *r = &h->dom[d].rep[0];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->pid = 4242;
+	for (int i = 0; i < n; i++)
+		cpuset_set(&r->vcpus, vcpus[i]);
+	h->dom[d].in.reports = h->dom[d].rep;
+	h->dom[d].in.nreports = 1;
+}
+
+static void
+test_xiangshan_group_settles_on_one_llc(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int d = h_add(h, "xs", 128, 8, 8, 2, &a);
+	int busy[8];
+
+	for (int v = 0; v < 128; v++)
+		h->dom[d].demand[v] = 0.02;
+	for (int i = 0; i < 8; i++) {
+		busy[i] = 3 + 16 * i;
+		h->dom[d].demand[busy[i]] = 1.0;
+	}
+	report(h, d, "Vtop", busy, 8);
+	assert_int_equal(h_step(h), 0);
+	/* initial placement: guest die i on host LLC i, so the group starts spread */
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(h_llc(h, d, busy[i]), i);
+	int settled_at = -1, pins_after = 0;
+	for (int step = 1; step <= 60; step++) {
+		assert_int_equal(h_step(h), 0);
+		int l0 = h_llc(h, d, busy[0]), same = 1;
+		for (int i = 1; i < 8; i++)
+			same &= h_llc(h, d, busy[i]) == l0;
+		if (same && settled_at < 0)
+			settled_at = step;
+		if (settled_at >= 0 && step > settled_at)
+			pins_after += h_count(h, POLICY_ACT_PIN_VCPU) + h_count(h, POLICY_ACT_PREFER);
+	}
+	assert_true(settled_at > 0 && settled_at <= 10);
+	assert_int_equal(pins_after, 0);        /* and it stays there */
+	struct policy_domain_info info;
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 1);
+	assert_int_equal(info.groups[0].rule, POLICY_GROUP_GUEST);
+	assert_int_equal(info.groups[0].pref_llc, h_llc(h, d, busy[0]));
+	assert_int_equal(info.pref_switches, 1);
+	h_free(h);
+}
+
+static void
+test_group_larger_than_llc_not_aggregated(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "big");
+	int busy[12];
+	for (int i = 0; i < 12; i++) {
+		busy[i] = 2 + 10 * i;
+		cpuset_set(&a.groups[0].vcpus, busy[i]);
+	}
+	int d = h_add(h, "wide", 128, 8, 8, 2, &a);
+	for (int i = 0; i < 12; i++)
+		h->dom[d].demand[busy[i]] = 1.0;
+	for (int step = 0; step < 30; step++) {
+		assert_int_equal(h_step(h), 0);
+		if (step > 0) {
+			assert_int_equal(h_count(h, POLICY_ACT_PREFER), 0);
+			assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
+		}
+	}
+	struct policy_domain_info info;
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_true(info.groups[0].guarded);
+	assert_int_equal(info.groups[0].pref_llc, -1);
+	assert_non_null(strstr(info.groups[0].why, "not aggregated: 12 threads"));
+	h_free(h);
+}
+
+static void
+test_power_like_smt4_llc_not_aggregated(void **state)
+{
+	struct harness *h = h_new("pack:2 [numa] l3:6 core:1 pu:4");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "app");
+	cpuset_set_range(&a.groups[0].vcpus, 0, 7);
+	int d = h_add(h, "p", 8, 2, 1, 4, &a);
+	for (int v = 0; v < 8; v++)
+		h->dom[d].demand[v] = 1.0;
+	int before[8];
+	assert_int_equal(h_step(h), 0);
+	for (int v = 0; v < 8; v++)
+		before[v] = h_llc(h, d, v);
+	for (int step = 0; step < 30; step++) {
+		assert_int_equal(h_step(h), 0);
+		assert_int_equal(h_count(h, POLICY_ACT_PREFER), 0);
+	}
+	for (int v = 0; v < 8; v++)
+		assert_int_equal(h_llc(h, d, v), before[v]);
+	h_free(h);
+}
+
+/* Two LLCs with nearly equal occupancy: the 2x rule keeps the preference. */
+static void
+test_no_ping_pong(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation none = h_annot(POLICY_MODE_NONE, POLICY_ISO_NONE);
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	/* 3 vCPUs on each LLC (guest dies = host LLCs) */
+	int vc[6] = { 0, 1, 2, 16, 17, 18 };
+	for (int i = 0; i < 6; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	int d = h_add(h, "pp", 32, 2, 8, 2, &a);
+	/* a busy neighbour fills both LLCs so that no move is possible */
+	int n = h_add(h, "noisy", 20, 1, 20, 1, &none);
+	for (int v = 0; v < 20; v++)
+		h->dom[n].demand[v] = 1.0;
+	int switches = 0;
+	for (int step = 0; step < 100; step++) {
+		/* occupancy alternates: LLC 0 slightly busier, then LLC 1 */
+		for (int i = 0; i < 6; i++)
+			h->dom[d].demand[vc[i]] = ((step & 1) == (i < 3)) ? 0.9 : 0.8;
+		assert_int_equal(h_step(h), 0);
+		switches += h_count(h, POLICY_ACT_PREFER);
+	}
+	assert_true(switches <= 1);
+	h_free(h);
+}
+
+/* Why epoch-ms defaults to one sampling period: with the kernel's 10 ms
+ * epoch at a 1 s period, one sampling period is 100 epochs, so a single
+ * quiet period exceeds affinity-timeout (5 epochs), drops the preference
+ * and releases the group, which is then re-aggregated: two needless
+ * preference changes and a round of migrations for one pause. With
+ * epoch = period the same pause is 1 epoch and changes nothing. */
+static int
+burst_switches(int epoch_ms)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.tune.epoch_ms = epoch_ms;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	int vc[8] = { 0, 2, 4, 6, 16, 18, 20, 22 };
+	for (int i = 0; i < 8; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	int d = h_add(h, "b", 32, 2, 8, 2, &a);
+	int prefer = 0;
+	for (int step = 0; step < 40; step++) {
+		/* steady: 4 threads busy on LLC 0 (vCPUs of die 0) ... */
+		for (int i = 0; i < 8; i++)
+			h->dom[d].demand[vc[i]] = i < 4 ? 1.0 : 0.0;
+		/* ... except one period where the guest pauses */
+		if (step == 20)
+			for (int i = 0; i < 8; i++)
+				h->dom[d].demand[vc[i]] = 0.0;
+		h_step(h);
+		prefer += h_count(h, POLICY_ACT_PREFER);
+	}
+	h_free(h);
+	return prefer;
+}
+
+static void
+test_epoch_default_damps_transients(void **state)
+{
+	int damped = burst_switches(0);          /* default: one period */
+	int kernel = burst_switches(10);         /* the kernel's 10 ms at 1 s periods */
+	assert_int_equal(damped, 1);            /* only the first preference */
+	assert_int_equal(kernel, 3);            /* first, dropped, re-acquired */
+}
+
+/* --- isolation invariant under random churn -------------------------------- */
+
+static uint64_t
+rng(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void
+check_isolation(struct harness *h, uint64_t seed, int step)
+{
+	const struct topo *t = h->topo;
+	int ncore = topo_count(t, TOPO_CORE);
+	int *owner = calloc((size_t)ncore, sizeof(int));
+
+	for (int c = 0; c < ncore; c++)
+		owner[c] = -1;
+	/* pass 1: cores of isolated domains */
+	for (int i = 0; i < h->ndom; i++) {
+		struct h_dom *d = &h->dom[i];
+		struct policy_domain_info info;
+		if (!d->running || !d->in.annotated || d->in.annot.isolation != POLICY_ISO_CORE ||
+		    d->in.annot.mode == POLICY_MODE_NONE)
+			continue;
+		if (policy_domain_info(h->st, d->in.key, &info) < 0 || !info.managed)
+			continue;
+		for (int v = 0; v < d->in.nvcpus; v++) {
+			int cpu;
+			CPUSET_FOREACH(cpu, &d->s[v].pinned) {
+				int c = topo_core_of(t, cpu);
+				if (owner[c] >= 0 && owner[c] != i)
+					fail_msg("seed %llu step %d: core %d carries isolated domains %d and %d",
+					    (unsigned long long)seed, step, c, owner[c], i);
+				owner[c] = i;
+			}
+		}
+	}
+	/* pass 2: no other domain's vCPU may be allowed on an isolated core */
+	for (int i = 0; i < h->ndom; i++) {
+		struct h_dom *d = &h->dom[i];
+		if (!d->running)
+			continue;
+		for (int v = 0; v < d->in.nvcpus; v++) {
+			int cpu;
+			CPUSET_FOREACH(cpu, &d->s[v].pinned) {
+				int c = topo_core_of(t, cpu);
+				if (owner[c] >= 0 && owner[c] != i)
+					fail_msg("seed %llu step %d: vCPU %d of domain %d may run on core %d of isolated domain %d",
+					    (unsigned long long)seed, step, v, i, c, owner[c]);
+			}
+			if (cpuset_intersects(&d->s[v].pinned, &h->host.reserved) &&
+			    d->in.annotated && d->in.annot.mode != POLICY_MODE_NONE) {
+				struct policy_domain_info info;
+				if (policy_domain_info(h->st, d->in.key, &info) == 0 && info.managed)
+					fail_msg("seed %llu step %d: managed domain %d pinned on a reserved CPU",
+					    (unsigned long long)seed, step, i);
+			}
+		}
+	}
+	free(owner);
+}
+
+static void
+test_isolation_random_churn(void **state)
+{
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		uint64_t r = seed;
+		struct harness *h = h_new("pack:2 [numa] l3:3 core:4 pu:2");
+		cpuset_parse(&h->host.reserved, "0", NULL);
+		for (int step = 0; step < 40; step++) {
+			/* start or stop a few domains */
+			int ops = (int)(rng(&r) % 3);
+			for (int o = 0; o < ops; o++) {
+				if (h->ndom < H_MAXDOM && rng(&r) % 3 != 0) {
+					static const enum policy_mode modes[] = {
+						POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD, POLICY_MODE_NONE };
+					struct policy_annotation a = h_annot(modes[rng(&r) % 4],
+					    rng(&r) % 2 ? POLICY_ISO_CORE : POLICY_ISO_NONE);
+					int nv = 1 + (int)(rng(&r) % 10);
+					char name[16];
+					snprintf(name, sizeof(name), "d%d", h->ndom);
+					int d = h_add(h, name, nv, 1, nv, 1, rng(&r) % 5 == 0 ? NULL : &a);
+					for (int v = 0; v < nv; v++)
+						h->dom[d].demand[v] = (rng(&r) % 4) / 3.0;
+				} else if (h->ndom > 0) {
+					h->dom[rng(&r) % (uint64_t)h->ndom].running = false;
+				}
+			}
+			assert_int_equal(h_step(h), 0);
+			check_isolation(h, seed, step);
+		}
+		h_free(h);
+	}
+}
+
+/* --- determinism: input order does not change the plan ---------------------- */
+
+static void
+plan_signature(const struct harness *h, char *buf, size_t len)
+{
+	size_t off = 0;
+	/* actions come out in domain key order; compare them by key */
+	for (int i = 0; i < h->plan->n && off < len; i++) {
+		const struct policy_action *a = &h->plan->actions[i];
+		char cs[256];
+		cpuset_format(&a->cpus, cs, sizeof(cs));
+		off += (size_t)snprintf(buf + off, len - off, "%llu:%d:%d:%s;",
+		    (unsigned long long)a->key, a->type, a->vcpu, cs);
+	}
+}
+
+static void
+test_input_order_irrelevant(void **state)
+{
+	static char sig[2][1 << 16];
+	for (int run = 0; run < 2; run++) {
+		struct harness *h = h_new("pack:2 [numa] l3:4 core:4 pu:2");
+		struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+		struct policy_annotation agg = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+		for (int i = 0; i < 10; i++) {
+			char name[16];
+			snprintf(name, sizeof(name), "v%d", i);
+			int d = h_add(h, name, 2 + i % 5, 1, 2 + i % 5, 1, i % 2 ? &iso : &agg);
+			for (int v = 0; v < h->dom[d].in.nvcpus; v++)
+				h->dom[d].demand[v] = (v + i) % 3 ? 0.9 : 0.1;
+		}
+		if (run == 1)
+			for (int i = 0; i < 10; i++)
+				h->order[i] = 9 - i;
+		sig[run][0] = '\0';
+		for (int step = 0; step < 5; step++) {
+			assert_int_equal(h_step(h), 0);
+			size_t off = strlen(sig[run]);
+			plan_signature(h, sig[run] + off, sizeof(sig[run]) - off);
+		}
+		h_free(h);
+	}
+	assert_true(strlen(sig[0]) > 100);
+	assert_string_equal(sig[0], sig[1]);
+}
+
+/* --- restart: adopting current pins means zero re-pins ---------------------- */
+
+static void
+test_restart_adopts_pins(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	struct policy_annotation agg = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	h_add(h, "a", 6, 1, 3, 2, &iso);
+	h_add(h, "b", 10, 1, 10, 1, &agg);
+	assert_int_equal(h_step(h), 0);
+	assert_true(h_count(h, POLICY_ACT_PIN_VCPU) == 16);
+	/* llcd restarts: fresh state, same world */
+	policy_state_free(h->st);
+	h->st = policy_state_new();
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
+	h_free(h);
+}
+
+static void
+test_bad_input(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct llcd_err err;
+	struct policy_input in = { .host = h->host, .period_ns = 0 };
+
+	assert_int_equal(policy_step(h->st, &in, h->plan, &err), -1);
+	assert_string_equal(err.msg, "policy: sampling period must be > 0");
+	struct policy_domain_in d[2] = { 0 };
+	struct policy_vcpu_sample s[2] = { 0 };
+	d[0].key = d[1].key = 5;
+	d[0].nvcpus = d[1].nvcpus = 1;
+	d[0].vcpus = d[1].vcpus = s;
+	snprintf(d[0].name, sizeof(d[0].name), "x");
+	snprintf(d[1].name, sizeof(d[1].name), "y");
+	in.period_ns = 1000;
+	in.ndomains = 2;
+	in.domains = d;
+	assert_int_equal(policy_step(h->st, &in, h->plan, &err), -1);
+	assert_string_equal(err.msg, "policy: domains 'x' and 'y' share key 5");
+	d[1].key = 6;
+	d[1].nvcpus = 0;
+	assert_int_equal(policy_step(h->st, &in, h->plan, &err), -1);
+	assert_string_equal(err.msg, "policy: domain 'y' has 0 vCPUs (allowed 1-2048)");
+	h_free(h);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rules_match_kernel_code),
+		cmocka_unit_test(test_place_isolated_smt_pairs_one_llc),
+		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
+		cmocka_unit_test(test_refuse_when_full),
+		cmocka_unit_test(test_unannotated_confined_as_whole),
+		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
+		cmocka_unit_test(test_group_larger_than_llc_not_aggregated),
+		cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
+		cmocka_unit_test(test_no_ping_pong),
+		cmocka_unit_test(test_epoch_default_damps_transients),
+		cmocka_unit_test(test_isolation_random_churn),
+		cmocka_unit_test(test_input_order_irrelevant),
+		cmocka_unit_test(test_restart_adopts_pins),
+		cmocka_unit_test(test_bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
