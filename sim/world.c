@@ -354,11 +354,12 @@ core_idle(const struct sim_world *w, int c, int except_pu)
 	return true;
 }
 
-/* A PU of LLC l in the thread's allowed set: an idle core first, then an
- * idle PU, then (unless idle_only) the least-loaded PU. Ties by the seed.
- * except_pu is the thread's own PU (its load is not counted against it). */
+/* A PU of LLC l in the thread's allowed set: an idle core first (class 0),
+ * then an idle PU (1), then the least-loaded PU (2), up to max_class. Ties
+ * by the seed. except_pu is the thread's own PU (not a candidate, and its
+ * load does not make its core busy). */
 static int
-pick_pu(struct sim_world *w, const struct sim_thread *th, int l, bool idle_only, int except_pu)
+pick_pu(struct sim_world *w, const struct sim_thread *th, int l, int max_class, int except_pu)
 {
 	const struct cpuset *a = allowed(w, th);
 	const double busy = w->sc->model.busy_util;
@@ -374,7 +375,7 @@ pick_pu(struct sim_world *w, const struct sim_thread *th, int l, bool idle_only,
 				continue;
 			double load = w->pu_load[pu];
 			int cls = idle_core ? 0 : load < busy ? 1 : 2;
-			if (idle_only && cls == 2)
+			if (cls > max_class)
 				continue;
 			if (cls < best_class || (cls == best_class && load < best_load)) {
 				best = pu;
@@ -485,7 +486,7 @@ kcas_pull(struct sim_world *w)
 			struct sim_thread *th = &w->threads[w->scratch[k]];
 			if (kcas_can_migrate(w, w->topo->pu_llc[th->pu], P, th->demand, true) != KCAS_LLC)
 				continue;
-			int pu = pick_pu(w, th, P, false, -1);
+			int pu = pick_pu(w, th, P, 2, -1);
 			if (pu < 0)
 				continue;
 			move_to(w, th, pu);
@@ -648,7 +649,7 @@ balance(struct sim_world *w)
 	 * PU: the least-loaded LLC of their set, an idle core first */
 	for (int k = 0; k < nnew; k++) {
 		struct sim_thread *th = &w->threads[w->scratch[k]];
-		int l = least_llc(w, th), pu = l >= 0 ? pick_pu(w, th, l, false, -1) : -1;
+		int l = least_llc(w, th), pu = l >= 0 ? pick_pu(w, th, l, 2, -1) : -1;
 		if (pu < 0) {           /* affinity outside the host: never happens (checked on pin) */
 			th->demand = 0;
 			continue;
@@ -663,14 +664,17 @@ balance(struct sim_world *w)
 		if (th->demand <= 0)
 			continue;
 		int L = w->topo->pu_llc[th->pu], M = least_llc(w, th);
-		if (M < 0 || M == L || w->llc_load[L] - w->llc_load[M] < m->imbalance)
+		/* the difference in busy threads, fractional demands counted in
+		 * proportion and rounded to the nearest whole thread (the
+		 * kernel compares whole runnable tasks) */
+		if (M < 0 || M == L || w->llc_load[L] - w->llc_load[M] < m->imbalance - 0.5)
 			continue;
 		int P = kcas_pref(w, th);
 		if (P >= 0 && L == P && kcas_can_migrate(w, L, M, th->demand, false) == KCAS_FORBID)
 			continue;       /* do not migrate out of the preferred LLC */
 		if (P >= 0 && M == P && kcas_can_migrate(w, L, M, th->demand, true) == KCAS_FORBID)
 			continue;
-		int pu = pick_pu(w, th, M, false, -1);
+		int pu = pick_pu(w, th, M, 2, -1);
 		if (pu >= 0)
 			move_to(w, th, pu);
 	}
@@ -678,12 +682,18 @@ balance(struct sim_world *w)
 	if (w->policy == SIM_POLICY_KCAS)
 		kcas_pull(w);
 	/* 5. a busy thread sharing a PU with another busy thread moves to an
-	 * idle core of its LLC (else an idle PU of it) */
+	 * idle core of its LLC, else to an idle PU of it; a busy thread whose
+	 * SMT sibling is busy moves to an idle core of its LLC (the kernel's
+	 * balancing between the cores of an LLC; docs/llcsim.md) */
 	for (int k = 0; k < nact; k++) {
 		struct sim_thread *th = &w->threads[w->order[k]];
-		if (th->demand < m->busy_util || w->pu_load[th->pu] - th->demand < m->busy_util)
+		int pu = -1;
+		if (th->demand < m->busy_util)
 			continue;
-		int pu = pick_pu(w, th, w->topo->pu_llc[th->pu], true, th->pu);
+		if (w->pu_load[th->pu] - th->demand >= m->busy_util)
+			pu = pick_pu(w, th, w->topo->pu_llc[th->pu], 1, th->pu);
+		else if (!core_idle(w, w->topo->pu_core[th->pu], th->pu))
+			pu = pick_pu(w, th, w->topo->pu_llc[th->pu], 0, th->pu);
 		if (pu >= 0)
 			move_to(w, th, pu);
 	}
