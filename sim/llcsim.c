@@ -168,27 +168,27 @@ map_row(const struct sim_snapshot *s, int llc, char *buf, size_t len)
 		snprintf(buf, len, ".");
 }
 
+/* One row per CCX: where the group's busy vCPUs sat at the end under
+ * none and kernel-cas, and under llcd before it acted and at the end. */
 static void
-print_map(const struct sim_run *r, const char *title)
+print_maps(const struct sim_run *runs)
 {
-	char a[160], b[160];
+	char c0[160], c1[160], c2[160], c3[160], h2[32], h3[32];
 
-	printf("\n%s: busy vCPUs of group '%s' per CCX (LLC)\n", title,
-	    r->sc->groups[r->snap_group].name);
-	printf("  %-6s %-36s %s\n", "", "first busy period", "last period");
-	printf("  %-6s %-36s %s\n", "", "", "");
-	if (r->before.t >= 0) {
-		char hb[64], ha[64];
-		snprintf(hb, sizeof(hb), "(t=%.1f s)", r->before.t);
-		snprintf(ha, sizeof(ha), "(t=%.1f s)", r->after.t);
-		printf("  %-6s %-36s %s\n", "", hb, ha);
-	}
-	for (int l = 0; l < r->w->nllc; l++) {
+	snprintf(h2, sizeof(h2), "t=%.1f s", runs[2].before.t);
+	snprintf(h3, sizeof(h3), "t=%.1f s", runs[2].after.t);
+	printf("\nWhich busy vCPU of group '%s' sits on which CCX (LLC):\n",
+	    runs[0].sc->groups[runs[0].snap_group].name);
+	printf("  %-5s %-13s %-13s %-14s %s\n", "", "none", "kernel-cas", "llcd: before", "llcd: after");
+	printf("  %-5s %-13s %-13s %-14s %s\n", "", h3, h3, h2, h3);
+	for (int l = 0; l < runs[0].w->nllc; l++) {
 		char label[16];
-		map_row(&r->before, l, a, sizeof(a));
-		map_row(&r->after, l, b, sizeof(b));
+		map_row(&runs[0].after, l, c0, sizeof(c0));
+		map_row(&runs[1].after, l, c1, sizeof(c1));
+		map_row(&runs[2].before, l, c2, sizeof(c2));
+		map_row(&runs[2].after, l, c3, sizeof(c3));
 		snprintf(label, sizeof(label), "CCX%d", l);
-		printf("  %-6s %-36s %s\n", label, a, b);
+		printf("  %-5s %-13s %-13s %-14s %s\n", label, c0, c1, c2, c3);
 	}
 }
 
@@ -240,10 +240,8 @@ demo(const struct sim_scenario *sc, uint64_t seed)
 		else
 			printf("%9s\n", "never");
 	}
-	if (snap >= 0) {
-		print_map(&runs[0], "none (the kernel's balancer alone)");
-		print_map(&runs[2], "llcd: before it acts, and after");
-	}
+	if (snap >= 0)
+		print_maps(runs);
 	for (int i = 0; i < 3; i++) {
 		if (runs[i].w->nviol)
 			printf("%s: invariant violated: %s\n", sim_policy_name(pol[i]), runs[i].w->viol[0]);

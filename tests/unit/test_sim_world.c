@@ -207,7 +207,7 @@ test_smt_and_cpu_share(void **state)
 	pin(&f, 0, 0, "0");
 	pin(&f, 0, 1, "1");
 	for (int v = 2; v < 6; v++) {
-		char c[8];
+		char c[16];
 		snprintf(c, sizeof(c), "%d", v + 2);
 		pin(&f, 0, v, c);
 	}
