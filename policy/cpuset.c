@@ -41,7 +41,8 @@ cpuset_count(const struct cpuset *s)
 	int n = 0;
 
 	for (int i = 0; i < CPUSET_WORDS; i++)
-		n += __builtin_popcountll(s->w[i]);
+		if (s->w[i])
+			n += __builtin_popcountll(s->w[i]);
 	return n;
 }
 

@@ -100,6 +100,8 @@ struct policy_state {
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */
 	uint64_t res_gen;               /* bumped when resources are freed */
+	int nwords;                     /* cpuset words that can hold host PUs */
+	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
 	uint64_t step;
 	int moves_left;
 	struct policy_stats stats;
@@ -266,6 +268,7 @@ state_bind_topo(struct policy_state *s, const struct topo *t)
 	state_reset(s);
 	s->topo = t;
 	s->ncpu = t->max_cpu + 1;
+	s->nwords = t->max_cpu / 64 + 1;
 	s->nllc = topo_count(t, TOPO_LLC);
 	s->cpu_rt = calloc((size_t)s->ncpu, sizeof(double));
 	s->llc_util = calloc((size_t)s->nllc, sizeof(double));
@@ -355,6 +358,19 @@ annot_shape_changed(const struct policy_annotation *a, const struct policy_annot
 	return false;
 }
 
+/* Copy only the groups in use (the struct has room for 64). */
+static void
+annot_copy(struct policy_annotation *dst, const struct policy_annotation *src)
+{
+	dst->mode = src->mode;
+	dst->isolation = src->isolation;
+	dst->topology = src->topology;
+	dst->tune = src->tune;
+	dst->ngroups = src->ngroups;
+	for (int i = 0; i < src->ngroups && i < POLICY_MAX_GROUPS; i++)
+		dst->groups[i] = src->groups[i];
+}
+
 /* Forget placement and groups; the domain will be placed again. */
 static void
 dom_unplace(struct policy_state *s, struct dom *d)
@@ -392,18 +408,47 @@ llc_cpus(const struct policy_state *s, int llc)
 	return &topo_get(s->topo, TOPO_LLC, llc)->cpus;
 }
 
+/* Set comparisons over the words that can hold host PUs only: every set
+ * the engine builds lies within the host, so the rest is zero. */
+static bool
+set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
+{
+	uint64_t diff = 0;
+
+	for (int i = 0; i < s->nwords; i++)
+		diff |= a->w[i] ^ b->w[i];
+	return diff == 0;
+}
+
+static bool
+set_empty(const struct policy_state *s, const struct cpuset *a)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (a->w[i])
+			return false;
+	return true;
+}
+
+static bool
+set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (sub->w[i] & ~super->w[i])
+			return false;
+	return true;
+}
+
 /* The single LLC a pin lies in, or -1 when it spans several or none. */
 static int
 pin_llc(const struct policy_state *s, const struct cpuset *pin)
 {
-	int first = cpuset_first(pin), llc, cpu;
+	int first = cpuset_first(pin), llc;
 
 	if (first < 0)
 		return -1;
 	llc = topo_llc_of(s->topo, first);
-	CPUSET_FOREACH(cpu, pin)
-		if (topo_llc_of(s->topo, cpu) != llc)
-			return -1;
+	if (llc < 0 || !set_sub(s, pin, &topo_get(s->topo, TOPO_LLC, llc)->cpus))
+		return -1;
 	return llc;
 }
 
@@ -433,13 +478,9 @@ shared_pool(const struct policy_state *s, const struct policy_host *h, struct cp
 /* Where a managed domain's vCPUs may go: isolated ones stay on their cores,
  * shared ones anywhere in the shared pool. */
 static void
-dom_allowed(const struct policy_state *s, const struct policy_host *h, const struct dom *d,
-            struct cpuset *out)
+dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out)
 {
-	if (d->isolated)
-		*out = d->allot;
-	else
-		shared_pool(s, h, out);
+	*out = d->isolated ? d->allot : s->pool;
 }
 
 /* --- stage 2: accounting ------------------------------------------------ */
@@ -503,7 +544,7 @@ rebuild_ownership(struct policy_state *s)
 		for (int v = 0; v < d->nvcpus; v++) {
 			s->pu_load[d->slot[v]]++;
 			if (!d->isolated)
-				s->llc_load[topo_llc_of(t, d->slot[v])]++;
+				s->llc_load[t->pu_llc[d->slot[v]]]++;
 		}
 	}
 }
@@ -638,9 +679,11 @@ guest_per_die(const struct dom *d)
 	return (int)per;
 }
 
-/* Set a vCPU's home and wanted pin from its slot PU according to mode. */
+/* Set a vCPU's home and wanted pin from its slot PU according to mode:
+ * static on the PU itself; otherwise the LLC's share of the domain's own
+ * cores (isolated) or of the shared pool (the slot only counts capacity). */
 static void
-set_home(struct policy_state *s, struct dom *d, int v)
+set_home(struct policy_state *s, struct dom *d, int v, const struct cpuset *pool)
 {
 	struct cpuset pin;
 
@@ -648,7 +691,7 @@ set_home(struct policy_state *s, struct dom *d, int v)
 	if (d->annot.mode == POLICY_MODE_STATIC)
 		cpuset_set(&pin, d->slot[v]);
 	else
-		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), &d->allot);
+		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), d->isolated ? &d->allot : pool);
 	d->home[v] = pin;
 	d->want[v] = pin;
 }
@@ -773,7 +816,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		d->allot = whole;
 	}
 	for (int i = 0; i < n; i++)
-		set_home(s, d, i);
+		set_home(s, d, i, &pool);
 	d->st = D_PLACED;
 	rc = 0;
 out:
@@ -1189,7 +1232,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (moved)
 		snprintf(g->why, sizeof(g->why), "moving into preferred LLC %d (occupancy %.2f): %d moved, %d outside",
 		    P, occ_pref, moved, outside);
-	else if (outside == 0 && !hold)
+	else if (outside == 0 && !hold && g->b != B_KEPT)
 		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
 		    counters ? "" : "; no instruction counters: kernel guards only");
 bench:
@@ -1206,7 +1249,12 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
                     const struct policy_domain_in *di, double epochs_per_period)
 {
 	struct cpuset taken, all;
+	bool any_guest = false;
 
+	for (int i = 0; i < d->ngroups; i++)
+		any_guest |= d->groups[i].rule == POLICY_GROUP_GUEST;
+	if (di->nreports == 0 && !any_guest)
+		return;
 	cpuset_zero(&all);
 	cpuset_set_range(&all, 0, d->nvcpus - 1);
 	cpuset_zero(&taken);
@@ -1220,24 +1268,25 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
 		struct cpuset vc;
 		struct grp *g = NULL;
 
+		char name[POLICY_GROUP_NAME];
+		size_t j;
+
+		/* sanitise the untrusted name */
+		for (j = 0; j + 1 < sizeof(name) && j < sizeof(rep->name) && rep->name[j]; j++) {
+			char c = rep->name[j];
+			name[j] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			          c == '-' || c == '_' || c == '.' ? c : '_';
+		}
+		name[j] = '\0';
 		cpuset_and(&vc, &rep->vcpus, &all);
 		cpuset_andnot(&vc, &vc, &taken);
 		for (int i = 0; i < d->ngroups; i++)
 			if (d->groups[i].rule == POLICY_GROUP_GUEST && d->groups[i].pid == rep->pid &&
-			    strncmp(d->groups[i].name, rep->name, sizeof(rep->name)) == 0)
+			    strcmp(d->groups[i].name, name) == 0)
 				g = &d->groups[i];
 		if (cpuset_count(&vc) < 2 && g == NULL)
 			continue;
 		if (g == NULL) {
-			char name[POLICY_GROUP_NAME];
-			size_t j;
-			/* sanitise the untrusted name */
-			for (j = 0; j + 1 < sizeof(name) && rep->name[j]; j++) {
-				char c = rep->name[j];
-				name[j] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-				          c == '-' || c == '_' || c == '.' ? c : '_';
-			}
-			name[j] = '\0';
 			g = grp_add(s, d, name, POLICY_GROUP_GUEST, &vc);
 			if (g == NULL)
 				continue;
@@ -1254,11 +1303,14 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
 		g->last_report_step = s->step;
 		cpuset_or(&taken, &taken, &vc);
 	}
-	/* dissolve groups not reported for affinity-timeout epochs */
+	/* dissolve groups not reported for affinity-timeout epochs; a silent
+	 * group keeps only vCPUs no fresh report claimed */
 	for (int i = 0; i < d->ngroups; i++) {
 		struct grp *g = &d->groups[i];
 		if (g->rule != POLICY_GROUP_GUEST)
 			continue;
+		if (g->last_report_step != s->step)
+			cpuset_andnot(&g->vcpus, &g->vcpus, &taken);
 		double silent = (double)(s->step - g->last_report_step) * epochs_per_period;
 		if (silent <= d->annot.tune.affinity_timeout && !cpuset_empty(&g->vcpus))
 			continue;
@@ -1412,7 +1464,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		d->guest = di->guest;
 		d->annotated = di->annotated;
 		if (di->annotated)
-			d->annot = di->annot;
+			annot_copy(&d->annot, &di->annot);
 		else
 			policy_annotation_defaults(&d->annot);
 		d->isolated = dom_managed_mode(d) && d->annot.isolation == POLICY_ISO_CORE;
@@ -1475,8 +1527,10 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	for (int i = 0; i < s->ndoms; i++)
 		if (s->doms[i]->st == D_PLACED && s->doms[i]->isolated)
 			any_isolated = true;
-	struct cpuset pool;
-	shared_pool(s, &in->host, &pool);
+	shared_pool(s, &in->host, &s->pool);
+	const struct cpuset pool = s->pool;
+	bool pool_changed = !set_eq(s, &s->pool, &s->prev_pool);
+	s->prev_pool = s->pool;
 	for (int i = 0; i < s->ndoms; i++) {
 		struct dom *d = s->doms[i];
 		const struct policy_domain_in *di = &in->domains[d->in_idx];
@@ -1518,7 +1572,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 				continue;
 			}
 		} else {
-			dom_allowed(s, &in->host, d, &allowed);
+			dom_allowed(s, d, &allowed);
 			double epoch_ms_d = d->annot.tune.epoch_ms > 0 ? d->annot.tune.epoch_ms : period_ms;
 			double epochs = period_ms / epoch_ms_d;
 			epoch_ms = epoch_ms_d;
@@ -1545,7 +1599,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 			}
 		}
 		/* shared-pool pins never reach cores an isolated domain owns now */
-		if (d->st == D_PLACED && !d->isolated) {
+		if (d->st == D_PLACED && !d->isolated && pool_changed) {
 			for (int v = 0; v < d->nvcpus; v++) {
 				cpuset_and(&d->home[v], &d->home[v], &pool);
 				cpuset_and(&d->want[v], &d->want[v], &pool);
@@ -1556,7 +1610,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		/* one PIN per vCPU whose wanted pin differs from what was seen */
 		for (int v = 0; v < d->nvcpus; v++) {
 			const struct cpuset *seen = &di->vcpus[v].pinned;
-			bool differs = cpuset_empty(seen) ? !d->want_sent[v] : !cpuset_equal(seen, &d->want[v]);
+			bool differs = set_empty(s, seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
 			if (!differs)
 				continue;
 			int l = pin_llc(s, &d->want[v]);
@@ -1614,6 +1668,25 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 		snprintf(gi->why, sizeof(gi->why), "%s", g->why);
 	}
 	return 0;
+}
+
+int
+policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
+                    struct cpuset *home, int n)
+{
+	int idx = dom_find(s, key);
+	const struct dom *d;
+
+	if (idx < 0 || s->doms[idx]->st != D_PLACED)
+		return -1;
+	d = s->doms[idx];
+	for (int v = 0; v < n && v < d->nvcpus; v++) {
+		if (slots)
+			slots[v] = d->slot[v];
+		if (home)
+			home[v] = d->home[v];
+	}
+	return d->nvcpus;
 }
 
 void

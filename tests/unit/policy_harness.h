@@ -34,6 +34,8 @@ struct harness {
 	struct policy_domain_in in[H_MAXDOM];
 	int order[H_MAXDOM];            /* input order permutation (identity by default) */
 	int map[H_MAXDOM];              /* input index -> dom index for the last step */
+	/* optional: instructions per ns of runtime for a vCPU (counters) */
+	double (*rate)(const struct harness *h, int dom, int v);
 };
 
 static inline struct harness *
@@ -126,9 +128,10 @@ h_step(struct harness *h)
 		for (int v = 0; v < d->in.nvcpus; v++) {
 			struct policy_vcpu_sample *sm = &d->s[v];
 			sm->runtime_ns = (uint64_t)(d->demand[v] * (double)h->period);
-			sm->instructions = sm->runtime_ns;
-			if (d->demand[v] <= 0)
+			if (d->demand[v] <= 0) {
+				sm->instructions = 0;
 				continue;
+			}
 			int pick = -1;
 			/* stay on the last PU when it is still allowed and free */
 			if (sm->last_cpu >= 0 && cpuset_isset(&sm->pinned, sm->last_cpu) && !taken[sm->last_cpu])
@@ -143,6 +146,8 @@ h_step(struct harness *h)
 			sm->last_cpu = pick;
 			h->busy[pick] += sm->runtime_ns;
 		}
+		for (int v = 0; v < d->in.nvcpus; v++)
+			d->s[v].instructions = (uint64_t)((double)d->s[v].runtime_ns * (h->rate ? h->rate(h, i, v) : 1.0));
 	}
 	/* the input lists domains in h->order, which must not matter */
 	for (int oi = 0; oi < h->ndom; oi++) {
