@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "annot_shim.h"
+#include "annotation_xml.h"
 #include "topo_hwloc.h"
 
 static void
