@@ -30,6 +30,8 @@
 #define BENEFIT_LOSS 0.05       /* back off when progress drops by > 5 % */
 #define BUSY_PU 0.5             /* a PU at least this busy counts as busy */
 #define BUSY_VCPU 0.5           /* spread: a vCPU this busy is a busy one */
+#define ACTIVE_CPUS 0.5         /* a group using less is idle */
+#define ACTIVE_PERIODS 2        /* active periods before a preference */
 
 enum bstate { B_IDLE, B_AGGREGATING, B_SETTLING, B_MEASURING, B_KEPT, B_HOLD };
 
@@ -42,6 +44,10 @@ struct grp {
 	int pref;
 	double idle_epochs, nr_avg;
 	bool nr_init;
+	int active_periods;
+	double m_load;                  /* CPUs in use when last measured */
+	int load_changed;
+	uint64_t recheck_after_ns;
 	int fail;
 	uint64_t retry_after_ns;
 	uint64_t last_report_step;
@@ -754,7 +760,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 	int *cores = calloc((size_t)topo_count(t, TOPO_CORE) + 1, sizeof(int));
 	int *pus = calloc((size_t)s->ncpu + 1, sizeof(int));
 	struct cpuset pool;
-	int nc = 0, k, rc = -1, v = 0;
+	int nc = 0, k, rc = -1, v = 0, pool_need_pus = 0;
 
 	if (!c || !chosen || !cores || !pus)
 		goto out;
@@ -773,6 +779,25 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		k = choose_llcs(s, c, nc, n, chosen);
 		corefirst = k > 0;
 	}
+	/* An isolated domain may not shrink a dynamic shared pool below what
+	 * the running non-isolated domains need (their vCPUs / overcommit, at
+	 * least one core): they would have nowhere left to run. */
+	int iso_budget = -1;
+	if (d->isolated && cpuset_empty(&h->shared_pool)) {
+		long need_vcpus = 0;
+		for (int i = 0; i < s->ndoms; i++) {
+			const struct dom *o = s->doms[i];
+			if (o != d && o->seen && !(o->isolated && o->st == D_PLACED) && !o->isolated)
+				need_vcpus += o->nvcpus;
+		}
+		int need_pus = (int)ceil((double)need_vcpus / h->overcommit - 1e-9);
+		if (need_vcpus > 0 && need_pus < t->smt)
+			need_pus = t->smt;
+		iso_budget = (cpuset_count(&pool) - need_pus) / t->smt;
+		if (iso_budget < 0)
+			iso_budget = 0;
+		pool_need_pus = need_pus;
+	}
 	if (!corefirst) {
 		nc = 0;
 		for (int l = 0; l < nllc; l++) {
@@ -783,6 +808,13 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 				nc++;
 		}
 		k = choose_llcs(s, c, nc, n, chosen);
+		if (iso_budget >= 0 && (n + slots_per_core(s, h) - 1) / slots_per_core(s, h) > iso_budget) {
+			k = 0;
+			for (int i = 0; i < nc; i++)        /* report what may be taken */
+				c[i].free = 0;
+			if (nc > 0)
+				c[0].free = iso_budget * slots_per_core(s, h);
+		}
 	}
 	if (k == 0) {
 		int total = 0;
@@ -793,9 +825,10 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		if (d->isolated)
 			snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 			    "needs %d whole cores for %d vCPUs (isolation=core, SMT%d, overcommit %.2g); "
-			    "only %d free outside reserved CPUs [%s] and the shared pool",
+			    "only %d free outside reserved CPUs [%s] and the shared pool%s",
 			    (n + slots_per_core(s, h) - 1) / slots_per_core(s, h), n, t->smt,
-			    h->overcommit_isolated, total / slots_per_core(s, h), rs);
+			    h->overcommit_isolated, total / slots_per_core(s, h), rs,
+			    iso_budget >= 0 && pool_need_pus > 0 ? " (which keeps the PUs its domains need)" : "");
 		else
 			snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 			    "needs %d vCPU slots in the shared pool (overcommit %.2g); only %d free",
@@ -1035,7 +1068,7 @@ grp_release(struct policy_state *s, struct dom *d, struct grp *g)
 static void
 benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                const struct policy_domain_in *di, struct grp *g, bool all_in, bool moved,
-               struct policy_plan *plan)
+               double load, struct policy_plan *plan)
 {
 	double instr = 0, rt = 0;
 	int v;
@@ -1050,14 +1083,34 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 
 	switch (g->b) {
 	case B_IDLE:
-	case B_KEPT:
-		if (rt > 0) {
+		/* the baseline: progress while the group runs as placed */
+		if (g->active_periods == 0) {
+			g->rate_valid = false;
+		} else if (rt > 0) {
 			g->rate_ewma = g->rate_valid ? 0.5 * g->rate_ewma + 0.5 * rate : rate;
 			g->rate_valid = true;
 		}
-		if (moved && g->b == B_IDLE && g->rate_valid) {
+		if (moved && g->rate_valid) {
 			g->baseline = g->rate_ewma;
 			g->b = B_AGGREGATING;
+		}
+		break;
+	case B_KEPT:
+		/* the load changed since the measurement (e.g. a new phase of
+		 * the guest's work): measure again, at most once per hold-down */
+		if (fabs(load - g->m_load) >= 1.0)
+			g->load_changed++;
+		else
+			g->load_changed = 0;
+		if (g->load_changed >= 2 && in->now_ns >= g->recheck_after_ns) {
+			snprintf(g->why, sizeof(g->why), "load changed from %.1f to %.1f CPUs since the measurement: "
+			    "measuring again", g->m_load, load);
+			grp_release(s, d, g);
+			g->b = B_IDLE;
+			g->rate_valid = false;
+			g->load_changed = 0;
+			g->recheck_after_ns = in->now_ns + (uint64_t)d->annot.tune.holddown_s * 1000000000ull;
+			g->retry_after_ns = in->now_ns + 2 * in->period_ns;
 		}
 		break;
 	case B_AGGREGATING:
@@ -1078,6 +1131,7 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 	case B_MEASURING:
 		g->m_instr += instr;
 		g->m_rt += rt;
+		g->m_load = load;
 		if (++g->b_count >= MEASURE_PERIODS) {
 			double after = g->m_rt > 0 ? g->m_instr / g->m_rt : 0;
 			if (after < g->baseline * (1.0 - BENEFIT_LOSS)) {
@@ -1132,7 +1186,11 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		cpus_in_use += (double)sm->runtime_ns / period;
 		sum_rt += (double)sm->runtime_ns;
 	}
-	g->idle_epochs = sum_rt > 0 ? 0 : g->idle_epochs + epochs_per_period;
+	/* active: at least half a CPU's worth of runtime this period */
+	bool active = cpus_in_use >= ACTIVE_CPUS;
+	g->active_periods = active ? g->active_periods + 1 : 0;
+	g->idle_epochs = active ? 0 : g->idle_epochs + epochs_per_period;
+	(void)sum_rt;
 
 	/* occupancy: the group's share of each CPU, summed per LLC */
 	double occ_best = -1, occ_pref = 0;
@@ -1186,7 +1244,8 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		goto out;
 	}
 	occ_pref = g->pref >= 0 ? occ[g->pref] : 0;
-	if (best >= 0 && best != g->pref && llc_should_switch(occ_best, occ_pref)) {
+	if (best >= 0 && best != g->pref && g->active_periods >= ACTIVE_PERIODS &&
+	    llc_should_switch(occ_best, occ_pref)) {
 		struct policy_action *a = plan_add(plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
 		    "group '%s': preferred LLC %d -> %d: occupancy %.2f > 2 x %.2f",
 		    g->name, g->pref, best, occ_best, occ_pref);
@@ -1306,7 +1365,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		    counters ? "" : "; no instruction counters: kernel guards only");
 bench:
 	if (counters)
-		benefit_update(s, in, d, di, g, outside == 0, moved > 0, plan);
+		benefit_update(s, in, d, di, g, outside == 0, moved > 0, cpus_in_use, plan);
 out:
 	free(order);
 	free(occ);
@@ -1616,7 +1675,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 			if (any_isolated) {
 				for (int v = 0; v < d->nvcpus; v++)
 					d->want[v] = pool;
-				if (!d->confined || !cpuset_equal(&d->emu_want, &pool)) {
+				if (!cpuset_empty(&pool) && (!d->confined || !cpuset_equal(&d->emu_want, &pool))) {
 					fmt_set(&pool, buf, sizeof(buf));
 					plan_add(plan, POLICY_ACT_PIN_EMULATOR, d, -1, &pool,
 					    "unmanaged domain confined to the shared pool [%s] while isolated domains exist", buf);
@@ -1658,7 +1717,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 			struct cpuset emu = d->allot;
 			if (d->isolated && !cpuset_empty(&in->host.reserved))
 				emu = in->host.reserved;
-			if (!d->emu_sent || !cpuset_equal(&emu, &d->emu_want)) {
+			if (!cpuset_empty(&emu) && (!d->emu_sent || !cpuset_equal(&emu, &d->emu_want))) {
 				fmt_set(&emu, buf, sizeof(buf));
 				plan_add(plan, POLICY_ACT_PIN_EMULATOR, d, -1, &emu, "emulator threads on %s [%s]",
 				    d->isolated && !cpuset_empty(&in->host.reserved) ? "the reserved CPUs" : "the domain's PUs",
@@ -1680,8 +1739,8 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		for (int v = 0; v < d->nvcpus; v++) {
 			const struct cpuset *seen = &di->vcpus[v].pinned;
 			bool differs = set_empty(s, seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
-			if (!differs)
-				continue;
+			if (!differs || set_empty(s, &d->want[v]))
+				continue;       /* never pin to nothing */
 			int l = pin_llc(s, &d->want[v]);
 			fmt_set(&d->want[v], buf, sizeof(buf));
 			if (d->confined)

@@ -181,6 +181,30 @@ test_unannotated_confined_as_whole(void **state)
 	h_free(h);
 }
 
+/* Isolated domains never take the cores the shared pool's domains need. */
+static void
+test_isolation_keeps_shared_pool(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:2 pu:2");   /* 4 cores */
+	struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	int u = h_add(h, "plain", 4, 1, 4, 1, NULL);                    /* needs 2 cores */
+	int i = h_add(h, "iso", 6, 1, 3, 2, &iso);                      /* wants 3 cores */
+
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	assert_non_null(strstr(h->plan->actions[0].reason,
+	    "needs 3 whole cores for 6 vCPUs (isolation=core, SMT2, overcommit 1); only 2 free"));
+	assert_non_null(strstr(h->plan->actions[0].reason, "(which keeps the PUs its domains need)"));
+	/* a smaller isolated domain fits and the plain one keeps two cores */
+	h->dom[i].running = false;
+	int j = h_add(h, "iso2", 4, 1, 2, 2, &iso);
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
+	assert_int_equal(cpuset_count(&h->dom[u].s[0].pinned), 4);
+	assert_false(cpuset_intersects(&h->dom[u].s[0].pinned, &h->dom[j].s[0].pinned));
+	h_free(h);
+}
+
 /* --- the preferred-LLC hysteresis ------------------------------------------ */
 
 static void
@@ -757,6 +781,7 @@ main(void)
 		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
 		cmocka_unit_test(test_refuse_when_full),
 		cmocka_unit_test(test_unannotated_confined_as_whole),
+		cmocka_unit_test(test_isolation_keeps_shared_pool),
 		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
 		cmocka_unit_test(test_group_larger_than_llc_not_aggregated),
 		cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
