@@ -80,7 +80,7 @@ struct dom {
 	struct cpuset allot;            /* PUs placed on (isolated: owned) */
 	int *slot;                      /* per vCPU: the PU its slot is on */
 	struct cpuset *home, *want;     /* per vCPU pins */
-	bool *want_sent;
+	struct cpuset *sent;            /* per vCPU: the pin last emitted (empty: none) */
 	double *vutil;
 	struct cpuset emu_want;
 	bool emu_sent;
@@ -226,7 +226,7 @@ dom_free(struct dom *d)
 	free(d->slot);
 	free(d->home);
 	free(d->want);
-	free(d->want_sent);
+	free(d->sent);
 	free(d->vutil);
 	free(d->vgroup);
 	free(d);
@@ -302,10 +302,10 @@ dom_new(const struct policy_domain_in *in)
 	d->slot = calloc(n, sizeof(int));
 	d->home = calloc(n, sizeof(struct cpuset));
 	d->want = calloc(n, sizeof(struct cpuset));
-	d->want_sent = calloc(n, sizeof(bool));
+	d->sent = calloc(n, sizeof(struct cpuset));
 	d->vutil = calloc(n, sizeof(double));
 	d->vgroup = calloc(n, sizeof(int));
-	if (!d->slot || !d->home || !d->want || !d->want_sent || !d->vutil || !d->vgroup) {
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->vgroup) {
 		dom_free(d);
 		return NULL;
 	}
@@ -642,6 +642,34 @@ llc_free_whole_cores(const struct policy_state *s, int llc, const struct cpuset 
 	return n;
 }
 
+/* An isolated domain may not shrink a dynamic shared pool below what the
+ * domains running in it need (their vCPUs / overcommit, at least one
+ * core): shared and unmanaged domains, and isolated ones already refused.
+ * Returns how many more whole cores isolated domains may take, or -1 when
+ * the shared pool is configured (isolated cores never come from it). */
+static int
+iso_budget_cores(const struct policy_state *s, const struct policy_host *h, const struct dom *d,
+                 const struct cpuset *pool, int *need_out)
+{
+	long need_vcpus = 0;
+	int need_pus, budget;
+
+	if (!cpuset_empty(&h->shared_pool))
+		return -1;
+	for (int i = 0; i < s->ndoms; i++) {
+		const struct dom *o = s->doms[i];
+		if (o != d && o->seen && (!o->isolated || o->st == D_REFUSED))
+			need_vcpus += o->nvcpus;
+	}
+	need_pus = (int)ceil((double)need_vcpus / h->overcommit - 1e-9);
+	if (need_vcpus > 0 && need_pus < s->topo->smt)
+		need_pus = s->topo->smt;
+	budget = (cpuset_count(pool) - need_pus) / s->topo->smt;
+	if (need_out)
+		*need_out = need_pus;
+	return budget < 0 ? 0 : budget;
+}
+
 static int
 cmp_cand_free_desc(const void *a, const void *b)
 {
@@ -779,25 +807,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		k = choose_llcs(s, c, nc, n, chosen);
 		corefirst = k > 0;
 	}
-	/* An isolated domain may not shrink a dynamic shared pool below what
-	 * the running non-isolated domains need (their vCPUs / overcommit, at
-	 * least one core): they would have nowhere left to run. */
-	int iso_budget = -1;
-	if (d->isolated && cpuset_empty(&h->shared_pool)) {
-		long need_vcpus = 0;
-		for (int i = 0; i < s->ndoms; i++) {
-			const struct dom *o = s->doms[i];
-			if (o != d && o->seen && !(o->isolated && o->st == D_PLACED) && !o->isolated)
-				need_vcpus += o->nvcpus;
-		}
-		int need_pus = (int)ceil((double)need_vcpus / h->overcommit - 1e-9);
-		if (need_vcpus > 0 && need_pus < t->smt)
-			need_pus = t->smt;
-		iso_budget = (cpuset_count(&pool) - need_pus) / t->smt;
-		if (iso_budget < 0)
-			iso_budget = 0;
-		pool_need_pus = need_pus;
-	}
+	int iso_budget = d->isolated ? iso_budget_cores(s, h, d, &pool, &pool_need_pus) : -1;
 	if (!corefirst) {
 		nc = 0;
 		for (int l = 0; l < nllc; l++) {
@@ -951,7 +961,14 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		CPUSET_FOREACH(cpu, &whole)
 			if (s->core_owner[topo_core_of(t, cpu)] >= 0)
 				return false;
-		if (d->nvcpus > cpuset_count(&whole) / t->smt * slots_per_core(s, h))
+		/* exactly the cores it needs (libvirt's default pin, every CPU,
+		 * is not an allocation), within the shared pool's budget */
+		int ncores = cpuset_count(&whole) / t->smt, spc = slots_per_core(s, h);
+		if (d->nvcpus > ncores * spc || ncores > (d->nvcpus + spc - 1) / spc)
+			return false;
+		shared_pool(s, h, &pool);
+		int budget = iso_budget_cores(s, h, d, &pool, NULL);
+		if (budget >= 0 && ncores > budget)
 			return false;
 	} else {
 		shared_pool(s, h, &pool);
@@ -972,7 +989,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 			s->llc_load[topo_llc_of(t, best)]++;
 		d->home[v] = *p;
 		d->want[v] = *p;
-		d->want_sent[v] = true;
+		d->sent[v] = *p;
 	}
 	if (d->isolated) {
 		int idx = -1;
@@ -1501,6 +1518,13 @@ validate(const struct policy_input *in, struct llcd_err *err)
 		return llcd_err_set(err, "policy: sampling period must be > 0");
 	if (in->host.overcommit <= 0 || in->host.overcommit_isolated <= 0)
 		return llcd_err_set(err, "policy: overcommit ratios must be > 0");
+	if (!cpuset_empty(&in->host.shared_pool)) {
+		struct cpuset x;
+		cpuset_and(&x, &in->host.shared_pool, &in->host.topo->all);
+		cpuset_andnot(&x, &x, &in->host.reserved);
+		if (cpuset_empty(&x))
+			return llcd_err_set(err, "policy: the shared pool has no CPU of this host outside the reserved CPUs");
+	}
 	if (in->ndomains < 0 || (in->ndomains > 0 && in->domains == NULL))
 		return llcd_err_set(err, "policy: bad domain list");
 	for (int i = 0; i < in->ndomains; i++) {
@@ -1693,7 +1717,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 					for (int v = 0; v < d->nvcpus; v++)
 						d->want[v] = all_host;
 					for (int v = 0; v < d->nvcpus; v++)
-						d->want_sent[v] = true;
+						d->sent[v] = all_host;
 				}
 				d->confined = false;
 				d->released_sent = true;
@@ -1738,7 +1762,9 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		/* one PIN per vCPU whose wanted pin differs from what was seen */
 		for (int v = 0; v < d->nvcpus; v++) {
 			const struct cpuset *seen = &di->vcpus[v].pinned;
-			bool differs = set_empty(s, seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
+			/* compare with what was observed, or, when the back-end
+			 * cannot observe pins, with what was last sent */
+			bool differs = !set_eq(s, set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
 			if (!differs || set_empty(s, &d->want[v]))
 				continue;       /* never pin to nothing */
 			int l = pin_llc(s, &d->want[v]);
@@ -1751,7 +1777,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 			else
 				plan_add(plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s LLC %d [%s]",
 				    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", l, buf);
-			d->want_sent[v] = true;
+			d->sent[v] = d->want[v];
 			s->stats.pins++;
 		}
 	}

@@ -105,6 +105,14 @@ sim_run(struct sim_run *r, const struct sim_scenario *sc, enum sim_policy policy
 				goto out;
 			}
 			r->wall_ns[r->nwall++] = st.policy_wall_ns;
+			/* which isolated domains the engine placed (refused ones are
+			 * unmanaged, reported, and not isolated) */
+			for (int d = 0; d < sc->ndomains; d++) {
+				struct policy_domain_info info;
+				r->w->dom[d].iso_managed = r->w->dom[d].isolated && r->w->dom[d].active &&
+				    policy_domain_info(agent_loop_policy(r->loop), (uint64_t)d + 1, &info) == 0 &&
+				    info.managed;
+			}
 		}
 	}
 	rc = 0;

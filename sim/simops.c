@@ -44,6 +44,10 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 			in->guest = sd->guest;
 			in->annotated = D->annotated;
 			in->annot = D->annot;
+			/* `static`: llcd's initial placement only, i.e. the engine's
+			 * static mode for every domain it manages */
+			if (w->policy == SIM_POLICY_STATIC && in->annotated && in->annot.mode != POLICY_MODE_NONE)
+				in->annot.mode = POLICY_MODE_STATIC;
 		}
 		for (int v = 0; v < sd->nvcpus; v++) {
 			const struct sim_thread *th = &w->threads[D->base + v];
@@ -116,8 +120,6 @@ sim_apply(void *arg, const struct policy_action *a, struct llcd_err *err)
 	struct sim_ops_ctx *ctx = arg;
 	struct sim_world *w = ctx->w;
 	int d = (int)a->key - 1;
-	bool is_static = w->policy == SIM_POLICY_STATIC;
-
 	if (a->key == 0 || d >= w->sc->ndomains || !w->dom[d].active) {
 		llcd_err_set(err, "no running domain with key %llu", (unsigned long long)a->key);
 		return AGENT_GONE;
@@ -129,23 +131,18 @@ sim_apply(void *arg, const struct policy_action *a, struct llcd_err *err)
 			llcd_err_set(err, "domain '%s' has no vCPU %d", w->sc->domains[d].name, a->vcpu);
 			return AGENT_PERMANENT;
 		}
-		struct sim_thread *th = &w->threads[w->dom[d].base + a->vcpu];
-		if (is_static && th->static_done)
-			return AGENT_OK;        /* static: the initial placement only */
+		/* `static` runs the engine in static mode (see observe), which
+		 * only re-pins where correctness needs it (isolation, refusal) */
 		if (sim_world_pin(w, d, a->vcpu, &a->cpus, err) < 0)
 			return AGENT_PERMANENT;
-		th->static_done = true;
 		break;
 	}
 	case POLICY_ACT_PIN_EMULATOR:
-		if (is_static && w->dom[d].emu_pinned)
-			return AGENT_OK;
 		if (sim_world_pin_emulator(w, d, &a->cpus, err) < 0)
 			return AGENT_PERMANENT;
 		break;
 	case POLICY_ACT_RELEASE:
-		if (!is_static)
-			sim_world_unpin(w, d);
+		sim_world_unpin(w, d);
 		break;
 	case POLICY_ACT_PREFER:
 		if (a->llc >= 0)

@@ -582,7 +582,6 @@ lifecycle(struct sim_world *w, double t)
 				    t, sd->name, v);
 			th->pu = th->trace_pu = th->last_llc = -1;
 			th->pinned = false;
-			th->static_done = false;
 			th->llcs_dirty = true;
 			th->demand = 0;
 			th->runtime_ns = th->instructions = 0;
@@ -859,6 +858,8 @@ invariants(struct sim_world *w)
 	w->pins_dirty = false;
 	for (int c = 0; c < w->ncore; c++)
 		w->core_owner[c] = -1;
+	/* pass 1: cores of isolated domains the engine placed (a refused one
+	 * is unmanaged: it is reported and runs in the shared pool) */
 	for (int i = 0; i < w->nthreads; i++) {
 		struct sim_thread *th = &w->threads[i];
 		const struct sim_dom_state *D = &w->dom[th->dom];
@@ -873,7 +874,7 @@ invariants(struct sim_world *w)
 			sim_world_violation(w, "reserved: domain '%s' vCPU %d pinned to reserved CPU(s) %s",
 			    w->sc->domains[th->dom].name, th->vcpu, buf);
 		}
-		if (!D->isolated)
+		if (!D->isolated || !D->iso_managed)
 			continue;
 		CPUSET_FOREACH(pu, &th->pin) {
 			int c = w->topo->pu_core[pu];
@@ -884,6 +885,22 @@ invariants(struct sim_world *w)
 			else if (w->core_owner[c] != th->dom)
 				sim_world_violation(w, "isolation: isolated domains '%s' and '%s' both pinned to core %d",
 				    w->sc->domains[w->core_owner[c]].name, w->sc->domains[th->dom].name, c);
+		}
+	}
+	/* pass 2: no other domain's vCPU may be pinned onto those cores */
+	for (int i = 0; i < w->nthreads; i++) {
+		struct sim_thread *th = &w->threads[i];
+		const struct sim_dom_state *D = &w->dom[th->dom];
+		int pu;
+		if (!D->active || !th->pinned || (D->isolated && D->iso_managed))
+			continue;
+		CPUSET_FOREACH(pu, &th->pin) {
+			int c = w->topo->pu_core[pu];
+			if (c >= 0 && w->core_owner[c] >= 0) {
+				sim_world_violation(w, "isolation: domain '%s' vCPU %d pinned to core %d of isolated domain '%s'",
+				    w->sc->domains[th->dom].name, th->vcpu, c, w->sc->domains[w->core_owner[c]].name);
+				break;
+			}
 		}
 	}
 }

@@ -35,7 +35,6 @@ struct sim_thread {
 	int last_llc;                   /* LLC of its last period with demand */
 	int trace_pu;                   /* PU last written to the trace */
 	bool pinned;
-	bool static_done;               /* policy static: initial pin applied */
 	struct cpuset pin;
 	uint64_t *llcs;                 /* LLCs its allowed set touches (bitmap) */
 	bool llcs_dirty;
@@ -50,6 +49,7 @@ struct sim_dom_state {
 	uint64_t key;
 	int base;                       /* first thread index */
 	bool annotated, isolated;
+	bool iso_managed;               /* isolated and placed by the engine (not refused) */
 	struct policy_annotation annot;
 	/* kernel-cas: the QEMU process as one mm */
 	double *mm_rt;                  /* per PU decayed runtime */

@@ -744,6 +744,23 @@ test_restart_adopts_pins(void **state)
 	h_free(h);
 }
 
+/* libvirt's default pin (every CPU) is not an allocation to adopt: a new
+ * isolated domain gets just the cores it needs. */
+static void
+test_default_pins_not_adopted(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	struct policy_annotation iso = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+	int d = h_add(h, "i", 2, 1, 1, 2, &iso);
+	struct policy_domain_info info;
+
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_true(info.managed);
+	assert_int_equal(cpuset_count(&info.allotment), 2);     /* one core */
+	h_free(h);
+}
+
 static void
 test_bad_input(void **state)
 {
@@ -795,6 +812,7 @@ main(void)
 		cmocka_unit_test(test_isolation_random_churn),
 		cmocka_unit_test(test_input_order_irrelevant),
 		cmocka_unit_test(test_restart_adopts_pins),
+		cmocka_unit_test(test_default_pins_not_adopted),
 		cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -325,6 +325,9 @@ test_invariants(void **state)
 	    "{\"name\":\"i2\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]},"
 	    "{\"name\":\"n\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]}]}",
 	    SIM_POLICY_LLCD, 1, an, is);
+	/* the engine placed both isolated domains (run.c sets this from
+	 * policy_domain_info(); this test pins by hand) */
+	f.w->dom[0].iso_managed = f.w->dom[1].iso_managed = true;
 	steps(&f, 2);
 	assert_int_equal(f.w->nviol, 0);               /* unpinned: never on reserved PUs */
 	for (int i = 0; i < 6; i++)
@@ -342,10 +345,15 @@ test_invariants(void **state)
 	assert_int_equal(f.w->nviol, 3);
 	assert_non_null(strstr(f.w->viol[1], "reserved: domain 'n' vCPU 0 ran on reserved CPU 1"));
 	assert_non_null(strstr(f.w->viol[2], "reserved: domain 'n' vCPU 0 pinned to reserved CPU(s) 1"));
+	/* a non-isolated domain pinned onto an isolated domain's core */
+	pin(&f, 2, 0, "5");
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 4);
+	assert_non_null(strstr(f.w->viol[3], "isolation: domain 'n' vCPU 0 pinned to core 2 of isolated domain 'i2'"));
 	assert_int_equal(cpuset_parse(&s, "15-17", &err), 0);
 	assert_int_equal(sim_world_pin(f.w, 2, 1, &s, &err), -1);
-	assert_int_equal(f.w->nviol, 4);
-	assert_non_null(strstr(f.w->viol[3], "host-cpu: domain 'n' vCPU 1 pinned to CPU(s) '16-17' the host lacks"));
+	assert_int_equal(f.w->nviol, 5);
+	assert_non_null(strstr(f.w->viol[4], "host-cpu: domain 'n' vCPU 1 pinned to CPU(s) '16-17' the host lacks"));
 	fx_close(&f);
 }
 
