@@ -316,9 +316,9 @@ test_real_kernel(void **state)
 		kill(child, SIGKILL);
 		waitpid(child, &status, 0);
 	} else {
+		assert_int_equal(coresched_probe(cs), CORESCHED_AVAIL_NO);
 		print_message("real kernel: prctl(PR_SCHED_CORE) fails with %s: %s\n",
 		    strerror(e), coresched_reason(cs));
-		assert_int_equal(coresched_probe(cs), CORESCHED_AVAIL_NO);
 		assert_int_equal(coresched_probe_errno(cs), e);
 		if (e == EINVAL)
 			assert_non_null(strstr(coresched_reason(cs), "CONFIG_SCHED_CORE"));
