@@ -9,7 +9,8 @@ find_package(Threads REQUIRED)
 add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/log.c
   ${CMAKE_CURRENT_LIST_DIR}/procstat.c
-  ${CMAKE_CURRENT_LIST_DIR}/coresched.c)
+  ${CMAKE_CURRENT_LIST_DIR}/coresched.c
+  ${CMAKE_CURRENT_LIST_DIR}/virt.c)
 target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(llcagent_live PUBLIC llcpolicy PkgConfig::LIBVIRT
                       PkgConfig::LIBXML2 Threads::Threads)

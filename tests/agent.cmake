@@ -3,3 +3,4 @@
 llcd_unit_test(test_procstat SOURCES unit/test_procstat.c LIBS llcagent_live)
 llcd_unit_test(test_log SOURCES unit/test_log.c LIBS llcagent_live)
 llcd_unit_test(test_coresched SOURCES unit/test_coresched.c LIBS llcagent_live)
+llcd_unit_test(test_virt SOURCES unit/test_virt.c LIBS llcagent_live)
