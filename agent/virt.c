@@ -491,7 +491,8 @@ virt_classify(int code, int int1, bool conn_alive, int dom_active)
 static enum virt_result
 classify_last(struct virt *v, virDomainPtr dom, struct llcd_err *err, const char *what)
 {
-	virErrorPtr e = virGetLastError();
+	/* copy first: every libvirt call below resets the thread's last error */
+	virErrorPtr e = virSaveLastError();
 	int code = e ? e->code : VIR_ERR_INTERNAL_ERROR, int1 = e ? e->int1 : 0;
 	bool alive = v->conn != NULL && virConnectIsAlive(v->conn) == 1;
 	int active = dom != NULL && alive ? virDomainIsActive(dom) : -1;
@@ -502,6 +503,7 @@ classify_last(struct virt *v, virDomainPtr dom, struct llcd_err *err, const char
 	r = virt_classify(code, int1, alive, active);
 	llcd_err_set(err, "%s: %s [%s]", what, e && e->message ? e->message : "unknown libvirt error",
 	    virt_result_name(r));
+	virFreeError(e);
 	return r;
 }
 
