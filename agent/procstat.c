@@ -383,7 +383,9 @@ procstat_parse_stat(const char *buf, size_t len, uint64_t tick_ns,
 			ticks += v;
 			break;
 		case 20:
-			if (neg || v < 1 || v > INT_MAX)
+			/* 0 for a thread past __exit_signal (no sighand any
+			 * more) but not yet reaped: the caller reports gone */
+			if (neg || v > INT_MAX)
 				return llcd_err_set(err, "stat: field 20 (num_threads) out of range");
 			out->num_threads = (int)v;
 			break;
@@ -449,6 +451,8 @@ procstat_thread_read(struct procstat_thread *t, struct procstat_sample *out,
 		llcd_err_prefix(err, "tid %d", t->tid);
 		return PROCSTAT_ERROR;
 	}
+	if (out->num_threads == 0 || out->state == 'X')
+		return PROCSTAT_GONE;   /* exiting: its files vanish next */
 	if (t->sched_fd < 0)
 		return PROCSTAT_OK;
 	if ((n = pread_all(t->sched_fd, qbuf, sizeof(qbuf))) < 0)

@@ -12,7 +12,9 @@
  * runtime plus last CPU (no single per-thread file has both). The open
  * descriptors pin the task's struct pid, so a TID reused by a new thread
  * can never be mistaken for the old one: reads of a vanished thread fail
- * with ESRCH and are reported as PROCSTAT_GONE.
+ * with ESRCH and are reported as PROCSTAT_GONE. So is a thread caught
+ * exiting (state X, or thread count 0 once it has dropped its signal
+ * handlers but is not yet reaped).
  *
  * QEMU names its threads (libvirt starts it with debug-threads=on):
  *   "CPU <n>/KVM", "CPU <n>/TCG"      vCPU n                (PROCSTAT_VCPU)

@@ -21,3 +21,5 @@ endfunction()
 
 llcd_libvirt_test(test_virt_session
   SOURCES libvirt/test_virt_session.c libvirt/lvd.c LIBS llcagent_live)
+llcd_libvirt_test(test_virt_system
+  SOURCES libvirt/test_virt_system.c LIBS llcagent_live)

@@ -145,7 +145,11 @@ test_real_threads(void **state)
 	/* gone: the thread exits, its open files now fail with ESRCH */
 	assert_int_equal(procstat_thread_read(t1, &s, &err), PROCSTAT_OK);
 	burner_stop(&b1);
-	assert_int_equal(procstat_thread_read(t1, &s, &err), PROCSTAT_GONE);
+	err.msg[0] = '\0';
+	st = procstat_thread_read(t1, &s, &err);
+	if (st != PROCSTAT_GONE)
+		print_message("exited thread read: %s (%s) state %c\n", procstat_status_name(st), err.msg, s.state);
+	assert_int_equal(st, PROCSTAT_GONE);
 	procstat_thread_free(t1);
 	/* a TID that does not exist: gone on open */
 	assert_null(procstat_thread_open(ps, pid, atomic_load(&b1.tid), &st, &err));
@@ -308,16 +312,18 @@ test_fixture_edge(void **state)
 	assert_non_null(ps = procstat_new(FIX "/edge", &err));
 	tick = procstat_tick_ns(ps);
 	assert_int_equal(procstat_list_tasks(ps, 100, &tasks, &n, &err), PROCSTAT_OK);
-	assert_int_equal(n, 4);
-	assert_int_equal(tasks[0].tid, 102);            /* CPU 12/KVM */
-	assert_int_equal(tasks[0].kind, PROCSTAT_VCPU);
-	assert_int_equal(tasks[0].index, 12);
-	assert_int_equal(tasks[1].tid, 100);
-	assert_int_equal(tasks[2].tid, 101);
-	assert_string_equal(tasks[2].comm, "a) (b c");
-	assert_int_equal(tasks[2].kind, PROCSTAT_EMULATOR);
-	assert_int_equal(tasks[3].tid, 103);            /* "CPU 1/KVMx" */
+	assert_int_equal(n, 5);
+	assert_int_equal(tasks[0].tid, 104);            /* CPU 2/KVM */
+	assert_int_equal(tasks[0].index, 2);
+	assert_int_equal(tasks[1].tid, 102);            /* CPU 12/KVM */
+	assert_int_equal(tasks[1].kind, PROCSTAT_VCPU);
+	assert_int_equal(tasks[1].index, 12);
+	assert_int_equal(tasks[2].tid, 100);
+	assert_int_equal(tasks[3].tid, 101);
+	assert_string_equal(tasks[3].comm, "a) (b c");
 	assert_int_equal(tasks[3].kind, PROCSTAT_EMULATOR);
+	assert_int_equal(tasks[4].tid, 103);            /* "CPU 1/KVMx" */
+	assert_int_equal(tasks[4].kind, PROCSTAT_EMULATOR);
 	free(tasks);
 
 	t = procstat_thread_open(ps, 100, 101, &st, &err);
@@ -336,6 +342,12 @@ test_fixture_edge(void **state)
 	assert_true(s.runtime_from_ticks);
 	assert_int_equal(s.runtime_ns, 400 * tick);
 	assert_int_equal(s.last_cpu, 3);
+	procstat_thread_free(t);
+
+	/* caught exiting: thread count 0 (no signal handlers any more) */
+	t = procstat_thread_open(ps, 100, 104, &st, &err);
+	assert_non_null(t);
+	assert_int_equal(procstat_thread_read(t, &s, &err), PROCSTAT_GONE);
 	procstat_thread_free(t);
 
 	assert_null(procstat_thread_open(ps, 100, 999, &st, &err));
