@@ -30,6 +30,8 @@
 #define BENEFIT_LOSS 0.05       /* back off when progress drops by > 5 % */
 #define BUSY_PU 0.5             /* a PU at least this busy counts as busy */
 #define BUSY_VCPU 0.5           /* spread: a vCPU this busy is a busy one */
+#define ACTIVE_CPUS 0.5         /* a group using less is idle */
+#define ACTIVE_PERIODS 2        /* active periods before a preference */
 
 enum bstate { B_IDLE, B_AGGREGATING, B_SETTLING, B_MEASURING, B_KEPT, B_HOLD };
 
@@ -42,6 +44,10 @@ struct grp {
 	int pref;
 	double idle_epochs, nr_avg;
 	bool nr_init;
+	int active_periods;
+	double m_load;                  /* CPUs in use when last measured */
+	int load_changed;
+	uint64_t recheck_after_ns;
 	int fail;
 	uint64_t retry_after_ns;
 	uint64_t last_report_step;
@@ -413,7 +419,20 @@ llc_cpus(const struct policy_state *s, int llc)
 static bool
 set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
 {
-	return memcmp(a->w, b->w, sizeof(uint64_t) * (size_t)s->nwords) == 0;
+	uint64_t diff = 0;
+
+	for (int i = 0; i < s->nwords; i++)
+		diff |= a->w[i] ^ b->w[i];
+	return diff == 0;
+}
+
+static bool
+set_empty(const struct policy_state *s, const struct cpuset *a)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (a->w[i])
+			return false;
+	return true;
 }
 
 static bool
@@ -531,7 +550,7 @@ rebuild_ownership(struct policy_state *s)
 		for (int v = 0; v < d->nvcpus; v++) {
 			s->pu_load[d->slot[v]]++;
 			if (!d->isolated)
-				s->llc_load[topo_llc_of(t, d->slot[v])]++;
+				s->llc_load[t->pu_llc[d->slot[v]]]++;
 		}
 	}
 }
@@ -596,6 +615,31 @@ llc_free_slots(const struct policy_state *s, const struct policy_host *h, int ll
 	cpuset_and(&x, llc_cpus(s, llc), pool);
 	int cap = (int)floor(cpuset_count(&x) * h->overcommit + 1e-9) - s->llc_load[llc];
 	return cap > 0 ? cap : 0;
+}
+
+/* Whole cores first: cores of an LLC whose PUs are all in the pool and
+ * carry no vCPU slot yet. Used for guests without SMT, so that each vCPU
+ * gets a core of its own before any shares a core with a sibling. */
+static int
+llc_free_whole_cores(const struct policy_state *s, int llc, const struct cpuset *pool, int *first_pus)
+{
+	const struct topo_node *ln = topo_get(s->topo, TOPO_LLC, llc);
+	int n = 0, cpu;
+
+	for (int i = 0; i < ln->nchildren; i++) {
+		const struct topo_node *core = ln->children[i];
+		bool ok = core->type == TOPO_CORE && cpuset_subset(&core->cpus, pool);
+		if (ok)
+			CPUSET_FOREACH(cpu, &core->cpus)
+				if (s->pu_load[cpu] != 0)
+					ok = false;
+		if (ok) {
+			if (first_pus)
+				first_pus[n] = cpuset_first(&core->cpus);
+			n++;
+		}
+	}
+	return n;
 }
 
 static int
@@ -666,17 +710,27 @@ guest_per_die(const struct dom *d)
 	return (int)per;
 }
 
-/* Set a vCPU's home and wanted pin from its slot PU according to mode. */
+/* Set a vCPU's home and wanted pin from its slot PU:
+ *  - static: the PU itself;
+ *  - topology="match": the slot's LLC share of what the domain may use
+ *    (its own cores, or the shared pool), so that guest die i stays on
+ *    host LLC i and the guest's view is true;
+ *  - otherwise: everything the domain may use; the kernel balances the
+ *    vCPUs there and only groups are steered (the slot counts capacity).
+ */
 static void
-set_home(struct policy_state *s, struct dom *d, int v)
+set_home(struct policy_state *s, struct dom *d, int v, const struct cpuset *pool)
 {
+	const struct cpuset *allowed = d->isolated ? &d->allot : pool;
 	struct cpuset pin;
 
 	cpuset_zero(&pin);
 	if (d->annot.mode == POLICY_MODE_STATIC)
 		cpuset_set(&pin, d->slot[v]);
+	else if (d->annot.topology == POLICY_TOPO_MATCH)
+		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), allowed);
 	else
-		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), &d->allot);
+		pin = *allowed;
 	d->home[v] = pin;
 	d->want[v] = pin;
 }
@@ -706,19 +760,62 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 	int *cores = calloc((size_t)topo_count(t, TOPO_CORE) + 1, sizeof(int));
 	int *pus = calloc((size_t)s->ncpu + 1, sizeof(int));
 	struct cpuset pool;
-	int nc = 0, k, rc = -1, v = 0;
+	int nc = 0, k, rc = -1, v = 0, pool_need_pus = 0;
 
 	if (!c || !chosen || !cores || !pus)
 		goto out;
 	shared_pool(s, h, &pool);
-	for (int l = 0; l < nllc; l++) {
-		c[nc].llc = l;
-		c[nc].numa = t->llc_numa[l];
-		c[nc].free = llc_free_slots(s, h, l, d->isolated, &pool, cores);
-		if (c[nc].free > 0)
-			nc++;
+	/* guests without SMT in the shared pool: a core per vCPU when possible */
+	bool corefirst = !d->isolated && t->smt > 1 && d->guest.threads <= 1 && h->overcommit <= 1.0;
+	k = 0;
+	if (corefirst) {
+		for (int l = 0; l < nllc; l++) {
+			c[nc].llc = l;
+			c[nc].numa = t->llc_numa[l];
+			c[nc].free = llc_free_whole_cores(s, l, &pool, NULL);
+			if (c[nc].free > 0)
+				nc++;
+		}
+		k = choose_llcs(s, c, nc, n, chosen);
+		corefirst = k > 0;
 	}
-	k = choose_llcs(s, c, nc, n, chosen);
+	/* An isolated domain may not shrink a dynamic shared pool below what
+	 * the running non-isolated domains need (their vCPUs / overcommit, at
+	 * least one core): they would have nowhere left to run. */
+	int iso_budget = -1;
+	if (d->isolated && cpuset_empty(&h->shared_pool)) {
+		long need_vcpus = 0;
+		for (int i = 0; i < s->ndoms; i++) {
+			const struct dom *o = s->doms[i];
+			if (o != d && o->seen && !(o->isolated && o->st == D_PLACED) && !o->isolated)
+				need_vcpus += o->nvcpus;
+		}
+		int need_pus = (int)ceil((double)need_vcpus / h->overcommit - 1e-9);
+		if (need_vcpus > 0 && need_pus < t->smt)
+			need_pus = t->smt;
+		iso_budget = (cpuset_count(&pool) - need_pus) / t->smt;
+		if (iso_budget < 0)
+			iso_budget = 0;
+		pool_need_pus = need_pus;
+	}
+	if (!corefirst) {
+		nc = 0;
+		for (int l = 0; l < nllc; l++) {
+			c[nc].llc = l;
+			c[nc].numa = t->llc_numa[l];
+			c[nc].free = llc_free_slots(s, h, l, d->isolated, &pool, cores);
+			if (c[nc].free > 0)
+				nc++;
+		}
+		k = choose_llcs(s, c, nc, n, chosen);
+		if (iso_budget >= 0 && (n + slots_per_core(s, h) - 1) / slots_per_core(s, h) > iso_budget) {
+			k = 0;
+			for (int i = 0; i < nc; i++)        /* report what may be taken */
+				c[i].free = 0;
+			if (nc > 0)
+				c[0].free = iso_budget * slots_per_core(s, h);
+		}
+	}
 	if (k == 0) {
 		int total = 0;
 		for (int i = 0; i < nc; i++)
@@ -728,9 +825,10 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		if (d->isolated)
 			snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 			    "needs %d whole cores for %d vCPUs (isolation=core, SMT%d, overcommit %.2g); "
-			    "only %d free outside reserved CPUs [%s] and the shared pool",
+			    "only %d free outside reserved CPUs [%s] and the shared pool%s",
 			    (n + slots_per_core(s, h) - 1) / slots_per_core(s, h), n, t->smt,
-			    h->overcommit_isolated, total / slots_per_core(s, h), rs);
+			    h->overcommit_isolated, total / slots_per_core(s, h), rs,
+			    iso_budget >= 0 && pool_need_pus > 0 ? " (which keeps the PUs its domains need)" : "");
 		else
 			snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 			    "needs %d vCPU slots in the shared pool (overcommit %.2g); only %d free",
@@ -758,14 +856,24 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 				s->core_owner[cores[j]] = -2;  /* taken by this placement */
 			}
 			free = need * spc;
+		} else if (corefirst) {
+			npus = llc_free_whole_cores(s, llc, &pool, pus);
+			free = npus;
 		} else {
-			struct cpuset x;
-			cpuset_and(&x, llc_cpus(s, llc), &pool);
-			/* least-loaded PUs first, then by number */
-			for (int load = 0; npus < cpuset_count(&x); load++)
-				CPUSET_FOREACH(cpu, &x)
-					if (s->pu_load[cpu] == load)
-						pus[npus++] = cpu;
+			/* least-loaded PUs first, then core by core with siblings
+			 * adjacent (whatever the OS numbering) */
+			const struct topo_node *ln = topo_get(t, TOPO_LLC, llc);
+			int inpool = 0;
+			for (int j = 0; j < ln->nchildren; j++) {
+				struct cpuset x;
+				cpuset_and(&x, &ln->children[j]->cpus, &pool);
+				inpool += cpuset_count(&x);
+			}
+			for (int load = 0; npus < inpool; load++)
+				for (int j = 0; j < ln->nchildren; j++)
+					CPUSET_FOREACH(cpu, &ln->children[j]->cpus)
+						if (cpuset_isset(&pool, cpu) && s->pu_load[cpu] == load)
+							pus[npus++] = cpu;
 			free = llc_free_slots(s, h, llc, false, &pool, cores);
 		}
 		take = n - v < free ? n - v : free;
@@ -801,7 +909,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		d->allot = whole;
 	}
 	for (int i = 0; i < n; i++)
-		set_home(s, d, i);
+		set_home(s, d, i, &pool);
 	d->st = D_PLACED;
 	rc = 0;
 out:
@@ -827,7 +935,9 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		const struct cpuset *p = &in->vcpus[v].pinned;
 		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved))
 			return false;
-		if (d->annot.mode == POLICY_MODE_STATIC ? cpuset_count(p) != 1 : pin_llc(s, p) < 0)
+		if (d->annot.mode == POLICY_MODE_STATIC && cpuset_count(p) != 1)
+			return false;
+		if (d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH && pin_llc(s, p) < 0)
 			return false;
 		cpuset_or(&u, &u, p);
 	}
@@ -958,7 +1068,7 @@ grp_release(struct policy_state *s, struct dom *d, struct grp *g)
 static void
 benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                const struct policy_domain_in *di, struct grp *g, bool all_in, bool moved,
-               struct policy_plan *plan)
+               double load, struct policy_plan *plan)
 {
 	double instr = 0, rt = 0;
 	int v;
@@ -973,14 +1083,34 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 
 	switch (g->b) {
 	case B_IDLE:
-	case B_KEPT:
-		if (rt > 0) {
+		/* the baseline: progress while the group runs as placed */
+		if (g->active_periods == 0) {
+			g->rate_valid = false;
+		} else if (rt > 0) {
 			g->rate_ewma = g->rate_valid ? 0.5 * g->rate_ewma + 0.5 * rate : rate;
 			g->rate_valid = true;
 		}
-		if (moved && g->b == B_IDLE && g->rate_valid) {
+		if (moved && g->rate_valid) {
 			g->baseline = g->rate_ewma;
 			g->b = B_AGGREGATING;
+		}
+		break;
+	case B_KEPT:
+		/* the load changed since the measurement (e.g. a new phase of
+		 * the guest's work): measure again, at most once per hold-down */
+		if (fabs(load - g->m_load) >= 1.0)
+			g->load_changed++;
+		else
+			g->load_changed = 0;
+		if (g->load_changed >= 2 && in->now_ns >= g->recheck_after_ns) {
+			snprintf(g->why, sizeof(g->why), "load changed from %.1f to %.1f CPUs since the measurement: "
+			    "measuring again", g->m_load, load);
+			grp_release(s, d, g);
+			g->b = B_IDLE;
+			g->rate_valid = false;
+			g->load_changed = 0;
+			g->recheck_after_ns = in->now_ns + (uint64_t)d->annot.tune.holddown_s * 1000000000ull;
+			g->retry_after_ns = in->now_ns + 2 * in->period_ns;
 		}
 		break;
 	case B_AGGREGATING:
@@ -1001,6 +1131,7 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 	case B_MEASURING:
 		g->m_instr += instr;
 		g->m_rt += rt;
+		g->m_load = load;
 		if (++g->b_count >= MEASURE_PERIODS) {
 			double after = g->m_rt > 0 ? g->m_instr / g->m_rt : 0;
 			if (after < g->baseline * (1.0 - BENEFIT_LOSS)) {
@@ -1055,7 +1186,11 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		cpus_in_use += (double)sm->runtime_ns / period;
 		sum_rt += (double)sm->runtime_ns;
 	}
-	g->idle_epochs = sum_rt > 0 ? 0 : g->idle_epochs + epochs_per_period;
+	/* active: at least half a CPU's worth of runtime this period */
+	bool active = cpus_in_use >= ACTIVE_CPUS;
+	g->active_periods = active ? g->active_periods + 1 : 0;
+	g->idle_epochs = active ? 0 : g->idle_epochs + epochs_per_period;
+	(void)sum_rt;
 
 	/* occupancy: the group's share of each CPU, summed per LLC */
 	double occ_best = -1, occ_pref = 0;
@@ -1109,7 +1244,8 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		goto out;
 	}
 	occ_pref = g->pref >= 0 ? occ[g->pref] : 0;
-	if (best >= 0 && best != g->pref && llc_should_switch(occ_best, occ_pref)) {
+	if (best >= 0 && best != g->pref && g->active_periods >= ACTIVE_PERIODS &&
+	    llc_should_switch(occ_best, occ_pref)) {
 		struct policy_action *a = plan_add(plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
 		    "group '%s': preferred LLC %d -> %d: occupancy %.2f > 2 x %.2f",
 		    g->name, g->pref, best, occ_best, occ_pref);
@@ -1137,7 +1273,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		goto out;
 	int no = 0;
 	CPUSET_FOREACH(v, &g->vcpus)
-		if (v < d->nvcpus && vcpu_llc(s, d, di, v) != P)
+		if (v < d->nvcpus && pin_llc(s, &d->want[v]) != P)
 			order[no++] = v;
 	for (int i = 1; i < no; i++) {
 		int x = order[i], j = i - 1;
@@ -1151,8 +1287,15 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (!hold && in->now_ns >= g->retry_after_ns && !cpuset_empty(&dst)) {
 		for (int i = 0; i < no; i++) {
 			v = order[i];
+			/* where it runs now: its pin's LLC, or where it last ran */
 			int src = vcpu_llc(s, d, di, v);
 			double tu = d->vutil[v];
+			if (src == P) {
+				/* already there, only not held: pin it, no migration */
+				d->want[v] = dst;
+				outside--;
+				continue;
+			}
 			enum llc_mig m = src < 0 ? LLC_MIG_LLC :
 			    llc_can_migrate(&r, s->llc_util[src], s->llc_cap[src], s->llc_util[P], s->llc_cap[P], tu, true);
 			if (m == LLC_MIG_FORBID) {
@@ -1199,7 +1342,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		}
 		if (D >= 0) {
 			CPUSET_FOREACH(v, &g->vcpus) {
-				if (v >= d->nvcpus || vcpu_llc(s, d, di, v) != P || pin_llc(s, &d->home[v]) == P)
+				if (v >= d->nvcpus || pin_llc(s, &d->want[v]) != P || pin_llc(s, &d->home[v]) == P)
 					continue;
 				double tu = d->vutil[v];
 				if (llc_can_migrate(&r, s->llc_util[P], s->llc_cap[P], s->llc_util[D], s->llc_cap[D],
@@ -1217,12 +1360,12 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (moved)
 		snprintf(g->why, sizeof(g->why), "moving into preferred LLC %d (occupancy %.2f): %d moved, %d outside",
 		    P, occ_pref, moved, outside);
-	else if (outside == 0 && !hold)
+	else if (outside == 0 && !hold && g->b != B_KEPT)
 		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
 		    counters ? "" : "; no instruction counters: kernel guards only");
 bench:
 	if (counters)
-		benefit_update(s, in, d, di, g, outside == 0, moved > 0, plan);
+		benefit_update(s, in, d, di, g, outside == 0, moved > 0, cpus_in_use, plan);
 out:
 	free(order);
 	free(occ);
@@ -1234,7 +1377,12 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
                     const struct policy_domain_in *di, double epochs_per_period)
 {
 	struct cpuset taken, all;
+	bool any_guest = false;
 
+	for (int i = 0; i < d->ngroups; i++)
+		any_guest |= d->groups[i].rule == POLICY_GROUP_GUEST;
+	if (di->nreports == 0 && !any_guest)
+		return;
 	cpuset_zero(&all);
 	cpuset_set_range(&all, 0, d->nvcpus - 1);
 	cpuset_zero(&taken);
@@ -1248,24 +1396,25 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
 		struct cpuset vc;
 		struct grp *g = NULL;
 
+		char name[POLICY_GROUP_NAME];
+		size_t j;
+
+		/* sanitise the untrusted name */
+		for (j = 0; j + 1 < sizeof(name) && j < sizeof(rep->name) && rep->name[j]; j++) {
+			char c = rep->name[j];
+			name[j] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			          c == '-' || c == '_' || c == '.' ? c : '_';
+		}
+		name[j] = '\0';
 		cpuset_and(&vc, &rep->vcpus, &all);
 		cpuset_andnot(&vc, &vc, &taken);
 		for (int i = 0; i < d->ngroups; i++)
 			if (d->groups[i].rule == POLICY_GROUP_GUEST && d->groups[i].pid == rep->pid &&
-			    strncmp(d->groups[i].name, rep->name, sizeof(rep->name)) == 0)
+			    strcmp(d->groups[i].name, name) == 0)
 				g = &d->groups[i];
 		if (cpuset_count(&vc) < 2 && g == NULL)
 			continue;
 		if (g == NULL) {
-			char name[POLICY_GROUP_NAME];
-			size_t j;
-			/* sanitise the untrusted name */
-			for (j = 0; j + 1 < sizeof(name) && rep->name[j]; j++) {
-				char c = rep->name[j];
-				name[j] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-				          c == '-' || c == '_' || c == '.' ? c : '_';
-			}
-			name[j] = '\0';
 			g = grp_add(s, d, name, POLICY_GROUP_GUEST, &vc);
 			if (g == NULL)
 				continue;
@@ -1282,11 +1431,14 @@ update_guest_groups(struct policy_state *s, const struct policy_input *in, struc
 		g->last_report_step = s->step;
 		cpuset_or(&taken, &taken, &vc);
 	}
-	/* dissolve groups not reported for affinity-timeout epochs */
+	/* dissolve groups not reported for affinity-timeout epochs; a silent
+	 * group keeps only vCPUs no fresh report claimed */
 	for (int i = 0; i < d->ngroups; i++) {
 		struct grp *g = &d->groups[i];
 		if (g->rule != POLICY_GROUP_GUEST)
 			continue;
+		if (g->last_report_step != s->step)
+			cpuset_andnot(&g->vcpus, &g->vcpus, &taken);
 		double silent = (double)(s->step - g->last_report_step) * epochs_per_period;
 		if (silent <= d->annot.tune.affinity_timeout && !cpuset_empty(&g->vcpus))
 			continue;
@@ -1523,7 +1675,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 			if (any_isolated) {
 				for (int v = 0; v < d->nvcpus; v++)
 					d->want[v] = pool;
-				if (!d->confined || !cpuset_equal(&d->emu_want, &pool)) {
+				if (!cpuset_empty(&pool) && (!d->confined || !cpuset_equal(&d->emu_want, &pool))) {
 					fmt_set(&pool, buf, sizeof(buf));
 					plan_add(plan, POLICY_ACT_PIN_EMULATOR, d, -1, &pool,
 					    "unmanaged domain confined to the shared pool [%s] while isolated domains exist", buf);
@@ -1565,7 +1717,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 			struct cpuset emu = d->allot;
 			if (d->isolated && !cpuset_empty(&in->host.reserved))
 				emu = in->host.reserved;
-			if (!d->emu_sent || !cpuset_equal(&emu, &d->emu_want)) {
+			if (!cpuset_empty(&emu) && (!d->emu_sent || !cpuset_equal(&emu, &d->emu_want))) {
 				fmt_set(&emu, buf, sizeof(buf));
 				plan_add(plan, POLICY_ACT_PIN_EMULATOR, d, -1, &emu, "emulator threads on %s [%s]",
 				    d->isolated && !cpuset_empty(&in->host.reserved) ? "the reserved CPUs" : "the domain's PUs",
@@ -1586,9 +1738,9 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		/* one PIN per vCPU whose wanted pin differs from what was seen */
 		for (int v = 0; v < d->nvcpus; v++) {
 			const struct cpuset *seen = &di->vcpus[v].pinned;
-			bool differs = seen->w[0] == 0 && cpuset_empty(seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
-			if (!differs)
-				continue;
+			bool differs = set_empty(s, seen) ? !d->want_sent[v] : !set_eq(s, seen, &d->want[v]);
+			if (!differs || set_empty(s, &d->want[v]))
+				continue;       /* never pin to nothing */
 			int l = pin_llc(s, &d->want[v]);
 			fmt_set(&d->want[v], buf, sizeof(buf));
 			if (d->confined)
@@ -1644,6 +1796,25 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 		snprintf(gi->why, sizeof(gi->why), "%s", g->why);
 	}
 	return 0;
+}
+
+int
+policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
+                    struct cpuset *home, int n)
+{
+	int idx = dom_find(s, key);
+	const struct dom *d;
+
+	if (idx < 0 || s->doms[idx]->st != D_PLACED)
+		return -1;
+	d = s->doms[idx];
+	for (int v = 0; v < n && v < d->nvcpus; v++) {
+		if (slots)
+			slots[v] = d->slot[v];
+		if (home)
+			home[v] = d->home[v];
+	}
+	return d->nvcpus;
 }
 
 void

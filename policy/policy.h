@@ -154,6 +154,13 @@ struct policy_domain_info {
 int policy_domain_info(const struct policy_state *s, uint64_t key,
                        struct policy_domain_info *info);
 
+/* The host PU of each vCPU's placement slot (its home; the pin may be the
+ * whole LLC's share) and its home pin, for vCPUs 0..n-1; NULL arrays are
+ * skipped. Returns the domain's vCPU count, or -1 if the engine does not
+ * know the domain or has not placed it. */
+int policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
+                        struct cpuset *home, int n);
+
 struct policy_stats {
 	uint64_t steps, pins, pref_switches, refusals, backoffs;
 };

@@ -1,7 +1,7 @@
 /* policy_harness.h - a tiny deterministic world for driving policy_step()
  * in unit tests: it applies the plan's pins, and each vCPU with a demand
- * runs on a PU of its pin (the first PU of the pin not yet taken this
- * period, so threads in one LLC spread over its PUs like a balancer). */
+ * runs on a PU of its pin, chosen like a Linux balancer would: busy
+ * threads spread over the least busy LLCs of their pin and over free PUs. */
 #ifndef LLCD_POLICY_HARNESS_H
 #define LLCD_POLICY_HARNESS_H
 
@@ -34,6 +34,8 @@ struct harness {
 	struct policy_domain_in in[H_MAXDOM];
 	int order[H_MAXDOM];            /* input order permutation (identity by default) */
 	int map[H_MAXDOM];              /* input index -> dom index for the last step */
+	/* optional: instructions per ns of runtime for a vCPU (counters) */
+	double (*rate)(const struct harness *h, int dom, int v);
 };
 
 static inline struct harness *
@@ -117,6 +119,7 @@ h_step(struct harness *h)
 	struct llcd_err err;
 	int n = 0, cpu;
 	uint8_t *taken = calloc((size_t)h->topo->max_cpu + 1, 1);
+	int *llc_busy = calloc((size_t)topo_count(h->topo, TOPO_LLC), sizeof(int));
 
 	memset(h->busy, 0, sizeof(uint64_t) * ((size_t)h->topo->max_cpu + 1));
 	for (int i = 0; i < h->ndom; i++) {
@@ -126,23 +129,42 @@ h_step(struct harness *h)
 		for (int v = 0; v < d->in.nvcpus; v++) {
 			struct policy_vcpu_sample *sm = &d->s[v];
 			sm->runtime_ns = (uint64_t)(d->demand[v] * (double)h->period);
-			sm->instructions = sm->runtime_ns;
-			if (d->demand[v] <= 0)
+			if (d->demand[v] <= 0) {
+				sm->instructions = 0;
 				continue;
+			}
 			int pick = -1;
-			/* stay on the last PU when it is still allowed and free */
-			if (sm->last_cpu >= 0 && cpuset_isset(&sm->pinned, sm->last_cpu) && !taken[sm->last_cpu])
+			/* a Linux-like balancer inside the pin: stay on the last PU
+			 * unless its LLC has two busy threads more than the least
+			 * busy LLC of the pin; else take a free PU of that LLC */
+			int best_llc = -1;
+			CPUSET_FOREACH(cpu, &sm->pinned) {
+				int l = topo_llc_of(h->topo, cpu);
+				if (l >= 0 && !cpuset_isset(&h->host.reserved, cpu) &&
+				    (best_llc < 0 || llc_busy[l] < llc_busy[best_llc]))
+					best_llc = l;
+			}
+			if (sm->last_cpu >= 0 && cpuset_isset(&sm->pinned, sm->last_cpu) && !taken[sm->last_cpu] &&
+			    (best_llc < 0 || llc_busy[topo_llc_of(h->topo, sm->last_cpu)] < llc_busy[best_llc] + 2))
 				pick = sm->last_cpu;
+			CPUSET_FOREACH(cpu, &sm->pinned)
+				if (pick < 0 && !taken[cpu] && !cpuset_isset(&h->host.reserved, cpu) &&
+				    topo_llc_of(h->topo, cpu) == best_llc)
+					pick = cpu;
 			CPUSET_FOREACH(cpu, &sm->pinned)
 				if (pick < 0 && !taken[cpu] && !cpuset_isset(&h->host.reserved, cpu))
 					pick = cpu;
 			if (pick < 0)
 				pick = cpuset_first(&sm->pinned);
 			if (d->demand[v] >= 0.5)
+				llc_busy[topo_llc_of(h->topo, pick)]++;
+			if (d->demand[v] >= 0.5)
 				taken[pick] = 1;
 			sm->last_cpu = pick;
 			h->busy[pick] += sm->runtime_ns;
 		}
+		for (int v = 0; v < d->in.nvcpus; v++)
+			d->s[v].instructions = (uint64_t)((double)d->s[v].runtime_ns * (h->rate ? h->rate(h, i, v) : 1.0));
 	}
 	/* the input lists domains in h->order, which must not matter */
 	for (int oi = 0; oi < h->ndom; oi++) {
@@ -154,6 +176,7 @@ h_step(struct harness *h)
 		n++;
 	}
 	free(taken);
+	free(llc_busy);
 	struct policy_input in = {
 		.host = h->host, .ndomains = n, .domains = h->in,
 		.cpu_busy_ns = h->busy, .now_ns = h->now, .period_ns = h->period,

@@ -80,6 +80,11 @@ test_place_isolated_smt_pairs_one_llc(void **state)
 		assert_int_equal(c0, c1);
 		assert_int_not_equal(cpuset_first(&h->dom[d].s[v].pinned), cpuset_first(&h->dom[d].s[v + 1].pinned));
 	}
+	int slots[8];
+	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, NULL, 8), 8);
+	for (int v = 0; v < 8; v++)
+		assert_int_equal(slots[v], cpuset_first(&h->dom[d].s[v].pinned));
+	assert_int_equal(policy_domain_slots(h->st, 12345, slots, NULL, 8), -1);
 	/* the emulator goes to the reserved CPUs */
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_EMULATOR), 1);
 	/* a second step changes nothing */
@@ -93,6 +98,7 @@ test_place_large_domain_whole_llcs_die_to_llc(void **state)
 {
 	struct harness *h = h_new("pack:2 [numa] l3:4 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+	a.topology = POLICY_TOPO_MATCH;
 	int d = h_add(h, "big", 48, 3, 8, 2, &a);     /* 3 dies of 16 */
 
 	assert_int_equal(h_step(h), 0);
@@ -175,6 +181,30 @@ test_unannotated_confined_as_whole(void **state)
 	h_free(h);
 }
 
+/* Isolated domains never take the cores the shared pool's domains need. */
+static void
+test_isolation_keeps_shared_pool(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:2 pu:2");   /* 4 cores */
+	struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	int u = h_add(h, "plain", 4, 1, 4, 1, NULL);                    /* needs 2 cores */
+	int i = h_add(h, "iso", 6, 1, 3, 2, &iso);                      /* wants 3 cores */
+
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	assert_non_null(strstr(h->plan->actions[0].reason,
+	    "needs 3 whole cores for 6 vCPUs (isolation=core, SMT2, overcommit 1); only 2 free"));
+	assert_non_null(strstr(h->plan->actions[0].reason, "(which keeps the PUs its domains need)"));
+	/* a smaller isolated domain fits and the plain one keeps two cores */
+	h->dom[i].running = false;
+	int j = h_add(h, "iso2", 4, 1, 2, 2, &iso);
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
+	assert_int_equal(cpuset_count(&h->dom[u].s[0].pinned), 4);
+	assert_false(cpuset_intersects(&h->dom[u].s[0].pinned, &h->dom[j].s[0].pinned));
+	h_free(h);
+}
+
 /* --- the preferred-LLC hysteresis ------------------------------------------ */
 
 static void
@@ -195,6 +225,7 @@ test_xiangshan_group_settles_on_one_llc(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;         /* the seed's guest: 8 CCXs, as the host's */
 	int d = h_add(h, "xs", 128, 8, 8, 2, &a);
 	int busy[8];
 
@@ -207,8 +238,10 @@ test_xiangshan_group_settles_on_one_llc(void **state)
 	report(h, d, "Vtop", busy, 8);
 	assert_int_equal(h_step(h), 0);
 	/* initial placement: guest die i on host LLC i, so the group starts spread */
+	int slots[128];
+	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, NULL, 128), 128);
 	for (int i = 0; i < 8; i++)
-		assert_int_equal(h_llc(h, d, busy[i]), i);
+		assert_int_equal(topo_llc_of(h->topo, slots[busy[i]]), i);
 	int settled_at = -1, pins_after = 0;
 	for (int step = 1; step <= 60; step++) {
 		assert_int_equal(h_step(h), 0);
@@ -356,6 +389,195 @@ test_epoch_default_damps_transients(void **state)
 	int kernel = burst_switches(10);         /* the kernel's 10 ms at 1 s periods */
 	assert_int_equal(damped, 1);            /* only the first preference */
 	assert_int_equal(kernel, 3);            /* first, dropped, re-acquired */
+}
+
+/* --- benefit check ----------------------------------------------------------- */
+
+/* A bandwidth-bound group: each busy thread sharing its LLC with another
+ * busy thread of the group runs at 40 % (like stream on one CCX). */
+static double
+bw_rate(const struct harness *h, int dom, int v)
+{
+	int l = topo_llc_of(h->topo, h->dom[dom].s[v].last_cpu), n = 0;
+	for (int u = 0; u < h->dom[dom].in.nvcpus; u++)
+		if (h->dom[dom].demand[u] >= 0.5 && topo_llc_of(h->topo, h->dom[dom].s[u].last_cpu) == l)
+			n++;
+	return n > 1 ? 0.4 : 1.0;
+}
+
+static int
+run_stream(bool counters, int *backoffs, int *spread_at_end)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.tune.holddown_s = 1000;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "stream");
+	int vc[4] = { 0, 8, 16, 24 };
+	for (int i = 0; i < 4; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h->host.counters = counters;
+	h->rate = bw_rate;
+	int d = h_add(h, "st", 32, 4, 4, 2, &a);
+	for (int i = 0; i < 4; i++)
+		h->dom[d].demand[vc[i]] = 1.0;
+	*backoffs = 0;
+	for (int step = 0; step < 40; step++) {
+		h_step(h);
+		*backoffs += h_count(h, POLICY_ACT_BACKOFF);
+	}
+	int llcs = 0, seen[4] = { 0 };
+	for (int i = 0; i < 4; i++) {
+		int l = topo_llc_of(h->topo, h->dom[d].s[vc[i]].last_cpu);
+		if (l >= 0 && !seen[l]++)
+			llcs++;
+	}
+	*spread_at_end = llcs;
+	struct policy_domain_info info;
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	int backed = info.groups[0].backed_off;
+	h_free(h);
+	return backed;
+}
+
+static void
+test_benefit_check_backs_off(void **state)
+{
+	int backoffs, llcs;
+	/* with counters: aggregation is measured slower, undone and held down */
+	assert_true(run_stream(true, &backoffs, &llcs));
+	assert_int_equal(backoffs, 1);
+	assert_true(llcs >= 3);         /* the balancer spreads them again */
+	/* without counters the kernel's guards alone let it aggregate */
+	assert_false(run_stream(false, &backoffs, &llcs));
+	assert_int_equal(backoffs, 0);
+	assert_int_equal(llcs, 1);
+}
+
+/* A group that gains from aggregation keeps it when measured. */
+static double
+share_rate(const struct harness *h, int dom, int v)
+{
+	return bw_rate(h, dom, v) < 1.0 ? 1.0 : 0.6;   /* the opposite: sharing helps */
+}
+
+static void
+test_benefit_check_keeps_gain(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "sim");
+	int vc[4] = { 0, 8, 16, 24 };
+	for (int i = 0; i < 4; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h->host.counters = true;
+	h->rate = share_rate;
+	int d = h_add(h, "v", 32, 4, 4, 2, &a);
+	for (int i = 0; i < 4; i++)
+		h->dom[d].demand[vc[i]] = 1.0;
+	for (int step = 0; step < 40; step++) {
+		h_step(h);
+		assert_int_equal(h_count(h, POLICY_ACT_BACKOFF), 0);
+	}
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(h_llc(h, d, vc[i]), h_llc(h, d, vc[0]));
+	struct policy_domain_info info;
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_non_null(strstr(info.groups[0].why, "kept: progress per CPU-second"));
+	h_free(h);
+}
+
+/* --- spread ------------------------------------------------------------------- */
+
+static void
+test_spread_busy_vcpus_on_distinct_llcs(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_SPREAD, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;         /* one guest die: placed on one LLC */
+	int d = h_add(h, "cs", 4, 1, 4, 1, &a);
+	for (int v = 0; v < 4; v++)
+		h->dom[d].demand[v] = 1.0;
+	int spread = 0;
+	for (int step = 0; step < 10; step++) {
+		h_step(h);
+		for (int i = 0; i < h->plan->n; i++)
+			spread += strncmp(h->plan->actions[i].reason, "spread to LLC", 13) == 0;
+	}
+	assert_int_equal(spread, 3);                 /* 3 moved off the shared LLC */
+	int seen[4] = { 0 };
+	for (int v = 0; v < 4; v++) {
+		int l = h_llc(h, d, v);
+		assert_true(l >= 0);
+		assert_int_equal(seen[l]++, 0);
+	}
+	h_free(h);
+}
+
+/* --- guest reports ------------------------------------------------------------ */
+
+static void
+test_guest_report_hostile_and_dissolve(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;
+	int d = h_add(h, "g", 32, 2, 8, 2, &a);
+	struct policy_hot_report *r = &h->dom[d].rep[0];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "evil;rm -rf /\n");
+	r->pid = 7;
+	cpuset_set(&r->vcpus, 1);
+	cpuset_set(&r->vcpus, 17);
+	cpuset_set(&r->vcpus, 500);     /* beyond the domain: dropped */
+	cpuset_set(&r->vcpus, 2047);
+	h->dom[d].in.reports = r;
+	h->dom[d].in.nreports = 1;
+	h->dom[d].demand[1] = h->dom[d].demand[17] = 1.0;
+	h_step(h);
+	h_step(h);
+	struct policy_domain_info info;
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 1);
+	assert_string_equal(info.groups[0].name, "evil_rm_-rf___");
+	assert_int_equal(cpuset_count(&info.groups[0].vcpus), 2);
+	assert_true(cpuset_isset(&info.groups[0].vcpus, 1) && cpuset_isset(&info.groups[0].vcpus, 17));
+	/* the guest stops reporting: after affinity-timeout epochs the group goes */
+	h->dom[d].in.nreports = 0;
+	for (int step = 0; step < 7; step++)
+		h_step(h);
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_int_equal(info.ngroups, 0);
+	/* and its vCPUs are back on their own LLCs (guest die = host LLC) */
+	assert_int_not_equal(h_llc(h, d, 1), h_llc(h, d, 17));
+	h_free(h);
+}
+
+/* An annotation change that alters the shape re-places the domain;
+ * a tune change does not move anything. */
+static void
+test_annotation_change(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int d = h_add(h, "c", 8, 1, 4, 2, &a);
+	h_step(h);
+	h_step(h);
+	h->dom[d].in.annot.tune.imb_pct = 30;
+	h_step(h);
+	assert_int_equal(h->plan->n, 0);
+	h->dom[d].in.annot.mode = POLICY_MODE_STATIC;
+	h_step(h);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 8);
+	for (int v = 0; v < 8; v++)
+		assert_int_equal(cpuset_count(&h->dom[d].s[v].pinned), 1);
+	/* mode none: released back to the default scheduler */
+	h->dom[d].in.annot.mode = POLICY_MODE_NONE;
+	h_step(h);
+	assert_int_equal(h_count(h, POLICY_ACT_RELEASE), 1);
+	assert_true(cpuset_equal(&h->dom[d].s[0].pinned, &h->topo->all));
+	h_free(h);
 }
 
 /* --- isolation invariant under random churn -------------------------------- */
@@ -559,11 +781,17 @@ main(void)
 		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
 		cmocka_unit_test(test_refuse_when_full),
 		cmocka_unit_test(test_unannotated_confined_as_whole),
+		cmocka_unit_test(test_isolation_keeps_shared_pool),
 		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
 		cmocka_unit_test(test_group_larger_than_llc_not_aggregated),
 		cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
 		cmocka_unit_test(test_no_ping_pong),
 		cmocka_unit_test(test_epoch_default_damps_transients),
+		cmocka_unit_test(test_benefit_check_backs_off),
+		cmocka_unit_test(test_benefit_check_keeps_gain),
+		cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
+		cmocka_unit_test(test_guest_report_hostile_and_dissolve),
+		cmocka_unit_test(test_annotation_change),
 		cmocka_unit_test(test_isolation_random_churn),
 		cmocka_unit_test(test_input_order_irrelevant),
 		cmocka_unit_test(test_restart_adopts_pins),

@@ -1,0 +1,4 @@
+# The control protocol (ctl.c, both sides) and the daemon's socket server.
+add_library(llcctl_proto STATIC ctl.c control.c)
+target_include_directories(llcctl_proto PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(llcctl_proto PUBLIC llcpolicy PkgConfig::JSONC)

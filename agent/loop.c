@@ -1,0 +1,304 @@
+/* loop.c - observe -> decide -> act, once per period. */
+#include "loop.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct agent_loop {
+	const struct agent_ops *ops;
+	void *ctx;
+	struct policy_host host;
+	uint64_t period_ns;
+	struct policy_state *state;
+	struct policy_plan *plan;
+	struct agent_obs *obs;
+	uint64_t *abandoned;            /* keys, sorted */
+	int nabandoned, abandoned_cap;
+};
+
+const char *
+agent_result_name(enum agent_result r)
+{
+	switch (r) {
+	case AGENT_OK: return "ok";
+	case AGENT_TRANSIENT: return "transient";
+	case AGENT_GONE: return "gone";
+	case AGENT_PERMANENT: return "permanent";
+	}
+	return "?";
+}
+
+/* --- observations ------------------------------------------------------ */
+
+struct agent_obs *
+agent_obs_new(void)
+{
+	return calloc(1, sizeof(struct agent_obs));
+}
+
+void
+agent_obs_free(struct agent_obs *o)
+{
+	if (o == NULL)
+		return;
+	for (int i = 0; i < o->cap; i++) {
+		free(o->vcpus[i]);
+		free(o->reports[i]);
+	}
+	free(o->domains);
+	free(o->vcpus);
+	free(o->reports);
+	free(o->vcap);
+	free(o->rcap);
+	free(o->cpu_busy_ns);
+	free(o);
+}
+
+int
+agent_obs_begin(struct agent_obs *o, int ncpus, struct llcd_err *err)
+{
+	if (ncpus < 0)
+		return llcd_err_set(err, "observation: negative CPU count");
+	if (ncpus > o->ncpus || o->cpu_busy_ns == NULL) {
+		uint64_t *b = realloc(o->cpu_busy_ns, sizeof(*b) * (size_t)(ncpus ? ncpus : 1));
+		if (b == NULL)
+			return llcd_err_set(err, "observation: out of memory");
+		o->cpu_busy_ns = b;
+	}
+	o->ncpus = ncpus;
+	memset(o->cpu_busy_ns, 0, sizeof(uint64_t) * (size_t)ncpus);
+	o->ndomains = 0;
+	return 0;
+}
+
+static int
+grow_slots(struct agent_obs *o, struct llcd_err *err)
+{
+	int ncap = o->cap ? o->cap * 2 : 16;
+	struct policy_domain_in *d = realloc(o->domains, sizeof(*d) * (size_t)ncap);
+
+	if (d == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->domains = d;
+	struct policy_vcpu_sample **v = realloc(o->vcpus, sizeof(*v) * (size_t)ncap);
+	if (v == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->vcpus = v;
+	struct policy_hot_report **r = realloc(o->reports, sizeof(*r) * (size_t)ncap);
+	if (r == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->reports = r;
+	int *vc = realloc(o->vcap, sizeof(int) * (size_t)ncap);
+	if (vc == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->vcap = vc;
+	int *rc = realloc(o->rcap, sizeof(int) * (size_t)ncap);
+	if (rc == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->rcap = rc;
+	for (int i = o->cap; i < ncap; i++) {
+		memset(&o->domains[i], 0, sizeof(o->domains[i]));
+		o->vcpus[i] = NULL;
+		o->reports[i] = NULL;
+		o->vcap[i] = o->rcap[i] = 0;
+	}
+	o->cap = ncap;
+	return 0;
+}
+
+int
+agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *err)
+{
+	int i = o->ndomains;
+
+	if (nvcpus < 0 || nreports < 0)
+		return llcd_err_set(err, "observation: negative vCPU or report count");
+	if (i == o->cap && grow_slots(o, err) < 0)
+		return -1;
+	if (nvcpus > o->vcap[i]) {
+		struct policy_vcpu_sample *v = realloc(o->vcpus[i], sizeof(*v) * (size_t)nvcpus);
+		if (v == NULL)
+			return llcd_err_set(err, "observation: out of memory");
+		memset(v + o->vcap[i], 0, sizeof(*v) * (size_t)(nvcpus - o->vcap[i]));
+		o->vcpus[i] = v;
+		o->vcap[i] = nvcpus;
+		o->domains[i].key = 0;          /* storage moved: force a refill */
+	}
+	if (nreports > o->rcap[i]) {
+		struct policy_hot_report *r = realloc(o->reports[i], sizeof(*r) * (size_t)nreports);
+		if (r == NULL)
+			return llcd_err_set(err, "observation: out of memory");
+		o->reports[i] = r;
+		o->rcap[i] = nreports;
+	}
+	o->domains[i].nvcpus = nvcpus;
+	o->domains[i].vcpus = o->vcpus[i];
+	o->domains[i].nreports = nreports;
+	o->domains[i].reports = o->reports[i];
+	o->ndomains++;
+	return i;
+}
+
+/* --- the loop ---------------------------------------------------------- */
+
+struct agent_loop *
+agent_loop_new(const struct agent_ops *ops, void *ctx, const struct policy_host *host,
+               uint64_t period_ns, struct llcd_err *err)
+{
+	struct agent_loop *l;
+
+	if (ops == NULL || ops->observe == NULL || ops->apply == NULL) {
+		llcd_err_set(err, "agent loop: ops table lacks observe or apply");
+		return NULL;
+	}
+	if (period_ns == 0) {
+		llcd_err_set(err, "agent loop: period must be > 0");
+		return NULL;
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		llcd_err_set(err, "agent loop: out of memory");
+		return NULL;
+	}
+	l->ops = ops;
+	l->ctx = ctx;
+	l->host = *host;
+	l->period_ns = period_ns;
+	l->state = policy_state_new();
+	l->plan = policy_plan_new();
+	l->obs = agent_obs_new();
+	if (l->state == NULL || l->plan == NULL || l->obs == NULL) {
+		agent_loop_free(l);
+		llcd_err_set(err, "agent loop: out of memory");
+		return NULL;
+	}
+	return l;
+}
+
+void
+agent_loop_free(struct agent_loop *l)
+{
+	if (l == NULL)
+		return;
+	policy_state_free(l->state);
+	policy_plan_free(l->plan);
+	agent_obs_free(l->obs);
+	free(l->abandoned);
+	free(l);
+}
+
+bool
+agent_loop_abandoned(const struct agent_loop *l, uint64_t key)
+{
+	int lo = 0, hi = l->nabandoned - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (l->abandoned[mid] == key)
+			return true;
+		if (l->abandoned[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return false;
+}
+
+static void
+abandon(struct agent_loop *l, uint64_t key)
+{
+	int i;
+
+	if (agent_loop_abandoned(l, key))
+		return;
+	if (l->nabandoned == l->abandoned_cap) {
+		int ncap = l->abandoned_cap ? 2 * l->abandoned_cap : 8;
+		uint64_t *a = realloc(l->abandoned, sizeof(*a) * (size_t)ncap);
+		if (a == NULL)
+			return;         /* keeps managing; the next failure retries */
+		l->abandoned = a;
+		l->abandoned_cap = ncap;
+	}
+	for (i = l->nabandoned; i > 0 && l->abandoned[i - 1] > key; i--)
+		l->abandoned[i] = l->abandoned[i - 1];
+	l->abandoned[i] = key;
+	l->nabandoned++;
+}
+
+static uint64_t
+wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int
+agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *st,
+                struct llcd_err *err)
+{
+	struct agent_step_stats local;
+	struct policy_input in;
+	struct llcd_err aerr;
+	int ncpus = l->host.topo ? l->host.topo->max_cpu + 1 : 0;
+	uint64_t t0;
+
+	if (st == NULL)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	if (agent_obs_begin(l->obs, ncpus, err) < 0)
+		return -1;
+	if (l->ops->observe(l->ctx, now_ns, l->obs, err) < 0)
+		return llcd_err_prefix(err, "%s: observe", l->ops->name);
+
+	memset(&in, 0, sizeof(in));
+	in.host = l->host;
+	in.ndomains = l->obs->ndomains;
+	in.domains = l->obs->domains;
+	in.cpu_busy_ns = l->obs->cpu_busy_ns;
+	in.now_ns = now_ns;
+	in.period_ns = l->period_ns;
+
+	t0 = wall_ns();
+	if (policy_step(l->state, &in, l->plan, err) < 0)
+		return llcd_err_prefix(err, "policy");
+	st->policy_wall_ns = wall_ns() - t0;
+
+	st->actions = l->plan->n;
+	for (int i = 0; i < l->plan->n; i++) {
+		const struct policy_action *a = &l->plan->actions[i];
+		enum agent_result r;
+
+		if (agent_loop_abandoned(l, a->key)) {
+			st->skipped++;
+			continue;
+		}
+		aerr.msg[0] = '\0';
+		r = l->ops->apply(l->ctx, a, &aerr);
+		switch (r) {
+		case AGENT_OK: st->ok++; break;
+		case AGENT_TRANSIENT: st->transient++; break;
+		case AGENT_GONE: st->gone++; break;
+		case AGENT_PERMANENT:
+			st->permanent++;
+			abandon(l, a->key);
+			break;
+		}
+		if (r != AGENT_OK && l->ops->report)
+			l->ops->report(l->ctx, a, r, aerr.msg);
+	}
+	return 0;
+}
+
+const struct policy_state *
+agent_loop_policy(const struct agent_loop *l)
+{
+	return l->state;
+}
+
+const struct policy_plan *
+agent_loop_plan(const struct agent_loop *l)
+{
+	return l->plan;
+}

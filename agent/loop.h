@@ -1,0 +1,44 @@
+/* loop.h - the agent loop llcd runs and llcsim drives in virtual time:
+ * observe -> struct policy_input -> policy_step -> apply each action.
+ *
+ * One call of agent_loop_step() is one period. Time is read once by the
+ * caller and passed down. Results of apply() are sorted: transient actions
+ * are left for the next period (the policy sees the unchanged affinity and
+ * plans again), gone domains simply disappear from the next observation,
+ * and a permanent failure marks the domain abandoned: the loop applies no
+ * further actions for its key and says so through ops->report.
+ */
+#ifndef LLCD_AGENT_LOOP_H
+#define LLCD_AGENT_LOOP_H
+
+#include <stdint.h>
+
+#include "ops.h"
+
+struct agent_loop;
+
+struct agent_step_stats {
+	int actions;                    /* actions in the plan */
+	int ok, transient, gone, permanent;
+	int skipped;                    /* for abandoned domains */
+	uint64_t policy_wall_ns;        /* wall time of policy_step() */
+};
+
+/* host is copied (its topo pointer must outlive the loop). */
+struct agent_loop *agent_loop_new(const struct agent_ops *ops, void *ctx,
+                                  const struct policy_host *host,
+                                  uint64_t period_ns, struct llcd_err *err);
+void agent_loop_free(struct agent_loop *l);
+
+/* One period. Returns 0, or -1 when observe() or the policy failed (err
+ * says which; no action was applied). Failed actions are not errors. */
+int agent_loop_step(struct agent_loop *l, uint64_t now_ns,
+                    struct agent_step_stats *st, struct llcd_err *err);
+
+const struct policy_state *agent_loop_policy(const struct agent_loop *l);
+/* The plan of the last step (valid until the next step). */
+const struct policy_plan *agent_loop_plan(const struct agent_loop *l);
+/* Whether the loop gave up on a domain after a permanent failure. */
+bool agent_loop_abandoned(const struct agent_loop *l, uint64_t key);
+
+#endif

@@ -1,0 +1,70 @@
+/* ops.h - the I/O boundary of the agent loop: an ops table with a live
+ * back-end (libvirt, /proc, the guest channel) and a simulated one (llcsim).
+ *
+ * The loop (loop.h) calls observe() once per period with the time it read,
+ * hands the observation to the policy, and calls apply() once per action of
+ * the plan. A back-end never decides anything; the policy never does I/O
+ * (chrony's sys_linux.c / sys_null.c split).
+ */
+#ifndef LLCD_AGENT_OPS_H
+#define LLCD_AGENT_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "policy.h"
+
+/* How applying one action went. Errors are sorted the way the daemon
+ * reacts to them (CONVENTIONS.md, house style). */
+enum agent_result {
+	AGENT_OK = 0,
+	AGENT_TRANSIENT,        /* try again later (busy, EAGAIN, timeout) */
+	AGENT_GONE,             /* the domain or thread vanished: drop it */
+	AGENT_PERMANENT,        /* cannot ever work: stop managing the domain */
+};
+
+/* One observation: what the policy may know about the host this period.
+ * Storage is owned by the observation and reused from period to period:
+ * agent_obs_begin() empties the list but keeps every slot's contents, so a
+ * back-end that finds a slot already holding the same domain key may skip
+ * re-filling fields that did not change (annotation, guest topology). */
+struct agent_obs {
+	int ndomains;
+	struct policy_domain_in *domains;       /* ndomains, policy view */
+	struct policy_vcpu_sample **vcpus;      /* per slot, nvcpus (writable) */
+	struct policy_hot_report **reports;     /* per slot, nreports (writable) */
+	int ncpus;                              /* entries in cpu_busy_ns */
+	uint64_t *cpu_busy_ns;                  /* per PU OS index */
+	/* private: capacities */
+	int cap, *vcap, *rcap;
+};
+
+struct agent_obs *agent_obs_new(void);
+void agent_obs_free(struct agent_obs *o);
+/* Start a new observation: no domains, cpu_busy_ns sized for ncpus and
+ * zeroed. */
+int agent_obs_begin(struct agent_obs *o, int ncpus, struct llcd_err *err);
+/* Append a domain slot with room for nvcpus samples and nreports reports.
+ * Returns the slot index, or -1 with err set. The slot's previous contents
+ * (from an earlier observation) are kept; check domains[i].key. */
+int agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *err);
+
+struct agent_ops {
+	const char *name;                       /* "libvirt", "llcsim" */
+	/* Fill obs (after agent_obs_begin) for the period ending at now_ns. */
+	int (*observe)(void *ctx, uint64_t now_ns, struct agent_obs *obs,
+	               struct llcd_err *err);
+	/* Carry out one action of the plan; informational actions (PREFER,
+	 * BACKOFF, REFUSE) are passed too so back-ends can log or count them. */
+	enum agent_result (*apply)(void *ctx, const struct policy_action *act,
+	                           struct llcd_err *err);
+	/* Optional: told about every action the loop did not apply or that
+	 * failed (result != AGENT_OK), with the back-end's message. */
+	void (*report)(void *ctx, const struct policy_action *act,
+	               enum agent_result r, const char *msg);
+};
+
+const char *agent_result_name(enum agent_result r);
+
+#endif

@@ -1,0 +1,261 @@
+/* qmp_cpus.c - typed helpers: query-cpus-fast and query-hotpluggable-cpus. */
+#include "qmp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CPUS_MAX 65536          /* more vCPU entries than any QEMU allows */
+#define ID_MAX 1000000          /* bound on any topology id or cpu-index */
+
+struct qmp_cpus *
+qmp_cpus_new(void)
+{
+	return calloc(1, sizeof(struct qmp_cpus));
+}
+
+void
+qmp_cpus_free(struct qmp_cpus *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->n; i++) {
+		free(c->cpu[i].qom_path);
+		free(c->cpu[i].target);
+	}
+	free(c->cpu);
+	free(c);
+}
+
+struct qmp_hotcpus *
+qmp_hotcpus_new(void)
+{
+	return calloc(1, sizeof(struct qmp_hotcpus));
+}
+
+void
+qmp_hotcpus_free(struct qmp_hotcpus *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->n; i++) {
+		free(c->cpu[i].type);
+		free(c->cpu[i].qom_path);
+	}
+	free(c->cpu);
+	free(c);
+}
+
+/* Member key of o as an integer in [lo, hi]: 1 found, 0 absent, -1 error. */
+static int
+member_int(struct json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *v,
+           const char *what, size_t idx, struct llcd_err *err)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, key, &x))
+		return 0;
+	if (!json_object_is_type(x, json_type_int))
+		return llcd_err_set(err, "%s[%zu]: \"%s\" is not an integer", what, idx, key);
+	*v = json_object_get_int64(x);
+	if (*v < lo || *v > hi)
+		return llcd_err_set(err, "%s[%zu]: \"%s\" %lld out of range %lld-%lld", what, idx,
+		                    key, (long long)*v, (long long)lo, (long long)hi);
+	return 1;
+}
+
+/* Member key as a fresh string: 1 found, 0 absent, -1 error. */
+static int
+member_str(struct json_object *o, const char *key, char **s, const char *what, size_t idx,
+           struct llcd_err *err)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, key, &x))
+		return 0;
+	if (!json_object_is_type(x, json_type_string))
+		return llcd_err_set(err, "%s[%zu]: \"%s\" is not a string", what, idx, key);
+	*s = strdup(json_object_get_string(x));
+	if (*s == NULL)
+		return llcd_err_set(err, "out of memory");
+	return 1;
+}
+
+static int
+parse_props(struct json_object *e, struct qmp_cpu_props *p, const char *what, size_t idx,
+            struct llcd_err *err)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "node-id", offsetof(struct qmp_cpu_props, node_id) },
+		{ "socket-id", offsetof(struct qmp_cpu_props, socket_id) },
+		{ "die-id", offsetof(struct qmp_cpu_props, die_id) },
+		{ "cluster-id", offsetof(struct qmp_cpu_props, cluster_id) },
+		{ "core-id", offsetof(struct qmp_cpu_props, core_id) },
+		{ "thread-id", offsetof(struct qmp_cpu_props, thread_id) },
+	};
+	struct json_object *props;
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		*(int *)((char *)p + keys[i].off) = -1;
+	if (!json_object_object_get_ex(e, "props", &props))
+		return 0;
+	if (!json_object_is_type(props, json_type_object))
+		return llcd_err_set(err, "%s[%zu]: \"props\" is not an object", what, idx);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		int64_t v;
+		int r = member_int(props, keys[i].key, 0, ID_MAX, &v, what, idx, err);
+
+		if (r == -1)
+			return llcd_err_prefix(err, "props");
+		if (r == 1)
+			*(int *)((char *)p + keys[i].off) = (int)v;
+	}
+	return 0;
+}
+
+static int
+check_array(struct json_object *ret, const char *what, size_t *n, struct llcd_err *err)
+{
+	if (!json_object_is_type(ret, json_type_array))
+		return llcd_err_set(err, "%s: reply is not an array", what);
+	*n = json_object_array_length(ret);
+	if (*n > CPUS_MAX)
+		return llcd_err_set(err, "%s: %zu entries, more than %d", what, *n, CPUS_MAX);
+	return 0;
+}
+
+int
+qmp_cpus_parse(struct json_object *ret, struct qmp_cpus **out, struct llcd_err *err)
+{
+	static const char what[] = "query-cpus-fast";
+	struct qmp_cpus *c;
+	size_t i, n;
+
+	*out = NULL;
+	if (check_array(ret, what, &n, err) == -1)
+		return -1;
+	c = qmp_cpus_new();
+	if (c == NULL || (n > 0 && (c->cpu = calloc(n, sizeof(c->cpu[0]))) == NULL)) {
+		qmp_cpus_free(c);
+		return llcd_err_set(err, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(ret, i);
+		struct qmp_cpu *cpu = &c->cpu[i];
+		int64_t v;
+		int r;
+
+		c->n = i + 1;
+		if (!json_object_is_type(e, json_type_object)) {
+			llcd_err_set(err, "%s[%zu]: not an object", what, i);
+			goto fail;
+		}
+		r = member_int(e, "cpu-index", 0, ID_MAX, &v, what, i, err);
+		if (r == 0)
+			llcd_err_set(err, "%s[%zu]: no \"cpu-index\"", what, i);
+		if (r != 1)
+			goto fail;
+		cpu->cpu_index = (int)v;
+		r = member_int(e, "thread-id", 1, INT32_MAX, &v, what, i, err);
+		if (r == 0)
+			llcd_err_set(err, "%s[%zu]: no \"thread-id\"", what, i);
+		if (r != 1)
+			goto fail;
+		cpu->tid = (pid_t)v;
+		if (parse_props(e, &cpu->props, what, i, err) == -1 ||
+		    member_str(e, "qom-path", &cpu->qom_path, what, i, err) == -1 ||
+		    member_str(e, "target", &cpu->target, what, i, err) == -1)
+			goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	qmp_cpus_free(c);
+	return -1;
+}
+
+int
+qmp_hotcpus_parse(struct json_object *ret, struct qmp_hotcpus **out, struct llcd_err *err)
+{
+	static const char what[] = "query-hotpluggable-cpus";
+	struct qmp_hotcpus *c;
+	size_t i, n;
+
+	*out = NULL;
+	if (check_array(ret, what, &n, err) == -1)
+		return -1;
+	c = qmp_hotcpus_new();
+	if (c == NULL || (n > 0 && (c->cpu = calloc(n, sizeof(c->cpu[0]))) == NULL)) {
+		qmp_hotcpus_free(c);
+		return llcd_err_set(err, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(ret, i);
+		struct qmp_hotcpu *cpu = &c->cpu[i];
+		int64_t v;
+		int r;
+
+		c->n = i + 1;
+		if (!json_object_is_type(e, json_type_object)) {
+			llcd_err_set(err, "%s[%zu]: not an object", what, i);
+			goto fail;
+		}
+		r = member_str(e, "type", &cpu->type, what, i, err);
+		if (r == 0)
+			llcd_err_set(err, "%s[%zu]: no \"type\"", what, i);
+		if (r != 1)
+			goto fail;
+		r = member_int(e, "vcpus-count", 1, ID_MAX, &v, what, i, err);
+		if (r == 0)
+			llcd_err_set(err, "%s[%zu]: no \"vcpus-count\"", what, i);
+		if (r != 1)
+			goto fail;
+		cpu->vcpus_count = (int)v;
+		if (parse_props(e, &cpu->props, what, i, err) == -1 ||
+		    member_str(e, "qom-path", &cpu->qom_path, what, i, err) == -1)
+			goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	qmp_hotcpus_free(c);
+	return -1;
+}
+
+enum qmp_rc
+qmp_query_cpus_fast(struct qmp *q, int timeout_ms, struct qmp_cpus **out,
+                    struct llcd_err *err)
+{
+	struct json_object *ret;
+	enum qmp_rc rc;
+
+	*out = NULL;
+	rc = qmp_execute(q, "query-cpus-fast", NULL, timeout_ms, &ret, err);
+	if (rc == QMP_OK && qmp_cpus_parse(ret, out, err) == -1)
+		rc = QMP_ERR_REPLY;
+	json_object_put(ret);
+	return rc;
+}
+
+enum qmp_rc
+qmp_query_hotpluggable_cpus(struct qmp *q, int timeout_ms, struct qmp_hotcpus **out,
+                            struct llcd_err *err)
+{
+	struct json_object *ret;
+	enum qmp_rc rc;
+
+	*out = NULL;
+	rc = qmp_execute(q, "query-hotpluggable-cpus", NULL, timeout_ms, &ret, err);
+	if (rc == QMP_OK && qmp_hotcpus_parse(ret, out, err) == -1)
+		rc = QMP_ERR_REPLY;
+	json_object_put(ret);
+	return rc;
+}

@@ -1,0 +1,908 @@
+/* world.c - the simulated host and its cost model (spec/llcsim.md,
+ * "The simulated world"; choices the spec leaves open: docs/llcsim.md). */
+#include "world.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *
+sim_policy_name(enum sim_policy p)
+{
+	switch (p) {
+	case SIM_POLICY_LLCD: return "llcd";
+	case SIM_POLICY_NONE: return "none";
+	case SIM_POLICY_STATIC: return "static";
+	case SIM_POLICY_KCAS: return "kernel-cas";
+	}
+	return "?";
+}
+
+int
+sim_policy_parse(const char *name, enum sim_policy *p)
+{
+	static const enum sim_policy all[] = { SIM_POLICY_LLCD, SIM_POLICY_NONE,
+		SIM_POLICY_STATIC, SIM_POLICY_KCAS };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(name, sim_policy_name(all[i])) == 0) {
+			*p = all[i];
+			return 0;
+		}
+	return -1;
+}
+
+/* --- pure pieces of the cost model -------------------------------------- */
+
+double
+sim_smt_factor(const struct sim_model *m, int k)
+{
+	if (k <= 1)
+		return m->smt_share[0];
+	return m->smt_share[k >= 4 ? 3 : k - 1];
+}
+
+/* 1 / (1 + s * x), x the fraction of pairs of busy threads on different LLCs. */
+double
+sim_sharing_factor(double sharing, int n, const int *llc)
+{
+	long pairs = (long)n * (n - 1) / 2, same = 0;
+
+	if (n < 2 || sharing <= 0)
+		return 1.0;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			same += llc[i] == llc[j];
+	return 1.0 / (1.0 + sharing * (double)(pairs - same) / (double)pairs);
+}
+
+/* --- set-up ------------------------------------------------------------- */
+
+void
+sim_world_free(struct sim_world *w)
+{
+	if (w == NULL)
+		return;
+	if (w->dom)
+		for (int d = 0; d < w->sc->ndomains; d++)
+			free(w->dom[d].mm_rt);
+	free(w->core_pu_start);
+	free(w->core_pu);
+	free(w->llc_core_start);
+	free(w->llc_core);
+	free(w->llc_npu);
+	free(w->pu_load);
+	free(w->llc_load);
+	free(w->llc_bw);
+	free(w->pu_first);
+	free(w->pu_busy_ns);
+	free(w->cpu_rt);
+	free(w->llc_count);
+	free(w->core_owner);
+	free(w->scratch);
+	free(w->threads);
+	free(w->llc_pool);
+	free(w->dom);
+	free(w->grp);
+	free(w->order);
+	free(w);
+}
+
+static void *
+xcalloc(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size);
+}
+
+#define ALLOC(p, n) (((p) = xcalloc((size_t)(n), sizeof(*(p)))) != NULL)
+
+struct sim_world *
+sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_policy policy,
+              uint64_t seed, const struct policy_annotation *annots, const bool *annotated,
+              FILE *trace, struct llcd_err *err)
+{
+	struct sim_world *w = calloc(1, sizeof(*w));
+	int n;
+
+	if (w == NULL)
+		goto oom;
+	w->sc = sc;
+	w->topo = t;
+	w->policy = policy;
+	w->trace = trace;
+	sim_rng_seed(&w->rng, seed);
+	w->npu = t->max_cpu + 1;
+	w->ncore = topo_count(t, TOPO_CORE);
+	w->nllc = topo_count(t, TOPO_LLC);
+	w->llc_words = (w->nllc + 63) / 64;
+	cpuset_andnot(&w->usable, &t->all, &sc->reserved);
+	if (cpuset_empty(&w->usable)) {
+		llcd_err_set(err, "host.reserved_cpus: leaves no CPU for vCPUs");
+		sim_world_free(w);
+		return NULL;
+	}
+	if (!ALLOC(w->core_pu_start, w->ncore + 1) || !ALLOC(w->core_pu, w->npu) ||
+	    !ALLOC(w->llc_core_start, w->nllc + 1) || !ALLOC(w->llc_core, w->ncore) ||
+	    !ALLOC(w->llc_npu, w->nllc) || !ALLOC(w->pu_load, w->npu) ||
+	    !ALLOC(w->llc_load, w->nllc) || !ALLOC(w->llc_bw, w->nllc) ||
+	    !ALLOC(w->pu_first, w->npu) || !ALLOC(w->pu_busy_ns, w->npu) ||
+	    !ALLOC(w->cpu_rt, w->npu) || !ALLOC(w->llc_count, w->nllc) ||
+	    !ALLOC(w->core_owner, w->ncore) || !ALLOC(w->dom, sc->ndomains) ||
+	    !ALLOC(w->grp, sc->ngroups))
+		goto oom;
+	n = 0;
+	for (int c = 0; c < w->ncore; c++) {
+		const struct topo_node *core = topo_get(t, TOPO_CORE, c);
+		int pu;
+		w->core_pu_start[c] = n;
+		CPUSET_FOREACH(pu, &core->cpus)
+			w->core_pu[n++] = pu;
+	}
+	w->core_pu_start[w->ncore] = n;
+	n = 0;
+	for (int l = 0; l < w->nllc; l++) {
+		w->llc_core_start[l] = n;
+		for (int c = 0; c < w->ncore; c++)
+			if (t->pu_llc[w->core_pu[w->core_pu_start[c]]] == l)
+				w->llc_core[n++] = c;
+		w->llc_npu[l] = topo_llc_weight(t, l);
+	}
+	w->llc_core_start[w->nllc] = n;
+
+	w->nthreads = 0;
+	for (int d = 0; d < sc->ndomains; d++) {
+		w->dom[d].base = w->nthreads;
+		w->nthreads += sc->domains[d].nvcpus;
+	}
+	if (!ALLOC(w->threads, w->nthreads) || !ALLOC(w->order, w->nthreads) ||
+	    !ALLOC(w->scratch, w->nthreads + w->nllc) ||
+	    !ALLOC(w->llc_pool, (size_t)w->nthreads * (size_t)w->llc_words))
+		goto oom;
+	for (int d = 0; d < sc->ndomains; d++) {
+		struct sim_dom_state *D = &w->dom[d];
+		D->key = (uint64_t)d + 1;
+		D->pref_llc = -1;
+		D->annotated = annotated ? annotated[d] : false;
+		if (D->annotated)
+			D->annot = annots[d];
+		else
+			policy_annotation_defaults(&D->annot);
+		D->isolated = D->annotated && D->annot.isolation == POLICY_ISO_CORE;
+		if (policy == SIM_POLICY_KCAS && !ALLOC(D->mm_rt, w->npu))
+			goto oom;
+		for (int v = 0; v < sc->domains[d].nvcpus; v++) {
+			struct sim_thread *th = &w->threads[D->base + v];
+			th->dom = d;
+			th->vcpu = v;
+			th->group = -1;
+			th->pu = th->trace_pu = th->last_llc = -1;
+			th->llcs = &w->llc_pool[(size_t)(D->base + v) * (size_t)w->llc_words];
+			th->llcs_dirty = true;
+		}
+	}
+	for (int g = 0; g < sc->ngroups; g++) {
+		w->grp[g].first_busy_s = w->grp[g].unsettled_until = -1;
+		w->grp[g].last_spread = 0;
+	}
+	w->dt_s = sc->period_ms / 1000.0;
+	w->dt_ns = (uint64_t)llround(sc->period_ms * 1e6);
+	w->nperiods = (long)ceil(sc->duration_s / w->dt_s - 1e-9);
+	w->pins_dirty = true;
+	if (trace)
+		fprintf(trace, "{\"scenario\":\"%s\",\"policy\":\"%s\",\"seed\":%llu,\"period_ms\":%g,"
+		    "\"periods\":%ld,\"topology\":\"%s\"}\n", sc->name, sim_policy_name(policy),
+		    (unsigned long long)seed, sc->period_ms, w->nperiods, sc->topology);
+	return w;
+oom:
+	sim_world_free(w);
+	llcd_err_set(err, "llcsim: out of memory");
+	return NULL;
+}
+
+uint64_t
+sim_world_now_ns(const struct sim_world *w)
+{
+	return (uint64_t)w->period * w->dt_ns;
+}
+
+void
+sim_world_violation(struct sim_world *w, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	w->nviol_total++;
+	for (int i = 0; i < w->nviol; i++)
+		if (strcmp(strchr(w->viol[i], ' ') + 1, msg) == 0)
+			return;         /* reported once, with its first time */
+	if (w->nviol < SIM_MAX_VIOLATIONS)
+		snprintf(w->viol[w->nviol++], sizeof(w->viol[0]), "t=%.3fs %s",
+		    (double)w->period * w->dt_s, msg);
+	if (w->trace)
+		fprintf(w->trace, "{\"t\":%.3f,\"violation\":\"%s\"}\n", (double)w->period * w->dt_s, msg);
+}
+
+/* --- affinity ------------------------------------------------------------ */
+
+int
+sim_world_pin(struct sim_world *w, int d, int v, const struct cpuset *cpus, struct llcd_err *err)
+{
+	struct sim_thread *th;
+	struct cpuset missing;
+
+	if (d < 0 || d >= w->sc->ndomains || v < 0 || v >= w->sc->domains[d].nvcpus)
+		return llcd_err_set(err, "no vCPU %d in domain %d", v, d);
+	th = &w->threads[w->dom[d].base + v];
+	cpuset_andnot(&missing, cpus, &w->topo->all);
+	if (cpuset_empty(cpus) || !cpuset_empty(&missing)) {
+		char buf[128];
+		cpuset_format(cpuset_empty(cpus) ? cpus : &missing, buf, sizeof(buf));
+		sim_world_violation(w, "host-cpu: domain '%s' vCPU %d pinned to CPU(s) '%s' the host lacks",
+		    w->sc->domains[d].name, v, buf);
+		return llcd_err_set(err, "CPU(s) '%s' do not exist", buf);
+	}
+	if (th->pinned && cpuset_equal(&th->pin, cpus))
+		return 0;
+	th->pinned = true;
+	th->pin = *cpus;
+	th->llcs_dirty = true;
+	w->pins_dirty = true;
+	return 0;
+}
+
+void
+sim_world_unpin(struct sim_world *w, int d)
+{
+	for (int v = 0; v < w->sc->domains[d].nvcpus; v++) {
+		struct sim_thread *th = &w->threads[w->dom[d].base + v];
+		if (th->pinned) {
+			th->pinned = false;
+			th->llcs_dirty = true;
+		}
+	}
+	w->dom[d].emu_pinned = false;
+	w->pins_dirty = true;
+}
+
+int
+sim_world_pin_emulator(struct sim_world *w, int d, const struct cpuset *cpus, struct llcd_err *err)
+{
+	struct cpuset missing;
+
+	cpuset_andnot(&missing, cpus, &w->topo->all);
+	if (cpuset_empty(cpus) || !cpuset_empty(&missing)) {
+		char buf[128];
+		cpuset_format(cpuset_empty(cpus) ? cpus : &missing, buf, sizeof(buf));
+		sim_world_violation(w, "host-cpu: domain '%s' emulator pinned to CPU(s) '%s' the host lacks",
+		    w->sc->domains[d].name, buf);
+		return llcd_err_set(err, "CPU(s) '%s' do not exist", buf);
+	}
+	w->dom[d].emu_pinned = true;
+	w->dom[d].emu_pin = *cpus;
+	return 0;
+}
+
+static const struct cpuset *
+allowed(const struct sim_world *w, const struct sim_thread *th)
+{
+	return th->pinned ? &th->pin : &w->usable;
+}
+
+static bool
+llc_ok(const struct sim_thread *th, int l)
+{
+	return (th->llcs[l / 64] >> (l % 64)) & 1;
+}
+
+static void
+refresh_llcs(struct sim_world *w, struct sim_thread *th)
+{
+	const struct cpuset *a = allowed(w, th);
+	int pu;
+
+	memset(th->llcs, 0, sizeof(uint64_t) * (size_t)w->llc_words);
+	CPUSET_FOREACH(pu, a) {
+		if (pu > w->topo->max_cpu || w->topo->pu_llc[pu] < 0)
+			continue;
+		int l = w->topo->pu_llc[pu];
+		th->llcs[l / 64] |= 1ULL << (l % 64);
+	}
+	th->llcs_dirty = false;
+}
+
+/* --- the balancer ------------------------------------------------------- */
+
+static void
+add_load(struct sim_world *w, int pu, double u)
+{
+	w->pu_load[pu] += u;
+	w->llc_load[w->topo->pu_llc[pu]] += u;
+}
+
+/* The least-loaded LLC the thread may use; ties broken by the seed. */
+static int
+least_llc(struct sim_world *w, const struct sim_thread *th)
+{
+	int best = -1, ties = 0;
+	double min = INFINITY;
+
+	for (int l = 0; l < w->nllc; l++) {
+		if (!llc_ok(th, l))
+			continue;
+		if (w->llc_load[l] < min) {
+			min = w->llc_load[l];
+			best = l;
+			ties = 1;
+		} else if (w->llc_load[l] == min && sim_rng_below(&w->rng, (uint32_t)++ties) == 0) {
+			best = l;
+		}
+	}
+	return best;
+}
+
+static bool
+core_idle(const struct sim_world *w, int c, int except_pu)
+{
+	for (int i = w->core_pu_start[c]; i < w->core_pu_start[c + 1]; i++) {
+		int pu = w->core_pu[i];
+		if (pu != except_pu && w->pu_load[pu] >= w->sc->model.busy_util)
+			return false;
+	}
+	return true;
+}
+
+/* A PU of LLC l in the thread's allowed set: an idle core first (class 0),
+ * then an idle PU (1), then the least-loaded PU (2), up to max_class. Ties
+ * by the seed. except_pu is the thread's own PU (not a candidate, and its
+ * load does not make its core busy). */
+static int
+pick_pu(struct sim_world *w, const struct sim_thread *th, int l, int max_class, int except_pu)
+{
+	const struct cpuset *a = allowed(w, th);
+	const double busy = w->sc->model.busy_util;
+	int best = -1, best_class = 3, ties = 0;
+	double best_load = INFINITY;
+
+	for (int i = w->llc_core_start[l]; i < w->llc_core_start[l + 1]; i++) {
+		int c = w->llc_core[i];
+		bool idle_core = core_idle(w, c, except_pu);
+		for (int j = w->core_pu_start[c]; j < w->core_pu_start[c + 1]; j++) {
+			int pu = w->core_pu[j];
+			if (pu == except_pu || !cpuset_isset(a, pu))
+				continue;
+			double load = w->pu_load[pu];
+			int cls = idle_core ? 0 : load < busy ? 1 : 2;
+			if (cls > max_class)
+				continue;
+			if (cls < best_class || (cls == best_class && load < best_load)) {
+				best = pu;
+				best_class = cls;
+				best_load = load;
+				ties = 1;
+			} else if (cls == best_class && load == best_load &&
+			    sim_rng_below(&w->rng, (uint32_t)++ties) == 0) {
+				best = pu;
+			}
+		}
+	}
+	return best;
+}
+
+static void
+move_to(struct sim_world *w, struct sim_thread *th, int pu)
+{
+	add_load(w, th->pu, -th->demand);
+	th->pu = pu;
+	add_load(w, pu, th->demand);
+}
+
+static int
+by_demand_desc(const void *a, const void *b, void *arg)
+{
+	const struct sim_thread *t = arg;
+	int i = *(const int *)a, j = *(const int *)b;
+	if (t[i].demand != t[j].demand)
+		return t[i].demand > t[j].demand ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* --- kernel-cas: Linux 7.2 CONFIG_SCHED_CACHE, one mm per QEMU process --- */
+
+enum kcas_hint { KCAS_UNRESTRICTED, KCAS_LLC, KCAS_FORBID };
+
+static double
+llc_util(const struct sim_world *w, int l)
+{
+	double u = 0;
+	for (int i = w->llc_core_start[l]; i < w->llc_core_start[l + 1]; i++) {
+		int c = w->llc_core[i];
+		for (int j = w->core_pu_start[c]; j < w->core_pu_start[c + 1]; j++)
+			u += fmin(1.0, w->pu_load[w->core_pu[j]]);
+	}
+	return u;
+}
+
+static int
+kcas_overaggr(const struct sim_world *w)
+{
+	if (w->sc->model.kcas_overaggr_pct > 0)
+		return w->sc->model.kcas_overaggr_pct;
+	return w->topo->smt > 1 ? 50 : 75;     /* fits_llc_capacity(): x3/2 without SMT */
+}
+
+/* can_migrate_llc() of the final fair.c, in PU units of utilisation. */
+static enum kcas_hint
+kcas_can_migrate(const struct sim_world *w, int src, int dst, double tu, bool to_pref)
+{
+	double s = fmax(llc_util(w, src) - tu, 0), d = llc_util(w, dst) + tu;
+	double cs = w->llc_npu[src], cd = w->llc_npu[dst];
+	int over = kcas_overaggr(w), imb = w->sc->model.kcas_imb_pct;
+	bool fits_s = s * 100 < cs * over, fits_d = d * 100 < cd * over;
+	bool bad;
+
+	if (!fits_d && !fits_s)
+		return KCAS_UNRESTRICTED;
+	if (to_pref)
+		bad = !fits_d && d * 100 > s * (100 + imb);
+	else
+		bad = fits_s || !(s * 100 > d * (100 + imb));
+	return bad ? KCAS_FORBID : KCAS_LLC;
+}
+
+static int
+kcas_pref(const struct sim_world *w, const struct sim_thread *th)
+{
+	return w->policy == SIM_POLICY_KCAS ? w->dom[th->dom].pref_llc : -1;
+}
+
+/* LLC-preference pulls: up to pulls_per_s per process, each one task into
+ * the preferred LLC when can_migrate_llc(src, pref, util, true) says so
+ * (llc_balance() / migrate_llc_task, imbalance = 1 per pass). */
+static void
+kcas_pull(struct sim_world *w)
+{
+	const struct sim_model *m = &w->sc->model;
+
+	for (int d = 0; d < w->sc->ndomains; d++) {
+		struct sim_dom_state *D = &w->dom[d];
+		int P = D->pref_llc, n = 0;
+		if (!D->active || P < 0)
+			continue;
+		D->pull_credit = fmin(D->pull_credit + m->kcas_pulls_per_s * w->dt_s,
+		    fmax(1.0, m->kcas_pulls_per_s * w->dt_s));
+		if (D->pull_credit < 1.0)
+			continue;
+		for (int v = 0; v < w->sc->domains[d].nvcpus; v++) {
+			struct sim_thread *th = &w->threads[D->base + v];
+			if (th->demand >= m->kcas_min_util && th->pu >= 0 &&
+			    w->topo->pu_llc[th->pu] != P && llc_ok(th, P))
+				w->scratch[n++] = D->base + v;
+		}
+		qsort_r(w->scratch, (size_t)n, sizeof(int), by_demand_desc, w->threads);
+		for (int k = 0; k < n && D->pull_credit >= 1.0; k++) {
+			struct sim_thread *th = &w->threads[w->scratch[k]];
+			if (kcas_can_migrate(w, w->topo->pu_llc[th->pu], P, th->demand, true) != KCAS_LLC)
+				continue;
+			int pu = pick_pu(w, th, P, 2, -1);
+			if (pu < 0)
+				continue;
+			move_to(w, th, pu);
+			D->pull_credit -= 1.0;
+		}
+	}
+}
+
+/* task_cache_work() at the end of the period: decay, occupancy, the
+ * nr_running_avg EWMA, invalid_llc_nr, the timeout and the 2x switch. */
+static void
+kcas_update(struct sim_world *w)
+{
+	const struct sim_model *m = &w->sc->model;
+	double epochs = w->sc->period_ms / m->kcas_epoch_ms;
+	double k = pow(0.5, epochs);
+	int llc_size = w->llc_npu[0], tol = m->kcas_aggr_tolerance;
+	int div = llc_size >> 2;
+	double *occ = w->llc_bw;        /* reused as scratch: bandwidth is done */
+
+	div = div < 2 ? 2 : div > 8 ? 8 : div;
+	for (int pu = 0; pu < w->npu; pu++)
+		w->cpu_rt[pu] = w->cpu_rt[pu] * k + (double)w->pu_busy_ns[pu];
+	for (int d = 0; d < w->sc->ndomains; d++) {
+		struct sim_dom_state *D = &w->dom[d];
+		const struct sim_domain *sd = &w->sc->domains[d];
+		double sample = 0;
+		if (!D->active)
+			continue;
+		for (int pu = 0; pu < w->npu; pu++)
+			D->mm_rt[pu] *= k;
+		for (int v = 0; v < sd->nvcpus; v++) {
+			struct sim_thread *th = &w->threads[D->base + v];
+			if (th->runtime_ns == 0)
+				continue;
+			D->mm_rt[th->pu] += (double)th->runtime_ns;
+			sample += (double)th->runtime_ns / (double)w->dt_ns;
+		}
+		/* one EWMA update per epoch, closed form over the period */
+		D->nr_avg = sample + (D->nr_avg - sample) * pow(1.0 - 1.0 / div, epochs);
+		int old = D->pref_llc;
+		bool invalid = sd->nvcpus <= 1 || tol == 0 ||
+		    (tol < 100 && !(D->nr_avg * w->topo->smt * 1280.0 < (double)tol * llc_size * 1024.0));
+		if (invalid) {
+			D->pref_llc = -1;
+		} else if (sample <= 0) {
+			D->idle_epochs += epochs;
+			if (D->idle_epochs > m->kcas_affinity_timeout)
+				D->pref_llc = -1;
+		} else {
+			int best = -1;
+			D->idle_epochs = 0;
+			for (int l = 0; l < w->nllc; l++)
+				occ[l] = 0;
+			for (int pu = 0; pu < w->npu; pu++)
+				if (D->mm_rt[pu] > 0 && w->topo->pu_llc[pu] >= 0)
+					occ[w->topo->pu_llc[pu]] += D->mm_rt[pu] / (w->cpu_rt[pu] + 1.0);
+			for (int l = 0; l < w->nllc; l++)
+				if (best < 0 || occ[l] > occ[best])
+					best = l;
+			double curr = D->pref_llc >= 0 ? occ[D->pref_llc] : 0;
+			if (best >= 0 && occ[best] > 0 && occ[best] > 2 * curr)
+				D->pref_llc = best;
+		}
+		if (D->pref_llc != old) {
+			if (D->pref_llc >= 0)
+				D->pref_switches++;
+			if (w->trace)
+				fprintf(w->trace, "{\"t\":%.3f,\"domain\":\"%s\",\"pref_llc\":%d}\n",
+				    (double)w->period * w->dt_s, sd->name, D->pref_llc);
+		}
+	}
+}
+
+/* --- one period ---------------------------------------------------------- */
+
+static void
+lifecycle(struct sim_world *w, double t)
+{
+	for (int d = 0; d < w->sc->ndomains; d++) {
+		const struct sim_domain *sd = &w->sc->domains[d];
+		struct sim_dom_state *D = &w->dom[d];
+		bool on = t + 1e-9 >= sd->start_s && t + 1e-9 < sd->stop_s;
+		if (on == D->active)
+			continue;
+		D->active = on;
+		D->ever = D->ever || on;
+		w->pins_dirty = true;
+		for (int v = 0; v < sd->nvcpus; v++) {
+			struct sim_thread *th = &w->threads[D->base + v];
+			if (!on && w->trace && th->trace_pu >= 0)
+				fprintf(w->trace, "{\"t\":%.3f,\"domain\":\"%s\",\"vcpu\":%d,\"pu\":-1,\"llc\":-1}\n",
+				    t, sd->name, v);
+			th->pu = th->trace_pu = th->last_llc = -1;
+			th->pinned = false;
+			th->static_done = false;
+			th->llcs_dirty = true;
+			th->demand = 0;
+			th->runtime_ns = th->instructions = 0;
+		}
+		D->emu_pinned = false;
+		D->pref_llc = -1;
+		D->nr_avg = D->idle_epochs = D->pull_credit = 0;
+		if (D->mm_rt)
+			memset(D->mm_rt, 0, sizeof(double) * (size_t)w->npu);
+	}
+}
+
+static void
+demands(struct sim_world *w, double t)
+{
+	for (int d = 0; d < w->sc->ndomains; d++) {
+		const struct sim_domain *sd = &w->sc->domains[d];
+		struct sim_dom_state *D = &w->dom[d];
+		if (!D->active)
+			continue;
+		for (int v = 0; v < sd->nvcpus; v++) {
+			struct sim_thread *th = &w->threads[D->base + v];
+			th->demand = th->bw = 0;
+			th->group = -1;
+		}
+		for (int i = 0; i < sd->nload; i++) {
+			const struct sim_load *l = &sd->load[i];
+			int v;
+			if (!(t + 1e-9 >= l->from_s && t + 1e-9 < l->to_s))
+				continue;
+			CPUSET_FOREACH(v, &l->vcpus) {
+				struct sim_thread *th = &w->threads[D->base + v];
+				th->demand = fmin(1.0, th->demand + l->util);
+				th->bw += l->bw_gbs;
+				if (l->group >= 0)
+					th->group = l->group;
+			}
+		}
+	}
+}
+
+static void
+balance(struct sim_world *w)
+{
+	const struct sim_model *m = &w->sc->model;
+	int nact = 0, nnew = 0;
+
+	memset(w->pu_load, 0, sizeof(double) * (size_t)w->npu);
+	memset(w->llc_load, 0, sizeof(double) * (size_t)w->nllc);
+	/* 1. threads that keep their PU */
+	for (int i = 0; i < w->nthreads; i++) {
+		struct sim_thread *th = &w->threads[i];
+		if (!w->dom[th->dom].active || th->demand <= 0)
+			continue;
+		if (th->llcs_dirty)
+			refresh_llcs(w, th);
+		w->order[nact++] = i;
+		if (th->pu >= 0 && cpuset_isset(allowed(w, th), th->pu))
+			add_load(w, th->pu, th->demand);
+		else
+			w->scratch[nnew++] = i;
+	}
+	/* 2. new threads, and threads whose affinity no longer allows their
+	 * PU: the least-loaded LLC of their set, an idle core first */
+	for (int k = 0; k < nnew; k++) {
+		struct sim_thread *th = &w->threads[w->scratch[k]];
+		int l = least_llc(w, th), pu = l >= 0 ? pick_pu(w, th, l, 2, -1) : -1;
+		if (pu < 0) {           /* affinity outside the host: never happens (checked on pin) */
+			th->demand = 0;
+			continue;
+		}
+		th->pu = pu;
+		add_load(w, pu, th->demand);
+	}
+	/* 3. LLC imbalance: biggest demands first */
+	qsort_r(w->order, (size_t)nact, sizeof(int), by_demand_desc, w->threads);
+	for (int k = 0; k < nact; k++) {
+		struct sim_thread *th = &w->threads[w->order[k]];
+		if (th->demand <= 0)
+			continue;
+		int L = w->topo->pu_llc[th->pu], M = least_llc(w, th);
+		/* the difference in busy threads, fractional demands counted in
+		 * proportion and rounded to the nearest whole thread (the
+		 * kernel compares whole runnable tasks) */
+		if (M < 0 || M == L || w->llc_load[L] - w->llc_load[M] < m->imbalance - 0.5)
+			continue;
+		int P = kcas_pref(w, th);
+		if (P >= 0 && L == P && kcas_can_migrate(w, L, M, th->demand, false) == KCAS_FORBID)
+			continue;       /* do not migrate out of the preferred LLC */
+		if (P >= 0 && M == P && kcas_can_migrate(w, L, M, th->demand, true) == KCAS_FORBID)
+			continue;
+		int pu = pick_pu(w, th, M, 2, -1);
+		if (pu >= 0)
+			move_to(w, th, pu);
+	}
+	/* 4. kernel-cas LLC-preference pulls */
+	if (w->policy == SIM_POLICY_KCAS)
+		kcas_pull(w);
+	/* 5. a busy thread sharing a PU with another busy thread moves to an
+	 * idle core of its LLC, else to an idle PU of it; a busy thread whose
+	 * SMT sibling is busy moves to an idle core of its LLC (the kernel's
+	 * balancing between the cores of an LLC; docs/llcsim.md) */
+	for (int k = 0; k < nact; k++) {
+		struct sim_thread *th = &w->threads[w->order[k]];
+		int pu = -1;
+		if (th->demand < m->busy_util)
+			continue;
+		if (w->pu_load[th->pu] - th->demand >= m->busy_util)
+			pu = pick_pu(w, th, w->topo->pu_llc[th->pu], 1, th->pu);
+		else if (!core_idle(w, w->topo->pu_core[th->pu], th->pu))
+			pu = pick_pu(w, th, w->topo->pu_llc[th->pu], 0, th->pu);
+		if (pu >= 0)
+			move_to(w, th, pu);
+	}
+}
+
+static void
+account(struct sim_world *w, double t)
+{
+	const struct sim_model *m = &w->sc->model;
+	const double busy = m->busy_util;
+	FILE *tr = w->trace;
+
+	/* per-PU thread lists, observed busy time, per-LLC bandwidth */
+	for (int pu = 0; pu < w->npu; pu++) {
+		w->pu_first[pu] = -1;
+		w->pu_busy_ns[pu] = (uint64_t)llround(fmin(1.0, w->pu_load[pu]) * (double)w->dt_ns);
+	}
+	memset(w->llc_bw, 0, sizeof(double) * (size_t)w->nllc);
+	for (int i = w->nthreads - 1; i >= 0; i--) {
+		struct sim_thread *th = &w->threads[i];
+		th->runtime_ns = th->instructions = 0;
+		th->rate = 0;
+		if (!w->dom[th->dom].active || th->demand <= 0)
+			continue;
+		th->next_on_pu = w->pu_first[th->pu];
+		w->pu_first[th->pu] = i;
+		w->llc_bw[w->topo->pu_llc[th->pu]] += th->bw;
+	}
+	/* per-thread rate without the group factor */
+	for (int c = 0; c < w->ncore; c++) {
+		int k = 0;
+		for (int j = w->core_pu_start[c]; j < w->core_pu_start[c + 1]; j++)
+			k += w->pu_load[w->core_pu[j]] >= busy;
+		double smt = sim_smt_factor(m, k);
+		int ndom = 0, first_dom = -1;
+		for (int j = w->core_pu_start[c]; j < w->core_pu_start[c + 1]; j++) {
+			int pu = w->core_pu[j];
+			double L = w->pu_load[pu];
+			for (int i = w->pu_first[pu]; i >= 0; i = w->threads[i].next_on_pu) {
+				struct sim_thread *th = &w->threads[i];
+				int llc = w->topo->pu_llc[pu];
+				double bwf = 1.0;
+				th->cpu_frac = L > 1.0 ? 1.0 / L : 1.0;
+				if (w->sc->llc_bw_gbs > 0 && w->llc_bw[llc] > w->sc->llc_bw_gbs)
+					bwf = w->sc->llc_bw_gbs / w->llc_bw[llc];
+				th->moved = th->last_llc >= 0 && th->last_llc != llc;
+				th->rate = th->cpu_frac * smt * bwf * (th->moved ? m->migration : 1.0);
+				th->runtime_ns = (uint64_t)llround(th->demand * th->cpu_frac * (double)w->dt_ns);
+				if (th->moved) {
+					w->dom[th->dom].thread_llc_moves++;
+					if (th->group >= 0)
+						w->grp[th->group].llc_moves++;
+				}
+				th->last_llc = llc;
+				if (th->demand >= busy && th->dom != first_dom) {
+					if (first_dom < 0)
+						first_dom = th->dom;
+					else
+						ndom = 2;
+				}
+			}
+		}
+		/* smt_shared_pu_s: busy PUs of a core that ran busy threads of
+		 * two or more domains at once */
+		if (ndom < 2)
+			continue;
+		for (int j = w->core_pu_start[c]; j < w->core_pu_start[c + 1]; j++) {
+			int pu = w->core_pu[j], seen = -1;
+			for (int i = w->pu_first[pu]; i >= 0; i = w->threads[i].next_on_pu) {
+				struct sim_thread *th = &w->threads[i];
+				if (th->demand >= busy && th->dom != seen) {
+					w->dom[th->dom].smt_shared_pu_s += w->dt_s;
+					seen = th->dom;
+				}
+			}
+		}
+	}
+	/* groups: sharing slowdown, progress, spread */
+	for (int g = 0; g < w->sc->ngroups; g++) {
+		const struct sim_group *G = &w->sc->groups[g];
+		struct sim_group_state *S = &w->grp[g];
+		const struct sim_dom_state *D = &w->dom[G->domain];
+		int v, n = 0, nbusy = 0, spread = 0;
+		int *busy_llc = w->scratch;
+		S->rate = 0;
+		S->nbusy = S->spread = 0;
+		if (!D->active)
+			continue;
+		CPUSET_FOREACH(v, &G->vcpus) {
+			struct sim_thread *th = &w->threads[D->base + v];
+			if (th->group == g && th->demand >= busy)
+				busy_llc[nbusy++] = w->topo->pu_llc[th->pu];
+		}
+		double f = sim_sharing_factor(G->sharing, nbusy, busy_llc);
+		for (int i = 0; i < nbusy; i++) {
+			int l = busy_llc[i];
+			if (w->llc_count[l]++ == 0)
+				spread++;
+		}
+		for (int i = 0; i < nbusy; i++)
+			w->llc_count[busy_llc[i]] = 0;
+		double sum = 0, min = INFINITY;
+		CPUSET_FOREACH(v, &G->vcpus) {
+			struct sim_thread *th = &w->threads[D->base + v];
+			if (th->group != g || th->demand <= 0)
+				continue;
+			th->rate *= f;
+			sum += th->rate;
+			min = fmin(min, th->rate);
+			n++;
+		}
+		if (n == 0)
+			continue;
+		S->rate = G->barrier ? min : sum / n;
+		S->progress += S->rate * w->dt_s;
+		S->active_s += w->dt_s;
+		S->nbusy = nbusy;
+		S->spread = spread;
+		if (nbusy > 0) {
+			S->spread_sum += spread;
+			S->spread_n++;
+			if (S->first_busy_s < 0)
+				S->first_busy_s = t;
+			if (spread > 1)
+				S->unsettled_until = t + w->dt_s;
+			S->last_spread = spread;
+		}
+		if (tr)
+			fprintf(tr, "{\"t\":%.3f,\"domain\":\"%s\",\"group\":\"%s\",\"rate\":%.6f,"
+			    "\"busy\":%d,\"spread\":%d}\n", t, w->sc->domains[G->domain].name, G->name,
+			    S->rate, nbusy, spread);
+	}
+	/* counters and trace of PU changes */
+	for (int i = 0; i < w->nthreads; i++) {
+		struct sim_thread *th = &w->threads[i];
+		if (!w->dom[th->dom].active || th->demand <= 0)
+			continue;
+		th->instructions = (uint64_t)llround(th->rate * th->demand * w->dt_s * m->instructions_per_s);
+		if (tr && th->pu != th->trace_pu)
+			fprintf(tr, "{\"t\":%.3f,\"domain\":\"%s\",\"vcpu\":%d,\"pu\":%d,\"llc\":%d%s}\n",
+			    t, w->sc->domains[th->dom].name, th->vcpu, th->pu, w->topo->pu_llc[th->pu],
+			    th->moved ? ",\"llc_move\":true" : "");
+		th->trace_pu = th->pu;
+	}
+}
+
+/* Invariants: no two isolated domains on one core, no vCPU on a reserved
+ * CPU. (A pin to a CPU the host lacks is caught when it is applied.) */
+static void
+invariants(struct sim_world *w)
+{
+	const struct cpuset *res = &w->sc->reserved;
+	bool any_res = !cpuset_empty(res);
+
+	for (int i = 0; any_res && i < w->nthreads; i++) {
+		struct sim_thread *th = &w->threads[i];
+		if (w->dom[th->dom].active && th->demand > 0 && cpuset_isset(res, th->pu))
+			sim_world_violation(w, "reserved: domain '%s' vCPU %d ran on reserved CPU %d",
+			    w->sc->domains[th->dom].name, th->vcpu, th->pu);
+	}
+	if (!w->pins_dirty)
+		return;
+	w->pins_dirty = false;
+	for (int c = 0; c < w->ncore; c++)
+		w->core_owner[c] = -1;
+	for (int i = 0; i < w->nthreads; i++) {
+		struct sim_thread *th = &w->threads[i];
+		const struct sim_dom_state *D = &w->dom[th->dom];
+		int pu;
+		if (!D->active || !th->pinned)
+			continue;
+		if (any_res && cpuset_intersects(&th->pin, res)) {
+			struct cpuset both;
+			char buf[64];
+			cpuset_and(&both, &th->pin, res);
+			cpuset_format(&both, buf, sizeof(buf));
+			sim_world_violation(w, "reserved: domain '%s' vCPU %d pinned to reserved CPU(s) %s",
+			    w->sc->domains[th->dom].name, th->vcpu, buf);
+		}
+		if (!D->isolated)
+			continue;
+		CPUSET_FOREACH(pu, &th->pin) {
+			int c = w->topo->pu_core[pu];
+			if (c < 0)
+				continue;
+			if (w->core_owner[c] < 0)
+				w->core_owner[c] = th->dom;
+			else if (w->core_owner[c] != th->dom)
+				sim_world_violation(w, "isolation: isolated domains '%s' and '%s' both pinned to core %d",
+				    w->sc->domains[w->core_owner[c]].name, w->sc->domains[th->dom].name, c);
+		}
+	}
+}
+
+bool
+sim_world_step(struct sim_world *w)
+{
+	double t;
+
+	if (w->period >= w->nperiods)
+		return false;
+	t = (double)w->period * w->dt_s;
+	lifecycle(w, t);
+	demands(w, t);
+	balance(w);
+	account(w, t);
+	invariants(w);
+	if (w->policy == SIM_POLICY_KCAS)
+		kcas_update(w);
+	w->period++;
+	return true;
+}

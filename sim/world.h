@@ -1,0 +1,140 @@
+/* world.h - llcsim's simulated host: threads, a Linux-like balancer, the
+ * cost model of spec/llcsim.md, the in-kernel cache-aware rules
+ * (kernel-cas), statistics, trace and invariant checks.
+ *
+ * The world holds the ground truth (sharing, bandwidth, group membership).
+ * Only simops.c turns it into what a real host would show the agent.
+ */
+#ifndef LLCSIM_WORLD_H
+#define LLCSIM_WORLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "annotation.h"
+#include "rng.h"
+#include "scenario.h"
+#include "topo.h"
+
+enum sim_policy {
+	SIM_POLICY_LLCD,
+	SIM_POLICY_NONE,
+	SIM_POLICY_STATIC,
+	SIM_POLICY_KCAS,
+};
+
+const char *sim_policy_name(enum sim_policy p);
+int sim_policy_parse(const char *name, enum sim_policy *p);
+
+struct sim_thread {
+	int dom, vcpu;
+	int group;                      /* this period, -1 none */
+	double demand, bw;              /* this period */
+	int pu;                         /* where it runs / last ran; -1 never */
+	int last_llc;                   /* LLC of its last period with demand */
+	int trace_pu;                   /* PU last written to the trace */
+	bool pinned;
+	bool static_done;               /* policy static: initial pin applied */
+	struct cpuset pin;
+	uint64_t *llcs;                 /* LLCs its allowed set touches (bitmap) */
+	bool llcs_dirty;
+	bool moved;                     /* changed LLC this period */
+	double cpu_frac, rate;
+	uint64_t runtime_ns, instructions;
+	int next_on_pu;                 /* per-PU list, rebuilt each period */
+};
+
+struct sim_dom_state {
+	bool active, ever;
+	uint64_t key;
+	int base;                       /* first thread index */
+	bool annotated, isolated;
+	struct policy_annotation annot;
+	/* kernel-cas: the QEMU process as one mm */
+	double *mm_rt;                  /* per PU decayed runtime */
+	int pref_llc;
+	double nr_avg, idle_epochs, pull_credit;
+	/* statistics */
+	uint64_t thread_llc_moves, pref_switches;
+	double smt_shared_pu_s;
+	bool emu_pinned;
+	struct cpuset emu_pin;
+};
+
+struct sim_group_state {
+	double progress, active_s;
+	double spread_sum;
+	long spread_n;
+	uint64_t llc_moves;
+	double first_busy_s, unsettled_until;   /* -1 = never */
+	int last_spread;
+	double rate;                    /* this period */
+	int nbusy, spread;              /* this period */
+};
+
+#define SIM_MAX_VIOLATIONS 32
+
+struct sim_world {
+	const struct sim_scenario *sc;
+	const struct topo *topo;
+	enum sim_policy policy;
+	struct sim_rng rng;
+	FILE *trace;
+
+	int npu, ncore, nllc, llc_words;
+	struct cpuset usable;           /* host PUs minus reserved */
+	int *core_pu_start, *core_pu;   /* PUs of core c: core_pu[start[c]..start[c+1]) */
+	int *llc_core_start, *llc_core; /* cores of LLC l */
+	int *llc_npu;
+	double *pu_load, *llc_load, *llc_bw;
+	int *pu_first;                  /* per-PU thread list head */
+	uint64_t *pu_busy_ns;           /* observed this period */
+	double *cpu_rt;                 /* kernel-cas: decayed user runtime per PU */
+	int *llc_count, *core_owner, *scratch;
+
+	int nthreads;
+	struct sim_thread *threads;
+	uint64_t *llc_pool;
+	struct sim_dom_state *dom;
+	struct sim_group_state *grp;
+	int *order;
+
+	long period, nperiods;
+	double dt_s;
+	uint64_t dt_ns;
+	bool pins_dirty;
+
+	int nviol;
+	long nviol_total;
+	char viol[SIM_MAX_VIOLATIONS][256];
+};
+
+/* annots: per domain, parsed llc_policy (NULL entries / annotated false =
+ * unannotated). trace may be NULL. */
+struct sim_world *sim_world_new(const struct sim_scenario *sc, const struct topo *topo,
+                                enum sim_policy policy, uint64_t seed,
+                                const struct policy_annotation *annots, const bool *annotated,
+                                FILE *trace, struct llcd_err *err);
+void sim_world_free(struct sim_world *w);
+
+/* Simulate one period [now, now + dt). Returns false when the run is over
+ * (nothing was simulated). */
+bool sim_world_step(struct sim_world *w);
+/* End of the last simulated period. */
+uint64_t sim_world_now_ns(const struct sim_world *w);
+
+/* Affinity, as the simulated ops back-end applies it. */
+int sim_world_pin(struct sim_world *w, int dom, int vcpu, const struct cpuset *cpus,
+                  struct llcd_err *err);
+void sim_world_unpin(struct sim_world *w, int dom);
+int sim_world_pin_emulator(struct sim_world *w, int dom, const struct cpuset *cpus,
+                           struct llcd_err *err);
+void sim_world_violation(struct sim_world *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The cost model's pure pieces, exposed for unit tests. */
+double sim_sharing_factor(double sharing, int nbusy, const int *llc_of_busy);
+double sim_smt_factor(const struct sim_model *m, int busy_pus_on_core);
+
+#endif

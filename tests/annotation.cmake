@@ -1,0 +1,14 @@
+# Tests of the llc-policy annotation parser (policy/annotation_xml.c).
+llcd_unit_test(test_annotation SOURCES unit/test_annotation.c LIBS llcpolicy_io)
+
+# libFuzzer: annot_parse() and annot_from_domain_xml() on every input, with
+# the format/parse round trip checked whenever the parse succeeds.
+include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
+llcd_fuzz_target(fuzz_annotation
+  SOURCES fuzz/fuzz_annotation.c ../policy/annotation_xml.c
+          ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
+  INCLUDES ../policy
+  PKGS libxml-2.0
+  CORPUS fuzz/corpus/annotation
+  DICT fuzz/annotation.dict
+  SECONDS 15)

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Bad scenarios exit 2 with a message naming the field and why.
+set -eu
+llcsim=$1 tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {   # expect NAME 'json' 'message fragment'
+  printf '%s' "$2" > "$tmp/$1.json"
+  rc=0; "$llcsim" "$tmp/$1.json" --policy none > /dev/null 2> "$tmp/err" || rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -qF -- "$3" "$tmp/err"; then
+    echo "FAIL $1: exit $rc, stderr: $(cat "$tmp/err")"; fail=1
+  else
+    echo "ok   $1: $(cat "$tmp/err")"
+  fi
+}
+H='"host":{"topology":"pack:1 [numa] l3:2 core:2 pu:2"},"duration_s":1'
+expect notjson '{"host":' 'not JSON'
+expect nohost '{"duration_s":1,"domains":[]}' 'host: missing (required)'
+expect typo "{$H,\"domains\":[],\"sede\":1}" 'sede: unknown field'
+expect util "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1.5}]}]}" \
+  'domains[0].load[0].util: must be in [0, 1], got 1.5'
+expect vcpu "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-2\",\"util\":1}]}]}" \
+  'domains[0].load[0].vcpus: vCPU 2 out of range (the domain has 2)'
+expect dup "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":1},{\"name\":\"a\",\"vcpus\":1}]}" \
+  "domains[1].name: 'a' already names domains[0]"
+expect gtopo "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":4,\"guest_topology\":{\"cores\":3}}]}" \
+  'domains[0].guest_topology: sockets*dies*clusters*cores*threads = 3, but the domain has 4 vCPUs'
+expect topo '{"host":{"topology":"bogus:3"},"duration_s":1,"domains":[]}' 'host.topology'
+expect reserved '{"host":{"topology":"pack:1 [numa] l3:2 core:2 pu:2","reserved_cpus":"99"},"duration_s":1,"domains":[]}' \
+  'host.reserved_cpus: CPU 99 is not on the host'
+expect annot "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"llc_policy\":\"<oops\"}]}" 'domains[0].llc_policy'
+expect sharing "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,\"sharing\":1}]}]}" \
+  'domains[0].load[0].sharing: only meaningful with a group'
+exit $fail

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Check the expected ordering of policies on one shipped llcsim scenario.
+
+usage: check_sim.py LLCSIM SCENARIO_DIR NAME [--seed N]
+
+Runs `llcsim SCENARIO --compare none,kernel-cas,static,llcd --json` and
+asserts what docs/benchmarks.md promises for NAME. Prints every check and
+the failing seed, exits 1 on the first failed assertion group.
+"""
+import json
+import subprocess
+import sys
+
+POLICIES = ["none", "kernel-cas", "static", "llcd"]
+
+
+def run(llcsim, path, seed):
+    cmd = [llcsim, path, "--compare", ",".join(POLICIES), "--json"]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()}")
+    data = json.loads(p.stdout)
+    runs = {r["policy"]: r for r in data["runs"]}
+    return cmd, data, runs
+
+
+class Checker:
+    def __init__(self, cmd, runs):
+        self.cmd, self.runs, self.failed = cmd, runs, []
+
+    def group(self, pol, name):
+        for g in self.runs[pol]["groups"]:
+            if f'{g["domain"]}/{g["group"]}' == name:
+                return g
+        raise KeyError(name)
+
+    def tp(self, pol, name=None):
+        if name is None:
+            return self.runs[pol]["throughput_avg"]
+        return self.group(pol, name)["throughput"]
+
+    def check(self, ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            self.failed.append(what)
+
+    def ratio_at_least(self, pol, base, name, r):
+        a, b = self.tp(pol, name), self.tp(base, name)
+        self.check(a >= r * b, f"{name or 'all groups'}: {pol} {a:.4f} >= {r} x {base} {b:.4f}"
+                   f" (ratio {a / b:.3f})")
+
+    def ratio_at_most(self, pol, base, name, r):
+        a, b = self.tp(pol, name), self.tp(base, name)
+        self.check(a <= r * b, f"{name or 'all groups'}: {pol} {a:.4f} <= {r} x {base} {b:.4f}"
+                   f" (ratio {a / b:.3f})")
+
+    def no_violations(self):
+        for pol in POLICIES:
+            v = self.runs[pol]["invariant_violations"]
+            self.check(not v, f"{pol}: no invariant violations" + (f" ({v[0]})" if v else ""))
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    llcsim, sdir, name = sys.argv[1:4]
+    seed = int(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[4] == "--seed" else None
+    cmd, data, runs = run(llcsim, f"{sdir}/{name}.json", seed)
+    c = Checker(cmd, runs)
+    c.no_violations()
+    if name == "xiangshan-8ccx":
+        g = "xs/verilator"
+        c.check(c.group("none", g)["llc_spread_avg"] >= 7.5,
+                "none: the balancer spreads the 8 busy threads over the 8 CCXs")
+        c.ratio_at_least("llcd", "none", g, 1.9)
+        s = c.group("llcd", g)["settle_s"]
+        c.check(s is not None and s - 5.0 <= 2.0, f"llcd settles within 2 s of the load (settle_s {s})")
+        c.ratio_at_least("kernel-cas", "none", g, 0.98)
+        c.ratio_at_most("kernel-cas", "none", g, 1.02)
+    elif name == "overloaded-llc":
+        c.ratio_at_least("llcd", "none", "big/workers", 0.98)
+        c.ratio_at_least("llcd", "none", None, 0.98)
+    elif name == "power-like":
+        c.ratio_at_least("llcd", "none", "app/threads", 0.98)
+        c.ratio_at_least("llcd", "none", None, 0.98)
+        c.ratio_at_least("kernel-cas", "none", None, 0.98)
+    elif name == "stream":
+        c.ratio_at_least("llcd", "none", "stream/stream", 0.98)
+        c.ratio_at_most("kernel-cas", "none", "stream/stream", 0.9)
+    elif name == "client-server":
+        c.ratio_at_least("llcd", "none", "web/tbench", 0.98)
+        c.ratio_at_least("llcd", "none", None, 0.98)
+    elif name == "genoa-churn":
+        c.ratio_at_least("llcd", "none", None, 0.98)
+        c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")
+    else:
+        sys.exit(f"check_sim.py: no expectations for scenario '{name}'")
+    if c.failed:
+        print(f"{len(c.failed)} check(s) failed; reproduce with: {' '.join(cmd)}"
+              f" (seed {data['seed']})")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

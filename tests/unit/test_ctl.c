@@ -1,0 +1,394 @@
+/* test_ctl.c - control protocol framing and the control socket server:
+ * round trips, hostile frames, the root-only rule with a real non-root
+ * peer, events, and a client that never reads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "ctl.h"
+
+/* --- framing ---------------------------------------------------------------- */
+
+static void
+test_hdr_roundtrip(void **state)
+{
+	struct ctl_hdr h = { CTL_MAGIC, CTL_VERSION, CTL_DOMINFO, 17, 0xdeadbeef, -3, 0, 0 }, g;
+	uint8_t buf[CTL_HDR_LEN];
+	struct llcd_err err;
+
+	ctl_hdr_encode(&h, buf);
+	assert_int_equal(buf[0], 'L');
+	assert_int_equal(buf[3], 'D');
+	assert_int_equal(ctl_hdr_decode(buf, &g, 100, &err), CTL_OK);
+	assert_memory_equal(&h, &g, sizeof(h));
+	assert_int_equal(ctl_hdr_decode(buf, &g, 16, &err), CTL_E_TOOBIG);
+	assert_string_equal(err.msg, "control: frame of 17 bytes exceeds the limit of 16");
+	buf[5] = 9;
+	assert_int_equal(ctl_hdr_decode(buf, &g, 100, &err), CTL_E_VERSION);
+	assert_string_equal(err.msg, "control: protocol version 9, this side speaks 1");
+	buf[0] = 'X';
+	assert_int_equal(ctl_hdr_decode(buf, &g, 100, &err), CTL_E_PROTO);
+	assert_true(ctl_type_mutates(CTL_TUNE));
+	assert_false(ctl_type_mutates(CTL_LIST));
+	assert_string_equal(ctl_type_name(CTL_POLICY_SET), "policy-set");
+	assert_string_equal(ctl_result_name(CTL_E_PERM), "permission denied");
+}
+
+static void
+test_reader_split_and_batched(void **state)
+{
+	size_t l1, l2, used;
+	uint8_t *f1 = ctl_frame(CTL_LIST, 1, 0, "{\"a\":1}", 7, &l1);
+	uint8_t *f2 = ctl_frame(CTL_PING, 2, 0, NULL, 0, &l2);
+	uint8_t all[128];
+	struct ctl_reader r;
+	struct llcd_err err;
+
+	memcpy(all, f1, l1);
+	memcpy(all + l1, f2, l2);
+	/* every split point of the two frames, fed in two pieces */
+	for (size_t cut = 0; cut <= l1 + l2; cut++) {
+		int frames = 0;
+		ctl_reader_init(&r, 1024);
+		size_t pieces[2][2] = { { 0, cut }, { cut, l1 + l2 } };
+		for (int p = 0; p < 2; p++) {
+			size_t off = pieces[p][0];
+			while (off < pieces[p][1]) {
+				int rc = ctl_reader_feed(&r, all + off, pieces[p][1] - off, &used, &err);
+				assert_true(rc >= 0);
+				off += used;
+				if (rc == 1) {
+					frames++;
+					if (frames == 1) {
+						assert_int_equal(r.hdr.type, CTL_LIST);
+						assert_string_equal((char *)r.payload, "{\"a\":1}");
+					} else {
+						assert_int_equal(r.hdr.type, CTL_PING);
+						assert_int_equal(r.hdr.len, 0);
+					}
+					ctl_reader_next(&r);
+				} else if (used == 0) {
+					break;
+				}
+			}
+		}
+		/* a zero-length frame completes with its header */
+		if (r.have_hdr && r.hdr.len == 0) {
+			assert_int_equal(ctl_reader_feed(&r, all, 0, &used, &err), 1);
+			frames++;
+		}
+		assert_int_equal(frames, 2);
+		ctl_reader_reset(&r);
+	}
+	/* a NUL inside the payload is refused */
+	uint8_t *f3 = ctl_frame(CTL_LIST, 3, 0, "{\"\0\":1}", 7, &l1);
+	ctl_reader_init(&r, 1024);
+	assert_int_equal(ctl_reader_feed(&r, f3, l1, &used, &err), -CTL_E_PROTO);
+	assert_string_equal(err.msg, "control: payload contains a NUL byte");
+	ctl_reader_reset(&r);
+	free(f1);
+	free(f2);
+	free(f3);
+}
+
+/* --- server ------------------------------------------------------------------ */
+
+struct srv {
+	struct control *c;
+	char dir[64], path[128];
+	pthread_t th;
+	volatile int stop;
+	int handled, mutating;
+	pthread_mutex_t mu;
+};
+
+static int
+handler(void *ctx, struct control_request *req)
+{
+	struct srv *s = ctx;
+	s->handled++;
+	switch (req->type) {
+	case CTL_PING:
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "version", json_object_new_string("test"));
+		return CTL_OK;
+	case CTL_DOMINFO: {
+		json_object *d;
+		if (!json_object_object_get_ex(req->args, "domain", &d)) {
+			snprintf(req->error, sizeof(req->error), "missing 'domain'");
+			return CTL_E_INVAL;
+		}
+		snprintf(req->error, sizeof(req->error), "domain '%s' not found", json_object_get_string(d));
+		return CTL_E_NODOMAIN;
+	}
+	case CTL_EVENTS:
+		return CTL_OK;
+	case CTL_TUNE:
+		s->mutating++;
+		return CTL_OK;
+	default:
+		return CTL_E_UNSUPPORTED;
+	}
+}
+
+static void *
+srv_main(void *arg)
+{
+	struct srv *s = arg;
+	while (!s->stop) {
+		struct pollfd pfd[CONTROL_MAX_CLIENTS + 1];
+		pthread_mutex_lock(&s->mu);
+		int n = control_pollfds(s->c, pfd, CONTROL_MAX_CLIENTS + 1);
+		pthread_mutex_unlock(&s->mu);
+		if (poll(pfd, (nfds_t)n, 20) < 0)
+			continue;
+		pthread_mutex_lock(&s->mu);
+		control_dispatch(s->c, pfd, n);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return NULL;
+}
+
+static int
+srv_setup(void **state)
+{
+	struct srv *s = calloc(1, sizeof(*s));
+	struct llcd_err err;
+	snprintf(s->dir, sizeof(s->dir), "/tmp/llcd-ctl-XXXXXX");
+	assert_non_null(mkdtemp(s->dir));
+	chmod(s->dir, 0755);
+	snprintf(s->path, sizeof(s->path), "%s/llcd.sock", s->dir);
+	s->c = control_new(s->path, (gid_t)-1, handler, s, &err);
+	assert_non_null(s->c);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_create(&s->th, NULL, srv_main, s);
+	*state = s;
+	return 0;
+}
+
+static int
+srv_teardown(void **state)
+{
+	struct srv *s = *state;
+	s->stop = 1;
+	pthread_join(s->th, NULL);
+	control_free(s->c);
+	rmdir(s->dir);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+	return 0;
+}
+
+/* Send one request and collect frames until END; returns END's result. */
+static int
+request(const char *path, uint16_t type, const char *json, char *data, size_t datalen, char *error,
+        size_t errlen)
+{
+	struct llcd_err err;
+	struct ctl_reader r;
+	int fd = ctl_connect(path, &err), result = -1;
+
+	assert_true(fd >= 0);
+	assert_int_equal(ctl_send(fd, type, 42, json, &err), 0);
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	if (data)
+		data[0] = '\0';
+	if (error)
+		error[0] = '\0';
+	while (ctl_recv(fd, &r, &err) == 1) {
+		assert_int_equal(r.hdr.seq, 42);
+		if (r.hdr.type == CTL_DATA && data)
+			snprintf(data, datalen, "%s", (char *)r.payload);
+		if (r.hdr.type == CTL_END) {
+			result = r.hdr.result;
+			if (error && r.hdr.len)
+				snprintf(error, errlen, "%s", (char *)r.payload);
+			ctl_reader_next(&r);
+			break;
+		}
+		ctl_reader_next(&r);
+	}
+	ctl_reader_reset(&r);
+	close(fd);
+	return result;
+}
+
+static void
+test_server_requests(void **state)
+{
+	struct srv *s = *state;
+	char data[256], error[256];
+	struct stat st;
+
+	assert_int_equal(stat(s->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0660);
+	assert_int_equal(request(s->path, CTL_PING, NULL, data, sizeof(data), error, sizeof(error)), CTL_OK);
+	assert_string_equal(data, "{\"version\":\"test\"}");
+	assert_int_equal(request(s->path, CTL_DOMINFO, "{\"domain\":\"vm1\"}", data, sizeof(data), error,
+	    sizeof(error)), CTL_E_NODOMAIN);
+	assert_string_equal(error, "{\"error\":\"domain 'vm1' not found\"}");
+	assert_int_equal(request(s->path, CTL_DOMINFO, "{}", NULL, 0, error, sizeof(error)), CTL_E_INVAL);
+	assert_int_equal(request(s->path, 999, "{}", NULL, 0, error, sizeof(error)), CTL_E_UNKNOWN);
+	assert_int_equal(request(s->path, CTL_LIST, "[1,2]", NULL, 0, error, sizeof(error)), CTL_E_PROTO);
+	assert_string_equal(error, "{\"error\":\"payload is not one JSON object\"}");
+	assert_int_equal(request(s->path, CTL_LIST, "{\"a\":1} trailing", NULL, 0, NULL, 0), CTL_E_PROTO);
+	/* root may mutate */
+	assert_int_equal(request(s->path, CTL_TUNE, "{\"knob\":\"x\"}", NULL, 0, NULL, 0), CTL_OK);
+	assert_int_equal(s->mutating, 1);
+}
+
+static void
+test_server_hostile_frames(void **state)
+{
+	struct srv *s = *state;
+	struct llcd_err err;
+	struct ctl_reader r;
+	uint8_t hdr[CTL_HDR_LEN];
+
+	/* an oversized frame: error result, then the connection closes */
+	struct ctl_hdr h = { CTL_MAGIC, CTL_VERSION, CTL_LIST, CTL_MAX_REQUEST + 1, 7, 0, 0, 0 };
+	ctl_hdr_encode(&h, hdr);
+	int fd = ctl_connect(s->path, &err);
+	assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.type, CTL_END);
+	assert_int_equal(r.hdr.result, CTL_E_TOOBIG);
+	ctl_reader_next(&r);
+	assert_int_equal(ctl_recv(fd, &r, &err), 0);   /* closed */
+	close(fd);
+	/* garbage that is not a frame */
+	fd = ctl_connect(s->path, &err);
+	assert_int_equal(send(fd, "GET / HTTP/1.0\r\n\r\n0123456789", 28, 0), 28);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.result, CTL_E_PROTO);
+	ctl_reader_next(&r);
+	assert_int_equal(ctl_recv(fd, &r, &err), 0);
+	close(fd);
+	ctl_reader_reset(&r);
+	/* a client that connects and stalls mid-header does not block others */
+	int stall = ctl_connect(s->path, &err);
+	assert_int_equal(send(stall, hdr, 5, 0), 5);
+	char data[64];
+	assert_int_equal(request(s->path, CTL_PING, NULL, data, sizeof(data), NULL, 0), CTL_OK);
+	close(stall);
+}
+
+static void
+test_server_nonroot_refused(void **state)
+{
+	struct srv *s = *state;
+
+	if (getuid() != 0)
+		fail_msg("this test needs root to switch to an unprivileged uid (run the suite as root)");
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* the child becomes 'nobody' and talks to the socket it may use */
+		chown(s->path, 65534, (gid_t)-1);
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(10);
+		char error[256];
+		struct llcd_err err;
+		int fd = ctl_connect(s->path, &err);
+		if (fd < 0)
+			_exit(11);
+		close(fd);
+		if (request(s->path, CTL_PING, NULL, NULL, 0, NULL, 0) != CTL_OK)
+			_exit(12);
+		if (request(s->path, CTL_TUNE, "{}", NULL, 0, error, sizeof(error)) != CTL_E_PERM)
+			_exit(13);
+		if (strcmp(error, "{\"error\":\"'tune' changes llcd's state and needs root (you are uid 65534)\"}"))
+			_exit(14);
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	chown(s->path, 0, (gid_t)-1);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(s->mutating, 0);
+	struct control_stats st;
+	control_get_stats(s->c, &st);
+	assert_int_equal(st.refused, 1);
+}
+
+static void
+test_server_events_and_slow_reader(void **state)
+{
+	struct srv *s = *state;
+	struct llcd_err err;
+	struct ctl_reader r;
+
+	/* a follower gets broadcasts */
+	int fd = ctl_connect(s->path, &err);
+	assert_int_equal(ctl_send(fd, CTL_EVENTS, 5, "{}", &err), 0);
+	/* a second follower never reads */
+	int slow = ctl_connect(s->path, &err);
+	assert_int_equal(ctl_send(slow, CTL_EVENTS, 6, "{}", &err), 0);
+	int rcvbuf = 4096;
+	setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	usleep(100000);
+	assert_int_equal(control_nclients(s->c), 2);
+	json_object *ev = json_object_new_object();
+	json_object_object_add(ev, "event", json_object_new_string("pin"));
+	pthread_mutex_lock(&s->mu);
+	control_broadcast(s->c, ev);
+	pthread_mutex_unlock(&s->mu);
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.type, CTL_DATA);
+	assert_string_equal((char *)r.payload, "{\"event\":\"pin\"}");
+	ctl_reader_next(&r);
+	/* flood: the slow reader's queue overflows and it is dropped; the
+	 * other follower keeps up and stays */
+	char *big = malloc(256 * 1024);
+	memset(big, 'x', 256 * 1024 - 1);
+	big[256 * 1024 - 1] = '\0';
+	json_object *bev = json_object_new_object();
+	json_object_object_add(bev, "blob", json_object_new_string(big));
+	for (int i = 0; i < 64; i++) {
+		pthread_mutex_lock(&s->mu);
+		control_broadcast(s->c, bev);
+		pthread_mutex_unlock(&s->mu);
+		assert_int_equal(ctl_recv(fd, &r, &err), 1);
+		assert_int_equal(r.hdr.len, strlen(json_object_to_json_string_ext(bev, JSON_C_TO_STRING_PLAIN)));
+		ctl_reader_next(&r);
+	}
+	usleep(100000);
+	struct control_stats st;
+	control_get_stats(s->c, &st);
+	assert_true(st.dropped_clients >= 1);
+	assert_int_equal(control_nclients(s->c), 1);
+	ctl_reader_reset(&r);
+	json_object_put(ev);
+	json_object_put(bev);
+	free(big);
+	close(fd);
+	close(slow);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hdr_roundtrip),
+		cmocka_unit_test(test_reader_split_and_batched),
+		cmocka_unit_test_setup_teardown(test_server_requests, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(test_server_hostile_frames, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(test_server_nonroot_refused, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(test_server_events_and_slow_reader, srv_setup, srv_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,108 @@
+/* test_sim_scenario.c - llcsim's scenario parser: defaults, the model
+ * block, and exact error messages. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "scenario.h"
+
+/* cmocka 1.1.5 has no double assertion; fail with both values. */
+#define assert_double_equal(a, b, eps) check_double((a), (b), (eps), #a, __LINE__)
+static void
+check_double(double a, double b, double eps, const char *what, int line)
+{
+	if (!(fabs(a - b) <= eps))
+		fail_msg("line %d: %s = %.12g, expected %.12g (+-%g)", line, what, a, b, eps);
+}
+
+static struct sim_scenario *
+parse(const char *json, struct llcd_err *err)
+{
+	return sim_scenario_parse(json, strlen(json), "t.json", err);
+}
+
+static void
+expect_error(const char *json, const char *msg)
+{
+	struct llcd_err err;
+	struct sim_scenario *s = parse(json, &err);
+
+	assert_null(s);
+	assert_string_equal(err.msg, msg);
+}
+
+static void
+test_defaults_and_model(void **state)
+{
+	struct llcd_err err;
+	struct sim_scenario *s;
+
+	(void)state;
+	s = parse("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\",\"reserved_cpus\":\"0\"},"
+	    "\"duration_s\":2,\"model\":{\"migration\":0.5,\"smt_share\":[1,0.5,0.4,0.3]},"
+	    "\"domains\":[{\"name\":\"a\",\"vcpus\":4,\"stop_s\":null,"
+	    "\"llc_policy\":\"<x/>\",\"load\":[{\"vcpus\":\"1-2\",\"util\":0.5,\"group\":\"g\","
+	    "\"sharing\":1.04,\"barrier\":true},{\"vcpus\":\"3\",\"util\":1,\"group\":\"g\"}]}]}", &err);
+	if (s == NULL)
+		fail_msg("%s", err.msg);
+	assert_double_equal(s->period_ms, 100, 0);
+	assert_int_equal(s->seed, 1);
+	assert_true(cpuset_isset(&s->reserved, 0));
+	assert_double_equal(s->model.migration, 0.5, 0);
+	assert_double_equal(s->model.smt_share[1], 0.5, 0);
+	assert_double_equal(s->model.imbalance, 2.0, 0);
+	assert_int_equal(s->ndomains, 1);
+	assert_true(isinf(s->domains[0].stop_s));
+	assert_int_equal(s->domains[0].guest.cores, 4);
+	assert_string_equal(s->domains[0].llc_policy, "<x/>");
+	assert_int_equal(s->ngroups, 1);
+	assert_int_equal(cpuset_count(&s->groups[0].vcpus), 3);
+	assert_true(s->groups[0].barrier);
+	assert_double_equal(s->groups[0].sharing, 1.04, 0);
+	assert_true(isinf(s->domains[0].load[0].to_s));
+	sim_scenario_free(s);
+}
+
+#define H "\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\"},\"duration_s\":1"
+
+static void
+test_errors(void **state)
+{
+	(void)state;
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":2}]}]}",
+	    "t.json: domains[0].load[0].util: must be in [0, 1], got 2");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
+	    "\"from_s\":3,\"to_s\":2}]}]}",
+	    "t.json: domains[0].load[0].to_s: must be after from_s (3), got 2");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":["
+	    "{\"vcpus\":\"0\",\"util\":1,\"group\":\"g\",\"sharing\":1},"
+	    "{\"vcpus\":\"1\",\"util\":1,\"group\":\"g\",\"sharing\":2}]}]}",
+	    "t.json: domains[0].load[1].sharing: group 'g' already has sharing 1");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":\"2\"}]}",
+	    "t.json: domains[0].vcpus: must be a number, got string");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2.5}]}",
+	    "t.json: domains[0].vcpus: must be an integer, got 2.5");
+	expect_error("{" H ",\"domains\":{}}", "t.json: domains: must be an array");
+	expect_error("{" H ",\"domains\":[],\"model\":{\"smt_share\":[1,2,3,4]}}",
+	    "t.json: model.smt_share[1]: must be in (0, 1], got 2");
+	expect_error("{" H ",\"domains\":[],\"model\":{\"smt\":1}}", "t.json: model.smt: unknown field");
+	expect_error("{\"host\":{\"topology\":\"x\"},\"domains\":[]}", "t.json: duration_s: missing (required)");
+	expect_error("[1]", "t.json: (top level): must be an object");
+	expect_error("{} x", "t.json:1: not JSON: text after the document");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"stop_s\":0}]}",
+	    "t.json: domains[0].stop_s: must be after start_s (0), got 0");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_and_model),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

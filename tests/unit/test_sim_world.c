@@ -1,0 +1,387 @@
+/* test_sim_world.c - llcsim's cost model and balancer (sim/world.c), with
+ * the constants of spec/llcsim.md. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "run.h"
+#include "scenario.h"
+#include "topo_hwloc.h"
+#include "world.h"
+
+/* cmocka 1.1.5 has no double assertion; fail with both values. */
+#define assert_double_equal(a, b, eps) check_double((a), (b), (eps), #a, __LINE__)
+static void
+check_double(double a, double b, double eps, const char *what, int line)
+{
+	if (!(fabs(a - b) <= eps))
+		fail_msg("line %d: %s = %.12g, expected %.12g (+-%g)", line, what, a, b, eps);
+}
+
+struct fx {
+	struct sim_scenario *sc;
+	struct topo *t;
+	struct sim_world *w;
+};
+
+static void
+fx_open(struct fx *f, const char *json, enum sim_policy pol, uint64_t seed,
+        const struct policy_annotation *annots, const bool *annotated)
+{
+	struct llcd_err err;
+
+	f->sc = sim_scenario_parse(json, strlen(json), "test", &err);
+	if (f->sc == NULL)
+		fail_msg("%s", err.msg);
+	f->t = topo_load(f->sc->topology, &err);
+	assert_non_null(f->t);
+	f->w = sim_world_new(f->sc, f->t, pol, seed, annots, annotated, NULL, &err);
+	assert_non_null(f->w);
+}
+
+static void
+fx_close(struct fx *f)
+{
+	sim_world_free(f->w);
+	topo_free(f->t);
+	sim_scenario_free(f->sc);
+}
+
+static void
+steps(struct fx *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_true(sim_world_step(f->w));
+}
+
+static struct sim_thread *
+th(struct fx *f, int d, int v)
+{
+	return &f->w->threads[f->w->dom[d].base + v];
+}
+
+static void
+pin(struct fx *f, int d, int v, const char *cpus)
+{
+	struct cpuset s;
+	struct llcd_err err;
+
+	assert_int_equal(cpuset_parse(&s, cpus, &err), 0);
+	assert_int_equal(sim_world_pin(f->w, d, v, &s, &err), 0);
+}
+
+#define HOST8 "\"host\":{\"topology\":\"pack:1 [numa] l3:8 core:8 pu:2\"},\"period_ms\":100,\"duration_s\":60"
+
+/* --- pure pieces --------------------------------------------------------- */
+
+static void
+test_sharing_8_llcs_is_2_04x(void **state)
+{
+	int spread[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, one[8] = { 0 };
+	int half[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+
+	(void)state;
+	assert_double_equal(1.0 / sim_sharing_factor(1.04, 8, spread), 2.04, 1e-12);
+	assert_double_equal(sim_sharing_factor(1.04, 8, one), 1.0, 1e-12);
+	/* 4+4 on two LLCs: 16 of 28 pairs cross */
+	assert_double_equal(sim_sharing_factor(1.04, 8, half), 1.0 / (1.0 + 1.04 * 16.0 / 28.0), 1e-12);
+	assert_double_equal(sim_sharing_factor(1.04, 1, spread), 1.0, 1e-12);
+	assert_double_equal(sim_sharing_factor(0.0, 8, spread), 1.0, 1e-12);
+}
+
+static void
+test_smt_share_factors(void **state)
+{
+	struct sim_model m;
+
+	(void)state;
+	sim_model_defaults(&m);
+	assert_double_equal(sim_smt_factor(&m, 0), 1.0, 0);
+	assert_double_equal(sim_smt_factor(&m, 1), 1.0, 0);
+	assert_double_equal(sim_smt_factor(&m, 2), 0.6, 0);
+	assert_double_equal(sim_smt_factor(&m, 3), 0.45, 0);
+	assert_double_equal(sim_smt_factor(&m, 4), 0.35, 0);
+	assert_double_equal(sim_smt_factor(&m, 8), 0.35, 0);
+	assert_double_equal(m.migration, 0.7, 0);
+	assert_double_equal(m.imbalance, 2.0, 0);
+	assert_double_equal(m.busy_util, 0.5, 0);
+}
+
+/* --- the world ------------------------------------------------------------ */
+
+static const char *XS =
+	"{" HOST8 ",\"domains\":[{\"name\":\"xs\",\"vcpus\":128,\"load\":["
+	"{\"vcpus\":\"0-127\",\"util\":0.02},"
+	"{\"from_s\":1,\"vcpus\":\"3,19,35,51,67,83,99,115\",\"util\":1.0,\"group\":\"v\","
+	"\"sharing\":1.04,\"barrier\":true}]}]}";
+
+/* the same without the 0.02 background: exact factors */
+static const char *XS8 =
+	"{" HOST8 ",\"domains\":[{\"name\":\"xs\",\"vcpus\":128,\"load\":["
+	"{\"from_s\":1,\"vcpus\":\"3,19,35,51,67,83,99,115\",\"util\":1.0,\"group\":\"v\","
+	"\"sharing\":1.04,\"barrier\":true}]}]}";
+
+static void
+test_balancer_spreads_8_busy_threads(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, XS, SIM_POLICY_NONE, 1, NULL, NULL);
+	steps(&f, 40);
+	assert_int_equal(f.w->grp[0].nbusy, 8);
+	assert_int_equal(f.w->grp[0].spread, 8);
+	/* each alone on a core; 2 % of its PU goes to idle vCPUs at most */
+	assert_true(f.w->grp[0].rate <= 1.0 / 2.04 && f.w->grp[0].rate >= 0.97 / 2.04);
+	fx_close(&f);
+	fx_open(&f, XS8, SIM_POLICY_NONE, 3, NULL, NULL);
+	steps(&f, 40);
+	assert_int_equal(f.w->grp[0].spread, 8);
+	assert_double_equal(f.w->grp[0].rate, 1.0 / 2.04, 1e-9);
+	fx_close(&f);
+}
+
+static void
+test_one_llc_runs_2_04x_faster(void **state)
+{
+	static const int v[8] = { 3, 19, 35, 51, 67, 83, 99, 115 };
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, XS8, SIM_POLICY_NONE, 1, NULL, NULL);
+	steps(&f, 20);
+	double spread_rate = f.w->grp[0].rate;
+	for (int i = 0; i < 8; i++)
+		pin(&f, 0, v[i], "32-47");             /* LLC 2 */
+	steps(&f, 1);
+	assert_int_equal(f.w->grp[0].spread, 1);
+	steps(&f, 1);
+	assert_double_equal(f.w->grp[0].rate, 1.0, 1e-9);
+	assert_double_equal(f.w->grp[0].rate / spread_rate, 2.04, 1e-9);
+	for (int i = 0; i < 8; i++)                    /* one busy thread per core */
+		for (int j = i + 1; j < 8; j++)
+			assert_int_not_equal(f.t->pu_core[th(&f, 0, v[i])->pu], f.t->pu_core[th(&f, 0, v[j])->pu]);
+	fx_close(&f);
+}
+
+static void
+test_migration_penalty(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, "{" HOST8 ",\"domains\":[{\"name\":\"a\",\"vcpus\":1,\"load\":"
+	    "[{\"vcpus\":\"0\",\"util\":1,\"group\":\"g\"}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
+	pin(&f, 0, 0, "0-15");
+	steps(&f, 2);
+	assert_double_equal(th(&f, 0, 0)->rate, 1.0, 1e-12);
+	pin(&f, 0, 0, "16-31");
+	steps(&f, 1);
+	assert_double_equal(th(&f, 0, 0)->rate, 0.7, 1e-12);   /* cold cache */
+	assert_true(th(&f, 0, 0)->moved);
+	assert_int_equal(f.w->dom[0].thread_llc_moves, 1);
+	steps(&f, 1);
+	assert_double_equal(th(&f, 0, 0)->rate, 1.0, 1e-12);
+	pin(&f, 0, 0, "18");                            /* same LLC: no penalty */
+	steps(&f, 1);
+	assert_double_equal(th(&f, 0, 0)->rate, 1.0, 1e-12);
+	fx_close(&f);
+}
+
+static void
+test_smt_and_cpu_share(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:4\"},\"duration_s\":10,"
+	    "\"domains\":[{\"name\":\"a\",\"vcpus\":6,\"load\":[{\"vcpus\":\"0-5\",\"util\":1}]}]}",
+	    SIM_POLICY_NONE, 1, NULL, NULL);
+	steps(&f, 1);           /* pins apply to running domains */
+	/* 2 on one SMT4 core's PUs 0,1; 4 on core 1 (PUs 4-7) */
+	pin(&f, 0, 0, "0");
+	pin(&f, 0, 1, "1");
+	for (int v = 2; v < 6; v++) {
+		char c[16];
+		snprintf(c, sizeof(c), "%d", v + 2);
+		pin(&f, 0, v, c);
+	}
+	steps(&f, 2);
+	assert_double_equal(th(&f, 0, 0)->rate, 0.6, 1e-12);
+	assert_double_equal(th(&f, 0, 2)->rate, 0.35, 1e-12);
+	/* two busy threads on one PU: each gets half of it, runtime shows it */
+	pin(&f, 0, 1, "0");
+	steps(&f, 1);
+	assert_double_equal(th(&f, 0, 0)->cpu_frac, 0.5, 1e-12);
+	assert_double_equal(th(&f, 0, 0)->rate, 0.5, 1e-12);   /* alone on its core: 1.0 */
+	assert_int_equal(th(&f, 0, 0)->runtime_ns, 50000000);
+	assert_int_equal(f.w->pu_busy_ns[0], 100000000);
+	fx_close(&f);
+}
+
+static void
+test_bandwidth_cap(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:4 core:8 pu:2\",\"llc_bw_gbs\":40,"
+	    "\"perf_counters\":true},\"duration_s\":10,\"domains\":[{\"name\":\"s\",\"vcpus\":4,"
+	    "\"load\":[{\"vcpus\":\"0-3\",\"util\":1,\"bw_gbs\":20,\"group\":\"st\"}]}]}",
+	    SIM_POLICY_NONE, 1, NULL, NULL);
+	steps(&f, 5);
+	assert_int_equal(f.w->grp[0].spread, 4);       /* spread: 20 of 40 GB/s each */
+	assert_double_equal(f.w->grp[0].rate, 1.0, 1e-12);
+	for (int v = 0; v < 4; v++)
+		pin(&f, 0, v, "0-15");
+	steps(&f, 2);
+	assert_double_equal(f.w->grp[0].rate, 0.5, 1e-12);   /* 80 GB/s on a 40 GB/s LLC */
+	/* counters: instructions = rate x util x period x 1e9/s */
+	assert_int_equal(th(&f, 0, 0)->instructions, 50000000);
+	fx_close(&f);
+}
+
+static void
+test_determinism(void **state)
+{
+	struct fx a, b, c;
+	int differ = 0;
+
+	(void)state;
+	fx_open(&a, XS, SIM_POLICY_NONE, 42, NULL, NULL);
+	fx_open(&b, XS, SIM_POLICY_NONE, 42, NULL, NULL);
+	fx_open(&c, XS, SIM_POLICY_NONE, 43, NULL, NULL);
+	for (int i = 0; i < 30; i++) {
+		steps(&a, 1);
+		steps(&b, 1);
+		steps(&c, 1);
+		for (int v = 0; v < 128; v++) {
+			assert_int_equal(th(&a, 0, v)->pu, th(&b, 0, v)->pu);
+			differ += th(&a, 0, v)->pu != th(&c, 0, v)->pu;
+		}
+		assert_double_equal(a.w->grp[0].rate, b.w->grp[0].rate, 0);
+	}
+	assert_true(differ > 0);
+	fx_close(&a);
+	fx_close(&b);
+	fx_close(&c);
+}
+
+static void
+test_kcas_aggregates_small_process(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, "{" HOST8 ",\"domains\":[{\"name\":\"p\",\"vcpus\":8,\"load\":"
+	    "[{\"vcpus\":\"0-3\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}",
+	    SIM_POLICY_KCAS, 1, NULL, NULL);
+	steps(&f, 1);
+	assert_int_equal(f.w->grp[0].spread, 4);       /* new threads: least-loaded LLCs */
+	steps(&f, 30);
+	assert_true(f.w->dom[0].pref_llc >= 0);
+	assert_int_equal(f.w->grp[0].spread, 1);       /* 4 x 2 = 8 < 0.8 x 16: aggregated */
+	assert_int_equal(f.w->dom[0].pref_switches, 1);
+	fx_close(&f);
+}
+
+static void
+test_kcas_guard_keeps_8_busy_apart(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, XS, SIM_POLICY_KCAS, 1, NULL, NULL);
+	steps(&f, 60);
+	/* nr_running_avg ~ 8 + 120 x 0.02: x SMT2 is not < 0.8 x 16 */
+	assert_int_equal(f.w->dom[0].pref_llc, -1);
+	assert_int_equal(f.w->grp[0].spread, 8);
+	assert_true(f.w->dom[0].nr_avg > 10.0);
+	fx_close(&f);
+}
+
+static void
+test_invariants(void **state)
+{
+	struct policy_annotation an[3];
+	bool is[3] = { true, true, false };
+	struct llcd_err err;
+	struct cpuset s;
+	struct fx f;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		policy_annotation_defaults(&an[i]);
+		an[i].isolation = POLICY_ISO_CORE;
+	}
+	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:2\",\"reserved_cpus\":\"0-1\"},"
+	    "\"duration_s\":10,\"domains\":["
+	    "{\"name\":\"i1\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]},"
+	    "{\"name\":\"i2\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]},"
+	    "{\"name\":\"n\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]}]}",
+	    SIM_POLICY_LLCD, 1, an, is);
+	steps(&f, 2);
+	assert_int_equal(f.w->nviol, 0);               /* unpinned: never on reserved PUs */
+	for (int i = 0; i < 6; i++)
+		assert_true(f.w->threads[i].pu >= 2);
+	pin(&f, 0, 0, "2-3");
+	pin(&f, 1, 0, "4-5");
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 0);
+	pin(&f, 1, 1, "3");                            /* core 1 also holds i1 */
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 1);
+	assert_non_null(strstr(f.w->viol[0], "isolation: isolated domains 'i1' and 'i2' both pinned to core 1"));
+	pin(&f, 2, 0, "1");
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 3);
+	assert_non_null(strstr(f.w->viol[1], "reserved: domain 'n' vCPU 0 ran on reserved CPU 1"));
+	assert_non_null(strstr(f.w->viol[2], "reserved: domain 'n' vCPU 0 pinned to reserved CPU(s) 1"));
+	assert_int_equal(cpuset_parse(&s, "15-17", &err), 0);
+	assert_int_equal(sim_world_pin(f.w, 2, 1, &s, &err), -1);
+	assert_int_equal(f.w->nviol, 4);
+	assert_non_null(strstr(f.w->viol[3], "host-cpu: domain 'n' vCPU 1 pinned to CPU(s) '16-17' the host lacks"));
+	fx_close(&f);
+}
+
+static void
+test_run_llcd_seed_case(void **state)
+{
+	struct llcd_err err;
+	struct sim_run r;
+	struct sim_scenario *sc = sim_scenario_parse(XS, strlen(XS), "xs", &err);
+
+	(void)state;
+	assert_non_null(sc);
+	assert_int_equal(sim_run(&r, sc, SIM_POLICY_NONE, 1, NULL, 0, &err), 0);
+	assert_int_equal(r.w->period, 600);
+	assert_true(sim_run_throughput(&r, 0) < 0.5);
+	assert_true(r.before.t >= 1.0);
+	sim_run_fini(&r);
+	sim_scenario_free(sc);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sharing_8_llcs_is_2_04x),
+		cmocka_unit_test(test_smt_share_factors),
+		cmocka_unit_test(test_balancer_spreads_8_busy_threads),
+		cmocka_unit_test(test_one_llc_runs_2_04x_faster),
+		cmocka_unit_test(test_migration_penalty),
+		cmocka_unit_test(test_smt_and_cpu_share),
+		cmocka_unit_test(test_bandwidth_cap),
+		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_kcas_aggregates_small_process),
+		cmocka_unit_test(test_kcas_guard_keeps_8_busy_apart),
+		cmocka_unit_test(test_invariants),
+		cmocka_unit_test(test_run_llcd_seed_case),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
