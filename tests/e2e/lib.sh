@@ -119,13 +119,44 @@ e2e_begin() {
 	[ "$(id -u)" = 0 ] ||
 		e2e_fail "e2e tests need root (libvirtd, packages, /dev/kvm); run as root or set LLCD_E2E_SKIP=1"
 	E2E_RUN_DIR=${LLCD_E2E_RUN_DIR:-${LLCD_BUILD_DIR:-/tmp/llcd-e2e}/e2e/$E2E_TEST}
+	mkdir -p "$E2E_STATE"
+	e2e__run_lock
 	rm -rf "$E2E_RUN_DIR"
-	mkdir -p "$E2E_RUN_DIR" "$E2E_STATE"
+	mkdir -p "$E2E_RUN_DIR"
 	chmod 0755 "$E2E_RUN_DIR"
 	trap e2e_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	e2e_log "e2e test '$E2E_TEST' (pid $$), logs in $E2E_RUN_DIR"
+}
+
+# One e2e test at a time on a host, whatever worktree or build tree it comes
+# from: the tests share one libvirtd (some restart it), load every CPU with
+# TCG guests, and use fixed domain names. The lock is fd 8 of the test shell,
+# held until it exits; e2e_bg and the daemons do not inherit it.
+e2e__run_lock() {
+	local holder
+	exec 8>>"$E2E_STATE/run.lock"
+	if ! flock -n 8; then
+		holder=$(cat "$E2E_STATE/run.owner" 2>/dev/null || echo unknown)
+		e2e_log "waiting for the e2e test that is running now ($holder)"
+		flock -w "${LLCD_E2E_LOCK_WAIT:-1200}" 8 ||
+			e2e_fail "another e2e test ($holder) held $E2E_STATE/run.lock for too long"
+	fi
+	echo "test=$E2E_TEST pid=$$ dir=$PWD since=$(date +%T)" >"$E2E_STATE/run.owner"
+	E2E_T0=$EPOCHREALTIME # time the test, not the wait
+	E2E_C0=$(e2e__cpu_ticks)
+}
+
+# e2e_bg NAME COMMAND...: run COMMAND in the background with stdout and
+# stderr in $E2E_RUN_DIR/NAME.log; the EXIT trap kills it. Sets E2E_BG_PID.
+e2e_bg() {
+	local name=$1
+	shift
+	"$@" >"$E2E_RUN_DIR/$name.log" 2>&1 8>&- 9>&- &
+	E2E_BG_PID=$!
+	E2E_PIDS+=("$E2E_BG_PID")
+	e2e_log "started $name (pid $E2E_BG_PID): $*"
 }
 
 # e2e_end: print the timing summary and PASS. Cleanup still runs on EXIT.
@@ -282,7 +313,7 @@ e2e_install() {
 #   libvirt-started    "libvirtd PID START" / "virtlogd PID START" lines for
 #                      daemons an e2e run started (absent: not ours to stop)
 #   users/PID.START    one file per e2e run that uses the daemons
-e2e__locked() { (flock -w 300 9 || e2e_fail "timeout on $E2E_STATE/lock"; "$@") 9>"$E2E_STATE/lock"; }
+e2e__locked() { (flock -w 300 9 || e2e_fail "timeout on $E2E_STATE/lock"; "$@") 9>>"$E2E_STATE/lock"; }
 
 e2e__daemon_pid() { # NAME: pid of the running daemon from its pidfile, or fail
 	local p
@@ -292,12 +323,18 @@ e2e__daemon_pid() { # NAME: pid of the running daemon from its pidfile, or fail
 	echo "$p"
 }
 
+e2e__running() { # NAME: some live (not zombie) process has that name
+	local p
+	for p in $(pgrep -x "$1"); do e2e__alive "$p" && return 0; done
+	return 1
+}
+
 e2e__start_daemons() {
-	local p=
+	local p=''
 	mkdir -p "$E2E_STATE/users"
 	: >"$E2E_STATE/users/$$.$(e2e__starttime $$)"
-	if ! e2e__daemon_pid virtlogd >/dev/null; then
-		LIBVIRT_LOG_OUTPUTS="3:file:/var/log/libvirt/virtlogd.log" virtlogd -d 9>&- ||
+	if ! e2e__daemon_pid virtlogd >/dev/null && ! e2e__running virtlogd; then
+		LIBVIRT_LOG_OUTPUTS="3:file:/var/log/libvirt/virtlogd.log" virtlogd -d 8>&- 9>&- ||
 			e2e_fail "virtlogd -d failed (see /var/log/libvirt/virtlogd.log)"
 		for _ in $(seq 50); do p=$(e2e__daemon_pid virtlogd) && break; sleep 0.1; done
 		[ -n "$p" ] || e2e_fail "virtlogd did not start"
@@ -305,9 +342,13 @@ e2e__start_daemons() {
 		e2e_log "started virtlogd (pid $p)"
 	fi
 	p=
-	if ! e2e__daemon_pid libvirtd >/dev/null; then
+	if e2e__daemon_pid libvirtd >/dev/null; then
+		e2e_log "libvirtd already running (pid $(e2e__daemon_pid libvirtd)); using it"
+	elif [ -S /run/libvirt/libvirt-sock ] && timeout 60 virsh -q -c "$E2E_URI" version >/dev/null 2>&1; then
+		e2e_log "libvirtd already answers on /run/libvirt/libvirt-sock (not ours); using it"
+	else
 		rm -f /run/libvirt/libvirt-sock
-		LIBVIRT_LOG_OUTPUTS="3:file:/var/log/libvirt/libvirtd.log" libvirtd -d 9>&- ||
+		LIBVIRT_LOG_OUTPUTS="3:file:/var/log/libvirt/libvirtd.log" libvirtd -d 8>&- 9>&- ||
 			e2e_fail "libvirtd -d failed (see /var/log/libvirt/libvirtd.log)"
 		for _ in $(seq 100); do
 			p=$(e2e__daemon_pid libvirtd) && [ -S /run/libvirt/libvirt-sock ] && break
@@ -317,8 +358,6 @@ e2e__start_daemons() {
 			e2e_fail "libvirtd did not create /run/libvirt/libvirt-sock (see /var/log/libvirt/libvirtd.log)"
 		echo "libvirtd $p $(e2e__starttime "$p")" >>"$E2E_STATE/libvirt-started"
 		e2e_log "started libvirtd (pid $p)"
-	else
-		e2e_log "libvirtd already running (pid $(e2e__daemon_pid libvirtd)); using it"
 	fi
 }
 
@@ -389,6 +428,10 @@ e2e__clean_stale() {
 		e2e_virsh undefine "$d" >/dev/null 2>&1 ||
 			e2e_fail "cannot undefine stale domain $d"
 	done
+	for d in "$E2E_STATE"/sock.*; do
+		[ -d "$d" ] && ! e2e__alive "${d##*.}" && rm -rf "$d"
+	done
+	return 0
 }
 
 # ---------------------------------------------------------------------------
@@ -426,11 +469,20 @@ e2e_kernel() {
 	[ -r "$E2E_KERNEL" ] || e2e_fail "$E2E_KERNEL missing"
 }
 
+# apt-cache takes over a second here (no pkgcache.bin), so the answer is
+# kept in the cache until the apt lists change.
 e2e__resolve_kernel() {
-	local p
+	local p stamp f=$E2E_CACHE/kernel/resolved
+	stamp=$(stat -c %Y /var/lib/apt/lists/*_Packages* 2>/dev/null | sort -n | tail -1 || true)
+	if [ -n "$stamp" ] && [ -s "$f" ] && [ "$(cut -d' ' -f1 "$f")" = "$stamp" ]; then
+		cut -d' ' -f2 "$f"
+		return 0
+	fi
 	p=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-		awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
-	[ -n "$p" ] && echo "$p"
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }' || true)
+	[ -n "$p" ] || return 1
+	if [ -n "$stamp" ]; then echo "$stamp $p" >"$f.$$" && mv "$f.$$" "$f"; fi
+	echo "$p"
 }
 
 e2e__fetch_kernel() { # PKG VER, under the lock
