@@ -17,6 +17,9 @@
 #   llcd.run=0        do not start /etc/llcd-e2e/run even if it exists
 #   llcd.poweroff=1   power off once /etc/llcd-e2e/run exits (or at once
 #                     after "ready" when there is none)
+#   llcd.hello=NAME   write one line "E2E-HELLO port=NAME cpus=N" to the
+#                     virtio-serial port NAME, in the background (the write
+#                     waits until the host connects), then close the port
 #
 # /etc/llcd-e2e/run, when present, is started in the background after the
 # topology report, with its output on the console; "E2E: run exited rc=N"
@@ -36,6 +39,7 @@ say() { echo "E2E: $*"; }
 say "init reached uptime=$(up)"
 
 busy=
+hello=
 run=1
 off=0
 for arg in $(cat /proc/cmdline); do
@@ -43,6 +47,7 @@ for arg in $(cat /proc/cmdline); do
 	llcd.busy=*) busy=${arg#llcd.busy=} ;;
 	llcd.run=0) run=0 ;;
 	llcd.poweroff=1) off=1 ;;
+	llcd.hello=*) hello=${arg#llcd.hello=} ;;
 	esac
 done
 
@@ -87,7 +92,12 @@ done
 say "virtio modules loaded: $ok"
 for p in /sys/class/virtio-ports/*; do
 	[ -e "$p/name" ] || continue
-	echo "E2E-PORT name=$(cat $p/name) dev=/dev/${p##*/}"
+	name=$(cat $p/name)
+	echo "E2E-PORT name=$name dev=/dev/${p##*/}"
+	if [ "$name" = "$hello" ]; then
+		(echo "E2E-HELLO port=$name cpus=$ncpu" >/dev/${p##*/} &&
+			say "hello sent on $name") &
+	fi
 done
 
 # --- busy loops -------------------------------------------------------------

@@ -274,7 +274,7 @@ e2e_install() {
 	sh "$E2E_SRC/scripts/install-deps" ||
 		e2e_fail "scripts/install-deps failed"
 	e2e_need virsh libvirtd virtlogd qemu-system-x86_64 busybox dpkg-deb \
-		apt-get apt-cache gzip flock readelf sha256sum
+		apt-get apt-cache gzip flock readelf sha256sum socat
 	[ -x /bin/busybox ] || e2e_fail "/bin/busybox missing (busybox-static)"
 
 	# Minimal libvirt set (section 9.3): user, group and directories.
@@ -757,6 +757,22 @@ e2e_set_policy() {
 # nothing (and status 1) when there is none.
 e2e_get_policy() {
 	e2e_virsh metadata "$1" --uri "$E2E_POLICY_NS" ${2:-} 2>/dev/null
+}
+
+# e2e_channel_read DOMAIN [CHANNEL] [TIMEOUT]: connect to the host end of a
+# virtio-serial channel (socat) and print the first line the guest sends.
+# Fails on timeout (default 30 s). Boot the guest with
+# --cmdline llcd.hello=CHANNEL to have /init send one.
+e2e_channel_read() {
+	local s line
+	s=$(e2e_channel_sock "$1" "${2:-}")
+	[ -S "$s" ] || e2e_fail "$1: no channel socket $s"
+	coproc E2E_SOCAT { exec timeout "${3:-30}" socat -u "UNIX-CONNECT:$s" - 2>/dev/null 8>&- 9>&-; }
+	IFS= read -t "${3:-30}" -r line <&"${E2E_SOCAT[0]}" || line=
+	kill "$E2E_SOCAT_PID" 2>/dev/null
+	wait "$E2E_SOCAT_PID" 2>/dev/null || true
+	[ -n "$line" ] || e2e_fail "$1: nothing from the guest on $s within ${3:-30}s"
+	echo "$line"
 }
 
 # e2e_start DOMAIN: empty its console log and start it.

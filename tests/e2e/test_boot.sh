@@ -21,7 +21,8 @@ e2e_define_guest --busy 1 "$small" 2 "" \
 	'<llc:llc-policy xmlns:llc="urn:llcd:llc-policy:1" mode="static"/>'
 
 e2e_step "define $dies (4 vCPUs, sockets=1 dies=2 cores=1 threads=2, $E2E_CPU_MODEL, virtio-serial channel)"
-e2e_define_guest --channel "$dies" 4 "sockets=1,dies=2,cores=1,threads=2"
+e2e_define_guest --channel --cmdline llcd.hello=org.llcd.guest.0 \
+	"$dies" 4 "sockets=1,dies=2,cores=1,threads=2"
 
 e2e_step "start both guests"
 e2e_start "$small"
@@ -62,6 +63,11 @@ e2e_console_has "$dies" '^E2E-PORT name=org.llcd.guest.0 dev=/dev/vport' ||
 	e2e_fail "$dies: no E2E-PORT line for org.llcd.guest.0"
 [ -S "$(e2e_channel_sock "$dies")" ] || e2e_fail "host socket $(e2e_channel_sock "$dies") missing"
 e2e_ok "$(grep -m1 '^E2E-PORT' "$(e2e_console "$dies")" | tr -d '\r'), host end $(e2e_channel_sock "$dies")"
+
+e2e_step "$dies: a line the guest writes to the port arrives on the host socket"
+line=$(e2e_channel_read "$dies" org.llcd.guest.0 30)
+[ "$line" = "E2E-HELLO port=org.llcd.guest.0 cpus=4" ] || e2e_fail "$dies: channel gave '$line'"
+e2e_ok "host read: $line"
 
 for d in "$small" "$dies"; do
 	want=$([ "$d" = "$small" ] && echo 2 || echo 4)
