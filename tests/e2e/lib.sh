@@ -347,18 +347,48 @@ e2e__start_daemons() {
 	elif [ -S /run/libvirt/libvirt-sock ] && timeout 60 virsh -q -c "$E2E_URI" version >/dev/null 2>&1; then
 		e2e_log "libvirtd already answers on /run/libvirt/libvirt-sock (not ours); using it"
 	else
-		rm -f /run/libvirt/libvirt-sock
-		LIBVIRT_LOG_OUTPUTS="3:file:/var/log/libvirt/libvirtd.log" libvirtd -d 8>&- 9>&- ||
-			e2e_fail "libvirtd -d failed (see /var/log/libvirt/libvirtd.log)"
-		for _ in $(seq 100); do
-			p=$(e2e__daemon_pid libvirtd) && [ -S /run/libvirt/libvirt-sock ] && break
-			sleep 0.1
-		done
-		[ -n "$p" ] && [ -S /run/libvirt/libvirt-sock ] ||
-			e2e_fail "libvirtd did not create /run/libvirt/libvirt-sock (see /var/log/libvirt/libvirtd.log)"
-		echo "libvirtd $p $(e2e__starttime "$p")" >>"$E2E_STATE/libvirt-started"
-		e2e_log "started libvirtd (pid $p)"
+		e2e__launch_libvirtd
 	fi
+}
+
+e2e__launch_libvirtd() { # under the lock
+	local p=''
+	rm -f /run/libvirt/libvirt-sock
+	LIBVIRT_LOG_OUTPUTS="3:file:/var/log/libvirt/libvirtd.log" libvirtd -d 8>&- 9>&- ||
+		e2e_fail "libvirtd -d failed (see /var/log/libvirt/libvirtd.log)"
+	for _ in $(seq 100); do
+		p=$(e2e__daemon_pid libvirtd) && [ -S /run/libvirt/libvirt-sock ] && break
+		sleep 0.1
+	done
+	[ -n "$p" ] && [ -S /run/libvirt/libvirt-sock ] ||
+		e2e_fail "libvirtd did not create /run/libvirt/libvirt-sock (see /var/log/libvirt/libvirtd.log)"
+	echo "libvirtd $p $(e2e__starttime "$p")" >>"$E2E_STATE/libvirt-started"
+	e2e_log "started libvirtd (pid $p)"
+}
+
+e2e__restart_libvirtd() { # under the lock
+	local k pid start found=0
+	[ -s "$E2E_STATE/libvirt-started" ] && grep -q '^libvirtd ' "$E2E_STATE/libvirt-started" ||
+		e2e_fail "libvirtd was not started by an e2e run; not restarting someone else's daemon"
+	while read -r k pid start; do
+		[ "$k" = libvirtd ] && e2e__alive "$pid" "$start" || continue
+		kill "$pid"
+		e2e__wait_gone "$pid" 15 || e2e_fail "libvirtd $pid did not exit within 15 s"
+		e2e_log "stopped libvirtd (pid $pid)"
+		found=1
+	done <"$E2E_STATE/libvirt-started"
+	[ "$found" = 1 ] || e2e_fail "the libvirtd an e2e run started is gone"
+	sed -i '/^libvirtd /d' "$E2E_STATE/libvirt-started"
+	e2e__launch_libvirtd
+}
+
+# e2e_restart_libvirt: stop libvirtd and start it again (running guests
+# survive; clients such as llcd must reconnect). Only a libvirtd that an e2e
+# run started: on a host where libvirtd is someone else's, this fails.
+e2e_restart_libvirt() {
+	local v
+	e2e__locked e2e__restart_libvirtd
+	v=$(e2e_virsh version 2>&1) || e2e_fail "libvirtd does not answer after restart: $v"
 }
 
 # e2e_start_libvirt: make sure virtlogd and libvirtd run (start them by hand,
@@ -861,6 +891,15 @@ e2e_vcpu_tid() {
 	tid=$(e2e_vcpu_tids "$1" | awk -v v="$2" '$1 == v { print $2 }')
 	[ -n "$tid" ] || e2e_fail "$1: no thread for vCPU $2"
 	echo "$tid"
+}
+
+# e2e_hwloc_xml SYNTHETIC OUT: write an hwloc XML topology from a synthetic
+# description, e.g. "pack:1 l3:2 core:1 pu:1" presents a 2-CPU host as two
+# LLCs (PU OS indexes 0..N-1, the host's own CPU numbers).
+e2e_hwloc_xml() {
+	e2e_need lstopo-no-graphics
+	lstopo-no-graphics --input "$1" --of xml "$2" 2>/dev/null ||
+		e2e_fail "lstopo-no-graphics --input '$1' failed"
 }
 
 # e2e_task_dir TID: /proc/<tgid>/task/<TID>. Use it for per-thread files:
