@@ -6,9 +6,11 @@
 #
 #   E2E: <free text>                       progress; "E2E: ready" at the end
 #   E2E-CPU vendor=<id> family=<n> model=<n> name=<model name>
-#   E2E-TOPO cpu=<n> pkg=<n> die=<n> core=<n> smt=<list> l3=<list> l3id=<n>
+#   E2E-TOPO cpu=<n> pkg=<n> die=<n> core=<n> smt=<list> l3=<list> l3id=<n> node=<n>
 #   E2E-L3 <list>                          one line per distinct L3 domain
 #   E2E-SMT <list>                         one line per distinct core
+#   E2E-NUMA node=<n> cpus=<list> mem_kb=<n>   one line per NUMA node
+#   E2E-SCHED cpu=<n> domains=<names>      the guest scheduler's domains (SMT,MC,DIE,...)
 #   E2E-PORT name=<virtio-serial name> dev=/dev/vportNpM
 #   E2E-BUSY cpu=<n> pid=<pid>
 #
@@ -59,6 +61,12 @@ awk -F': *' '
 ' /proc/cpuinfo
 
 rd() { cat "$1" 2>/dev/null || echo "$2"; }
+node_of() {
+	for n in "$1"/node[0-9]*; do
+		[ -e "$n" ] && { echo "${n##*/node}"; return; }
+	done
+	echo none
+}
 ncpu=0
 for c in /sys/devices/system/cpu/cpu[0-9]*; do
 	[ -d "$c/topology" ] || continue
@@ -67,7 +75,7 @@ for c in /sys/devices/system/cpu/cpu[0-9]*; do
 	     "die=$(rd $t/die_id 0) core=$(rd $t/core_id -)" \
 	     "smt=$(rd $t/thread_siblings_list -)" \
 	     "l3=$(rd $c/cache/index3/shared_cpu_list none)" \
-	     "l3id=$(rd $c/cache/index3/id none)"
+	     "l3id=$(rd $c/cache/index3/id none) node=$(node_of $c)"
 	ncpu=$((ncpu + 1))
 done
 nl3=0
@@ -79,6 +87,20 @@ nsmt=0
 for l in $(cat /sys/devices/system/cpu/cpu[0-9]*/topology/thread_siblings_list | sort -u); do
 	echo "E2E-SMT $l"
 	nsmt=$((nsmt + 1))
+done
+for n in /sys/devices/system/node/node[0-9]*; do
+	[ -d "$n" ] || continue
+	echo "E2E-NUMA node=${n##*/node} cpus=$(rd $n/cpulist -)" \
+	     "mem_kb=$(awk '/MemTotal/ { print $4 }' $n/meminfo 2>/dev/null)"
+done
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+for c in /sys/kernel/debug/sched/domains/cpu[0-9]*; do
+	[ -d "$c" ] || continue
+	names=
+	for d in "$c"/domain[0-9]*; do
+		[ -e "$d/name" ] && names="$names${names:+,}$(cat $d/name)"
+	done
+	echo "E2E-SCHED cpu=${c##*/cpu} domains=${names:-none}"
 done
 say "topology cpus=$ncpu online=$(rd /sys/devices/system/cpu/online -) l3=$nl3 cores=$nsmt uptime=$(up)"
 

@@ -539,6 +539,11 @@ e2e__fetch_kernel() { # PKG VER, under the lock
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
 	e2e_log "unpacked $pkg into $dir ($(du -sh "$dir" | cut -f1))"
+	# A new ABI replaces the old kernel (runs are serialized by the run lock).
+	for tmp in "$E2E_CACHE"/kernel/*/; do
+		tmp=${tmp%/}
+		[ "$tmp" = "$dir" ] || { rm -rf "$tmp" && e2e_log "removed old $tmp"; }
+	done
 }
 
 # e2e_initramfs [--file SRC[:DEST]]... [--run COMMAND]
@@ -584,6 +589,7 @@ e2e_initramfs() {
 	out=$E2E_CACHE/initramfs/$key.cpio.gz
 	if [ -s "$out" ]; then
 		e2e_log "reusing $out"
+		touch "$out"
 		E2E_INITRD=$out
 		return 0
 	fi
@@ -613,6 +619,9 @@ e2e_initramfs() {
 	rm -rf "$stage"
 	e2e_log "built $out ($(du -h "$out" | cut -f1))"
 	E2E_INITRD=$out
+	# Every changed /init or helper binary gives a new image: drop the ones
+	# no run has used for two days.
+	find "$E2E_CACHE/initramfs" -name '*.cpio.gz' -mtime +2 -delete 2>/dev/null || true
 }
 
 # ---------------------------------------------------------------------------
@@ -647,6 +656,8 @@ e2e_channel_sock() { echo "$E2E_SOCK_DIR/$1.${2:-org.llcd.guest.0}.sock"; }
 #   --memory MIB      guest memory (default 192)
 #   --busy LIST       llcd.busy=LIST: busy loops on those guest CPUs
 #   --cmdline ARGS    extra kernel command line
+#   --numa "L1 L2.." guest NUMA cells, one per CPU list (e.g. "0-1 2-3"),
+#                     memory split evenly
 #   --channel [NAME]  virtio-serial channel (default name org.llcd.guest.0)
 #                     on the host socket $(e2e_channel_sock NAME CHANNEL)
 #   --kernel PATH, --initrd PATH   instead of E2E_KERNEL / E2E_INITRD
@@ -654,13 +665,14 @@ e2e_channel_sock() { echo "$E2E_SOCK_DIR/$1.${2:-org.llcd.guest.0}.sock"; }
 e2e_define_guest() {
 	local model=$E2E_CPU_MODEL amd=0 mem=192 busy='' extra='' channels=() kernel=$E2E_KERNEL
 	local initrd=$E2E_INITRD devices= name vcpus topo meta xml f topo_xml= prod=1 kv
-	local cpu_xml ch_xml= c qemu_ns= qemu_cl= meta_inline= meta_late=
+	local cpu_xml ch_xml='' c qemu_ns='' qemu_cl='' meta_inline='' meta_late='' numa='' numa_xml='' i=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--model) model=$2; shift 2 ;;
 		--amd) amd=1; shift ;;
 		--memory) mem=$2; shift 2 ;;
 		--busy) busy=$2; shift 2 ;;
+		--numa) numa=$2; shift 2 ;;
 		--cmdline) extra=$2; shift 2 ;;
 		--channel)
 			if [ $# -ge 2 ] && [ "${2#--}" = "$2" ] && [ "${2#llcd-e2e-}" = "$2" ]; then
@@ -716,6 +728,19 @@ e2e_define_guest() {
     $topo_xml
     <cache level='3' mode='emulate'/>"
 	fi
+	if [ -n "$numa" ]; then
+		set -- $numa
+		numa_xml="<numa>"
+		for c in "$@"; do
+			numa_xml="$numa_xml
+      <cell id='$i' cpus='$c' memory='$((mem / $#))' unit='MiB'/>"
+			i=$((i + 1))
+		done
+		numa_xml="$numa_xml
+    </numa>"
+		cpu_xml="$cpu_xml
+    $numa_xml"
+	fi
 	mkdir -p "$E2E_SOCK_DIR"
 	for c in "${channels[@]}"; do
 		ch_xml="$ch_xml
@@ -766,7 +791,9 @@ EOF
 	e2e_virsh dominfo "$name" >/dev/null 2>&1 &&
 		e2e_fail "domain $name already exists (another run of this test?)"
 	local out
-	out=$(e2e_virsh define "$xml" 2>&1) || e2e_fail "virsh define $xml: $out"
+	# --validate: without it libvirt silently drops what it does not know
+	# (e.g. <topology clusters=...>, section 3.4).
+	out=$(e2e_virsh define --validate "$xml" 2>&1) || e2e_fail "virsh define --validate $xml: $out"
 	E2E_DOMAINS+=("$name")
 	if [ -n "$meta_late" ]; then
 		e2e_set_policy "$name" "$meta_late" --config
@@ -865,8 +892,10 @@ e2e_console_has() { grep -E -q -- "$2" "$(e2e_console "$1")"; }
 e2e_guest_topo() { { grep '^E2E-TOPO ' "$(e2e_console "$1")" || true; } | tr -d '\r'; }
 
 # e2e_guest_l3 DOMAIN / e2e_guest_smt DOMAIN: the distinct L3 domains / SMT
-# sibling lists the guest reported, one per line, sorted.
+# sibling lists the guest reported, one per line, sorted. e2e_guest_numa
+# DOMAIN: "node=N cpus=LIST" per guest NUMA node.
 e2e_guest_l3() { { grep '^E2E-L3 ' "$(e2e_console "$1")" || true; } | tr -d '\r' | cut -d' ' -f2 | sort; }
+e2e_guest_numa() { { grep '^E2E-NUMA ' "$(e2e_console "$1")" || true; } | tr -d '\r' | cut -d' ' -f2-3 | sort; }
 e2e_guest_smt() { { grep '^E2E-SMT ' "$(e2e_console "$1")" || true; } | tr -d '\r' | cut -d' ' -f2 | sort; }
 
 # e2e_vcpu_tids DOMAIN: "VCPU TID" lines, sorted by vCPU, from the QEMU
