@@ -664,7 +664,7 @@ e2e_channel_sock() { echo "$E2E_SOCK_DIR/$1.${2:-org.llcd.guest.0}.sock"; }
 #   --devices XML     raw XML appended inside <devices>
 e2e_define_guest() {
 	local model=$E2E_CPU_MODEL amd=0 mem=192 busy='' extra='' channels=() kernel=$E2E_KERNEL
-	local initrd=$E2E_INITRD devices= name vcpus topo meta xml f topo_xml= prod=1 kv
+	local initrd=$E2E_INITRD devices='' name vcpus topo meta xml f topo_xml='' prod=1 kv
 	local cpu_xml ch_xml='' c qemu_ns='' qemu_cl='' meta_inline='' meta_late='' numa='' numa_xml='' i=0
 	while [ $# -gt 0 ]; do
 		case $1 in
