@@ -47,7 +47,7 @@ E2E_RUN_DIR=
 E2E_DOMAINS=()          # domains this run defined (cleanup destroys + undefines)
 E2E_PIDS=()             # background processes this run started (cleanup kills)
 E2E_LIBVIRT_USER=       # set once e2e_start_libvirt registered this run
-E2E_KERNEL='' E2E_KVER='' E2E_KMOD_DIR='' E2E_INITRD=''
+E2E_KERNEL='' E2E_KVER='' E2E_KMOD_DIR='' E2E_INITRD='' E2E_SPIN=''
 E2E_T0=${EPOCHREALTIME}
 E2E_C0=
 E2E_TIMINGS=()
@@ -156,6 +156,7 @@ e2e_bg() {
 	"$@" >"$E2E_RUN_DIR/$name.log" 2>&1 8>&- 9>&- &
 	E2E_BG_PID=$!
 	E2E_PIDS+=("$E2E_BG_PID")
+	echo "$E2E_BG_PID" >"$E2E_RUN_DIR/.$name.pid"
 	e2e_log "started $name (pid $E2E_BG_PID): $*"
 }
 
@@ -624,6 +625,25 @@ e2e_initramfs() {
 	find "$E2E_CACHE/initramfs" -name '*.cpio.gz' -mtime +2 -delete 2>/dev/null || true
 }
 
+# e2e_spin: build (or reuse) tests/e2e/spin.c as a static binary for the
+# guests and set E2E_SPIN to its path. Put it in an initramfs with
+#   e2e_initramfs --file "$E2E_SPIN:/bin/e2e-spin" --run 'e2e-spin -n 4 -r 1'
+# A multi-threaded busy process (busybox sh has no threads), optionally
+# pinned per thread, reporting each thread's CPU and affinity (E2E-SPIN).
+e2e_spin() {
+	local src=$E2E_SRC/tests/e2e/spin.c out err
+	e2e_need gcc
+	out=$E2E_CACHE/bin/e2e-spin.$(sha256sum <"$src" | cut -c1-16)
+	if [ ! -x "$out" ]; then
+		mkdir -p "$E2E_CACHE/bin"
+		err=$(gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -pthread \
+			-o "$out.tmp.$$" "$src" 2>&1) || e2e_fail "cannot build $src: $err"
+		mv "$out.tmp.$$" "$out"
+		e2e_log "built $out"
+	fi
+	E2E_SPIN=$out
+}
+
 # ---------------------------------------------------------------------------
 # Domains
 
@@ -880,6 +900,25 @@ e2e_wait_console() {
 		e2e__alive "$pid" || e2e_fail "$d stopped while waiting for /$pat/ on its console"
 		i=$((i + 1))
 		[ $i -le $((t * 5)) ] || e2e_fail "$d: no console line /$pat/ within ${t}s"
+		sleep 0.2
+	done
+}
+
+# e2e_wait_log NAME PATTERN [TIMEOUT]: like e2e_wait_console, for the log
+# of a process started with e2e_bg NAME (or any file in the run directory
+# called NAME.log); fails if that process exits first.
+e2e_wait_log() {
+	local f=$E2E_RUN_DIR/$1.log pat=$2 t=${3:-60} line i=0 pid
+	pid=$(cat "$E2E_RUN_DIR/.$1.pid" 2>/dev/null || true)
+	while :; do
+		line=$(grep -E -m1 -- "$pat" "$f" 2>/dev/null) && {
+			echo "$line"
+			return 0
+		}
+		[ -z "$pid" ] || e2e__alive "$pid" ||
+			e2e_fail "$1 (pid $pid) exited while waiting for /$pat/ in $f: $(tail -n 5 "$f" 2>/dev/null)"
+		i=$((i + 1))
+		[ $i -le $((t * 5)) ] || e2e_fail "no line /$pat/ in $f within ${t}s"
 		sleep 0.2
 	done
 }
