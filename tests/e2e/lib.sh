@@ -45,7 +45,8 @@ E2E_VIRTIO_MODULES="virtio/virtio_ring virtio/virtio virtio/virtio_pci_legacy_de
 E2E_TEST=
 E2E_RUN_DIR=
 E2E_DOMAINS=()          # domains this run defined (cleanup destroys + undefines)
-E2E_PIDS=()             # background processes this run started (cleanup kills)
+E2E_PIDS=()             # processes to kill at cleanup (e2e_track_pid)
+E2E_PGIDS=()            # process groups to kill at cleanup (e2e_bg)
 E2E_LIBVIRT_USER=       # set once e2e_start_libvirt registered this run
 E2E_KERNEL='' E2E_KVER='' E2E_KMOD_DIR='' E2E_INITRD='' E2E_SPIN=''
 E2E_T0=${EPOCHREALTIME}
@@ -148,14 +149,15 @@ e2e__run_lock() {
 	E2E_C0=$(e2e__cpu_ticks)
 }
 
-# e2e_bg NAME COMMAND...: run COMMAND in the background with stdout and
-# stderr in $E2E_RUN_DIR/NAME.log; the EXIT trap kills it. Sets E2E_BG_PID.
+# e2e_bg NAME COMMAND...: run COMMAND in the background, in its own session
+# and process group, with stdout and stderr in $E2E_RUN_DIR/NAME.log; the
+# EXIT trap kills the whole group. Sets E2E_BG_PID.
 e2e_bg() {
 	local name=$1
 	shift
-	"$@" >"$E2E_RUN_DIR/$name.log" 2>&1 8>&- 9>&- &
+	setsid "$@" >"$E2E_RUN_DIR/$name.log" 2>&1 8>&- 9>&- &
 	E2E_BG_PID=$!
-	E2E_PIDS+=("$E2E_BG_PID")
+	E2E_PGIDS+=("$E2E_BG_PID")
 	echo "$E2E_BG_PID" >"$E2E_RUN_DIR/.$name.pid"
 	e2e_log "started $name (pid $E2E_BG_PID): $*"
 }
@@ -207,6 +209,10 @@ e2e_cleanup() {
 		e2e_log "LLCD_E2E_KEEP=1: leaving ${E2E_DOMAINS[*]:-no domains} and the daemons running"
 		exit "$rc"
 	fi
+	for p in "${E2E_PGIDS[@]}"; do
+		kill -- -"$p" 2>/dev/null && e2e__wait_gone "$p" 5
+		kill -9 -- -"$p" 2>/dev/null
+	done
 	for p in "${E2E_PIDS[@]}"; do
 		kill "$p" 2>/dev/null && e2e__wait_gone "$p" 5 || kill -9 "$p" 2>/dev/null
 	done
