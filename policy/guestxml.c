@@ -657,20 +657,61 @@ fmt_cpus(const struct cpuset *s, char *buf, size_t len)
 	return buf;
 }
 
+/* Attributes of an existing <cell> other than the ones we write
+ * (memAccess, discard, ...), as " name='value'" text. */
+static void
+cell_extra_attrs(struct sbuf *b, const xmlNode *cell)
+{
+	static const char *const ours[] = { "id", "cpus", "memory", "unit", NULL };
+
+	for (const xmlAttr *a = cell ? cell->properties : NULL; a; a = a->next) {
+		bool skip = false;
+		for (const char *const *o = ours; *o; o++)
+			skip |= a->ns == NULL && strcmp((const char *)a->name, *o) == 0;
+		if (skip)
+			continue;
+		xmlChar *v = xmlNodeGetContent((const xmlNode *)a);
+		sb_printf(b, " %s%s%s='", a->ns && a->ns->prefix ? (const char *)a->ns->prefix : "",
+		    a->ns && a->ns->prefix ? ":" : "", (const char *)a->name);
+		for (const char *p = v ? (const char *)v : ""; *p; p++) {
+			if (*p == '\'')
+				sb_printf(b, "&apos;");
+			else if (*p == '&')
+				sb_printf(b, "&amp;");
+			else if (*p == '<')
+				sb_printf(b, "&lt;");
+			else
+				sb_printf(b, "%c", *p);
+		}
+		sb_printf(b, "'");
+		xmlFree(v);
+	}
+}
+
+/* <numa> with the recommendation's cells; cell i keeps the extra
+ * attributes of old cell i (or of the last old cell). */
 static void
 numa_text(struct sbuf *b, const char *ind, const char *unit, const struct guesttopo_rec *rec,
-          const uint64_t *mem)
+          const uint64_t *mem, const xmlNode *old_numa)
 {
 	char cpus[8192];
+	const xmlNode *old[64];
+	int nold = 0;
 
+	for (const xmlNode *c = old_numa ? old_numa->children : NULL; c && nold < 64; c = c->next)
+		if (is_el(c, "cell"))
+			old[nold++] = c;
 	sb_printf(b, "<numa>");
 	for (int c = 0; c < rec->ncells; c++) {
 		if (fmt_cpus(&rec->cells[c].vcpus, cpus, sizeof(cpus)) == NULL) {
 			b->oom = true;
 			return;
 		}
-		sb_printf(b, "\n%s%s<cell id='%d' cpus='%s' memory='%llu' unit='KiB'/>", ind, unit, c,
+		sb_printf(b, "\n%s%s<cell id='%d' cpus='%s' memory='%llu' unit='KiB'", ind, unit, c,
 		    cpus, (unsigned long long)mem[c]);
+		if (nold > 0)
+			cell_extra_attrs(b, old[c < nold ? c : nold - 1]);
+		sb_printf(b, "/>");
 	}
 	sb_printf(b, "\n%s</numa>", ind);
 }
@@ -687,7 +728,7 @@ cpu_children(struct sbuf *b, const char *ind, const char *unit, const struct gue
 		sb_printf(b, "\n%s<cache level='3' mode='%s'/>", ind, rec->cache_mode);
 	if ((parts & GUESTXML_NUMA) && rec->ncells > 0) {
 		sb_printf(b, "\n%s", ind);
-		numa_text(b, ind, unit, rec, mem);
+		numa_text(b, ind, unit, rec, mem, NULL);
 	}
 }
 
@@ -752,7 +793,7 @@ last_of(const struct scan *sc, xmlNodePtr root, const char *const *names)
 
 static int
 edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, unsigned parts,
-         const uint64_t *mem)
+         const uint64_t *mem, uint64_t total_kib)
 {
 	const struct scan *sc = ed->sc;
 	xmlNodePtr cpu = child(root, "cpu");
@@ -846,19 +887,35 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 	}
 	if (parts & GUESTXML_NUMA) {
 		if (rec->ncells == 0) {
-			if (numa)
+			if (numa && total_kib > 0) {
+				/* one host node: a single cell, keeping what the old
+				 * cells said besides cpus and memory (memAccess='shared'
+				 * for vhost-user and virtiofs) */
+				struct guesttopo_rec one = *rec;
+				struct guesttopo_cell cell = { -1, { { 0 } }, rec->nvcpus };
+				struct sbuf t = { 0 };
+				cpuset_set_range(&cell.vcpus, 0, rec->nvcpus - 1);
+				one.ncells = 1;
+				one.cells = &cell;
+				indent_of(sc, numa, ind, sizeof(ind));
+				numa_text(&t, ind, ed->unit, &one, &total_kib, child(cpu, "numa"));
+				add_edit(ed, numa->start, numa->end, t.p ? t.p : "");
+				ed->oom |= t.oom;
+				free(t.p);
+			} else if (numa) {
 				remove_el(ed, numa);
+			}
 		} else {
 			struct sbuf t = { 0 };
 			if (numa) {
 				indent_of(sc, numa, ind, sizeof(ind));
-				numa_text(&t, ind, ed->unit, rec, mem);
+				numa_text(&t, ind, ed->unit, rec, mem, child(cpu, "numa"));
 				add_edit(ed, numa->start, numa->end, t.p ? t.p : "");
 			} else {
 				const struct el *last = last_child(sc, ce);
 				size_t where = last && last->end > anchor ? last->end : anchor;
 				sb_printf(&t, "\n%s", cind);
-				numa_text(&t, cind, ed->unit, rec, mem);
+				numa_text(&t, cind, ed->unit, rec, mem, NULL);
 				add_edit(ed, where, where, t.p ? t.p : "");
 				inserted |= where == anchor;
 			}
@@ -1069,7 +1126,7 @@ guestxml_apply(const char *xml, size_t len, const struct guesttopo_rec *rec, uns
 	}
 	ed.sc = &sc;
 	detect_unit(&ed);
-	edit_cpu(&ed, root, rec, parts, mem);
+	edit_cpu(&ed, root, rec, parts, mem, d.memory_kib);
 	if (parts & GUESTXML_CPUTUNE)
 		edit_cputune(&ed, root, rec, &cputune);
 	else
@@ -1108,7 +1165,8 @@ guestxml_apply(const char *xml, size_t len, const struct guesttopo_rec *rec, uns
 	if (after.vcpus != rec->nvcpus ||
 	    ((parts & GUESTXML_TOPOLOGY) &&
 	     memcmp(&after.topo, &rec->topo, sizeof(after.topo)) != 0) ||
-	    ((parts & GUESTXML_NUMA) && after.ncells != rec->ncells)) {
+	    ((parts & GUESTXML_NUMA) && after.ncells != rec->ncells &&
+	     !(rec->ncells == 0 && after.ncells == 1))) {
 		llcd_err_set(err, "guestxml: internal: the rewritten XML reads back differently");
 		goto out;
 	}
