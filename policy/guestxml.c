@@ -170,7 +170,7 @@ attr_int(const xmlNode *n, const char *name, int lo, int hi, int *out, struct ll
 }
 
 /* libvirt's memory units (virScaleInteger): no unit = KiB; b/bytes; k, KiB
- * = 1024; KB = 1000; and so on up to E. */
+ * = 1024; KB = 1000; and so on up to E. Rounded up to KiB, as libvirt does. */
 static int
 parse_memory(const xmlNode *n, uint64_t *kib, struct llcd_err *err)
 {
@@ -204,11 +204,11 @@ parse_memory(const xmlNode *n, uint64_t *kib, struct llcd_err *err)
 		for (const char *q = "kmgtpe"; q <= p; q++)
 			scale *= base;
 	}
-	if (x > UINT64_MAX / scale) {
+	if (x > (UINT64_MAX - 1023) / scale) {
 		llcd_err_set(err, WHAT ": <memory>: %llu %s is too large", x, u);
 		goto out;
 	}
-	*kib = x * scale / 1024;
+	*kib = (x * scale + 1023) / 1024;      /* libvirt rounds up to KiB */
 	rc = 0;
 	goto out;
 bad:
