@@ -634,6 +634,7 @@ guesttopo_check(const struct topo *t, const struct policy_guest_topo *g, int nvc
 		max_issues = 256;
 	out->n = 0;
 	out->total = 0;
+	out->notes = 0;
 	per_die = (long)g->clusters * g->cores * g->threads;
 	ndies = (long)g->sockets * g->dies;
 	if (g->sockets < 1 || g->dies < 1 || g->clusters < 1 || g->cores < 1 || g->threads < 1 ||
@@ -709,6 +710,8 @@ guesttopo_check(const struct topo *t, const struct policy_guest_topo *g, int nvc
 		    "pins each vCPU to its PU", loose, nvcpus / g->threads,
 		    fmt_range(b1, sizeof(b1), ex_first, g->threads), fmt_set(&ex_pin, b2, sizeof(b2))) < 0)
 			goto oom;
+		if (loose > 0)
+			out->notes++;
 	}
 	(void)groups;
 	return out->total;

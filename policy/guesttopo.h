@@ -121,6 +121,8 @@ struct guesttopo_check {
 	int n, cap;
 	struct guesttopo_issue *issues;
 	int total;                      /* issues found; n <= total when capped */
+	int notes;                      /* of which GUESTTOPO_SMT_LOOSE (may, not do,
+	                                 * disagree): total - notes are real */
 };
 
 struct guesttopo_check *guesttopo_check_new(void);

@@ -3,10 +3,12 @@
  *
  *   llc-guesttopo [--topology SPEC|FILE.xml] [--reserved LIST]
  *                 [--mode MODE] [--isolation core|none] [--guest-only]
- *                 [--dry-run | --apply] (DOMAIN.xml | --vcpus N)
+ *                 [--dry-run | --apply | --check] (DOMAIN.xml | --vcpus N)
  *
  * Prints the recommendation and its reasons; --dry-run prints the diff of
- * the domain XML instead, --apply the rewritten XML (stdout). The domain is
+ * the domain XML instead, --apply the rewritten XML (stdout), --check the
+ * disagreements between the XML's guest topology and its vCPU pins (exit 1
+ * when there are any; siblings that merely may run apart are a note). The domain is
  * placed as llcd would place it on an otherwise empty host
  * (guesttopo_dry_place()). docs/guest-topology.md documents it.
  */
@@ -26,7 +28,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: llc-guesttopo [--topology SPEC|FILE.xml] [--reserved LIST] [--mode MODE]\n"
-	    "                     [--isolation core|none] [--guest-only] [--dry-run | --apply]\n"
+	    "                     [--isolation core|none] [--guest-only]\n"
+	    "                     [--dry-run | --apply | --check]\n"
 	    "                     (DOMAIN.xml | --vcpus N)\n"
 	    "  --topology   hwloc synthetic description or XML file (default: this host)\n"
 	    "  --reserved   host CPUs never used for vCPUs\n"
@@ -36,7 +39,10 @@ usage(FILE *f)
 	    "  --guest-only write only <topology>, <cache> and <numa>, not the host\n"
 	    "               bindings (<cputune> pins, <numatune>)\n"
 	    "  --dry-run    print the diff of DOMAIN.xml\n"
-	    "  --apply      print the rewritten DOMAIN.xml\n");
+	    "  --apply      print the rewritten DOMAIN.xml\n"
+	    "  --check      compare DOMAIN.xml's guest topology with its vCPU pins\n"
+	    "               (<cputune>; of a running domain: virsh dumpxml); exit 1\n"
+	    "               when they disagree\n");
 }
 
 static char *
@@ -103,11 +109,12 @@ main(int argc, char **argv)
 		{ "guest-only", no_argument, NULL, 'g' },
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "apply", no_argument, NULL, 'a' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *topology = "", *reserved = "", *mode = NULL, *iso = NULL, *path = NULL;
-	bool guest_only = false, dry = false, apply = false;
+	bool guest_only = false, dry = false, apply = false, check = false;
 	int c, vcpus = 0, rc = 1;
 	struct llcd_err err;
 	struct topo *t = NULL;
@@ -119,7 +126,7 @@ main(int argc, char **argv)
 	struct policy_domain_in dom;
 	struct policy_host host;
 
-	while ((c = getopt_long(argc, argv, "t:r:n:m:i:gdah", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:n:m:i:gdach", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': topology = optarg; break;
 		case 'r': reserved = optarg; break;
@@ -129,14 +136,15 @@ main(int argc, char **argv)
 		case 'g': guest_only = true; break;
 		case 'd': dry = true; break;
 		case 'a': apply = true; break;
+		case 'c': check = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (optind < argc)
 		path = argv[optind++];
-	if (optind < argc || (path == NULL) == (vcpus == 0) || (dry && apply) ||
-	    ((dry || apply) && path == NULL) || vcpus < 0 || vcpus > CPUSET_MAX) {
+	if (optind < argc || (path == NULL) == (vcpus == 0) || dry + apply + check > 1 ||
+	    ((dry || apply || check) && path == NULL) || vcpus < 0 || vcpus > CPUSET_MAX) {
 		usage(stderr);
 		return 2;
 	}
@@ -195,6 +203,31 @@ main(int argc, char **argv)
 	}
 	slots = calloc((size_t)vcpus, sizeof(*slots));
 	pins = calloc((size_t)vcpus, sizeof(*pins));
+	if (check) {
+		struct guesttopo_check *chk = guesttopo_check_new();
+		int n;
+		if (pins == NULL || chk == NULL) {
+			fprintf(stderr, "llc-guesttopo: out of memory\n");
+			guesttopo_check_free(chk);
+			goto out;
+		}
+		if (guestxml_read_pins(xml, xlen, vcpus, &t->all, pins, NULL, &err) < 0 ||
+		    (n = guesttopo_check(t, &dom.guest, vcpus, pins, 0, chk, &err)) < 0) {
+			fprintf(stderr, "llc-guesttopo: %s: %s\n", path, err.msg);
+			guesttopo_check_free(chk);
+			goto out;
+		}
+		printf("%s: guest topology sockets=%d dies=%d cores=%d threads=%d, %d vCPUs: %s\n",
+		    dom.name, dom.guest.sockets, dom.guest.dies, dom.guest.cores, dom.guest.threads,
+		    vcpus, n - chk->notes == 0 ? "agrees with its pins" : "disagrees with its pins");
+		for (int i = 0; i < chk->n; i++)
+			printf("%s: %s\n", guesttopo_issue_name(chk->issues[i].kind), chk->issues[i].msg);
+		if (chk->total > chk->n)
+			printf("... and %d more\n", chk->total - chk->n);
+		rc = n - chk->notes == 0 ? 0 : 1;
+		guesttopo_check_free(chk);
+		goto out;
+	}
 	rec = guesttopo_rec_new();
 	text = malloc(1 << 20);
 	if (!slots || !pins || !rec || !text) {

@@ -300,6 +300,102 @@ guestxml_read(const char *xml, size_t len, struct guestxml_domain *d, struct llc
 	return rc;
 }
 
+/* libvirt cpuset syntax: a CPU list whose items may be "^N" exclusions. */
+static int
+parse_libvirt_cpuset(const char *what, const char *list, struct cpuset *out, struct llcd_err *err)
+{
+	char buf[4096], pos[4096], *tok, *save = NULL;
+	struct cpuset neg;
+	size_t o = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return llcd_err_set(err, WHAT ": %s: cpuset too long", what);
+	cpuset_zero(&neg);
+	pos[0] = '\0';
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		if (*tok == '^') {
+			char *end;
+			long c;
+			errno = 0;
+			c = strtol(tok + 1, &end, 10);
+			if (errno || end == tok + 1 || *end != '\0' || c < 0 || c >= CPUSET_MAX)
+				return llcd_err_set(err, WHAT ": %s: cpuset '%.64s': bad exclusion '%.16s'",
+				    what, list, tok);
+			cpuset_set(&neg, (int)c);
+		} else {
+			int n = snprintf(pos + o, sizeof(pos) - o, "%s%s", o ? "," : "", tok);
+			if (n < 0 || (size_t)n >= sizeof(pos) - o)
+				return llcd_err_set(err, WHAT ": %s: cpuset too long", what);
+			o += (size_t)n;
+		}
+	}
+	if (cpuset_parse(out, pos, err) < 0)
+		return llcd_err_prefix(err, WHAT ": %s: cpuset '%.64s'", what, list);
+	cpuset_andnot(out, out, &neg);
+	return 0;
+}
+
+int
+guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset *all,
+                   struct cpuset *pins, struct cpuset *emulator, struct llcd_err *err)
+{
+	xmlDocPtr doc = read_doc(xml, len, err);
+	struct guestxml_domain d;
+	struct cpuset def = *all;
+	xmlNodePtr root, n;
+	xmlChar *c = NULL;
+	int rc = -1;
+
+	if (doc == NULL)
+		return -1;
+	if (read_domain(doc, &d, err) < 0)
+		goto out;
+	if (d.vcpus != nvcpus) {
+		llcd_err_set(err, WHAT ": domain '%s' has %d vCPUs, not %d", d.name, d.vcpus, nvcpus);
+		goto out;
+	}
+	root = xmlDocGetRootElement(doc);
+	if ((n = child(root, "vcpu")) != NULL && (c = xmlGetProp(n, (const xmlChar *)"cpuset")) != NULL) {
+		if (parse_libvirt_cpuset("<vcpu cpuset>", (const char *)c, &def, err) < 0)
+			goto out;
+	}
+	for (int i = 0; i < nvcpus; i++)
+		pins[i] = def;
+	if (emulator)
+		*emulator = def;
+	n = child(root, "cputune");
+	for (n = n ? n->children : NULL; n; n = n->next) {
+		int vcpu = -1;
+		if (is_el(n, "emulatorpin") && emulator) {
+			xmlFree(c);
+			if ((c = xmlGetProp(n, (const xmlChar *)"cpuset")) == NULL ||
+			    parse_libvirt_cpuset("<emulatorpin>", (const char *)c, emulator, err) < 0) {
+				if (c == NULL)
+					llcd_err_set(err, WHAT ": <emulatorpin> without cpuset");
+				goto out;
+			}
+		}
+		if (!is_el(n, "vcpupin"))
+			continue;
+		if (attr_int(n, "vcpu", 0, nvcpus - 1, &vcpu, err) < 0)
+			goto out;
+		xmlFree(c);
+		if (vcpu < 0 || (c = xmlGetProp(n, (const xmlChar *)"cpuset")) == NULL) {
+			llcd_err_set(err, WHAT ": <vcpupin> without vcpu or cpuset");
+			goto out;
+		}
+		if (parse_libvirt_cpuset("<vcpupin>", (const char *)c, &pins[vcpu], err) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	xmlFree(c);
+	xmlFreeDoc(doc);
+	return rc;
+}
+
 /* --- the scanner: byte ranges of the elements libxml2 found --------------- */
 
 struct el {

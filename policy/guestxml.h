@@ -59,6 +59,15 @@ struct guestxml_domain {
 int guestxml_read(const char *xml, size_t len, struct guestxml_domain *d,
                   struct llcd_err *err);
 
+/* The vCPU pins a domain XML states: <cputune><vcpupin>, else the
+ * <vcpu cpuset='...'> default, else every host CPU (all). libvirt's
+ * "0-7,^3" syntax is understood. pins[] has nvcpus entries (nvcpus must be
+ * the XML's <vcpu> count); emulator (may be NULL) gets <emulatorpin>, else
+ * the same default. For a running domain's live XML these are the pins
+ * libvirt applied. */
+int guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset *all,
+                       struct cpuset *pins, struct cpuset *emulator, struct llcd_err *err);
+
 /* Write rec's parts into xml. On success *out is a new NUL-terminated
  * string (free()) and *outlen its length. Refuses (-1, err says why) when
  * the XML's vCPU count differs from the recommendation's, when NUMA cells

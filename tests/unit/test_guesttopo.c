@@ -578,6 +578,7 @@ test_check_smt(void **state)
 	}
 	assert_int_equal(guesttopo_check(f.t, &g, 4, pins, 0, c, &f.err), 1);
 	assert_int_equal(c->issues[0].kind, GUESTTOPO_SMT_SPLIT);
+	assert_int_equal(c->notes, 0);
 	assert_string_equal(c->issues[0].msg, "guest SMT siblings 0-1 (die 0, core 0) are pinned to "
 	    "different host cores: vCPU 0 on PU 0 (core 0), vCPU 1 on PU 2 (core 1)");
 
@@ -588,6 +589,7 @@ test_check_smt(void **state)
 	}
 	assert_int_equal(guesttopo_check(f.t, &g, 4, pins, 0, c, &f.err), 1);
 	assert_int_equal(c->issues[0].kind, GUESTTOPO_SMT_LOOSE);
+	assert_int_equal(c->notes, 1);
 	assert_string_equal(c->issues[0].msg, "2 of 2 guest SMT sibling groups have pins spanning "
 	    "several host cores (e.g. vCPUs 0-1 on PUs 0-15): the host may run siblings on different "
 	    "cores; mode=\"static\" pins each vCPU to its PU");

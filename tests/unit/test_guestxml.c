@@ -414,6 +414,42 @@ test_read(void **state)
 	assert_int_equal(d.memory_kib, 4);
 }
 
+static void
+test_read_pins(void **state)
+{
+	struct llcd_err err;
+	struct cpuset all, pins[4], emu;
+	char b[64];
+	const char *x = "<domain><vcpu cpuset='0-7,^2'>4</vcpu><cputune>"
+	    "<vcpupin vcpu='1' cpuset='4-5'/><emulatorpin cpuset='9'/>"
+	    "<vcpupin vcpu='3' cpuset='0-3,^1,^2'/></cputune></domain>";
+
+	cpuset_zero(&all);
+	cpuset_set_range(&all, 0, 15);
+	assert_int_equal(guestxml_read_pins(x, strlen(x), 4, &all, pins, &emu, &err), 0);
+	cpuset_format(&pins[0], b, sizeof(b));
+	assert_string_equal(b, "0-1,3-7");
+	cpuset_format(&pins[1], b, sizeof(b));
+	assert_string_equal(b, "4-5");
+	cpuset_format(&pins[3], b, sizeof(b));
+	assert_string_equal(b, "0,3");
+	cpuset_format(&emu, b, sizeof(b));
+	assert_string_equal(b, "9");
+	/* nothing stated: every host CPU */
+	x = "<domain><vcpu>4</vcpu></domain>";
+	assert_int_equal(guestxml_read_pins(x, strlen(x), 4, &all, pins, NULL, &err), 0);
+	cpuset_format(&pins[2], b, sizeof(b));
+	assert_string_equal(b, "0-15");
+	assert_int_equal(guestxml_read_pins(x, strlen(x), 8, &all, pins, NULL, &err), -1);
+	assert_string_equal(err.msg, "domain XML: domain '' has 4 vCPUs, not 8");
+	x = "<domain><vcpu>4</vcpu><cputune><vcpupin vcpu='4' cpuset='1'/></cputune></domain>";
+	assert_int_equal(guestxml_read_pins(x, strlen(x), 4, &all, pins, NULL, &err), -1);
+	assert_string_equal(err.msg, "domain XML: <vcpupin vcpu='4'>: not an integer in 0..3");
+	x = "<domain><vcpu>4</vcpu><cputune><vcpupin vcpu='0' cpuset='1,^x'/></cputune></domain>";
+	assert_int_equal(guestxml_read_pins(x, strlen(x), 4, &all, pins, NULL, &err), -1);
+	assert_string_equal(err.msg, "domain XML: <vcpupin>: cpuset '1,^x': bad exclusion '^x'");
+}
+
 /* --- diff ----------------------------------------------------------------- */
 
 static void
@@ -461,6 +497,7 @@ main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_small_rewrites),
 		cmocka_unit_test(test_read),
+		cmocka_unit_test(test_read_pins),
 		cmocka_unit_test(test_diff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
