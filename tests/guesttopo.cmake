@@ -10,3 +10,15 @@ set_tests_properties(guestxml_schema PROPERTIES LABELS "schema" SKIP_RETURN_CODE
 # with the computed topology and reads it back from inside) is the ctest test
 # e2e_guest_topology, label e2e: tests/e2e.cmake registers every
 # tests/e2e/test_*.sh, so it is not added here a second time.
+
+# libFuzzer: guestxml_read(), guestxml_read_pins(), guestxml_apply() (with its
+# read-back and idempotence) and guestxml_diff() on every input.
+include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
+llcd_fuzz_target(fuzz_guestxml
+  SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/guesttopo.c
+          ../policy/policy.c ../policy/llcrules.c ../policy/topo.c
+          ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
+  INCLUDES ../policy
+  PKGS libxml-2.0
+  CORPUS fuzz/corpus/guestxml
+  SECONDS 15)
