@@ -503,6 +503,13 @@ guesttopo_dry_place(const struct policy_host *host, const struct policy_domain_i
 		doms[idx].annotated = true;
 		doms[idx].annot.mode = POLICY_MODE_AGGREGATE;
 	}
+	/* the recommendation is for a guest shaped like its LLCs: place it
+	 * with topology="match" (pins per guest die) and, where the vCPU count
+	 * allows, as SMT pairs, so that vCPU 2k, 2k+1 land on sibling PUs */
+	doms[idx].annot.topology = POLICY_TOPO_MATCH;
+	int smt = host->topo->smt;
+	if (smt > 1 && dom->nvcpus % smt == 0)
+		doms[idx].guest = (struct policy_guest_topo){ 1, 1, 1, dom->nvcpus / smt, smt };
 	in.host = *host;
 	in.ndomains = nothers + 1;
 	in.domains = doms;

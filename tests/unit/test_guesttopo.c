@@ -378,10 +378,10 @@ test_linux_numbering(void **state)
 	struct fx f;
 	const char *host = "pack:1 [numa] l3:8 core:8 pu:2(indexes=2*64:1*2)";
 
+	/* siblings are 64 apart: the engine still pairs vCPUs on one core */
 	assert_int_equal(place(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 1, 16, 1);
-	assert_reason(f.rec, "threads=1: vCPUs 0 and 1 are not on sibling PUs of one host core "
-	    "(PU 0 on core 0, PU 1 on core 1)");
+	assert_topo(f.rec, 1, 1, 8, 2);
+	assert_reason(f.rec, "(vCPUs 0-1 on PUs 0,64 of core 0)");
 	fx_done(&f);
 	assert_int_equal(place(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE), 0);
 	assert_topo(f.rec, 1, 1, 8, 2);
