@@ -1,0 +1,52 @@
+#!/bin/bash
+# build-deb.sh - build the Debian packages from this tree.
+#   packaging/build-deb.sh OUTDIR
+# Copies the tree to a temporary directory, puts packaging/debian there as
+# ./debian, runs dpkg-buildpackage -us -uc -b (tests skipped: nocheck) and
+# moves the .deb, .buildinfo and .changes files to OUTDIR.
+#
+# llc-guest: built when guest-tools/ is part of the tree. Without it the
+# llc-guest package is left out of debian/control (with a message), and
+# only llcd is built.
+# Environment: JOBS (default 2), KEEP=1 keeps the temporary tree.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: build-deb.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+. "$top/packaging/tree.sh"
+
+work=$(mktemp -d /tmp/llcd-deb.XXXXXX)
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+src=$work/llcd-$llcd_version
+llcd_copy_tree "$src"
+rm -rf "$src/debian"
+cp -r "$top/packaging/debian" "$src/debian"
+
+deb_version=$(cd "$src" && dpkg-parsechangelog -S Version)
+if [ "${deb_version%%-*}" != "$llcd_version" ]; then
+	echo "build-deb: debian/changelog says $deb_version, CMakeLists.txt $llcd_version" >&2
+	exit 1
+fi
+if ! llcd_have_guest; then
+	echo "build-deb: guest-tools/ is not in this tree: building llcd only, no llc-guest package"
+	# drop the llc-guest stanza (from its Package: line to the next blank line)
+	awk 'BEGIN { RS = ""; ORS = "\n\n" } !/^Package: llc-guest\n/' "$top/packaging/debian/control" |
+		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' > "$src/debian/control"
+	rm -f "$src/debian"/llc-guest.*
+fi
+
+cd "$src"
+export DEB_BUILD_OPTIONS="nocheck parallel=${JOBS:-2}"
+dpkg-buildpackage -us -uc -b > "$work/build.log" 2>&1 || {
+	tail -60 "$work/build.log" >&2
+	echo "build-deb: dpkg-buildpackage failed (log above)" >&2
+	exit 1
+}
+if grep -E '(^|[^-])warning:' "$work/build.log" | grep -v '^dpkg-' >&2; then
+	echo "build-deb: compiler warnings (above)" >&2
+	exit 1
+fi
+mv "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$out"/
+cp "$work/build.log" "$out/deb-build.log"
+ls "$out"/*.deb
