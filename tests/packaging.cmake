@@ -1,0 +1,11 @@
+# packaging/: the shipped config, the man pages, the systemd units, and the
+# Debian and rpm packages built, installed, run and purged (label packaging).
+set(_pkg ${CMAKE_CURRENT_SOURCE_DIR}/packaging)
+add_test(NAME packaging_config COMMAND bash ${_pkg}/test_config.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+add_test(NAME packaging_man COMMAND bash ${_pkg}/test_man.sh ${CMAKE_SOURCE_DIR})
+add_test(NAME packaging_units COMMAND bash ${_pkg}/test_units.sh ${CMAKE_SOURCE_DIR})
+# builds the .deb and the .rpm (one compile each, -j2), installs the .deb on
+# this machine and purges it again: RUN_SERIAL
+add_test(NAME packaging_deb_rpm COMMAND bash ${_pkg}/test_packaging.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(packaging_config packaging_man packaging_units PROPERTIES LABELS "packaging" TIMEOUT 60)
+set_tests_properties(packaging_deb_rpm PROPERTIES LABELS "packaging" TIMEOUT 600 RUN_SERIAL TRUE)

@@ -1,0 +1,71 @@
+#!/bin/bash
+# test_config.sh - the shipped packaging/llcd.conf: `llcd -n` accepts it,
+# `llcd -nv` prints the expected normalised configuration, it names every
+# directive config_set() accepts, its commented values are the real
+# defaults, and an error in it is reported as file:line.
+# Usage: test_config.sh BUILD_DIR SRC_DIR
+set -euo pipefail
+build=$1 src=$2
+llcd=$build/agent/llcd conf=$src/packaging/llcd.conf
+work=$(mktemp -d /tmp/llcd-conf-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok   $*"; }
+
+out=$("$llcd" -n -f "$conf") || fail "llcd -n rejects $conf: $out"
+[ "$out" = "llcd: configuration OK" ] || fail "llcd -n: $out"; ok "llcd -n accepts packaging/llcd.conf"
+
+cat > "$work/want" <<'WANT'
+uri qemu:///system
+topology live
+period-ms 1000
+default-mode none
+default-isolation none
+reserved-cpus none
+shared-pool dynamic
+overcommit 1
+overcommit-isolated 1
+max-moves 256
+counters auto
+socket /run/llcd/llcd.sock
+socket-group llcd
+state-dir /var/lib/llcd
+guest-channel-dir /run/llcd/channels
+log-level info
+qmp-passthrough no
+release-on-exit no
+WANT
+"$llcd" -nv -f "$conf" > "$work/got" || fail "llcd -nv failed"
+diff -u "$work/want" "$work/got" || fail "llcd -nv: normalised configuration differs (above)"
+ok "llcd -nv prints the expected configuration"
+
+# every directive of config_set() (agent/config.c), and no other, is in
+# the file, as "#directive value" or "directive value"
+directives=$(sed -n '/^config_set(/,/^}/p' "$src/agent/config.c" | grep -o 'strcmp(key, "[a-z-]*")' |
+	sed 's/.*"\(.*\)".*/\1/' | sort -u)
+[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_set()"
+for d in $directives; do
+	grep -Eq "^#?$d " "$conf" || fail "packaging/llcd.conf does not mention '$d'"
+done
+for d in $(sed -n 's/^#\{0,1\}\([a-z][a-z-]*\) .*/\1/p' "$conf" | sort -u); do
+	grep -qx "$d" <<<"$directives" || fail "packaging/llcd.conf names '$d', which config_set() does not accept"
+done
+ok "packaging/llcd.conf lists all $(wc -w <<<"$directives") directives of config_set()"
+# every directive of -nv is in the file too (what config_print() prints)
+cut -d' ' -f1 "$work/got" | while read -r d; do grep -qx "$d" <<<"$directives" || fail "-nv prints '$d', not a directive"; done
+
+# the commented values are the defaults: uncommented, nothing changes
+sed 's/^#\([a-z][a-z-]* \)/\1/' "$conf" > "$work/uncommented.conf"
+[ "$(grep -c '^[a-z]' "$work/uncommented.conf")" = "$(wc -w <<<"$directives")" ] || fail "uncommenting did not give one line per directive"
+"$llcd" -nv -f "$work/uncommented.conf" | diff -u "$work/want" - || fail "a commented value in packaging/llcd.conf is not the default (above)"
+ok "every commented value is the built-in default"
+
+# an error is reported as file:line, exit 1
+{ cat "$conf"; echo "default-mode fast"; } > "$work/bad.conf"
+line=$(wc -l < "$work/bad.conf")
+if out=$("$llcd" -n -f "$work/bad.conf" 2>&1); then fail "llcd -n accepted default-mode fast"; else rc=$?; fi
+[ "$rc" = 1 ] || fail "llcd -n exit $rc on a bad file, want 1"
+grep -qF "$work/bad.conf:$line: 'default-mode': 'fast' is not one of none, static, aggregate, spread" <<<"$out" ||
+	fail "error message: $out"
+ok "an error is reported as file:line: reason, exit 1"
+echo "config: all checks passed"

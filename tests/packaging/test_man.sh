@@ -1,0 +1,71 @@
+#!/bin/bash
+# test_man.sh - every man page in packaging/man renders without a warning
+# (groff -ww and man -l), and names what the source accepts:
+#   llcctl.8     every command of cmds[] in agent/llcctl.c, and its options
+#   llcd.8       every long option of llcd (agent/llcd.c)
+#   llcd.conf.5  every directive of config_set() (agent/config.c)
+#   llc-policy.5 every attribute of the annotation (policy/annotation_xml.c)
+# Usage: test_man.sh SRC_DIR
+set -euo pipefail
+src=$1
+man=$src/packaging/man
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok   $*"; }
+
+pages=("$man"/*.[158])
+[ "${#pages[@]}" -ge 8 ] || fail "only ${#pages[@]} man pages in packaging/man"
+for p in "${pages[@]}"; do
+	name=$(basename "$p")
+	w=$(groff -man -Tutf8 -ww -z "$p" 2>&1) || fail "$name: groff failed: $w"
+	[ -z "$w" ] || fail "$name: groff warnings: $w"
+	w=$(MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -l "$p" 2>&1 >/dev/null) || fail "$name: man -l failed: $w"
+	[ -z "$w" ] || fail "$name: man -l warnings: $w"
+	# the page's name and section match its file name
+	th=$(sed -n 's/^\.TH \([^ ]*\) \([0-9]\).*/\1.\2/p' "$p" | tr 'A-Z' 'a-z')
+	[ "$th" = "$name" ] || fail "$name: .TH says $th"
+done
+ok "${#pages[@]} man pages render without warnings (groff -ww, man -l)"
+
+# plain text of a page: ASCII, no overstrike, no hyphenation, one line per
+# paragraph (LL), so that a name never breaks across lines
+text() { groff -man -Tascii -P-cbou -rHY=0 -rLL=2000n "$man/$1" 2>/dev/null; }
+has() { grep -qE -- "(^|[^a-z-])$2([^a-z-]|$)" <<<"$(text "$1")"; }
+# tagged() PAGE SECTION WORD: WORD starts a tagged paragraph (.TP) of the
+# section SECTION, i.e. it has its own entry there, not just a mention
+tagged() {
+	text "$1" | awk -v s="$2" '/^[A-Z]/ { on = ($0 == s) } on' |
+		grep -qE -- "^ {5,}$3( |,|\$)"
+}
+
+cmds=$(sed -n '/^static const struct cmd cmds\[\] = {/,/^};/p' "$src/agent/llcctl.c" |
+	sed -n 's/^[[:space:]]*{ *"\([a-z-]*\)".*/\1/p')
+[ "$(wc -l <<<"$cmds")" -ge 10 ] || fail "parsed only $(wc -l <<<"$cmds") commands from cmds[] in agent/llcctl.c"
+for c in $cmds; do tagged llcctl.8 COMMANDS "$c" || fail "llcctl.8 has no entry for the command '$c' under COMMANDS"; done
+ok "llcctl.8 documents all $(wc -w <<<"$cmds") commands of cmds[]"
+opts=$(sed -n '/static const struct option [gc]opts\[\]/,/};/p' "$src/agent/llcctl.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//' | sort -u)
+for o in $opts; do has llcctl.8 "--$o" || fail "llcctl.8 does not document --$o"; done
+ok "llcctl.8 documents every llcctl option ($(echo $opts))"
+knobs=$(sed -n '/^h_tune(/,/^}/p' "$src/agent/daemon.c" | sed -n '/knobs\[\] = {/,/};/p' | grep -o '"[a-z-]*"' | tr -d '"')
+[ -n "$knobs" ] || fail "parsed no knobs from h_tune() in agent/daemon.c"
+for k in $knobs; do has llcctl.8 "$k" || fail "llcctl.8 does not list the tune knob '$k'"; done
+ok "llcctl.8 lists every tune knob"
+
+lopts=$(sed -n '/static const struct option opts\[\]/,/};/p' "$src/agent/llcd.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//')
+[ "$(wc -l <<<"$lopts")" -ge 8 ] || fail "parsed only $(wc -l <<<"$lopts") options from agent/llcd.c"
+for o in $lopts; do tagged llcd.8 OPTIONS "(-[a-z], )?--$o" || fail "llcd.8 has no entry for --$o under OPTIONS"; done
+for s in SIGHUP SIGTERM fail-static /etc/llcd/llcd.conf /run/llcd/llcd.sock; do has llcd.8 "$s" || fail "llcd.8 does not mention $s"; done
+ok "llcd.8 documents all $(wc -w <<<"$lopts") options, the signals and the files"
+
+directives=$(sed -n '/^config_set(/,/^}/p' "$src/agent/config.c" | grep -o 'strcmp(key, "[a-z-]*")' |
+	sed 's/.*"\(.*\)".*/\1/' | sort -u)
+[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_set()"
+for d in $directives; do tagged llcd.conf.5 DIRECTIVES "$d" || fail "llcd.conf.5 has no entry for the directive '$d' under DIRECTIVES"; done
+ok "llcd.conf.5 documents all $(wc -w <<<"$directives") directives of config_set()"
+
+attrs=$(sed -n 's/^[[:space:]]*{ "\([a-z-]*\)", offsetof(struct policy_tune.*/\1/p' "$src/policy/annotation_xml.c")
+[ "$(wc -l <<<"$attrs")" -ge 5 ] || fail "parsed only $(wc -l <<<"$attrs") tune attributes from policy/annotation_xml.c"
+for a in $attrs benefit-check mode isolation topology name vcpus urn:llcd:llc-policy:1; do
+	has llc-policy.5 "$a" || fail "llc-policy.5 does not document '$a'"
+done
+ok "llc-policy.5 documents the element, every tune attribute and groups"
+echo "man: all checks passed"
