@@ -8,9 +8,10 @@
 # managed by llcd):
 #   sudo       runs the command (the test runs as root)
 #   apt        apt with -y and a dpkg lock timeout (other sessions share dpkg)
-#   systemctl  "enable --now llcd" starts the installed /usr/sbin/llcd under
-#              this script (a background process it tracks) on the simulated
-#              host /usr/share/llcd/scenarios/xiangshan-8ccx.json
+#   systemctl  "enable --now llcd" runs the ExecStart= line of the installed
+#              llcd.service under this script (a background process it
+#              tracks) with -d (log to stderr) and --simulate
+#              /usr/share/llcd/scenarios/xiangshan-8ccx.json
 #   virsh      "metadata D --uri urn:llcd:llc-policy:1 ... --set XML" hands
 #              XML to that llcd with `llcctl policy D --xml XML`
 #   DOMAIN=... is set to the simulated host's domain, xs
@@ -74,7 +75,10 @@ sudo() { "$@"; }
 apt() { command apt-get -o DPkg::Lock::Timeout=300 -y -q "$@" >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; return 1; }; installed=1; }
 systemctl() {
 	[ "$*" = "enable --now llcd" ] || fail "systemctl stand-in: unexpected 'systemctl $*'"
-	/usr/sbin/llcd -d --simulate /usr/share/llcd/scenarios/xiangshan-8ccx.json >"$work/llcd.log" 2>&1 &
+	local exec
+	exec=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/llcd.service)
+	[ -n "$exec" ] || fail "no ExecStart= in the installed llcd.service"
+	$exec -d --simulate /usr/share/llcd/scenarios/xiangshan-8ccx.json >"$work/llcd.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 50); do [ -S /run/llcd/llcd.sock ] && return 0; sleep 0.1; done
 	fail "the installed llcd did not create /run/llcd/llcd.sock"
@@ -101,9 +105,7 @@ sed -i 's/^DOMAIN=[^ ]*/DOMAIN=xs/' "$work/readme.sh"
 cd "$src"
 echo "---- README.md, Install on a KVM host:"
 sed 's/^/     /' "$work/readme.sh"
-set -x
-. "$work/readme.sh" > "$work/readme.out" 2>&1 || { set +x; cat "$work/readme.out" >&2; fail "a README command failed (above)"; }
-set +x
+. "$work/readme.sh" > "$work/readme.out" 2>&1 || { cat "$work/readme.out" >&2; fail "a README command failed (above)"; }
 echo "---- its output:"
 sed 's/^/     /' "$work/readme.out"
 grep -q "^llcd: configuration OK" "$work/readme.out" || fail "README: llcd -n did not say configuration OK"

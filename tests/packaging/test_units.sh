@@ -21,7 +21,7 @@ done
 ok "systemd-analyze verify: llcd.service, llc-guest.service"
 
 u=$src/packaging/systemd/llcd.service
-for want in Type=notify ExecStart=/usr/sbin/llcd 'ExecReload=/bin/kill -HUP $MAINPID' \
+for want in Type=notify 'ExecStart=/usr/sbin/llcd -f /etc/llcd/llcd.conf' 'ExecReload=/bin/kill -HUP $MAINPID' \
 	RuntimeDirectory=llcd StateDirectory=llcd ProtectSystem=strict ProtectHome=yes \
 	NoNewPrivileges=yes PrivateTmp=yes RestrictAddressFamilies=AF_UNIX Restart=on-failure \
 	'CapabilityBoundingSet=CAP_CHOWN CAP_SYS_PTRACE' 'After=libvirtd.service virtqemud.service libvirtd.socket virtqemud.socket'; do
