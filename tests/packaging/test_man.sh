@@ -5,6 +5,7 @@
 #   llcd.8       every long option of llcd (agent/llcd.c)
 #   llcd.conf.5  every directive of config_set() (agent/config.c)
 #   llc-policy.5 every attribute of the annotation (policy/annotation_xml.c)
+# and llc-guest's page, in packaging/man or guest-tools/, renders too.
 # Usage: test_man.sh SRC_DIR
 set -euo pipefail
 src=$1
@@ -13,6 +14,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok   $*"; }
 
 pages=("$man"/*.[158])
+# llc-guest(8) may come with guest-tools/
+shopt -s nullglob
+pages+=("$src"/guest-tools/*.[158])
+shopt -u nullglob
 [ "${#pages[@]}" -ge 8 ] || fail "only ${#pages[@]} man pages in packaging/man"
 for p in "${pages[@]}"; do
 	name=$(basename "$p")

@@ -161,7 +161,8 @@ fi
 
 # --- the rpm: same files ---------------------------------------------------------
 packaging/build-rpm.sh "$out" > "$work/rpm.out" 2>&1 || { cat "$work/rpm.out" >&2; fail "build-rpm.sh failed"; }
-files() { grep -v '^/usr/share/doc/llcd/\(changelog\.Debian\.gz\|copyright\)$' | grep -v '^/usr/share/lintian/' | sort; }
+# Debian-only: changelog.Debian.gz, copyright, lintian overrides
+files() { grep -v '^/usr/share/doc/[^/]*/\(changelog\.Debian\.gz\|copyright\)$' | grep -v '^/usr/share/lintian/' | sort; }
 for rpmf in "$out"/*.rpm; do
 	name=$(rpm -qp --qf '%{NAME}' "$rpmf" 2>/dev/null)
 	debf=$(ls "$out/${name}_"*.deb)
@@ -178,7 +179,8 @@ grep -q "pins stay where they are (fail-static)" "$work/llcd.log" || fail "llcd 
 apt-get -o DPkg::Lock::Timeout=300 purge -y -qq llcd > "$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "purge failed"; }
 installed=0
 ! dpkg -s llcd >/dev/null 2>&1 || fail "llcd still installed after purge"
-for f in /usr/sbin/llcd /usr/bin/llcctl /etc/llcd /var/lib/llcd /lib/systemd/system/llcd.service; do
+for f in /usr/sbin/llcd /usr/bin/llcctl /etc/llcd /var/lib/llcd /lib/systemd/system/llcd.service \
+	/etc/systemd/system/multi-user.target.wants/llcd.service; do
 	[ ! -e "$f" ] || fail "$f is still there after purge"
 done
 ok "SIGTERM stops llcd (fail-static); purge removes the package"
