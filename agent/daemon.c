@@ -353,6 +353,23 @@ do_reload(struct daemon *d, char *msg, size_t len)
 	return CTL_OK;
 }
 
+/* release-on-exit: every domain back to the default scheduler. */
+static void
+daemon_release_all(struct daemon *d)
+{
+	const struct agent_obs *o = agent_loop_obs(d->loop);
+	struct llcd_err err;
+
+	for (int i = 0; o && i < o->ndomains; i++) {
+		struct policy_action a = { .type = POLICY_ACT_RELEASE, .key = o->domains[i].key, .domain = i,
+		                           .vcpu = -1, .llc = -1 };
+		cpuset_andnot(&a.cpus, &d->topo->all, &d->host.reserved);
+		snprintf(a.reason, sizeof(a.reason), "llcd stopping with release-on-exit");
+		if (d->be.ops->apply(d->be.ctx, &a, &err) != AGENT_OK)
+			log_dom(LOG_WARNING, o->domains[i].name, -1, 0, "release on exit failed: %s", err.msg);
+	}
+}
+
 int
 daemon_run(struct daemon *d)
 {
@@ -397,6 +414,8 @@ daemon_run(struct daemon *d)
 				control_dispatch(d->ctl, pfd, n);
 		}
 	}
+	if (d->cfg.release_on_exit)
+		daemon_release_all(d);
 	return 0;
 }
 
