@@ -15,3 +15,5 @@ llcd_fuzz_target(fuzz_config
   SECONDS 10)
 llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llcpolicy)
 target_include_directories(test_config PRIVATE ${CMAKE_SOURCE_DIR}/agent)
+llcd_unit_test(test_perfcount SOURCES unit/test_perfcount.c ../agent/perfcount.c LIBS llcpolicy)
+target_include_directories(test_perfcount PRIVATE ${CMAKE_SOURCE_DIR}/agent)
