@@ -90,6 +90,11 @@ read_doc(const char *buf, size_t len, struct llcd_err *err)
 	xmlParserCtxtPtr ctxt;
 	xmlDocPtr doc = NULL;
 
+	if (len > 0 && memchr(buf, 0, len) != NULL) {
+		/* libxml2 stops at a NUL; the splicing scanner would not */
+		llcd_err_set(err, WHAT ": contains a NUL byte");
+		return NULL;
+	}
 	if (len > GUESTXML_MAX) {
 		llcd_err_set(err, WHAT ": %zu bytes, more than the %d allowed", len, GUESTXML_MAX);
 		return NULL;
