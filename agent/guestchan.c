@@ -17,7 +17,7 @@
 #define PID_LIMIT 4194304               /* PID_MAX_LIMIT on 64-bit Linux */
 #define SHARE_LIMIT 4096.0              /* cpu_share: CPUs */
 #define LLCS_LIMIT 2048                 /* entries in "llcs" */
-#define JSON_DEPTH 4                    /* object > procs > proc > vcpus */
+#define JSON_DEPTH 5                    /* json-c counts 1 more than object > procs > proc > vcpus */
 
 struct guestchan {
 	char domain[POLICY_NAME];
@@ -191,6 +191,15 @@ guestchan_parse(const char *line, size_t len, int nvcpus, int max_procs,
 		return llcd_err_set(err, "line contains a NUL byte");
 	if (len > INT32_MAX)
 		return llcd_err_set(err, "line too long");
+	/* json-c takes 'single-quoted' names and strings even when strict */
+	for (size_t i = 0, in = 0; i < len; i++) {
+		if (in && line[i] == '\\')
+			i++;
+		else if (line[i] == '"')
+			in = !in;
+		else if (!in && line[i] == '\'')
+			return llcd_err_set(err, "invalid JSON: single quote outside a string");
+	}
 	tok = json_tokener_new_ex(JSON_DEPTH);
 	if (!tok)
 		return llcd_err_set(err, "out of memory");
@@ -201,7 +210,6 @@ guestchan_parse(const char *line, size_t len, int nvcpus, int max_procs,
 	if (!root && jerr == json_tokener_continue) {
 		/* complete values such as numbers end only at the end of input */
 		root = json_tokener_parse_ex(tok, "", 1);
-		jerr = json_tokener_get_error(tok);
 		end = len;
 	}
 	json_tokener_free(tok);
