@@ -23,8 +23,8 @@
  *    (30 s), doubling up to limits.backoff_max_ns (10 min), back to 30 s
  *    after a connection lasted backoff_max_ns without abuse. The last
  *    report is forgotten when a channel is closed for abuse.
- * So one channel holds sizeof(struct guestchan) + max_line + max_procs *
- * sizeof(struct policy_hot_report) bytes (about 9.5 KiB with the
+ * So one channel holds sizeof(struct guestchan) + max_line + 2 x max_procs *
+ * sizeof(struct policy_hot_report) bytes (14 KiB with the
  * defaults; guestchan_stats.mem_bytes), plus json-c's transient objects
  * for one line while it is parsed; and reads at most max_read bytes per
  * guestchan_handle() call and (burst + rate x seconds) lines over time.

@@ -3,7 +3,12 @@
  * printing each valid report and, at the end, each channel's counters and
  * the probe's own CPU time and peak RSS.
  *
- *   guestchan-probe [-t SECONDS] [-e EXIT_AFTER_REPORTS] DOM:NVCPUS:SOCK...
+ *   guestchan-probe [-t SECONDS] [-e EXIT_AFTER_REPORTS] [-H SOCK] DOM:NVCPUS:SOCK...
+ *
+ * -H SOCK forks a hostile peer that plays libvirt's bound socket at SOCK
+ * and, to whoever connects, writes garbage, lines of a wrong version or
+ * with out-of-range vCPUs, a 1 MiB line without a newline, and then a
+ * flood of lines as fast as the socket takes them.
  *
  *   REPORT dom=D seq=N name=spin pid=142 vcpus=0,2,4,6
  *   STATS dom=D state=connected lines=.. reports=.. bad=.. too_long=..
@@ -11,6 +16,11 @@
  *   PROBE cpu_ms=.. maxrss_kb=..
  */
 #include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +32,15 @@
 
 #define MAXCH 8
 
+static volatile sig_atomic_t stop;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -29,6 +48,59 @@ now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+writeall(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static pid_t
+hostile_peer(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	pid_t pid = fork();
+	int l;
+
+	if (pid != 0)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path);
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 1) < 0)
+		_exit(1);
+	for (;;) {
+		static char big[1 << 20];
+		static const char *bad[] = {
+			"garbage\n", "{'v':1}\n", "{\"v\":2,\"procs\":[]}\n",
+			"{\"v\":1,\"procs\":[{\"name\":\"x\",\"pid\":1,\"vcpus\":[999]}]}\n",
+		};
+		static const char flood[] = "{\"v\":1,\"procs\":[{\"name\":\"flood\",\"pid\":9,\"vcpus\":[0,1]}]}\n";
+		int c = accept(l, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			writeall(c, bad[i], strlen(bad[i]));
+		memset(big, 'A', sizeof(big));
+		writeall(c, big, sizeof(big));
+		writeall(c, "\n", 1);
+		for (;;) {
+			if (write(c, flood, sizeof(flood) - 1) <= 0)
+				break;
+		}
+		close(c);
+	}
 }
 
 int
@@ -44,8 +116,12 @@ main(int argc, char **argv)
 
 	guestchan_limits_default(&lim);
 	lim.reconnect_ns = 200000000;   /* 0.2 s: the test is short */
-	while ((opt = getopt(argc, argv, "t:e:")) != -1) {
-		if (opt == 't')
+	pid_t peer = 0;
+
+	while ((opt = getopt(argc, argv, "t:e:H:")) != -1) {
+		if (opt == 'H')
+			peer = hostile_peer(optarg);
+		else if (opt == 't')
 			seconds = atof(optarg);
 		else if (opt == 'e')
 			exit_after = atol(optarg);
@@ -70,8 +146,9 @@ main(int argc, char **argv)
 		free(a);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGTERM, on_term);       /* ends the run, counters still printed */
 	end = now_ns() + (uint64_t)(seconds * 1e9);
-	while (now_ns() < end && !(exit_after && got >= exit_after)) {
+	while (!stop && now_ns() < end && !(exit_after && got >= exit_after)) {
 		struct pollfd pfd[MAXCH];
 		uint64_t t = now_ns(), next = t + 100000000;    /* llcd: its period */
 
@@ -122,6 +199,10 @@ main(int argc, char **argv)
 		       (unsigned long long)st.backoffs, (unsigned long long)st.bytes, st.mem_bytes,
 		       st.last_error);
 		guestchan_free(ch[i]);
+	}
+	if (peer > 0) {
+		kill(peer, SIGKILL);
+		waitpid(peer, NULL, 0);
 	}
 	{
 		struct rusage ru;
