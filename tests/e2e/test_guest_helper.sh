@@ -22,7 +22,7 @@ PROBE=$LLCD_BUILD_DIR/tests/guestchan-probe
 [ -x "$PROBE" ] || e2e_fail "$PROBE not built"
 e2e_initramfs --file "$LG:/bin/llc-guest" --file "$E2E_SPIN:/bin/e2e-spin" \
 	--file "$E2E_SRC/tests/e2e/guest_helper_run.sh:/bin/guest-helper-run" \
-	--run /bin/guest-helper-run
+	--run "sh /bin/guest-helper-run"
 
 d=$(e2e_name a)
 e2e_define_guest --channel "$d" 8 "sockets=1,dies=2,cores=4,threads=1"
