@@ -278,12 +278,12 @@ port_open(struct port *p, const struct opts *o)
 
 		if (read_line(g.gl_pathv[i], buf, sizeof(buf)) < 0 || strcmp(buf, o->port) != 0)
 			continue;
+		/* .../virtio-ports/vportNpM/name -> port vportNpM, .../vportNpM/dev */
 		snprintf(dev, sizeof(dev), "%s", g.gl_pathv[i]);
 		slash = strrchr(dev, '/');
 		*slash = '\0';
-		slash = strrchr(dev, '/');
-		snprintf(port, sizeof(port), "%s", slash + 1);
-		snprintf(slash + 1, sizeof(dev) - (size_t)(slash + 1 - dev), "dev");
+		snprintf(port, sizeof(port), "%s", strrchr(dev, '/') + 1);
+		snprintf(slash, sizeof(dev) - (size_t)(slash - dev), "/dev");
 		if (read_line(dev, buf, sizeof(buf)) < 0 || sscanf(buf, "%u:%u", &maj, &min) != 2)
 			continue;
 		snprintf(p->path, sizeof(p->path), "%s/%s", o->dev_root, port);
@@ -483,16 +483,18 @@ main(int argc, char **argv)
 				fwrite(line, 1, (size_t)len, stdout);
 				fflush(stdout);
 			} else {
-				if (port.fd < 0 && port_open(&port, &o) < 0) {
-					port.dropped++;
-					if (!warned_open)
-						fprintf(stderr, "llc-guest: port %s: %s (retrying every period)\n",
-						        o.port, strerror(errno));
-					warned_open = true;
-				} else if (port.fd >= 0) {
-					if (warned_open || o.verbose)
-						fprintf(stderr, "llc-guest: writing reports to %s\n", port.path);
-					warned_open = false;
+				if (port.fd < 0) {
+					if (port_open(&port, &o) < 0) {
+						port.dropped++;
+						if (!warned_open)
+							fprintf(stderr, "llc-guest: port %s: %s (retrying every period)\n",
+							        o.port, strerror(errno));
+						warned_open = true;
+					} else {
+						if (warned_open || o.verbose)
+							fprintf(stderr, "llc-guest: writing reports to %s\n", port.path);
+						warned_open = false;
+					}
 				}
 				if (port.fd >= 0)
 					port_write(&port, line, (size_t)len, o.verbose);
