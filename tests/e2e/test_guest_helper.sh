@@ -50,7 +50,7 @@ e2e_ok "report: $line"
 
 e2e_step "(b) --aggregate confines the 4 busy threads to one virtual LLC"
 conf=$(e2e_wait_console "$d" \
-	'E2E-GUESTAFF t=[0-9]+( [0-9]+:0-3@[0-3]){4}$|E2E-GUESTAFF t=[0-9]+( [0-9]+:4-7@[4-7]){4}$' 90)
+	'E2E-GUESTAFF t=[0-9]+( [0-9]+:0-3@[0-3]){4}[[:space:]]*$|E2E-GUESTAFF t=[0-9]+( [0-9]+:4-7@[4-7]){4}[[:space:]]*$' 90)
 e2e_log "$(grep -m3 'llc-guest: aggregate' "$(e2e_console "$d")" || true)"
 e2e_ok "in the guest: $conf"
 e2e_step "the host then sees the group on one LLC's vCPUs"
