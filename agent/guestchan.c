@@ -430,8 +430,11 @@ take_token(struct guestchan *c, uint64_t now, int *ev)
 static void
 bad_line(struct guestchan *c, const char *why, uint64_t now, int *ev)
 {
+	size_t n = strnlen(why, sizeof(c->st.last_error) - 1);  /* truncated on purpose */
+
 	c->st.bad++;
-	snprintf(c->st.last_error, sizeof(c->st.last_error), "%s", why);
+	memcpy(c->st.last_error, why, n);
+	c->st.last_error[n] = '\0';
 	*ev |= GUESTCHAN_EV_BAD;
 	strike(c, now, ev);
 }
