@@ -30,6 +30,12 @@ struct daemon_backend {
 	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
 	int (*set_annotation)(void *ctx, uint64_t key, const char *xml, bool live, bool config,
 	                      struct llcd_err *err);
+	/* the domain XML (inactive: the persistent definition), malloc'd */
+	int (*get_xml)(void *ctx, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
+	/* redefine the persistent definition (virDomainDefineXML) */
+	int (*define_xml)(void *ctx, const char *xml, struct llcd_err *err);
+	/* whether the domain runs now */
+	bool (*is_running)(void *ctx, uint64_t key);
 };
 
 struct daemon;

@@ -26,7 +26,7 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "topology", CTL_TOPOLOGY, "", "the host as llcd sees it: packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling", 0 },
+	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling); with DOMAIN, its guest topology next to the one llcd recommends", 0 },
 	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0 },
 	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1 },
 	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1 },
@@ -64,6 +64,11 @@ cmd_usage(FILE *f, const struct cmd *c)
 		    "  --xml XML      the whole <llc-policy> element\n"
 		    "  --live         change the running domain only\n  --config       change the persistent definition only\n"
 		    "  (neither: both)\n");
+	if (!strcmp(c->name, "topology"))
+		fprintf(f, "  --apply        rewrite the domain's persistent definition with the recommended\n"
+		    "                 <cpu> topology, cache, NUMA cells, <cputune> and <numatune> (root;\n"
+		    "                 takes effect at the next boot)\n"
+		    "  --dry-run      print the XML diff only\n");
 	if (!strcmp(c->name, "tune"))
 		fprintf(f, "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
 		    "         default-mode, default-isolation, reserved-cpus, shared-pool (see llcd.conf(5))\n");
@@ -128,6 +133,34 @@ print_topology(json_object *r)
 			printf("%-4lld %-4lld %-5lld %-6lld %-10s %s\n", (long long)ji(l, "llc"), (long long)ji(l, "package"),
 			    (long long)ji(l, "numa_node"), (long long)ji(l, "cores"), size, js(l, "cpus"));
 		}
+}
+
+static void
+print_guest_topology(json_object *r)
+{
+	json_object *c = json_object_object_get(r, "current"), *m = json_object_object_get(r, "recommended");
+
+	printf("%-12s sockets=%lld dies=%lld cores=%lld threads=%lld\n", "now:", (long long)ji(c, "sockets"),
+	    (long long)ji(c, "dies"), (long long)ji(c, "cores"), (long long)ji(c, "threads"));
+	printf("%-12s sockets=%lld dies=%lld cores=%lld threads=%lld, L3 cache %s, %lld NUMA cells\n",
+	    "recommended:", (long long)ji(m, "sockets"), (long long)ji(m, "dies"), (long long)ji(m, "cores"),
+	    (long long)ji(m, "threads"), js(m, "cache"), (long long)ji(m, "numa_cells"));
+	printf("%s\n\n%s", json_object_get_boolean(json_object_object_get(r, "matches")) ?
+	    "the domain already has this topology" :
+	    "differs: 'llcctl topology DOMAIN --dry-run' shows the change, --apply writes it", js(r, "text"));
+}
+
+static void
+print_check(json_object *r)
+{
+	json_object *a = ja(r, "issues");
+
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *x = json_object_array_get_idx(a, i);
+		printf("%s: %s\n", strcmp(js(x, "kind"), "smt-loose") ? "WARNING" : "note", js(x, "message"));
+	}
+	printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "agree")) ?
+	    "guest topology and pinning agree" : "guest topology and pinning disagree");
 }
 
 static void
@@ -354,8 +387,10 @@ main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' }, { "isolation", required_argument, NULL, 'i' },
 		{ "topology", required_argument, NULL, 't' }, { "xml", required_argument, NULL, 'x' },
 		{ "live", no_argument, NULL, 'L' }, { "config", no_argument, NULL, 'C' },
+		{ "apply", no_argument, NULL, 'A' }, { "dry-run", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool apply = false, dry = false;
 	json_object *args = json_object_new_object();
 	bool set = false;
 	int cargc = argc - optind;
@@ -372,6 +407,8 @@ main(int argc, char **argv)
 		case 'x': key = "xml"; break;
 		case 'L': json_object_object_add(args, "live", json_object_new_boolean(true)); set = true; continue;
 		case 'C': json_object_object_add(args, "config", json_object_new_boolean(true)); set = true; continue;
+		case 'A': apply = true; continue;
+		case 'R': dry = true; continue;
 		default: cmd_usage(stderr, cmd); json_object_put(args); return EXIT_USAGE;
 		}
 		if (strcmp(cmd->name, "policy")) {
@@ -384,6 +421,15 @@ main(int argc, char **argv)
 	}
 	int npos = cargc - optind;
 	uint16_t type = cmd->type;
+	if ((apply || dry) && (strcmp(cmd->name, "topology") || npos != 1)) {
+		fprintf(stderr, "llcctl: --apply and --dry-run go with 'topology DOMAIN'\n");
+		json_object_put(args);
+		return EXIT_USAGE;
+	}
+	if (apply || dry) {
+		type = CTL_TOPOLOGY_APPLY;
+		json_object_object_add(args, "dry_run", json_object_new_boolean(!apply));
+	}
 	if (set && type == CTL_POLICY_GET)
 		type = CTL_POLICY_SET;
 	int want = cmd->ndomain + (type == CTL_TUNE ? 2 : 0);
@@ -443,7 +489,16 @@ main(int argc, char **argv)
 			fflush(stdout);
 		} else {
 			switch (type) {
-			case CTL_TOPOLOGY: print_topology(r); break;
+			case CTL_TOPOLOGY:
+				if (json_object_object_get_ex(r, "recommended", NULL))
+					print_guest_topology(r);
+				else
+					print_topology(r);
+				break;
+			case CTL_TOPOLOGY_APPLY:
+				printf("%s%s: %s\n", js(r, "diff"), js(r, "name"), js(r, "message"));
+				break;
+			case CTL_CHECK: print_check(r); break;
 			case CTL_LIST: print_list(r); break;
 			case CTL_DOMINFO: print_dominfo(r); break;
 			case CTL_VCPUINFO: print_vcpuinfo(r); break;

@@ -10,17 +10,18 @@ chmod 755 "$work"
 sock=$work/llcd.sock
 export LLCD_SOCKET=$sock
 pid=
+grp=llcdt$$             # one group per run: parallel runs must not share it
 fail() { echo "FAIL: $*" >&2; [ -f "$work/llcd.log" ] && tail -20 "$work/llcd.log" >&2; exit 1; }
 ok() { echo "ok   $*"; }
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; groupdel llcdtest 2>/dev/null || true; rm -rf "$work"; }
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; groupdel "$grp" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || fail "this test needs root (it checks the root-only rule with another uid)"
-getent group llcdtest >/dev/null || groupadd llcdtest
+getent group "$grp" >/dev/null || groupadd "$grp"
 cat > "$work/llcd.conf" <<CONF
 # a test configuration
 socket $sock
-socket-group llcdtest
+socket-group $grp
 log-level debug
 CONF
 "$llcd" -n -f "$work/llcd.conf" >/dev/null || fail "llcd -n rejects the test config"
@@ -29,8 +30,8 @@ CONF
 pid=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "llcd did not create its socket"
-[ "$(stat -c '%a %G' "$sock")" = "660 llcdtest" ] || fail "socket mode/group is $(stat -c '%a %G' "$sock"), want 660 llcdtest"
-ok "socket created 0660 root:llcdtest"
+[ "$(stat -c '%a %G' "$sock")" = "660 $grp" ] || fail "socket mode/group is $(stat -c '%a %G' "$sock"), want 660 $grp"
+ok "socket created 0660 root:$grp"
 
 out=$("$llcctl" version); grep -q "backend *llcsim" <<<"$out" || fail "version: $out"; ok "version"
 out=$("$llcctl" topology); grep -q "8 LLCs x 16 PUs" <<<"$out" || fail "topology: $out"
@@ -61,6 +62,12 @@ out=$("$llcctl" stats); grep -q "^preference_switches *1" <<<"$out" || fail "sta
 out=$("$llcctl" metrics); grep -q "^llcd_preference_switches_total 1" <<<"$out" || fail "metrics: $out"
 grep -q "^# TYPE llcd_periods_total counter" <<<"$out" || fail "metrics types: $out"; ok "metrics"
 out=$("$llcctl" policy xs); grep -q 'mode="aggregate"' <<<"$out" || fail "policy: $out"; ok "policy (show)"
+out=$("$llcctl" topology xs); grep -q "^recommended: sockets=1 dies=8 cores=8 threads=2" <<<"$out" || fail "topology xs: $out"
+grep -q "die 3    socket 0, vCPUs 48-63 -> host LLC 3" <<<"$out" || fail "topology xs dies: $out"; ok "topology DOMAIN"
+out=$("$llcctl" check xs); grep -q "guest die 7 (socket 0, vCPUs 112-127) is pinned across 8 host LLCs" <<<"$out" || fail "check: $out"
+grep -q "disagree" <<<"$out" || fail "check verdict: $out"; ok "check (LLC-wide pins under topology=keep disagree with 8 guest dies)"
+if "$llcctl" topology xs --dry-run 2>"$work/err"; then fail "topology --dry-run on llcsim"; fi
+grep -q "has no domain XML to rewrite" "$work/err" || fail "dry-run: $(cat "$work/err")"; ok "topology --dry-run refused on the simulated back-end"
 
 # bad values are refused with the allowed ones named
 if out=$("$llcctl" policy xs --mode fast 2>&1); then fail "policy --mode fast accepted"; fi
@@ -94,7 +101,7 @@ grep -q "llcd.conf:6: unknown directive 'bogus-directive'" "$work/err" || fail "
 ok "reload of a bad file is refused with file:line, old config kept"
 
 # access: a member of the socket's group may read, not change
-as_member() { setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcdtest | cut -d: -f3)" "$@"; }
+as_member() { setpriv --reuid=65534 --regid=65534 --groups="$(getent group "$grp" | cut -d: -f3)" "$@"; }
 out=$(as_member "$llcctl" list) || fail "group member cannot list"
 grep -q "^xs" <<<"$out" || fail "member list: $out"; ok "group member runs read-only commands"
 if as_member "$llcctl" release xs 2>"$work/err"; then fail "group member released a domain"; fi
