@@ -122,6 +122,16 @@ sed 's/^/     lintian: /' "$work/lintian"
 ! grep -q '^E:' "$work/lintian" || fail "lintian reports errors (above)"
 ok "lintian: no errors ($(grep -c '^W:' "$work/lintian" || true) warnings)"
 
+# every unit in a .deb is where dh_installsystemd enables it (postinst)
+for d in "$out"/*.deb; do
+	units=$(dpkg-deb -c "$d" | awk '{ print $6 }' | grep '\.service$' || true)
+	[ -z "$units" ] && continue
+	grep -vq '^\./lib/systemd/system/' <<<"$units" && fail "$(basename "$d"): a unit outside /lib/systemd/system: $units"
+	dpkg-deb -I "$d" postinst 2>/dev/null | grep -q deb-systemd-helper ||
+		fail "$(basename "$d"): postinst does not enable its unit"
+done
+ok "units in /lib/systemd/system, enabled by the postinst"
+
 for f in /usr/sbin/llcd /usr/bin/llcctl /usr/bin/llcsim /usr/bin/llc-qmp /usr/bin/llcd-place /usr/bin/llc-guesttopo \
 	/etc/llcd/llcd.conf /lib/systemd/system/llcd.service /usr/share/bash-completion/completions/llcctl \
 	/usr/share/man/man8/llcd.8.gz /usr/share/man/man8/llcctl.8.gz /usr/share/man/man5/llcd.conf.5.gz \
