@@ -65,6 +65,7 @@ struct ldom {
 	bool cs_done;
 	int cs_tid;
 	bool state_checked;
+	bool touched;                   /* llcd pinned it (or the state file says so) */
 	bool seen;
 };
 
@@ -129,6 +130,17 @@ live_uuid_key(const char *uuid)
 	}
 	/* version-4 UUIDs are random in both halves; fold them */
 	k = hi ^ (lo * 0x9e3779b97f4a7c15ull);
+	return k ? k : 1;
+}
+
+uint64_t
+live_domain_key(const char *uuid, int pid)
+{
+	uint64_t k = live_uuid_key(uuid);
+
+	if (k == 0)
+		return 0;
+	k ^= (uint64_t)(unsigned)pid * 0xff51afd7ed558ccdull;
 	return k ? k : 1;
 }
 
@@ -476,7 +488,12 @@ dom_by_key(const struct live *l, uint64_t key)
 static struct ldom *
 dom_by_uuid(const struct live *l, const char *uuid)
 {
-	return dom_by_key(l, live_uuid_key(uuid));
+	uint64_t k = live_uuid_key(uuid);
+
+	for (int i = 0; k != 0 && i < l->ndoms; i++)
+		if (live_uuid_key(l->doms[i]->uuid) == k)
+			return l->doms[i];
+	return NULL;
 }
 
 static void
@@ -642,15 +659,16 @@ read_annotation(struct live *l, struct ldom *d)
 static void
 upsert(struct live *l, const struct virt_domain *vd)
 {
-	uint64_t key = live_uuid_key(vd->uuid);
-	struct ldom *d = dom_by_key(l, key);
+	uint64_t key = live_domain_key(vd->uuid, vd->pid);
+	struct ldom *d = dom_by_uuid(l, vd->uuid);
 	int maxv = vd->maxvcpus > vd->nvcpus ? vd->maxvcpus : vd->nvcpus;
 
 	if (key == 0)
 		return;
-	if (d != NULL && d->pid != vd->pid && d->pid != 0) {
-		/* a new QEMU (restarted between two looks): start afresh */
-		dom_remove(l, d, "its QEMU process changed");
+	if (d != NULL && d->pid != vd->pid) {
+		/* a new QEMU (restarted between two looks, or its pid just
+		 * became known): a new key, so the engine places it afresh */
+		dom_remove(l, d, d->pid ? "its QEMU process changed" : "its QEMU pid is known now");
 		d = NULL;
 	}
 	if (d == NULL) {
@@ -718,6 +736,7 @@ check_saved_state(struct live *l, struct ldom *d)
 		if (cpuset_empty(&sd->vcpus[v]))
 			continue;
 		c->applied = sd->vcpus[v];
+		d->touched = true;
 		if (cpuset_empty(&c->affinity))
 			continue;
 		if (cpuset_equal(&c->affinity, &sd->vcpus[v])) {
@@ -1046,7 +1065,17 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 				rediscover = true;
 			}
 		}
-		o->pinned = c->affinity;
+		/* A thread allowed on every CPU of the host, in a domain llcd
+		 * has not pinned (since it was found, or per the state file),
+		 * is not placed at all (libvirt's default): report "unknown",
+		 * so that the engine places the domain instead of adopting
+		 * "everywhere" as a placement. Once llcd pinned the domain the
+		 * real affinity is reported, so that a hot-plugged vCPU or one
+		 * someone else released is pinned again. */
+		if (!d->touched && cpuset_subset(&l->cfg.topo->all, &c->affinity))
+			cpuset_zero(&o->pinned);
+		else
+			o->pinned = c->affinity;
 	}
 	if (d->threads_missing)
 		rediscover = true;
@@ -1205,6 +1234,7 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 	if (r == AGENT_OK) {
 		c->applied = *cpus;
 		c->affinity = *cpus;
+		d->touched = true;
 		l->state_dirty = true;
 	}
 	return r;
@@ -1295,6 +1325,7 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 			for (int v = 0; v < d->maxvcpus; v++)
 				cpuset_zero(&d->v[v].applied);
 			cpuset_zero(&d->emu_applied);
+			d->touched = false;
 			cpuset_format(&a->cpus, buf, sizeof(buf));
 			log_dom(LOG_INFO, d->name, -1, 0, "released to %s: %s", buf, a->reason);
 		}
@@ -1447,7 +1478,7 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	snprintf(uuid, sizeof(uuid), "00000000-0000-4000-8000-%012x", (unsigned)pid);
 	if (dom_by_uuid(l, uuid) != NULL)
 		return llcd_err_set(err, "live_add_process: pid %d already added", pid);
-	if ((d = dom_add(l, live_uuid_key(uuid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
+	if ((d = dom_add(l, live_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
 		return llcd_err_set(err, "out of memory");
 	d->fake = true;
 	d->need_annot = false;
@@ -1478,7 +1509,7 @@ live_find(struct live *l, const char *name_or_uuid, uint64_t *key)
 	uint64_t k = live_uuid_key(name_or_uuid);
 
 	for (int i = 0; i < l->ndoms; i++) {
-		if ((k != 0 && l->doms[i]->key == k) || strcmp(l->doms[i]->name, name_or_uuid) == 0) {
+		if ((k != 0 && live_uuid_key(l->doms[i]->uuid) == k) || strcmp(l->doms[i]->name, name_or_uuid) == 0) {
 			*key = l->doms[i]->key;
 			return 0;
 		}

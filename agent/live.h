@@ -9,7 +9,10 @@
  * drains them too, so a caller that only steps the loop still sees them.
  *
  * Per domain (running, with a QEMU pid) the back-end caches:
- *   key       a stable 64-bit key from the UUID (live_uuid_key)
+ *   key       a 64-bit key from the UUID and the QEMU pid
+ *             (live_domain_key): stable for one run of the domain, across
+ *             llcd restarts; a restarted guest is a new domain to the
+ *             engine, placed afresh
  *   name, vCPU count, guest topology, QEMU pid
  *   the llc-policy annotation, parsed with annot_parse_metadata(); an
  *             invalid annotation leaves the domain unmanaged
@@ -144,6 +147,10 @@ const char *live_kcas_name(enum live_kcas k);
 /* A stable nonzero 64-bit key from a UUID string (either form, with or
  * without dashes); 0 for a malformed UUID. */
 uint64_t live_uuid_key(const char *uuid);
+
+/* The engine's key of one run of a domain: live_uuid_key() mixed with the
+ * QEMU pid (0 when unknown); 0 for a malformed UUID. */
+uint64_t live_domain_key(const char *uuid, int pid);
 
 /* A vCPU's position in the guest topology (libvirt's order: socket, die,
  * cluster, core, thread; core counts within its die, as QEMU's core-id). */

@@ -73,6 +73,14 @@ test_uuid_key(void **state)
 	assert_int_equal(live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8"), 0);
 	assert_int_equal(live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b0"), 0);
 	assert_int_equal(live_uuid_key(""), 0);
+	/* one run of a domain: UUID and QEMU pid */
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 0) == a);
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) != a);
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) ==
+	    live_domain_key("6F1C2E3A9B7D4C1E8A2B3C4D5E6F7A8B", 1234));
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) !=
+	    live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1235));
+	assert_int_equal(live_domain_key("x", 1), 0);
 }
 
 static void
