@@ -1244,7 +1244,16 @@ static enum agent_result
 pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, struct llcd_err *err)
 {
 	enum agent_result r = AGENT_OK;
+	struct cpuset now;
+	struct llcd_err e;
 
+	/* after a restart the engine re-sends the emulator pin it cannot
+	 * observe; where llcd left it and the kernel agrees, do not call */
+	if (cpuset_equal(&d->emu_applied, cpus) && d->pid > 0 &&
+	    procstat_affinity(d->pid, &now, &e) == PROCSTAT_OK && cpuset_equal(&now, cpus)) {
+		log_dom(LOG_DEBUG, d->name, -1, d->pid, "emulator threads already on the wanted CPUs");
+		return AGENT_OK;
+	}
 	if (!l->cfg.dry_run && l->virt != NULL)
 		r = to_agent(virt_pin_emulator(l->virt, d->uuid, d->name, cpus, err));
 	if (r == AGENT_OK) {
