@@ -236,21 +236,12 @@ handle_frame(struct control *c, struct client *cl)
 		client_end(c, cl, h->seq, CTL_E_PERM, msg);
 		return;
 	}
-	if (h->len == 0) {
-		req.args = json_object_new_object();
-	} else {
-		struct json_tokener *tok = json_tokener_new_ex(32);
-		req.args = tok ? json_tokener_parse_ex(tok, (const char *)cl->rd.payload, (int)h->len) : NULL;
-		bool whole = tok && json_tokener_get_error(tok) == json_tokener_success &&
-		             json_tokener_get_parse_end(tok) == h->len;
-		json_tokener_free(tok);
-		if (!whole || !json_object_is_type(req.args, json_type_object)) {
-			json_object_put(req.args);
-			c->stats.malformed++;
-			client_end(c, cl, h->seq, CTL_E_PROTO, "payload is not one JSON object");
-			cl->closing = true;
-			return;
-		}
+	req.args = ctl_parse_object((const char *)cl->rd.payload, h->len);
+	if (req.args == NULL) {
+		c->stats.malformed++;
+		client_end(c, cl, h->seq, CTL_E_PROTO, "payload is not one JSON object");
+		cl->closing = true;
+		return;
 	}
 	rc = c->handler(c->ctx, &req);
 	if (req.reply) {

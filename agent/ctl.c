@@ -2,6 +2,7 @@
 #include "ctl.h"
 
 #include <arpa/inet.h>
+#include <json-c/json.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -197,6 +198,28 @@ ctl_reader_feed(struct ctl_reader *r, const uint8_t *buf, size_t n, size_t *used
 		return -CTL_E_PROTO;
 	}
 	return 1;
+}
+
+struct json_object *
+ctl_parse_object(const char *payload, size_t len)
+{
+	struct json_tokener *tok;
+	json_object *o;
+	bool whole;
+
+	if (len == 0)
+		return json_object_new_object();
+	if (len > INT32_MAX || (tok = json_tokener_new_ex(32)) == NULL)
+		return NULL;
+	o = json_tokener_parse_ex(tok, payload, (int)len);
+	whole = json_tokener_get_error(tok) == json_tokener_success &&
+	        json_tokener_get_parse_end(tok) == len;
+	json_tokener_free(tok);
+	if (!whole || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
 }
 
 uint8_t *

@@ -123,6 +123,11 @@ int ctl_reader_feed(struct ctl_reader *r, const uint8_t *buf, size_t n, size_t *
                     struct llcd_err *err);
 void ctl_reader_next(struct ctl_reader *r);
 
+/* Parse a payload that must be exactly one JSON object (an empty payload
+ * is {}). Returns the object (the caller puts it) or NULL. */
+struct json_object;
+struct json_object *ctl_parse_object(const char *payload, size_t len);
+
 /* Build a whole frame (header + payload) in a malloc'd buffer. */
 uint8_t *ctl_frame(uint16_t type, uint32_t seq, int32_t result, const char *payload,
                    size_t len, size_t *frame_len);

@@ -291,6 +291,20 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	return 0;
 }
 
+const struct agent_obs *
+agent_loop_obs(const struct agent_loop *l)
+{
+	return l->obs;
+}
+
+void
+agent_loop_set_host(struct agent_loop *l, const struct policy_host *host, uint64_t period_ns)
+{
+	l->host = *host;
+	if (period_ns > 0)
+		l->period_ns = period_ns;
+}
+
 const struct policy_state *
 agent_loop_policy(const struct agent_loop *l)
 {

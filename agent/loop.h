@@ -38,6 +38,12 @@ int agent_loop_step(struct agent_loop *l, uint64_t now_ns,
 const struct policy_state *agent_loop_policy(const struct agent_loop *l);
 /* The plan of the last step (valid until the next step). */
 const struct policy_plan *agent_loop_plan(const struct agent_loop *l);
+/* The observation of the last step (valid until the next step). */
+const struct agent_obs *agent_loop_obs(const struct agent_loop *l);
+/* Change the host settings or the period (llcctl tune, reload); the
+ * engine keeps its state. */
+void agent_loop_set_host(struct agent_loop *l, const struct policy_host *host, uint64_t period_ns);
+
 /* Whether the loop gave up on a domain after a permanent failure. */
 bool agent_loop_abandoned(const struct agent_loop *l, uint64_t key);
 

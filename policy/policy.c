@@ -1803,6 +1803,8 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 	info->mode = d->annot.mode;
 	info->managed = d->st == D_PLACED;
 	info->refused = d->st == D_REFUSED;
+	if (info->refused)
+		snprintf(info->reason, sizeof(info->reason), "%s", d->refuse_reason);
 	info->allotment = d->allot;
 	info->pref_switches = d->pref_switches;
 	info->vcpu_moves = d->moves;

@@ -143,6 +143,7 @@ struct policy_domain_info {
 	enum policy_mode mode;
 	bool managed;
 	bool refused;
+	char reason[POLICY_REASON];     /* why refused (empty otherwise) */
 	struct cpuset allotment;
 	int ngroups;
 	struct policy_group_info groups[POLICY_MAX_GROUPS];

@@ -42,13 +42,21 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 			in->key = D->key;
 			snprintf(in->name, sizeof(in->name), "%s", sd->name);
 			in->guest = sd->guest;
-			in->annotated = D->annotated;
-			in->annot = D->annot;
-			/* `static`: llcd's initial placement only, i.e. the engine's
-			 * static mode for every domain it manages */
-			if (w->policy == SIM_POLICY_STATIC && in->annotated && in->annot.mode != POLICY_MODE_NONE)
-				in->annot.mode = POLICY_MODE_STATIC;
 		}
+		/* the annotation may change while running (llcd --simulate with
+		 * llcctl policy): copy the fields and the groups in use */
+		in->annotated = D->annotated;
+		in->annot.mode = D->annot.mode;
+		in->annot.isolation = D->annot.isolation;
+		in->annot.topology = D->annot.topology;
+		in->annot.tune = D->annot.tune;
+		in->annot.ngroups = D->annot.ngroups;
+		for (int g = 0; g < D->annot.ngroups; g++)
+			in->annot.groups[g] = D->annot.groups[g];
+		/* `static`: llcd's initial placement only, i.e. the engine's
+		 * static mode for every domain it manages */
+		if (w->policy == SIM_POLICY_STATIC && in->annotated && in->annot.mode != POLICY_MODE_NONE)
+			in->annot.mode = POLICY_MODE_STATIC;
 		for (int v = 0; v < sd->nvcpus; v++) {
 			const struct sim_thread *th = &w->threads[D->base + v];
 			struct policy_vcpu_sample *s = &obs->vcpus[i][v];

@@ -45,9 +45,10 @@ E2E_VIRTIO_MODULES="virtio/virtio_ring virtio/virtio virtio/virtio_pci_legacy_de
 E2E_TEST=
 E2E_RUN_DIR=
 E2E_DOMAINS=()          # domains this run defined (cleanup destroys + undefines)
-E2E_PIDS=()             # background processes this run started (cleanup kills)
+E2E_PIDS=()             # processes to kill at cleanup (e2e_track_pid)
+E2E_PGIDS=()            # process groups to kill at cleanup (e2e_bg)
 E2E_LIBVIRT_USER=       # set once e2e_start_libvirt registered this run
-E2E_KERNEL='' E2E_KVER='' E2E_KMOD_DIR='' E2E_INITRD=''
+E2E_KERNEL='' E2E_KVER='' E2E_KMOD_DIR='' E2E_INITRD='' E2E_SPIN=''
 E2E_T0=${EPOCHREALTIME}
 E2E_C0=
 E2E_TIMINGS=()
@@ -148,14 +149,16 @@ e2e__run_lock() {
 	E2E_C0=$(e2e__cpu_ticks)
 }
 
-# e2e_bg NAME COMMAND...: run COMMAND in the background with stdout and
-# stderr in $E2E_RUN_DIR/NAME.log; the EXIT trap kills it. Sets E2E_BG_PID.
+# e2e_bg NAME COMMAND...: run COMMAND in the background, in its own session
+# and process group, with stdout and stderr in $E2E_RUN_DIR/NAME.log; the
+# EXIT trap kills the whole group. Sets E2E_BG_PID.
 e2e_bg() {
 	local name=$1
 	shift
-	"$@" >"$E2E_RUN_DIR/$name.log" 2>&1 8>&- 9>&- &
+	setsid "$@" >"$E2E_RUN_DIR/$name.log" 2>&1 8>&- 9>&- &
 	E2E_BG_PID=$!
-	E2E_PIDS+=("$E2E_BG_PID")
+	E2E_PGIDS+=("$E2E_BG_PID")
+	echo "$E2E_BG_PID" >"$E2E_RUN_DIR/.$name.pid"
 	e2e_log "started $name (pid $E2E_BG_PID): $*"
 }
 
@@ -206,6 +209,10 @@ e2e_cleanup() {
 		e2e_log "LLCD_E2E_KEEP=1: leaving ${E2E_DOMAINS[*]:-no domains} and the daemons running"
 		exit "$rc"
 	fi
+	for p in "${E2E_PGIDS[@]}"; do
+		kill -- -"$p" 2>/dev/null && e2e__wait_gone "$p" 5
+		kill -9 -- -"$p" 2>/dev/null
+	done
 	for p in "${E2E_PIDS[@]}"; do
 		kill "$p" 2>/dev/null && e2e__wait_gone "$p" 5 || kill -9 "$p" 2>/dev/null
 	done
@@ -624,6 +631,25 @@ e2e_initramfs() {
 	find "$E2E_CACHE/initramfs" -name '*.cpio.gz' -mtime +2 -delete 2>/dev/null || true
 }
 
+# e2e_spin: build (or reuse) tests/e2e/spin.c as a static binary for the
+# guests and set E2E_SPIN to its path. Put it in an initramfs with
+#   e2e_initramfs --file "$E2E_SPIN:/bin/e2e-spin" --run 'e2e-spin -n 4 -r 1'
+# A multi-threaded busy process (busybox sh has no threads), optionally
+# pinned per thread, reporting each thread's CPU and affinity (E2E-SPIN).
+e2e_spin() {
+	local src=$E2E_SRC/tests/e2e/spin.c out err
+	e2e_need gcc
+	out=$E2E_CACHE/bin/e2e-spin.$(sha256sum <"$src" | cut -c1-16)
+	if [ ! -x "$out" ]; then
+		mkdir -p "$E2E_CACHE/bin"
+		err=$(gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -pthread \
+			-o "$out.tmp.$$" "$src" 2>&1) || e2e_fail "cannot build $src: $err"
+		mv "$out.tmp.$$" "$out"
+		e2e_log "built $out"
+	fi
+	E2E_SPIN=$out
+}
+
 # ---------------------------------------------------------------------------
 # Domains
 
@@ -664,7 +690,7 @@ e2e_channel_sock() { echo "$E2E_SOCK_DIR/$1.${2:-org.llcd.guest.0}.sock"; }
 #   --devices XML     raw XML appended inside <devices>
 e2e_define_guest() {
 	local model=$E2E_CPU_MODEL amd=0 mem=192 busy='' extra='' channels=() kernel=$E2E_KERNEL
-	local initrd=$E2E_INITRD devices= name vcpus topo meta xml f topo_xml= prod=1 kv
+	local initrd=$E2E_INITRD devices='' name vcpus topo meta xml f topo_xml='' prod=1 kv
 	local cpu_xml ch_xml='' c qemu_ns='' qemu_cl='' meta_inline='' meta_late='' numa='' numa_xml='' i=0
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -880,6 +906,25 @@ e2e_wait_console() {
 		e2e__alive "$pid" || e2e_fail "$d stopped while waiting for /$pat/ on its console"
 		i=$((i + 1))
 		[ $i -le $((t * 5)) ] || e2e_fail "$d: no console line /$pat/ within ${t}s"
+		sleep 0.2
+	done
+}
+
+# e2e_wait_log NAME PATTERN [TIMEOUT]: like e2e_wait_console, for the log
+# of a process started with e2e_bg NAME (or any file in the run directory
+# called NAME.log); fails if that process exits first.
+e2e_wait_log() {
+	local f=$E2E_RUN_DIR/$1.log pat=$2 t=${3:-60} line i=0 pid
+	pid=$(cat "$E2E_RUN_DIR/.$1.pid" 2>/dev/null || true)
+	while :; do
+		line=$(grep -E -m1 -- "$pat" "$f" 2>/dev/null) && {
+			echo "$line"
+			return 0
+		}
+		[ -z "$pid" ] || e2e__alive "$pid" ||
+			e2e_fail "$1 (pid $pid) exited while waiting for /$pat/ in $f: $(tail -n 5 "$f" 2>/dev/null)"
+		i=$((i + 1))
+		[ $i -le $((t * 5)) ] || e2e_fail "no line /$pat/ in $f within ${t}s"
 		sleep 0.2
 	done
 }

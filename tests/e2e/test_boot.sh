@@ -11,13 +11,17 @@ e2e_begin boot
 e2e_install
 e2e_start_libvirt
 e2e_kernel
-e2e_initramfs
+e2e_spin
+# The dies guest runs e2e-spin from the initramfs: 2 threads pinned to
+# guest CPUs 0 and 2 (one per die), reporting for 3 s. The small guest
+# suppresses it with llcd.run=0.
+e2e_initramfs --file "$E2E_SPIN:/bin/e2e-spin" --run 'e2e-spin -n 2 -c 0,2 -r 1 -t 3'
 
 small=$(e2e_name small)
 dies=$(e2e_name dies)
 
 e2e_step "define $small (2 vCPUs, busy loop on guest CPU 1, llc-policy in its XML)"
-e2e_define_guest --busy 1 "$small" 2 "" \
+e2e_define_guest --busy 1 --cmdline llcd.run=0 "$small" 2 "" \
 	'<llc:llc-policy xmlns:llc="urn:llcd:llc-policy:1" mode="static"/>'
 
 e2e_step "define $dies (4 vCPUs, sockets=1 dies=2 cores=1 threads=2, $E2E_CPU_MODEL, virtio-serial channel)"
@@ -57,6 +61,18 @@ die=$(e2e_guest_topo "$dies" | sed -n 's/.* cpu=\([0-9]*\) .* die=\([0-9]*\) .*/
 	sort -n | paste -sd' ')
 [ "$die" = "0:0 1:0 2:1 3:1" ] || e2e_fail "$dies: cpu:die_id '$die', want '0:0 1:0 2:1 3:1'"
 e2e_ok "L3 {$l3}, SMT {$smt}, cpu:die {$die}"
+
+e2e_step "$dies: the in-guest command ran: e2e-spin's threads ran on guest CPUs 0 and 2"
+e2e_wait_console "$dies" '^E2E: run exited' 60 >/dev/null
+line=$(grep -m1 '^E2E-SPIN .* t=3 ' "$(e2e_console "$dies")" | tr -d '\r' || true)
+[ -n "$line" ] || e2e_fail "$dies: no E2E-SPIN report for t=3 on the console"
+case $line in
+*" cpus=0,2 allowed=0;2") ;;
+*) e2e_fail "$dies: e2e-spin reported '$line', want cpus=0,2 allowed=0;2" ;;
+esac
+e2e_console_has "$dies" '^E2E: run exited rc=0' || e2e_fail "$dies: e2e-spin did not exit 0"
+e2e_console_has "$small" '^E2E: run start' && e2e_fail "$small ran the command despite llcd.run=0"
+e2e_ok "$line; exited rc=0"
 
 e2e_step "$dies: the virtio-serial port is visible in the guest by name"
 e2e_console_has "$dies" '^E2E-PORT name=org.llcd.guest.0 dev=/dev/vport' ||

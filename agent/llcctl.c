@@ -1,0 +1,533 @@
+/* llcctl - query and steer llcd, the way virsh does for libvirt.
+ * See llcctl(8) and docs/llcctl.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+#define DEFAULT_SOCKET "/run/llcd/llcd.sock"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3 };
+
+static bool opt_json;
+static bool opt_color;
+
+struct cmd {
+	const char *name;
+	uint16_t type;
+	const char *args;               /* usage after the name */
+	const char *help;
+	int ndomain;                    /* 1: needs DOMAIN */
+};
+
+static const struct cmd cmds[] = {
+	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling); with DOMAIN, its guest topology next to the one llcd recommends", 0 },
+	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0 },
+	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1 },
+	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1 },
+	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--xml XML] [--live] [--config]",
+	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt", 1 },
+	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them", 1 },
+	{ "map", CTL_MAP, "", "every LLC and core with the vCPUs that ran on each CPU last period", 0 },
+	{ "events", CTL_EVENTS, "", "follow llcd's decisions live (pins, preference switches, refusals)", 0 },
+	{ "stats", CTL_STATS, "", "counters: domains, moves, preference switches, errors, policy step time", 0 },
+	{ "metrics", CTL_METRICS, "", "the counters in the Prometheus text exposition format", 0 },
+	{ "tune", CTL_TUNE, "KNOB VALUE", "change a daemon-wide knob until the next reload or restart (root)", 0 },
+	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0 },
+	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1 },
+	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1 },
+	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0 },
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: llcctl [-c SOCKET] [--json] COMMAND [ARGS]\n"
+	    "  -c, --socket PATH  llcd's control socket (default $LLCD_SOCKET or %s)\n"
+	    "  --json             print llcd's answer as JSON (for scripts)\n"
+	    "  -h, --help         this help; 'llcctl COMMAND --help' for one command\n\ncommands:\n", DEFAULT_SOCKET);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].help);
+}
+
+static void
+cmd_usage(FILE *f, const struct cmd *c)
+{
+	fprintf(f, "usage: llcctl %s %s\n  %s\n", c->name, c->args, c->help);
+	if (!strcmp(c->name, "policy"))
+		fprintf(f, "  --mode aggregate|spread|static|none\n  --isolation core|none\n  --topology match|keep\n"
+		    "  --xml XML      the whole <llc-policy> element\n"
+		    "  --live         change the running domain only\n  --config       change the persistent definition only\n"
+		    "  (neither: both)\n");
+	if (!strcmp(c->name, "topology"))
+		fprintf(f, "  --apply        rewrite the domain's persistent definition with the recommended\n"
+		    "                 <cpu> topology, cache, NUMA cells, <cputune> and <numatune> (root;\n"
+		    "                 takes effect at the next boot)\n"
+		    "  --dry-run      print the XML diff only\n");
+	if (!strcmp(c->name, "tune"))
+		fprintf(f, "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
+		    "         default-mode, default-isolation, reserved-cpus, shared-pool (see llcd.conf(5))\n");
+}
+
+/* --- output helpers ----------------------------------------------------- */
+
+static const char *
+js(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || v == NULL)
+		return "-";
+	return json_object_get_string(v);
+}
+
+static int64_t
+ji(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+static json_object *
+ja(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
+static void
+print_topology(json_object *r)
+{
+	json_object *a;
+
+	printf("host:      %s\n", js(r, "summary"));
+	printf("source:    %s\n", js(r, "source"));
+	printf("reserved:  %s\n", *js(r, "reserved") ? js(r, "reserved") : "none");
+	printf("shared:    %s\n", js(r, "shared_pool"));
+	json_object *cs;
+	if (json_object_object_get_ex(r, "core_scheduling", &cs))
+		printf("core-sched: %s (%s)\n", json_object_get_boolean(json_object_object_get(cs, "available")) ?
+		    "available" : "unavailable", js(cs, "reason"));
+	json_object *kc;
+	if (json_object_object_get_ex(r, "kernel_cas", &kc))
+		printf("kernel cache-aware scheduling: %s\n", json_object_get_string(kc));
+	printf("\n%-4s %-4s %-5s %-6s %-10s %s\n", "LLC", "PKG", "NUMA", "CORES", "SIZE", "CPUS");
+	if ((a = ja(r, "llcs")) != NULL)
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *l = json_object_array_get_idx(a, i);
+			char size[32];
+			int64_t b = ji(l, "size_bytes");
+			if (b >= 1 << 20)
+				snprintf(size, sizeof(size), "%lld MiB", (long long)(b >> 20));
+			else if (b > 0)
+				snprintf(size, sizeof(size), "%lld KiB", (long long)(b >> 10));
+			else
+				snprintf(size, sizeof(size), "-");
+			printf("%-4lld %-4lld %-5lld %-6lld %-10s %s\n", (long long)ji(l, "llc"), (long long)ji(l, "package"),
+			    (long long)ji(l, "numa_node"), (long long)ji(l, "cores"), size, js(l, "cpus"));
+		}
+}
+
+static void
+print_guest_topology(json_object *r)
+{
+	json_object *c = json_object_object_get(r, "current"), *m = json_object_object_get(r, "recommended");
+
+	printf("%-12s sockets=%lld dies=%lld cores=%lld threads=%lld\n", "now:", (long long)ji(c, "sockets"),
+	    (long long)ji(c, "dies"), (long long)ji(c, "cores"), (long long)ji(c, "threads"));
+	printf("%-12s sockets=%lld dies=%lld cores=%lld threads=%lld, L3 cache %s, %lld NUMA cells\n",
+	    "recommended:", (long long)ji(m, "sockets"), (long long)ji(m, "dies"), (long long)ji(m, "cores"),
+	    (long long)ji(m, "threads"), js(m, "cache"), (long long)ji(m, "numa_cells"));
+	printf("%s\n\n%s", json_object_get_boolean(json_object_object_get(r, "matches")) ?
+	    "the domain already has this topology" :
+	    "differs: 'llcctl topology DOMAIN --dry-run' shows the change, --apply writes it", js(r, "text"));
+}
+
+static void
+print_check(json_object *r)
+{
+	json_object *a = ja(r, "issues");
+
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *x = json_object_array_get_idx(a, i);
+		printf("%s: %s\n", strcmp(js(x, "kind"), "smt-loose") ? "WARNING" : "note", js(x, "message"));
+	}
+	printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "agree")) ?
+	    "guest topology and pinning agree" : "guest topology and pinning disagree");
+}
+
+static void
+print_list(json_object *r)
+{
+	json_object *a = ja(r, "domains");
+
+	printf("%-20s %-9s %-9s %-9s %5s %-10s %s\n", "NAME", "STATE", "MODE", "ISOLATION", "VCPUS", "LLCS", "REASON");
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *d = json_object_array_get_idx(a, i);
+		printf("%-20s %-9s %-9s %-9s %5lld %-10s %s\n", js(d, "name"), js(d, "state"), js(d, "mode"),
+		    js(d, "isolation"), (long long)ji(d, "vcpus"), *js(d, "llcs") ? js(d, "llcs") : "-", js(d, "reason"));
+	}
+}
+
+static void
+print_groups(json_object *a)
+{
+	if (a == NULL || json_object_array_length(a) == 0) {
+		printf("groups:    none\n");
+		return;
+	}
+	printf("\n%-14s %-10s %-12s %5s %9s %5s %s\n", "GROUP", "RULE", "VCPUS", "PREF", "OCCUPANCY", "BEST", "WHY");
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *g = json_object_array_get_idx(a, i);
+		printf("%-14s %-10s %-12s %5lld %9.2f %5lld %s\n", js(g, "name"), js(g, "rule"), js(g, "vcpus"),
+		    (long long)ji(g, "preferred_llc"), json_object_get_double(json_object_object_get(g, "occupancy")),
+		    (long long)ji(g, "best_llc"), js(g, "why"));
+	}
+}
+
+static void
+print_dominfo(json_object *r)
+{
+	static const char *const keys[] = { "name", "key", "state", "reason", "mode", "isolation", "topology",
+		"vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_object *v;
+		if (json_object_object_get_ex(r, keys[i], &v) && v)
+			printf("%-23s %s\n", keys[i], json_object_get_string(v));
+	}
+	json_object *g;
+	if (json_object_object_get_ex(r, "guest_topology", &g))
+		printf("%-23s sockets=%lld dies=%lld clusters=%lld cores=%lld threads=%lld\n", "guest_topology",
+		    (long long)ji(g, "sockets"), (long long)ji(g, "dies"), (long long)ji(g, "clusters"),
+		    (long long)ji(g, "cores"), (long long)ji(g, "threads"));
+	print_groups(ja(r, "groups"));
+}
+
+static void
+print_vcpuinfo(json_object *r)
+{
+	json_object *a = ja(r, "vcpus");
+
+	printf("%-5s %-8s %-9s %-14s %-5s %-4s %-5s %-12s %-5s %s\n", "VCPU", "TID", "S/D/C/T", "PINNED", "LAST",
+	    "LLC", "UTIL", "GROUP", "PREF", "OCC");
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *v = json_object_array_get_idx(a, i);
+		char pos[32];
+		snprintf(pos, sizeof(pos), "%lld/%lld/%lld/%lld", (long long)ji(v, "socket"), (long long)ji(v, "die"),
+		    (long long)ji(v, "core"), (long long)ji(v, "thread"));
+		printf("%-5lld %-8lld %-9s %-14s %-5lld %-4lld %-5.2f %-12s %-5lld %.2f\n", (long long)ji(v, "vcpu"),
+		    (long long)ji(v, "tid"), pos, js(v, "pinned"), (long long)ji(v, "last_cpu"), (long long)ji(v, "llc"),
+		    json_object_get_double(json_object_object_get(v, "util")), js(v, "group"),
+		    (long long)ji(v, "preferred_llc"), json_object_get_double(json_object_object_get(v, "occupancy")));
+	}
+}
+
+static void
+print_policy(json_object *r)
+{
+	printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "annotated")) ?
+	    "annotated" : "no llc-policy annotation");
+	json_object *x;
+	if (json_object_object_get_ex(r, "xml", &x) && x)
+		printf("%s\n", json_object_get_string(x));
+	if (json_object_object_get_ex(r, "mode", &x)) {
+		printf("mode %s, isolation %s, topology %s\n", js(r, "mode"), js(r, "isolation"), js(r, "topology"));
+		json_object *t;
+		if (json_object_object_get_ex(r, "tune", &t)) {
+			json_object_object_foreach(t, k, v)
+				printf("  %s = %s\n", k, json_object_get_string(v));
+		}
+	}
+}
+
+static void
+print_hot(json_object *r)
+{
+	json_object *a = ja(r, "reports");
+
+	printf("%-16s %-8s %s\n", "PROCESS", "PID", "VCPUS");
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *p = json_object_array_get_idx(a, i);
+		printf("%-16s %-8lld %s\n", js(p, "name"), (long long)ji(p, "pid"), js(p, "vcpus"));
+	}
+	if (a == NULL || json_object_array_length(a) == 0)
+		printf("(no report: is llc-guest running in the guest, with its channel?)\n");
+	print_groups(ja(r, "groups"));
+}
+
+static const char *const palette[] = { "31", "32", "33", "34", "35", "36", "91", "92", "93", "94", "95", "96" };
+
+static void
+print_map(json_object *r)
+{
+	json_object *doms = ja(r, "domains"), *llcs = ja(r, "llcs");
+	size_t nd = doms ? json_object_array_length(doms) : 0;
+
+	printf("legend:");
+	for (size_t i = 0; i < nd; i++) {
+		json_object *d = json_object_array_get_idx(doms, i);
+		char tag = (char)('A' + (i % 26));
+		if (opt_color)
+			printf(" \033[%sm%c\033[0m=%s%s", palette[i % 12], tag, js(d, "name"),
+			    json_object_get_boolean(json_object_object_get(d, "isolated")) ? "(isolated)" : "");
+		else
+			printf(" %c=%s%s", tag, js(d, "name"),
+			    json_object_get_boolean(json_object_object_get(d, "isolated")) ? "(isolated)" : "");
+	}
+	printf("%s  .=idle  r=reserved; a cell is PU:domain+vCPU, lower case = under half busy\n", nd ? "" : " (no domains)");
+	for (size_t l = 0; llcs && l < json_object_array_length(llcs); l++) {
+		json_object *lo = json_object_array_get_idx(llcs, l), *cores = ja(lo, "cores");
+		printf("LLC %-3lld", (long long)ji(lo, "llc"));
+		for (size_t c = 0; cores && c < json_object_array_length(cores); c++) {
+			json_object *co = json_object_array_get_idx(cores, c), *pus = ja(co, "pus");
+			printf(" [");
+			for (size_t p = 0; pus && p < json_object_array_length(pus); p++) {
+				json_object *po = json_object_array_get_idx(pus, p), *vs = ja(po, "vcpus");
+				if (p)
+					printf(" ");
+				printf("%lld:", (long long)ji(po, "pu"));
+				if (vs == NULL || json_object_array_length(vs) == 0) {
+					printf("%s", json_object_get_boolean(json_object_object_get(po, "reserved")) ? "r" : ".");
+					continue;
+				}
+				for (size_t k = 0; k < json_object_array_length(vs); k++) {
+					json_object *x = json_object_array_get_idx(vs, k);
+					int64_t di = ji(x, "domain");
+					double u = json_object_get_double(json_object_object_get(x, "util"));
+					char tag = (char)((u >= 0.5 ? 'A' : 'a') + (di % 26));
+					if (k)
+						printf(",");
+					if (opt_color)
+						printf("\033[%sm%c%lld\033[0m", palette[di % 12], tag, (long long)ji(x, "vcpu"));
+					else
+						printf("%c%lld", tag, (long long)ji(x, "vcpu"));
+				}
+			}
+			printf("]");
+		}
+		printf("\n");
+	}
+}
+
+static void
+print_kv(json_object *r)
+{
+	json_object_object_foreach(r, k, v) {
+		if (json_object_is_type(v, json_type_double))
+			printf("%-26s %.1f\n", k, json_object_get_double(v));
+		else
+			printf("%-26s %s\n", k, json_object_get_string(v));
+	}
+}
+
+static void
+print_event(json_object *e)
+{
+	printf("%9.1f  %-12s %-16s", json_object_get_double(json_object_object_get(e, "t")), js(e, "action"), js(e, "domain"));
+	if (ji(e, "vcpu") >= 0)
+		printf(" vcpu %-3lld", (long long)ji(e, "vcpu"));
+	if (*js(e, "cpus"))
+		printf(" -> %s", js(e, "cpus"));
+	printf("  %s", js(e, "reason"));
+	if (strcmp(js(e, "result"), "ok"))
+		printf("  [%s: %s]", js(e, "result"), js(e, "error"));
+	printf("\n");
+	fflush(stdout);
+}
+
+/* --- main ------------------------------------------------------------------- */
+
+int
+main(int argc, char **argv)
+{
+	static const struct option gopts[] = {
+		{ "socket", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = getenv("LLCD_SOCKET");
+	const struct cmd *cmd = NULL;
+	struct llcd_err err;
+	int c;
+
+	if (sock == NULL || *sock == '\0')
+		sock = DEFAULT_SOCKET;
+	/* global options stop at the command name */
+	while ((c = getopt_long(argc, argv, "+c:h", gopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': sock = optarg; break;
+		case 'j': opt_json = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[optind], cmds[i].name))
+			cmd = &cmds[i];
+	if (cmd == NULL) {
+		fprintf(stderr, "llcctl: unknown command '%s'\n", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	/* command options (after the command) */
+	static const struct option copts[] = {
+		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, 'j' },
+		{ "mode", required_argument, NULL, 'm' }, { "isolation", required_argument, NULL, 'i' },
+		{ "topology", required_argument, NULL, 't' }, { "xml", required_argument, NULL, 'x' },
+		{ "live", no_argument, NULL, 'L' }, { "config", no_argument, NULL, 'C' },
+		{ "apply", no_argument, NULL, 'A' }, { "dry-run", no_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool apply = false, dry = false;
+	json_object *args = json_object_new_object();
+	bool set = false;
+	int cargc = argc - optind;
+	char **cargv = argv + optind;
+	optind = 0;             /* 0: reinitialise getopt (the global parse used '+') */
+	while ((c = getopt_long(cargc, cargv, "h", copts, NULL)) != -1) {
+		const char *key = NULL;
+		switch (c) {
+		case 'h': cmd_usage(stdout, cmd); json_object_put(args); return EXIT_OK;
+		case 'j': opt_json = true; continue;
+		case 'm': key = "mode"; break;
+		case 'i': key = "isolation"; break;
+		case 't': key = "topology"; break;
+		case 'x': key = "xml"; break;
+		case 'L': json_object_object_add(args, "live", json_object_new_boolean(true)); set = true; continue;
+		case 'C': json_object_object_add(args, "config", json_object_new_boolean(true)); set = true; continue;
+		case 'A': apply = true; continue;
+		case 'R': dry = true; continue;
+		default: cmd_usage(stderr, cmd); json_object_put(args); return EXIT_USAGE;
+		}
+		if (strcmp(cmd->name, "policy")) {
+			fprintf(stderr, "llcctl: --%s only goes with 'policy'\n", key);
+			json_object_put(args);
+			return EXIT_USAGE;
+		}
+		json_object_object_add(args, key, json_object_new_string(optarg));
+		set = true;
+	}
+	int npos = cargc - optind;
+	uint16_t type = cmd->type;
+	if ((apply || dry) && (strcmp(cmd->name, "topology") || npos != 1)) {
+		fprintf(stderr, "llcctl: --apply and --dry-run go with 'topology DOMAIN'\n");
+		json_object_put(args);
+		return EXIT_USAGE;
+	}
+	if (apply || dry) {
+		type = CTL_TOPOLOGY_APPLY;
+		json_object_object_add(args, "dry_run", json_object_new_boolean(!apply));
+	}
+	if (set && type == CTL_POLICY_GET)
+		type = CTL_POLICY_SET;
+	int want = cmd->ndomain + (type == CTL_TUNE ? 2 : 0);
+	if (!strcmp(cmd->name, "topology") && npos == 1)
+		want = 1;
+	if (npos != want) {
+		fprintf(stderr, "llcctl %s: expected %s\n", cmd->name, *cmd->args ? cmd->args : "no arguments");
+		cmd_usage(stderr, cmd);
+		json_object_put(args);
+		return EXIT_USAGE;
+	}
+	if (type == CTL_TUNE) {
+		json_object_object_add(args, "knob", json_object_new_string(cargv[optind]));
+		json_object_object_add(args, "value", json_object_new_string(cargv[optind + 1]));
+	} else if (npos == 1) {
+		json_object_object_add(args, "domain", json_object_new_string(cargv[optind]));
+	}
+	opt_color = !opt_json && isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+
+	int fd = ctl_connect(sock, &err);
+	if (fd < 0) {
+		fprintf(stderr, "llcctl: %s\n", err.msg);
+		json_object_put(args);
+		return EXIT_CONNECT;
+	}
+	if (ctl_send(fd, type, 1, json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN), &err) < 0) {
+		fprintf(stderr, "llcctl: %s\n", err.msg);
+		json_object_put(args);
+		close(fd);
+		return EXIT_CONNECT;
+	}
+	json_object_put(args);
+
+	struct ctl_reader rd;
+	int rc = EXIT_FAIL, got;
+	ctl_reader_init(&rd, CTL_MAX_REPLY);
+	while ((got = ctl_recv(fd, &rd, &err)) == 1) {
+		if (rd.hdr.type == CTL_END) {
+			if (rd.hdr.result == CTL_OK) {
+				rc = EXIT_OK;
+			} else {
+				json_object *e = json_tokener_parse((const char *)rd.payload);
+				fprintf(stderr, "llcctl: %s: %s\n", ctl_result_name(rd.hdr.result),
+				    e ? js(e, "error") : "(no message)");
+				json_object_put(e);
+			}
+			break;
+		}
+		json_object *r = json_tokener_parse((const char *)rd.payload);
+		if (r == NULL) {
+			fprintf(stderr, "llcctl: llcd sent a reply that is not JSON\n");
+			break;
+		}
+		if (opt_json) {
+			printf("%s\n", json_object_to_json_string_ext(r, type == CTL_EVENTS ? JSON_C_TO_STRING_PLAIN :
+			    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+			fflush(stdout);
+		} else {
+			switch (type) {
+			case CTL_TOPOLOGY:
+				if (json_object_object_get_ex(r, "recommended", NULL))
+					print_guest_topology(r);
+				else
+					print_topology(r);
+				break;
+			case CTL_TOPOLOGY_APPLY:
+				printf("%s%s: %s\n", js(r, "diff"), js(r, "name"), js(r, "message"));
+				break;
+			case CTL_CHECK: print_check(r); break;
+			case CTL_LIST: print_list(r); break;
+			case CTL_DOMINFO: print_dominfo(r); break;
+			case CTL_VCPUINFO: print_vcpuinfo(r); break;
+			case CTL_POLICY_GET: print_policy(r); break;
+			case CTL_POLICY_SET:
+				printf("%s: llc-policy written (%s%s%s):\n%s\n", js(r, "name"),
+				    json_object_get_boolean(json_object_object_get(r, "live")) ? "live" : "",
+				    json_object_get_boolean(json_object_object_get(r, "live")) &&
+				    json_object_get_boolean(json_object_object_get(r, "config")) ? ", " : "",
+				    json_object_get_boolean(json_object_object_get(r, "config")) ? "config" : "", js(r, "xml"));
+				break;
+			case CTL_HOT: print_hot(r); break;
+			case CTL_MAP: print_map(r); break;
+			case CTL_EVENTS: print_event(r); break;
+			case CTL_METRICS: fputs(js(r, "text"), stdout); break;
+			case CTL_RELOAD: printf("%s\n", js(r, "message")); break;
+			case CTL_RELEASE: printf("%s: released to the default scheduler\n", js(r, "name")); break;
+			case CTL_TUNE: printf("%s set to %s\n", js(r, "knob"), js(r, "value")); break;
+			default: print_kv(r); break;
+			}
+		}
+		json_object_put(r);
+		ctl_reader_next(&rd);
+	}
+	if (got == 0 && type == CTL_EVENTS)
+		rc = EXIT_OK;           /* llcd stopped */
+	else if (got < 0)
+		fprintf(stderr, "llcctl: %s\n", err.msg);
+	ctl_reader_reset(&rd);
+	close(fd);
+	return rc;
+}

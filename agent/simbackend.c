@@ -1,0 +1,206 @@
+/* simbackend.c - llcd's simulated back-end (llcsim's world). */
+#include "simbackend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotation_xml.h"
+#include "log.h"
+#include "scenario.h"
+#include "simops.h"
+#include "topo_hwloc.h"
+#include "world.h"
+
+struct simbe {
+	char path[256];
+	struct sim_scenario *sc;
+	struct topo *topo;
+	struct sim_world *w;
+	struct sim_ops_ctx ops;
+	bool over;
+};
+
+struct simbe *
+simbe_new(const char *path, struct llcd_err *err)
+{
+	struct simbe *s = calloc(1, sizeof(*s));
+	struct policy_annotation *annots = NULL;
+	bool *annotated = NULL;
+
+	if (s == NULL) {
+		llcd_err_set(err, "out of memory");
+		return NULL;
+	}
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	if ((s->sc = sim_scenario_load(path, err)) == NULL)
+		goto fail;
+	if ((s->topo = topo_load(s->sc->topology, err)) == NULL) {
+		llcd_err_prefix(err, "%s: host.topology", path);
+		goto fail;
+	}
+	annots = calloc((size_t)s->sc->ndomains + 1, sizeof(*annots));
+	annotated = calloc((size_t)s->sc->ndomains + 1, sizeof(*annotated));
+	if (annots == NULL || annotated == NULL) {
+		llcd_err_set(err, "out of memory");
+		goto fail;
+	}
+	for (int d = 0; d < s->sc->ndomains; d++) {
+		const char *x = s->sc->domains[d].llc_policy;
+		policy_annotation_defaults(&annots[d]);
+		if (x == NULL)
+			continue;
+		if (annot_parse(x, strlen(x), s->sc->domains[d].nvcpus, &annots[d], err) < 0) {
+			llcd_err_prefix(err, "%s: domains[%d].llc_policy", path, d);
+			goto fail;
+		}
+		annotated[d] = true;
+	}
+	s->w = sim_world_new(s->sc, s->topo, SIM_POLICY_LLCD, s->sc->seed, annots, annotated, NULL, err);
+	if (s->w == NULL)
+		goto fail;
+	s->ops.w = s->w;
+	free(annots);
+	free(annotated);
+	return s;
+fail:
+	free(annots);
+	free(annotated);
+	simbe_free(s);
+	return NULL;
+}
+
+void
+simbe_free(struct simbe *s)
+{
+	if (s == NULL)
+		return;
+	sim_world_free(s->w);
+	topo_free(s->topo);
+	sim_scenario_free(s->sc);
+	free(s->ops.prefer);
+	free(s);
+}
+
+const struct topo *
+simbe_topo(const struct simbe *s)
+{
+	return s->topo;
+}
+
+double
+simbe_period_ms(const struct simbe *s)
+{
+	return s->sc->period_ms;
+}
+
+const char *
+simbe_reserved(const struct simbe *s, char *buf, size_t len)
+{
+	cpuset_format(&s->sc->reserved, buf, len);
+	return buf;
+}
+
+static void
+tick(void *ctx, uint64_t now_ns)
+{
+	struct simbe *s = ctx;
+
+	(void)now_ns;
+	if (s->over)
+		return;
+	if (!sim_world_step(s->w)) {
+		s->over = true;
+		log_info("llcsim: scenario %s ended after %.1f s; the host stays as it is",
+		    s->sc->name, s->sc->duration_s);
+	}
+}
+
+static int
+find(struct simbe *s, uint64_t key)
+{
+	for (int d = 0; d < s->sc->ndomains; d++)
+		if (s->w->dom[d].key == key && s->w->dom[d].active)
+			return d;
+	return -1;
+}
+
+static int
+describe(void *ctx, uint64_t key, struct json_object *out)
+{
+	struct simbe *s = ctx;
+	int d = find(s, key);
+
+	json_object_object_add(out, "backend", json_object_new_string("llcsim"));
+	if (d >= 0)
+		json_object_object_add(out, "guest_helper", json_object_new_boolean(s->sc->domains[d].guest_helper));
+	return 0;
+}
+
+static int
+describe_host(void *ctx, struct json_object *out)
+{
+	struct simbe *s = ctx;
+	json_object *cs = json_object_new_object();
+
+	json_object_object_add(out, "scenario", json_object_new_string(s->path));
+	json_object_object_add(cs, "available", json_object_new_boolean(false));
+	json_object_object_add(cs, "reason", json_object_new_string("simulated host"));
+	json_object_object_add(out, "core_scheduling", cs);
+	return 0;
+}
+
+static int
+get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
+{
+	struct simbe *s = ctx;
+	int d = find(s, key);
+	char buf[65536];
+
+	*xml = NULL;
+	if (d < 0)
+		return llcd_err_set(err, "domain is gone");
+	if (!s->w->dom[d].annotated)
+		return 0;
+	if (annot_format_metadata(&s->w->dom[d].annot, buf, sizeof(buf), err) < 0)
+		return -1;
+	*xml = strdup(buf);
+	return *xml ? 0 : llcd_err_set(err, "out of memory");
+}
+
+static int
+set_annotation(void *ctx, uint64_t key, const char *xml, bool live, bool config, struct llcd_err *err)
+{
+	struct simbe *s = ctx;
+	int d = find(s, key);
+	struct policy_annotation a;
+
+	(void)config;
+	if (d < 0)
+		return llcd_err_set(err, "domain is gone");
+	if (annot_parse_metadata(xml, strlen(xml), s->sc->domains[d].nvcpus, &a, err) < 0)
+		return -1;
+	if (live) {
+		s->w->dom[d].annot = a;
+		s->w->dom[d].annotated = true;
+		s->w->dom[d].isolated = a.mode != POLICY_MODE_NONE && a.isolation == POLICY_ISO_CORE;
+	}
+	return 0;
+}
+
+void
+simbe_backend(struct simbe *s, struct daemon_backend *be)
+{
+	memset(be, 0, sizeof(*be));
+	be->name = "llcsim";
+	be->ops = &sim_agent_ops;
+	be->ctx = &s->ops;
+	be->hook_ctx = s;
+	be->counters = s->sc->perf_counters;
+	/* hooks take the simbe; the ops take the sim_ops_ctx */
+	be->tick = tick;
+	be->describe = describe;
+	be->describe_host = describe_host;
+	be->get_annotation = get_annotation;
+	be->set_annotation = set_annotation;
+}

@@ -1,0 +1,134 @@
+#!/bin/bash
+# test_llcctl.sh - every llcctl command against a running llcd on the
+# simulated back-end (llcd --simulate), the access rule with a real
+# non-root peer, and hostile frames. Usage: test_llcctl.sh BUILD_DIR SRC_DIR
+set -euo pipefail
+build=$1 src=$2
+llcd=$build/agent/llcd llcctl=$build/agent/llcctl
+work=$(mktemp -d /tmp/llcctl-test.XXXXXX)
+chmod 755 "$work"
+sock=$work/llcd.sock
+export LLCD_SOCKET=$sock
+pid=
+fail() { echo "FAIL: $*" >&2; [ -f "$work/llcd.log" ] && tail -20 "$work/llcd.log" >&2; exit 1; }
+ok() { echo "ok   $*"; }
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; groupdel llcdtest 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || fail "this test needs root (it checks the root-only rule with another uid)"
+getent group llcdtest >/dev/null || groupadd llcdtest
+cat > "$work/llcd.conf" <<CONF
+# a test configuration
+socket $sock
+socket-group llcdtest
+log-level debug
+CONF
+"$llcd" -n -f "$work/llcd.conf" >/dev/null || fail "llcd -n rejects the test config"
+
+"$llcd" -d -f "$work/llcd.conf" --simulate "$src/sim/scenarios/xiangshan-8ccx.json" >"$work/llcd.log" 2>&1 &
+pid=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || fail "llcd did not create its socket"
+[ "$(stat -c '%a %G' "$sock")" = "660 llcdtest" ] || fail "socket mode/group is $(stat -c '%a %G' "$sock"), want 660 llcdtest"
+ok "socket created 0660 root:llcdtest"
+
+out=$("$llcctl" version); grep -q "backend *llcsim" <<<"$out" || fail "version: $out"; ok "version"
+out=$("$llcctl" topology); grep -q "8 LLCs x 16 PUs" <<<"$out" || fail "topology: $out"
+grep -q "^7 *0 *0 *8 " <<<"$out" || fail "topology table: $out"; ok "topology"
+out=$("$llcctl" --json topology | python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["llcs"]), d["smt"])')
+[ "$out" = "8 2" ] || fail "topology --json: $out"; ok "topology --json"
+
+# the load starts at 5 s simulated (= 5 s of llcd at 100 ms periods); wait for the group to settle
+for _ in $(seq 100); do
+  out=$("$llcctl" dominfo xs)
+  grep -q "on preferred LLC" <<<"$out" && break; sleep 0.2
+done
+grep -q "verilator *guest *3,19,35,51,67,83,99,115" <<<"$out" || fail "dominfo groups: $out"
+grep -q "^state *managed" <<<"$out" || fail "dominfo state: $out"; ok "dominfo (group formed from the guest report and aggregated)"
+out=$("$llcctl" list); grep -q "^xs *managed *aggregate *none *128" <<<"$out" || fail "list: $out"; ok "list"
+out=$("$llcctl" vcpuinfo xs); line=$(grep "^3 " <<<"$out")
+grep -q "0/0/1/1" <<<"$line" || fail "vcpuinfo guest position: $line"
+grep -q "verilator" <<<"$line" || fail "vcpuinfo group: $line"; ok "vcpuinfo"
+out=$("$llcctl" --json vcpuinfo xs | python3 -c '
+import json,sys; v=json.load(sys.stdin)["vcpus"]
+busy=[x for x in v if x["vcpu"] in (3,19,35,51,67,83,99,115)]
+print(len(set(x["llc"] for x in busy)), len(v))')
+[ "$out" = "1 128" ] || fail "vcpuinfo --json: busy vCPUs on $out LLCs"; ok "vcpuinfo --json: the 8 busy vCPUs share one LLC"
+out=$("$llcctl" hot xs); grep -q "^verilator *1000 *3,19,35,51,67,83,99,115" <<<"$out" || fail "hot: $out"; ok "hot"
+out=$("$llcctl" map | sed 's/\x1b\[[0-9;]*m//g'); [ "$(grep -c '^LLC' <<<"$out")" = 8 ] || fail "map: $out"
+grep -q "A=xs" <<<"$out" || fail "map legend: $out"; ok "map"
+out=$("$llcctl" stats); grep -q "^preference_switches *1" <<<"$out" || fail "stats: $out"; ok "stats"
+out=$("$llcctl" metrics); grep -q "^llcd_preference_switches_total 1" <<<"$out" || fail "metrics: $out"
+grep -q "^# TYPE llcd_periods_total counter" <<<"$out" || fail "metrics types: $out"; ok "metrics"
+out=$("$llcctl" policy xs); grep -q 'mode="aggregate"' <<<"$out" || fail "policy: $out"; ok "policy (show)"
+out=$("$llcctl" topology xs); grep -q "^recommended: sockets=1 dies=8 cores=8 threads=2" <<<"$out" || fail "topology xs: $out"
+grep -q "die 3    socket 0, vCPUs 48-63 -> host LLC 3" <<<"$out" || fail "topology xs dies: $out"; ok "topology DOMAIN"
+out=$("$llcctl" check xs); grep -q "guest die 7 (socket 0, vCPUs 112-127) is pinned across 8 host LLCs" <<<"$out" || fail "check: $out"
+grep -q "disagree" <<<"$out" || fail "check verdict: $out"; ok "check (LLC-wide pins under topology=keep disagree with 8 guest dies)"
+if "$llcctl" topology xs --dry-run 2>"$work/err"; then fail "topology --dry-run on llcsim"; fi
+grep -q "has no domain XML to rewrite" "$work/err" || fail "dry-run: $(cat "$work/err")"; ok "topology --dry-run refused on the simulated back-end"
+
+# bad values are refused with the allowed ones named
+if out=$("$llcctl" policy xs --mode fast 2>&1); then fail "policy --mode fast accepted"; fi
+grep -q "'fast' is not one of none, static, aggregate, spread" <<<"$out" || fail "policy error: $out"; ok "policy --mode fast refused"
+if "$llcctl" dominfo nosuch 2>"$work/err"; then fail "dominfo of a missing domain succeeded"; fi
+grep -q "no running domain 'nosuch'" "$work/err" || fail "missing domain: $(cat "$work/err")"; ok "unknown domain"
+if "$llcctl" tune bogus 1 2>"$work/err"; then fail "tune bogus accepted"; fi
+grep -q "unknown knob 'bogus'" "$work/err" || fail "tune error: $(cat "$work/err")"; ok "tune refuses unknown knobs"
+
+# events: a policy change re-places the domain and the follower sees the pins
+"$llcctl" --json events >"$work/events" 2>&1 &
+evpid=$!
+sleep 0.5
+out=$("$llcctl" policy xs --mode static --live); grep -q 'mode="static"' <<<"$out" || fail "policy set: $out"; ok "policy set"
+for _ in $(seq 30); do grep -q '"action":"pin-vcpu"' "$work/events" && break; sleep 0.2; done
+kill $evpid 2>/dev/null || true
+grep -q '"action":"pin-vcpu","domain":"xs"' "$work/events" || fail "events: $(head -3 "$work/events")"
+ok "events (pins after the policy change)"
+out=$("$llcctl" list); grep -q "^xs *managed *static" <<<"$out" || fail "list after set: $out"
+out=$("$llcctl" --json vcpuinfo xs | python3 -c 'import json,sys; print(sum(1 for x in json.load(sys.stdin)["vcpus"] if "-" not in x["pinned"] and "," not in x["pinned"]))')
+[ "$out" = 128 ] || fail "static: $out of 128 vCPUs pinned to one PU"; ok "static placement applied"
+
+out=$("$llcctl" tune period-ms 200); grep -q "period-ms set to 200" <<<"$out" || fail "tune: $out"
+grep -q "^period_ms *200" <<<"$("$llcctl" stats)" || fail "tune did not take effect"; ok "tune"
+echo "period-ms 150" >> "$work/llcd.conf"
+out=$("$llcctl" reload); grep -q "reloaded" <<<"$out" || fail "reload: $out"
+grep -q "^period_ms *100" <<<"$("$llcctl" stats)" || fail "reload: --simulate's period must win over the file"; ok "reload"
+echo "bogus-directive 1" >> "$work/llcd.conf"
+if "$llcctl" reload 2>"$work/err"; then fail "reload of a bad file succeeded"; fi
+grep -q "llcd.conf:6: unknown directive 'bogus-directive'" "$work/err" || fail "reload error: $(cat "$work/err")"
+ok "reload of a bad file is refused with file:line, old config kept"
+
+# access: a member of the socket's group may read, not change
+as_member() { setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcdtest | cut -d: -f3)" "$@"; }
+out=$(as_member "$llcctl" list) || fail "group member cannot list"
+grep -q "^xs" <<<"$out" || fail "member list: $out"; ok "group member runs read-only commands"
+if as_member "$llcctl" release xs 2>"$work/err"; then fail "group member released a domain"; fi
+grep -q "permission denied: 'release' changes llcd's state and needs root (you are uid 65534)" "$work/err" \
+  || fail "member release: $(cat "$work/err")"; ok "mutating command refused for non-root"
+if setpriv --reuid=65534 --regid=65534 --clear-groups "$llcctl" list 2>"$work/err"; then fail "non-member connected"; fi
+grep -q "Permission denied" "$work/err" || fail "non-member: $(cat "$work/err")"; ok "non-member cannot connect"
+
+# hostile frames: garbage, a huge length, a stalled half frame; llcd keeps answering
+python3 - "$sock" <<'PY'
+import socket, struct, sys
+def conn():
+    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(5); return s
+s = conn(); s.sendall(b"\x00" * 64); h = s.recv(28); assert struct.unpack("!I", h[16:20])[0] == 1, h; s.close()
+s = conn(); s.sendall(struct.pack("!IHHIIiII", 0x4c4c4344, 1, 2, 1 << 30, 9, 0, 0, 0))
+h = s.recv(28); assert struct.unpack("!I", h[16:20])[0] == 7, h; s.close()
+stall = conn(); stall.sendall(b"LLCD\x00")
+s = conn(); s.sendall(struct.pack("!IHHIIiII", 0x4c4c4344, 1, 12, 2, 1, 0, 0, 0) + b"{}")
+data = s.recv(4096); assert b"llcsim" in data, data
+PY
+ok "hostile frames answered with an error; llcd stays responsive"
+
+out=$("$llcctl" release xs); grep -q "released" <<<"$out" || fail "release: $out"
+sleep 0.5
+grep -q "^xs *unmanaged.*released by llcctl release" <<<"$("$llcctl" list)" || fail "list after release"
+ok "release"
+if "$llcctl" -c "$work/none.sock" list 2>"$work/err"; then fail "connect to a missing socket"; fi
+grep -q "is llcd running?" "$work/err" || fail "missing socket: $(cat "$work/err")"; ok "clear error without llcd"
+kill "$pid"; wait "$pid" || true; pid=
+[ ! -e "$sock" ] || fail "llcd left its socket behind"; ok "llcd stops on SIGTERM and removes its socket"
+echo "llcctl: all checks passed"

@@ -1,0 +1,4 @@
+# llcctl against llcd on the simulated back-end (label ctl).
+add_test(NAME llcctl_sim COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ctl/test_llcctl.sh
+         ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(llcctl_sim PROPERTIES LABELS "ctl" TIMEOUT 120)
