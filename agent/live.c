@@ -435,6 +435,18 @@ live_save_state(struct live *l, struct llcd_err *err)
 		return llcd_err_set(err, "out of memory");
 	for (int i = 0; i < l->ndoms; i++) {
 		struct ldom *d = l->doms[i];
+		const struct live_state_dom *sd = d->state_checked ? NULL : state_find(&l->saved, d->key);
+		if (sd != NULL) {
+			/* threads not found yet: keep what the file said */
+			struct live_state_dom *o = &s.doms[s.n++];
+			*o = *sd;
+			if ((o->vcpus = calloc((size_t)(sd->nvcpus > 0 ? sd->nvcpus : 1), sizeof(struct cpuset))) == NULL) {
+				live_state_clear(&s);
+				return llcd_err_set(err, "out of memory");
+			}
+			memcpy(o->vcpus, sd->vcpus, sizeof(struct cpuset) * (size_t)sd->nvcpus);
+			continue;
+		}
 		bool any = !cpuset_empty(&d->emu_applied);
 		for (int v = 0; v < d->maxvcpus && !any; v++)
 			any = !cpuset_empty(&d->v[v].applied);
@@ -1241,17 +1253,20 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 }
 
 static enum agent_result
-pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, struct llcd_err *err)
+pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, bool *called,
+    struct llcd_err *err)
 {
 	enum agent_result r = AGENT_OK;
 	struct cpuset now;
 	struct llcd_err e;
 
+	*called = true;
 	/* after a restart the engine re-sends the emulator pin it cannot
 	 * observe; where llcd left it and the kernel agrees, do not call */
 	if (cpuset_equal(&d->emu_applied, cpus) && d->pid > 0 &&
 	    procstat_affinity(d->pid, &now, &e) == PROCSTAT_OK && cpuset_equal(&now, cpus)) {
 		log_dom(LOG_DEBUG, d->name, -1, d->pid, "emulator threads already on the wanted CPUs");
+		*called = false;
 		return AGENT_OK;
 	}
 	if (!l->cfg.dry_run && l->virt != NULL)
@@ -1309,13 +1324,15 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 			log_dom(LOG_INFO, d->name, a->vcpu, d->v[a->vcpu].tid, "pinned to %s: %s", buf, a->reason);
 		}
 		break;
-	case POLICY_ACT_PIN_EMULATOR:
-		r = pin_emulator(l, d, &a->cpus, err);
-		if (r == AGENT_OK) {
+	case POLICY_ACT_PIN_EMULATOR: {
+		bool called;
+		r = pin_emulator(l, d, &a->cpus, &called, err);
+		if (r == AGENT_OK && called) {
 			cpuset_format(&a->cpus, buf, sizeof(buf));
 			log_dom(LOG_INFO, d->name, -1, 0, "emulator threads pinned to %s: %s", buf, a->reason);
 		}
 		break;
+	}
 	case POLICY_ACT_RELEASE: {
 		struct llcd_err one;
 		one.msg[0] = '\0';
@@ -1325,7 +1342,8 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 				llcd_err_set(err, "vcpu %d: %s", v, one.msg);
 			r = worse(r, rv);
 		}
-		enum agent_result re = pin_emulator(l, d, &a->cpus, &one);
+		bool called;
+		enum agent_result re = pin_emulator(l, d, &a->cpus, &called, &one);
 		if (re != AGENT_OK && r == AGENT_OK)
 			llcd_err_set(err, "emulator: %s", one.msg);
 		r = worse(r, re);
@@ -1684,5 +1702,78 @@ live_describe(struct live *l, uint64_t key, struct json_object *out)
 	}
 	json_object_object_add(out, "vcpu_threads", arr);
 	qmp_cpus_free(qc);
+	return 0;
+}
+
+/* ---- more for llcctl (through the daemon's back-end hooks) ----------------- */
+
+int
+live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *err)
+{
+	struct ldom *d = dom_by_key(l, key);
+
+	*xml = NULL;
+	if (d == NULL)
+		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
+	if (l->virt == NULL) {
+		char buf[ANNOT_XML_MAX];
+		if (d->annotated && annot_format_metadata(&d->annot, buf, sizeof(buf), err) == 0 &&
+		    (*xml = strdup(buf)) == NULL)
+			return llcd_err_set(err, "out of memory");
+		return 0;
+	}
+	if (virt_get_annotation(l->virt, d->uuid, xml, err) != VIRT_OK)
+		return llcd_err_prefix(err, "domain %s", d->name);
+	return 0;
+}
+
+int
+live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err)
+{
+	struct ldom *d = dom_by_key(l, key);
+
+	*xml = NULL;
+	if (d == NULL)
+		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
+	if (l->virt == NULL)
+		return llcd_err_set(err, "domain %s: no libvirt connection in this back-end", d->name);
+	if (virt_get_xml(l->virt, d->uuid, inactive, xml, err) != VIRT_OK)
+		return llcd_err_prefix(err, "domain %s", d->name);
+	return 0;
+}
+
+int
+live_define_xml(struct live *l, const char *xml, struct llcd_err *err)
+{
+	if (l->virt == NULL)
+		return llcd_err_set(err, "no libvirt connection in this back-end");
+	return virt_define_xml(l->virt, xml, err) == VIRT_OK ? 0 : -1;
+}
+
+bool
+live_is_running(const struct live *l, uint64_t key)
+{
+	return dom_by_key(l, key) != NULL;
+}
+
+int
+live_describe_host(struct live *l, struct json_object *out)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "uri", json_object_new_string(l->virt ? (l->cfg.uri ? l->cfg.uri : VIRT_DEFAULT_URI) :
+	    LIVE_URI_NONE));
+	json_object_object_add(o, "connected", json_object_new_boolean(l->virt && virt_connected(l->virt)));
+	json_object_object_add(o, "reconnects", json_object_new_int(l->virt ? (int)virt_reconnects(l->virt) : 0));
+	json_object_object_add(o, "domains", json_object_new_int(l->ndoms));
+	json_object_object_add(o, "state_file", json_object_new_string(l->state_enabled ? l->state_path : ""));
+	json_object_object_add(o, "dry_run", json_object_new_boolean(l->cfg.dry_run));
+	json_object_object_add(out, "libvirt", o);
+	json_object_object_add(out, "core_scheduling", json_object_new_string(
+	    coresched_probe(l->cs) == CORESCHED_AVAIL_YES ? "available" : coresched_reason(l->cs)));
+	o = json_object_new_object();
+	json_object_object_add(o, "state", json_object_new_string(live_kcas_name(l->kcas)));
+	json_object_object_add(o, "detail", json_object_new_string(l->kcas_detail));
+	json_object_object_add(out, "kernel_cache_aware_scheduling", o);
 	return 0;
 }

@@ -113,6 +113,17 @@ int live_describe(struct live *l, uint64_t key, struct json_object *out);
  * persistent). The metadata event that follows re-reads it. */
 int live_set_annotation(struct live *l, uint64_t key, const char *xml,
     bool live, bool config, struct llcd_err *err);
+/* The raw annotation element of a running domain (NULL: none), malloc'd;
+ * its domain XML (inactive: the persistent definition); redefine a domain;
+ * whether a key is a running domain. For llcctl through the daemon. */
+int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *err);
+int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
+int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);
+bool live_is_running(const struct live *l, uint64_t key);
+/* Host-side facts for `llcctl topology`: libvirt URI and connection,
+ * core scheduling, the kernel's cache-aware scheduling, the state file. */
+int live_describe_host(struct live *l, struct json_object *out);
+
 /* Write the state file now if anything changed since the last write
  * (observe does it once per period). */
 int live_save_state(struct live *l, struct llcd_err *err);

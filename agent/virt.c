@@ -1025,3 +1025,35 @@ virt_qemu_monitor(struct virt *v, const char *uuid, const char *cmd, char **repl
 	virDomainFree(dom);
 	return r;
 }
+
+enum virt_result
+virt_get_xml(struct virt *v, const char *uuid, bool inactive, char **xml,
+    struct llcd_err *err)
+{
+	enum virt_result r;
+	virDomainPtr dom;
+
+	*xml = NULL;
+	if ((dom = lookup(v, uuid, &r, err)) == NULL)
+		return r;
+	r = VIRT_OK;
+	if ((*xml = virDomainGetXMLDesc(dom, inactive ? VIR_DOMAIN_XML_INACTIVE : 0)) == NULL)
+		r = classify_last(v, dom, err, "virDomainGetXMLDesc");
+	virDomainFree(dom);
+	return r;
+}
+
+enum virt_result
+virt_define_xml(struct virt *v, const char *xml, struct llcd_err *err)
+{
+	virDomainPtr dom;
+
+	if (!virt_connected(v)) {
+		llcd_err_set(err, "libvirt %s: not connected [transient]", v->uri);
+		return VIRT_TRANSIENT;
+	}
+	if ((dom = virDomainDefineXML(v->conn, xml)) == NULL)
+		return classify_last(v, NULL, err, "virDomainDefineXML");
+	virDomainFree(dom);
+	return VIRT_OK;
+}

@@ -163,6 +163,14 @@ enum virt_result virt_set_annotation_flags(struct virt *v, const char *uuid,
 enum virt_result virt_qemu_monitor(struct virt *v, const char *uuid,
     const char *cmd, char **reply, struct llcd_err *err);
 
+/* The domain XML (inactive: the persistent definition,
+ * VIR_DOMAIN_XML_INACTIVE), malloc'd. */
+enum virt_result virt_get_xml(struct virt *v, const char *uuid, bool inactive,
+    char **xml, struct llcd_err *err);
+/* Define (or redefine) a persistent domain from XML (virDomainDefineXML). */
+enum virt_result virt_define_xml(struct virt *v, const char *xml,
+    struct llcd_err *err);
+
 /* Pin vCPU vcpu (thread tid, for the log) of a running domain to cpus,
  * live only (virDomainPinVcpuFlags, VIR_DOMAIN_AFFECT_LIVE): libvirt moves
  * the thread and its cpuset cgroup; a direct sched_setaffinity would fail

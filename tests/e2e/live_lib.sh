@@ -2,27 +2,50 @@
 # tests/e2e/live_lib.sh - helpers for the live back-end's e2e tests
 # (test_live_*.sh), on top of lib.sh. Sourced after lib.sh.
 #
-# The daemon under test prints every action of every plan as one JSON line
-# ({"period":3,"domain":"d","key":"..","action":"pin-vcpu","vcpu":1,
-#   "cpus":"0","result":"ok","reason":".."}) to $E2E_RUN_DIR/<name>.jsonl,
-# its log to <name>.log, and live_describe() of every domain to
-# $E2E_RUN_DIR/status after every period.
+# The daemon under test is llcd -d (or the live back-end's test driver,
+# LLCD_E2E_DAEMON=driver), its log in $E2E_RUN_DIR/<name>.log; the checks
+# read what it applied from that log and compare with the kernel
+# (Cpus_allowed_list) and libvirt (virsh vcpupin).
 
-LIVE_DRIVER=${LLCD_LIVE_DRIVER:-${LLCD_BUILD_DIR:-$E2E_SRC/build}/tests/live_driver}
+LIVE_BUILD=${LLCD_BUILD_DIR:-$E2E_SRC/build}
+# The daemon under test: llcd (default), or tests/live_driver (the live
+# back-end's standalone driver, LLCD_E2E_DAEMON=driver).
+LIVE_DAEMON=${LLCD_E2E_DAEMON:-llcd}
+LIVE_LLCD=${LLCD_BIN:-$LIVE_BUILD/agent/llcd}
+LIVE_LLCCTL=${LLCCTL_BIN:-$LIVE_BUILD/agent/llcctl}
+LIVE_DRIVER=${LLCD_LIVE_DRIVER:-$LIVE_BUILD/tests/live_driver}
 LIVE_PERIOD_MS=1000
 LIVE_PID=
-LIVE_OUT=
 LIVE_LOG=
 
 # live_setup: host topology (this machine's CPUs 0 and 1 as two LLCs of one
-# PU each) and a state directory for the run.
+# PU each), a state directory and llcd.conf for the run.
 live_setup() {
-	[ -x "$LIVE_DRIVER" ] || e2e_fail "live driver $LIVE_DRIVER not built (cmake --build build)"
+	case $LIVE_DAEMON in
+	llcd)
+		[ -x "$LIVE_LLCD" ] || e2e_fail "llcd $LIVE_LLCD not built (cmake --build build)"
+		[ -x "$LIVE_LLCCTL" ] || e2e_fail "llcctl $LIVE_LLCCTL not built" ;;
+	driver) [ -x "$LIVE_DRIVER" ] || e2e_fail "live driver $LIVE_DRIVER not built (cmake --build build)" ;;
+	*) e2e_fail "LLCD_E2E_DAEMON=$LIVE_DAEMON: want llcd or driver" ;;
+	esac
 	[ "$(nproc)" -ge 2 ] || e2e_fail "this test needs 2 host CPUs (has $(nproc))"
 	LIVE_HOSTXML=$E2E_RUN_DIR/host-2llc.xml
 	e2e_hwloc_xml "pack:1 l3:2 core:1 pu:1" "$LIVE_HOSTXML"
 	LIVE_STATE=$E2E_RUN_DIR/state
 	mkdir -p "$LIVE_STATE"
+	LIVE_SOCK=$E2E_SOCK_DIR/llcd.sock
+	mkdir -p "$E2E_SOCK_DIR"
+	# overcommit 2 (shared and isolated): a 2-vCPU domain fits one 1-PU LLC
+	cat >"$E2E_RUN_DIR/llcd.conf" <<EOF
+# written by tests/e2e/live_lib.sh
+period-ms $LIVE_PERIOD_MS
+overcommit 2
+overcommit-isolated 2
+state-dir $LIVE_STATE
+socket $LIVE_SOCK
+socket-group root
+log-level info
+EOF
 	# lib.sh waits for virtlogd's pid file, not its socket; a domain
 	# started in between fails ("Failed to connect socket to
 	# /run/libvirt/virtlogd-sock")
@@ -30,18 +53,17 @@ live_setup() {
 	[ -S /run/libvirt/virtlogd-sock ] || e2e_fail "virtlogd is not listening on /run/libvirt/virtlogd-sock"
 }
 
-# live_start NAME [extra driver args]: start the daemon in the background.
-# Overcommit 2 (shared and isolated): a 2-vCPU domain fits one 1-PU LLC.
+# live_start NAME: start the daemon in the foreground (-d), in the
+# background of the test, its log in $E2E_RUN_DIR/NAME.log.
 live_start() {
 	local name=$1
-	shift
-	LIVE_OUT=$E2E_RUN_DIR/$name.jsonl
 	LIVE_LOG=$E2E_RUN_DIR/$name.log
-	: >"$LIVE_OUT"
-	e2e_bg "$name" sh -c 'out=$1; shift; exec "$@" >"$out"' sh "$LIVE_OUT" \
-		"$LIVE_DRIVER" --topology "$LIVE_HOSTXML" --period-ms "$LIVE_PERIOD_MS" \
+	case $LIVE_DAEMON in
+	llcd) e2e_bg "$name" "$LIVE_LLCD" -d -f "$E2E_RUN_DIR/llcd.conf" --topology "$LIVE_HOSTXML" ;;
+	driver) e2e_bg "$name" "$LIVE_DRIVER" --topology "$LIVE_HOSTXML" --period-ms "$LIVE_PERIOD_MS" \
 		--state-dir "$LIVE_STATE" --status "$E2E_RUN_DIR/status" \
-		--overcommit 2 --overcommit-isolated 2 -v "$@"
+		--overcommit 2 --overcommit-isolated 2 ;;
+	esac
 	LIVE_PID=$E2E_BG_PID
 }
 
@@ -60,37 +82,44 @@ live_alive() {
 	}
 }
 
+# What the daemon applied, from its log (agent/live.c logs every applied
+# action at info level, one line each):
+#   domain D vcpu V tid T: pinned to CPUS: REASON
+#   domain D: emulator threads pinned to CPUS: REASON
+#   domain D: released to CPUS: REASON
+
 # live_wanted DOMAIN VCPU: the CPUs the daemon last pinned that vCPU to
-# (pin-vcpu for the vCPU or release for the domain, result ok), "" if none.
+# (or released the domain to), "" if none.
 live_wanted() {
-	awk -v d="\"domain\":\"$1\"" -v v="$2" '
-		index($0, d) && index($0, "\"result\":\"ok\"") {
-			if (index($0, "\"action\":\"pin-vcpu\",\"vcpu\":" v ",") ||
-			    index($0, "\"action\":\"release\"")) {
-				s = $0; sub(/.*"cpus":"/, "", s); sub(/".*/, "", s); w = s
-			}
-		}
-		END { print w }' "$LIVE_OUT"
+	awk -v p="domain $1 vcpu $2 tid " -v r="domain $1: released to " '
+		index($0, p) == 1 && / tid [0-9]+: pinned to / { s = $0; sub(/.*: pinned to /, "", s); sub(/:.*/, "", s); w = s }
+		index($0, r) == 1 { s = $0; sub(/.*: released to /, "", s); sub(/:.*/, "", s); w = s }
+		END { print w }' "$LIVE_LOG"
 }
 
 # live_wanted_emulator DOMAIN: CPUs of the last emulator pin (or release).
 live_wanted_emulator() {
-	awk -v d="\"domain\":\"$1\"" '
-		index($0, d) && index($0, "\"result\":\"ok\"") &&
-		(index($0, "\"action\":\"pin-emulator\"") || index($0, "\"action\":\"release\"")) {
-			s = $0; sub(/.*"cpus":"/, "", s); sub(/".*/, "", s); w = s
-		}
-		END { print w }' "$LIVE_OUT"
+	awk -v p="domain $1: emulator threads pinned to " -v r="domain $1: released to " '
+		index($0, p) == 1 { s = $0; sub(/.*: emulator threads pinned to /, "", s); sub(/:.*/, "", s); w = s }
+		index($0, r) == 1 { s = $0; sub(/.*: released to /, "", s); sub(/:.*/, "", s); w = s }
+		END { print w }' "$LIVE_LOG"
 }
 
-# live_count DOMAIN ACTION [FROM_LINE]: ok actions of that type for the
-# domain, counting output lines after FROM_LINE (default 0).
+# live_count DOMAIN ACTION [FROM_LINE]: applied actions of a type
+# (pin-vcpu, pin-emulator, release) for the domain ("" = any domain),
+# counting log lines after FROM_LINE (default 0).
 live_count() {
-	tail -n +"$((${3:-0} + 1))" "$LIVE_OUT" |
-		grep -F "\"domain\":\"$1\"" | grep -F "\"action\":\"$2\"" | grep -cF '"result":"ok"' || true
+	local re
+	case $2 in
+	pin-vcpu) re="^domain ${1:-[^ ]+} vcpu [0-9]+ tid [0-9]+: pinned to " ;;
+	pin-emulator) re="^domain ${1:-[^ ]+}: emulator threads pinned to " ;;
+	release) re="^domain ${1:-[^ ]+}: released to " ;;
+	*) e2e_fail "live_count: unknown action $2" ;;
+	esac
+	tail -n +"$((${3:-0} + 1))" "$LIVE_LOG" | grep -cE -- "$re" || true
 }
 
-live_lines() { wc -l <"$LIVE_OUT"; }
+live_lines() { wc -l <"$LIVE_LOG"; }
 
 # live_vcpupin DOMAIN VCPU: libvirt's stored pin (virsh vcpupin).
 live_vcpupin() { e2e_virsh vcpupin "$1" "$2" | awk 'NF >= 2 { print $2; exit }'; }
@@ -139,8 +168,14 @@ live_wait_log() {
 	grep -E -m1 -- "$1" "$LIVE_LOG"
 }
 
-# live_status DOMAIN: the daemon's describe line for the domain.
-live_status() { grep -F "\"name\":\"$1\"" "$E2E_RUN_DIR/status" 2>/dev/null || true; }
+# live_status DOMAIN: what the daemon says about the domain, as one line
+# of JSON: `llcctl --json dominfo`, or the driver's status file.
+live_status() {
+	case $LIVE_DAEMON in
+	llcd) "$LIVE_LLCCTL" -c "$LIVE_SOCK" --json dominfo "$1" 2>&1 | tr -d '\n' || true ;;
+	driver) grep -F "\"name\":\"$1\"" "$E2E_RUN_DIR/status" 2>/dev/null || true ;;
+	esac
+}
 
 # live_emulator_allowed DOMAIN: Cpus_allowed_list of QEMU's main thread.
 live_emulator_allowed() { e2e_cpus_allowed "$(e2e_qemu_pid "$1")"; }

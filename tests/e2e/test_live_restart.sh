@@ -63,8 +63,8 @@ live_wait_log "domain $a: state file: 2 vCPUs where llcd left them, 0 moved" 10 
 live_wait_log "domain $b: state file: 2 vCPUs where llcd left them, 0 moved" 10 >/dev/null
 sleep 3                                 # three more periods
 live_alive
-n=$(grep -cF '"action":"pin-vcpu"' "$LIVE_OUT" || true)
-[ "$n" = 0 ] || e2e_fail "the restarted daemon re-pinned $n vCPUs: $(grep -F pin-vcpu "$LIVE_OUT")"
+n=$(live_count "" pin-vcpu)
+[ "$n" = 0 ] || e2e_fail "the restarted daemon re-pinned $n vCPUs: $(grep -E 'vcpu [0-9]+ tid [0-9]+: pinned to' "$LIVE_LOG")"
 [ "$(snapshot)" = "$before" ] || e2e_fail "pins changed across the restart: $before -> $(snapshot)"
 e2e_ok "0 vCPU re-pins after the restart; $before"
 
