@@ -91,6 +91,7 @@ struct live {
 	struct live_stats st;
 	enum live_kcas kcas;
 	char kcas_detail[256];
+	struct cpuset everywhere;       /* topology CPUs this host has online */
 };
 
 /* ---- pure helpers ------------------------------------------------------- */
@@ -1033,6 +1034,8 @@ refresh_affinity(struct live *l, struct ldom *d)
 		struct cpuset now;
 		if (c->tid == 0 || procstat_affinity(c->tid, &now, &e) != PROCSTAT_OK)
 			continue;
+		if (l->cfg.dry_run)
+			continue;       /* the pins are only remembered, not in the kernel */
 		if (!cpuset_empty(&c->applied) && !cpuset_equal(&now, &c->applied) &&
 		    !cpuset_equal(&now, &c->affinity)) {
 			cpuset_format(&c->applied, a, sizeof(a));
@@ -1084,7 +1087,7 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		 * "everywhere" as a placement. Once llcd pinned the domain the
 		 * real affinity is reported, so that a hot-plugged vCPU or one
 		 * someone else released is pinned again. */
-		if (!d->touched && cpuset_subset(&l->cfg.topo->all, &c->affinity))
+		if (!d->touched && cpuset_subset(&l->everywhere, &c->affinity))
 			cpuset_zero(&o->pinned);
 		else
 			o->pinned = c->affinity;
@@ -1424,6 +1427,22 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		log_info("core scheduling unavailable (%s): isolation=\"core\" relies on placement alone",
 		    coresched_reason(l->cs));
 	l->kcas = live_kernel_cas(NULL, l->kcas_detail, sizeof(l->kcas_detail));
+	/* "allowed everywhere" = every CPU of the topology this host has
+	 * online (an hwloc XML or synthetic host may name CPUs it lacks) */
+	l->everywhere = cfg->topo->all;
+	{
+		FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+		char buf[4096];
+		struct cpuset on;
+		if (f != NULL) {
+			if (fgets(buf, sizeof(buf), f) != NULL) {
+				buf[strcspn(buf, "\n")] = '\0';
+				if (cpuset_parse(&on, buf, &e) == 0 && cpuset_intersects(&on, &cfg->topo->all))
+					cpuset_and(&l->everywhere, &l->everywhere, &on);
+			}
+			fclose(f);
+		}
+	}
 	if (l->kcas != LIVE_KCAS_ABSENT)
 		log_info("%s", l->kcas_detail);
 
