@@ -861,13 +861,15 @@ discover(struct live *l, struct ldom *d)
 		struct lvcpu *c;
 		if (tasks[i].kind != PROCSTAT_VCPU || v < 0)
 			continue;
-		if (v >= d->maxvcpus) {
-			log_dom(LOG_INFO, d->name, v, tasks[i].tid, "vCPU beyond the %d libvirt reported; re-reading the domain",
-			    d->maxvcpus);
-			if (l->virt)
-				d->need_discover = true;
-			continue;
+		if (v >= d->nvcpus && l->virt != NULL && !l->need_relist) {
+			/* hot-plugged (setvcpus sends no event): libvirt's
+			 * count is re-read, then the threads again */
+			log_dom(LOG_INFO, d->name, v, tasks[i].tid, "vCPU beyond the %d online; re-reading the domain",
+			    d->nvcpus);
+			l->need_relist = true;
 		}
+		if (v >= d->maxvcpus)
+			continue;
 		found[v] = true;
 		c = &d->v[v];
 		if (c->tid == tasks[i].tid && c->th != NULL)
@@ -890,6 +892,8 @@ discover(struct live *l, struct ldom *d)
 		if (!found[v] && d->v[v].tid) {
 			log_dom(LOG_INFO, d->name, v, d->v[v].tid, "vCPU thread gone");
 			vcpu_close(&d->v[v]);
+			if (v < d->nvcpus && l->virt != NULL)
+				l->need_relist = true;  /* hot-unplug, or the guest stopped */
 		}
 		if (v < d->nvcpus && d->v[v].tid)
 			nfound++;
