@@ -59,13 +59,14 @@ struct ldom {
 	bool need_discover, need_annot, need_affinity, obs_dirty;
 	bool threads_missing;
 	struct cpuset emu_applied;
+	struct cpuset emu_pending;      /* an emulator pin that failed transiently */
 	int transient_streak;
 	uint64_t last_transient_period;
 	uint64_t backoff_until;         /* period number */
 	bool cs_done;
 	int cs_tid;
 	bool state_checked;
-	bool touched;                   /* llcd pinned it (or the state file says so) */
+	bool touched;                   /* llcd tried to pin it (or the state file says so) */
 	bool seen;
 };
 
@@ -1026,6 +1027,10 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 
 /* ---- observe -------------------------------------------------------------- */
 
+static void note_result(struct live *l, struct ldom *d, enum agent_result r, const char *msg);
+static enum agent_result pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    bool *called, struct llcd_err *err);
+
 static void
 refresh_affinity(struct live *l, struct ldom *d)
 {
@@ -1155,6 +1160,21 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		}
 		if (d->need_affinity || (l->period % (uint64_t)refresh) == 0)
 			refresh_affinity(l, d);
+		if (!cpuset_empty(&d->emu_pending)) {
+			if (l->period < d->backoff_until) {
+				l->st.backoff_skips++;
+			} else {
+				struct cpuset want = d->emu_pending;
+				bool called;
+				enum agent_result r = pin_emulator(l, d, &want, &called, &e);
+				note_result(l, d, r, e.msg);
+				if (r == AGENT_OK)
+					log_dom(LOG_INFO, d->name, -1, 0, "emulator threads pinned to the CPUs of an earlier "
+					    "plan after a transient failure");
+				else if (r != AGENT_TRANSIENT)
+					cpuset_zero(&d->emu_pending);
+			}
+		}
 		if ((slot = agent_obs_add(obs, d->nvcpus, 0, err)) < 0)
 			return -1;
 		struct policy_domain_in *in = &obs->domains[slot];
@@ -1195,12 +1215,16 @@ note_result(struct live *l, struct ldom *d, enum agent_result r, const char *msg
 	case AGENT_OK:
 		l->st.pins_ok++;
 		d->transient_streak = 0;
+		d->backoff_until = 0;
 		break;
 	case AGENT_TRANSIENT:
 		l->st.pins_transient++;
 		if (d->last_transient_period == l->period)
 			break;
-		d->transient_streak = d->last_transient_period + 1 == l->period ? d->transient_streak + 1 : 1;
+		/* in a row: the period after the last failure, or the first one
+		 * after a back-off */
+		d->transient_streak = d->last_transient_period + 1 == l->period ||
+		    (d->backoff_until != 0 && l->period == d->backoff_until) ? d->transient_streak + 1 : 1;
 		d->last_transient_period = l->period;
 		if (d->transient_streak >= TRANSIENT_STREAK) {
 			int sh = d->transient_streak - TRANSIENT_STREAK + 1;
@@ -1280,7 +1304,12 @@ pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, bool *ca
 		r = to_agent(virt_pin_emulator(l->virt, d->uuid, d->name, cpus, err));
 	if (r == AGENT_OK) {
 		d->emu_applied = *cpus;
+		cpuset_zero(&d->emu_pending);
 		l->state_dirty = true;
+	} else if (r == AGENT_TRANSIENT) {
+		/* the engine cannot observe emulator pins and does not send
+		 * this one again: the back-end retries it, once per period */
+		d->emu_pending = *cpus;
 	}
 	return r;
 }
@@ -1318,6 +1347,9 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 	default:
 		break;
 	}
+	if (a->type == POLICY_ACT_PIN_VCPU || a->type == POLICY_ACT_PIN_EMULATOR)
+		d->touched = true;      /* from now on report the real affinity, so
+		                         * that a failed pin is planned again */
 	switch (a->type) {
 	case POLICY_ACT_PIN_VCPU:
 		if (a->vcpu < 0 || a->vcpu >= d->nvcpus) {
@@ -1351,6 +1383,8 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 		}
 		bool called;
 		enum agent_result re = pin_emulator(l, d, &a->cpus, &called, &one);
+		if (re == AGENT_TRANSIENT)
+			cpuset_zero(&d->emu_pending);   /* RELEASE is planned again */
 		if (re != AGENT_OK && r == AGENT_OK)
 			llcd_err_set(err, "emulator: %s", one.msg);
 		r = worse(r, re);
@@ -1520,8 +1554,6 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	char uuid[VIRT_UUID_LEN];
 	struct ldom *d;
 
-	if (l->virt != NULL)
-		return llcd_err_set(err, "live_add_process: only without libvirt (uri \"none\")");
 	if (nvcpus < 1 || nvcpus > CPUSET_MAX)
 		return llcd_err_set(err, "live_add_process: bad vCPU count %d", nvcpus);
 	/* a made-up UUID from the pid, so that keys stay stable */

@@ -137,8 +137,10 @@ struct live_stats {
 };
 void live_stats(const struct live *l, struct live_stats *st);
 
-/* Without libvirt (uri "none"): manage process pid as a domain (benchmarks,
- * tests). a NULL: unannotated. Its vCPU threads are found by name. */
+/* Manage process pid as a domain that libvirt does not list (benchmarks,
+ * tests; with uri "none" its vCPU threads are pinned with
+ * sched_setaffinity). a NULL: unannotated. Its vCPU threads are found by
+ * name. */
 int live_add_process(struct live *l, const char *name, int pid, int nvcpus,
     const struct policy_annotation *a, struct llcd_err *err);
 

@@ -483,6 +483,62 @@ test_loop_real_threads(void **state)
 	free(dir);
 }
 
+
+/* libvirt unreachable: every pin fails as transient; after 3 periods in a
+ * row the domain backs off for 2, then 4 periods (no call at all), and the
+ * emulator pin the engine sends once is retried by the back-end */
+static void
+test_transient_backoff(void **state)
+{
+	(void)state;
+	struct vth v[2];
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	struct policy_host host;
+	struct policy_annotation a;
+	struct agent_step_stats st;
+	struct live_config cfg;
+	struct live_stats ls;
+	struct agent_loop *loop;
+	struct live *l;
+	uint64_t now = 1000000000ull, before = 0;
+	char attempts[32] = "";
+
+	assert_non_null(t);
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = "qemu+unix:///system?socket=/nonexistent/llcd-test.sock";
+	cfg.topo = t;
+	cfg.state_dir = "";
+	l = live_new(&cfg, &err);
+	assert_non_null(l);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_STATIC;
+	assert_int_equal(live_add_process(l, "offline", getpid(), 2, &a, &err), 0);
+	policy_host_defaults(&host, t);
+	loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
+	assert_non_null(loop);
+	for (int p = 1; p <= 12; p++) {
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+		now += 1000000000ull;
+		assert_int_equal(st.ok + st.gone + st.permanent, 0);
+		live_stats(l, &ls);
+		if (ls.pins_transient > before)
+			snprintf(attempts + strlen(attempts), sizeof(attempts) - strlen(attempts), "%d,", p);
+		before = ls.pins_transient;
+	}
+	/* libvirt was called in periods 1, 2, 3, then 6 (after 2 periods
+	 * off), then 11 (after 4) */
+	assert_string_equal(attempts, "1,2,3,6,11,");
+	live_stats(l, &ls);
+	assert_true(ls.backoff_skips > 0);
+	agent_loop_free(loop);
+	live_free(l);
+	vth_stop_all(v, 2);
+	topo_free(t);
+}
+
 static void
 test_invalid_without_libvirt(void **state)
 {
@@ -531,6 +587,7 @@ main(void)
 		cmocka_unit_test(test_kernel_cas),
 		cmocka_unit_test(test_state_roundtrip),
 		cmocka_unit_test(test_loop_real_threads),
+		cmocka_unit_test(test_transient_backoff),
 		cmocka_unit_test(test_invalid_without_libvirt),
 	};
 	log_init(true, 0);
