@@ -5,6 +5,7 @@
  * leaves a half-meaningful annotation behind (out gets the defaults).
  */
 #include "annotation_xml.h"
+#include "xmlsafe.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -21,8 +22,6 @@
 
 /* Parser options: no network, no DTD loading or validation, no entity
  * substitution, no XInclude; errors are collected, never printed. */
-#define ANNOT_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOERROR | \
-	XML_PARSE_NOWARNING | XML_PARSE_NOCDATA)
 
 struct enum_value {
 	const char *name;
@@ -574,62 +573,11 @@ parse_element(const xmlNode *root, int nvcpus, struct policy_annotation *a,
 
 /* Parse a whole document; a DOCTYPE stops the parser before any of its
  * declarations are read. */
-static int doctype_seen;        /* only its address is used, as a marker */
-
-static void
-refuse_doctype(void *ctx, const xmlChar *name, const xmlChar *eid,
-    const xmlChar *sid)
-{
-	xmlParserCtxtPtr ctxt = ctx;
-
-	ctxt->_private = &doctype_seen;
-	xmlStopParser(ctxt);
-}
-
 static xmlDocPtr
 read_doc(const char *buf, size_t len, size_t max, const char *what,
     struct llcd_err *err)
 {
-	xmlParserCtxtPtr ctxt;
-	xmlDocPtr doc = NULL;
-
-	if (len > max) {
-		llcd_err_set(err, "%s: %zu bytes, more than the %zu allowed", what,
-		    len, max);
-		return NULL;
-	}
-	if (len == 0) {
-		llcd_err_set(err, "%s: malformed XML: empty document", what);
-		return NULL;
-	}
-	xmlInitParser();
-	ctxt = xmlCreateMemoryParserCtxt(buf, (int)len);
-	if (ctxt == NULL) {
-		llcd_err_set(err, "%s: out of memory", what);
-		return NULL;
-	}
-	ctxt->sax->internalSubset = refuse_doctype;
-	ctxt->sax->externalSubset = NULL;
-	ctxt->sax->entityDecl = NULL;
-	xmlCtxtUseOptions(ctxt, ANNOT_XML_OPTIONS);
-	xmlParseDocument(ctxt);
-	if (ctxt->_private == &doctype_seen) {
-		llcd_err_set(err, "%s: a DOCTYPE is not allowed", what);
-	} else if (!ctxt->wellFormed || !ctxt->nsWellFormed || ctxt->myDoc == NULL) {
-		const xmlError *e = xmlCtxtGetLastError(ctxt);
-		const char *m = e != NULL && e->message ? e->message : "parse error";
-		size_t n = strcspn(m, "\n");
-
-		llcd_err_set(err, "%s: malformed XML (line %d): %.*s", what,
-		    e != NULL ? e->line : 0, (int)(n > 200 ? 200 : n), m);
-	} else {
-		doc = ctxt->myDoc;
-		ctxt->myDoc = NULL;
-	}
-	if (ctxt->myDoc != NULL)
-		xmlFreeDoc(ctxt->myDoc);
-	xmlFreeParserCtxt(ctxt);
-	return doc;
+	return xmlsafe_read(buf, len, max, what, XML_PARSE_NOCDATA, err);
 }
 
 static int

@@ -1,6 +1,7 @@
 /* guestxml.c - splice a guest topology recommendation into libvirt domain
  * XML without touching anything else, and a line diff for --dry-run. */
 #include "guestxml.h"
+#include "xmlsafe.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,7 +16,6 @@
 #include <libxml/tree.h>
 
 #define WHAT "domain XML"
-#define XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
 #define MAX_DEPTH 256
 
 /* --- growable string ------------------------------------------------------ */
@@ -73,64 +73,10 @@ sb_mem(struct sbuf *b, const char *s, size_t n)
 
 /* --- reading: libxml2 for well-formedness and content --------------------- */
 
-static int doctype_seen;        /* only its address is used, as a marker */
-
-static void
-refuse_doctype(void *ctx, const xmlChar *name, const xmlChar *eid, const xmlChar *sid)
-{
-	xmlParserCtxtPtr ctxt = ctx;
-
-	ctxt->_private = &doctype_seen;
-	xmlStopParser(ctxt);
-}
-
 static xmlDocPtr
 read_doc(const char *buf, size_t len, struct llcd_err *err)
 {
-	xmlParserCtxtPtr ctxt;
-	xmlDocPtr doc = NULL;
-
-	if (len > 0 && memchr(buf, 0, len) != NULL) {
-		/* libxml2 stops at a NUL; the splicing scanner would not */
-		llcd_err_set(err, WHAT ": contains a NUL byte");
-		return NULL;
-	}
-	if (len > GUESTXML_MAX) {
-		llcd_err_set(err, WHAT ": %zu bytes, more than the %d allowed", len, GUESTXML_MAX);
-		return NULL;
-	}
-	if (len == 0) {
-		llcd_err_set(err, WHAT ": malformed XML: empty document");
-		return NULL;
-	}
-	xmlInitParser();
-	ctxt = xmlCreateMemoryParserCtxt(buf, (int)len);
-	if (ctxt == NULL) {
-		llcd_err_set(err, WHAT ": out of memory");
-		return NULL;
-	}
-	ctxt->sax->internalSubset = refuse_doctype;
-	ctxt->sax->externalSubset = NULL;
-	ctxt->sax->entityDecl = NULL;
-	xmlCtxtUseOptions(ctxt, XML_OPTIONS);
-	xmlParseDocument(ctxt);
-	if (ctxt->_private == &doctype_seen) {
-		llcd_err_set(err, WHAT ": a DOCTYPE is not allowed");
-	} else if (!ctxt->wellFormed || !ctxt->nsWellFormed || ctxt->myDoc == NULL) {
-		const xmlError *e = xmlCtxtGetLastError(ctxt);
-		const char *m = e != NULL && e->message ? e->message : "parse error";
-		size_t n = strcspn(m, "\n");
-
-		llcd_err_set(err, WHAT ": malformed XML (line %d): %.*s", e != NULL ? e->line : 0,
-		    (int)(n > 200 ? 200 : n), m);
-	} else {
-		doc = ctxt->myDoc;
-		ctxt->myDoc = NULL;
-	}
-	if (ctxt->myDoc != NULL)
-		xmlFreeDoc(ctxt->myDoc);
-	xmlFreeParserCtxt(ctxt);
-	return doc;
+	return xmlsafe_read(buf, len, GUESTXML_MAX, WHAT, 0, err);
 }
 
 static bool

@@ -89,19 +89,6 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 	return 0;
 }
 
-static const char *
-action_name(enum policy_action_type t)
-{
-	switch (t) {
-	case POLICY_ACT_PIN_VCPU: return "pin-vcpu";
-	case POLICY_ACT_PIN_EMULATOR: return "pin-emulator";
-	case POLICY_ACT_RELEASE: return "release";
-	case POLICY_ACT_REFUSE: return "refuse";
-	case POLICY_ACT_PREFER: return "prefer";
-	case POLICY_ACT_BACKOFF: return "backoff";
-	}
-	return "?";
-}
 
 static void
 trace_action(struct sim_world *w, const struct policy_action *a, int d)
@@ -113,7 +100,7 @@ trace_action(struct sim_world *w, const struct policy_action *a, int d)
 	cpuset_format(&a->cpus, buf, sizeof(buf));
 	fprintf(w->trace, "{\"t\":%.3f,\"domain\":\"%s\",\"action\":\"%s\",\"vcpu\":%d,\"llc\":%d,"
 	    "\"cpus\":\"%s\",\"reason\":\"", (double)w->period * w->dt_s, w->sc->domains[d].name,
-	    action_name(a->type), a->vcpu, a->llc, buf);
+	    policy_action_name(a->type), a->vcpu, a->llc, buf);
 	for (const char *p = a->reason; *p; p++)
 		if (*p == '"' || *p == '\\')
 			fprintf(w->trace, "\\%c", *p);
@@ -173,7 +160,7 @@ sim_report(void *arg, const struct policy_action *a, enum agent_result r, const 
 	ctx->failed++;
 	if (w->trace)
 		fprintf(w->trace, "{\"t\":%.3f,\"key\":%llu,\"action\":\"%s\",\"vcpu\":%d,\"result\":\"%s\"}\n",
-		    (double)w->period * w->dt_s, (unsigned long long)a->key, action_name(a->type),
+		    (double)w->period * w->dt_s, (unsigned long long)a->key, policy_action_name(a->type),
 		    a->vcpu, agent_result_name(r));
 	(void)msg;
 }

@@ -5,7 +5,7 @@ llcd_unit_test(test_annotation SOURCES unit/test_annotation.c LIBS llcpolicy_io)
 # the format/parse round trip checked whenever the parse succeeds.
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_annotation
-  SOURCES fuzz/fuzz_annotation.c ../policy/annotation_xml.c
+  SOURCES fuzz/fuzz_annotation.c ../policy/annotation_xml.c ../policy/xmlsafe.c
           ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
   INCLUDES ../policy
   PKGS libxml-2.0

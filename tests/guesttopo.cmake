@@ -15,7 +15,7 @@ set_tests_properties(guestxml_schema PROPERTIES LABELS "schema" SKIP_RETURN_CODE
 # read-back and idempotence) and guestxml_diff() on every input.
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_guestxml
-  SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/guesttopo.c
+  SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/xmlsafe.c ../policy/guesttopo.c
           ../policy/policy.c ../policy/llcrules.c ../policy/topo.c
           ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
   INCLUDES ../policy

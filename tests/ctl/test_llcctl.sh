@@ -10,17 +10,18 @@ chmod 755 "$work"
 sock=$work/llcd.sock
 export LLCD_SOCKET=$sock
 pid=
+grp=llcdt$$             # one group per run: parallel runs must not share it
 fail() { echo "FAIL: $*" >&2; [ -f "$work/llcd.log" ] && tail -20 "$work/llcd.log" >&2; exit 1; }
 ok() { echo "ok   $*"; }
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; groupdel llcdtest 2>/dev/null || true; rm -rf "$work"; }
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; groupdel "$grp" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || fail "this test needs root (it checks the root-only rule with another uid)"
-getent group llcdtest >/dev/null || groupadd llcdtest
+getent group "$grp" >/dev/null || groupadd "$grp"
 cat > "$work/llcd.conf" <<CONF
 # a test configuration
 socket $sock
-socket-group llcdtest
+socket-group $grp
 log-level debug
 CONF
 "$llcd" -n -f "$work/llcd.conf" >/dev/null || fail "llcd -n rejects the test config"
@@ -29,8 +30,8 @@ CONF
 pid=$!
 for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "llcd did not create its socket"
-[ "$(stat -c '%a %G' "$sock")" = "660 llcdtest" ] || fail "socket mode/group is $(stat -c '%a %G' "$sock"), want 660 llcdtest"
-ok "socket created 0660 root:llcdtest"
+[ "$(stat -c '%a %G' "$sock")" = "660 $grp" ] || fail "socket mode/group is $(stat -c '%a %G' "$sock"), want 660 $grp"
+ok "socket created 0660 root:$grp"
 
 out=$("$llcctl" version); grep -q "backend *llcsim" <<<"$out" || fail "version: $out"; ok "version"
 out=$("$llcctl" topology); grep -q "8 LLCs x 16 PUs" <<<"$out" || fail "topology: $out"
@@ -100,7 +101,7 @@ grep -q "llcd.conf:6: unknown directive 'bogus-directive'" "$work/err" || fail "
 ok "reload of a bad file is refused with file:line, old config kept"
 
 # access: a member of the socket's group may read, not change
-as_member() { setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcdtest | cut -d: -f3)" "$@"; }
+as_member() { setpriv --reuid=65534 --regid=65534 --groups="$(getent group "$grp" | cut -d: -f3)" "$@"; }
 out=$(as_member "$llcctl" list) || fail "group member cannot list"
 grep -q "^xs" <<<"$out" || fail "member list: $out"; ok "group member runs read-only commands"
 if as_member "$llcctl" release xs 2>"$work/err"; then fail "group member released a domain"; fi

@@ -1,0 +1,68 @@
+/* xmlsafe.c - hardened libxml2 reading (see xmlsafe.h). */
+#include "xmlsafe.h"
+
+#include <string.h>
+
+static int doctype_seen;        /* only its address is used, as a marker */
+
+static void
+refuse_doctype(void *ctx, const xmlChar *name, const xmlChar *eid, const xmlChar *sid)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+
+	(void)name;
+	(void)eid;
+	(void)sid;
+	ctxt->_private = &doctype_seen;
+	xmlStopParser(ctxt);
+}
+
+xmlDocPtr
+xmlsafe_read(const char *buf, size_t len, size_t max, const char *what, int extra_options,
+             struct llcd_err *err)
+{
+	xmlParserCtxtPtr ctxt;
+	xmlDocPtr doc = NULL;
+
+	if (len > max) {
+		llcd_err_set(err, "%s: %zu bytes, more than the %zu allowed", what, len, max);
+		return NULL;
+	}
+	if (len == 0) {
+		llcd_err_set(err, "%s: malformed XML: empty document", what);
+		return NULL;
+	}
+	if (memchr(buf, 0, len) != NULL) {
+		/* libxml2 would stop at it and ignore the rest */
+		llcd_err_set(err, "%s: contains a NUL byte", what);
+		return NULL;
+	}
+	xmlInitParser();
+	ctxt = xmlCreateMemoryParserCtxt(buf, (int)len);
+	if (ctxt == NULL) {
+		llcd_err_set(err, "%s: out of memory", what);
+		return NULL;
+	}
+	ctxt->sax->internalSubset = refuse_doctype;
+	ctxt->sax->externalSubset = NULL;
+	ctxt->sax->entityDecl = NULL;
+	xmlCtxtUseOptions(ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | extra_options);
+	xmlParseDocument(ctxt);
+	if (ctxt->_private == &doctype_seen) {
+		llcd_err_set(err, "%s: a DOCTYPE is not allowed", what);
+	} else if (!ctxt->wellFormed || !ctxt->nsWellFormed || ctxt->myDoc == NULL) {
+		const xmlError *e = xmlCtxtGetLastError(ctxt);
+		const char *m = e != NULL && e->message ? e->message : "parse error";
+		size_t n = strcspn(m, "\n");
+
+		llcd_err_set(err, "%s: malformed XML (line %d): %.*s", what, e != NULL ? e->line : 0,
+		    (int)(n > 200 ? 200 : n), m);
+	} else {
+		doc = ctxt->myDoc;
+		ctxt->myDoc = NULL;
+	}
+	if (ctxt->myDoc != NULL)
+		xmlFreeDoc(ctxt->myDoc);
+	xmlFreeParserCtxt(ctxt);
+	return doc;
+}
