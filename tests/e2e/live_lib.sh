@@ -19,7 +19,9 @@ LIVE_PID=
 LIVE_LOG=
 
 # live_setup: host topology (this machine's CPUs 0 and 1 as two LLCs of one
-# PU each), a state directory and llcd.conf for the run.
+# PU each), a state directory and llcd.conf for the run. LIVE_QMP=yes lets
+# the daemon cross-check vCPU positions with QMP through libvirt (the
+# domains are then logged as tainted: custom-monitor).
 live_setup() {
 	case $LIVE_DAEMON in
 	llcd)
@@ -45,6 +47,7 @@ state-dir $LIVE_STATE
 socket $LIVE_SOCK
 socket-group root
 log-level info
+qmp-passthrough ${LIVE_QMP:-no}
 EOF
 	# lib.sh waits for virtlogd's pid file, not its socket; a domain
 	# started in between fails ("Failed to connect socket to
@@ -62,7 +65,7 @@ live_start() {
 	llcd) e2e_bg "$name" "$LIVE_LLCD" -d -f "$E2E_RUN_DIR/llcd.conf" --topology "$LIVE_HOSTXML" ;;
 	driver) e2e_bg "$name" "$LIVE_DRIVER" --topology "$LIVE_HOSTXML" --period-ms "$LIVE_PERIOD_MS" \
 		--state-dir "$LIVE_STATE" --status "$E2E_RUN_DIR/status" \
-		--overcommit 2 --overcommit-isolated 2 ;;
+		--overcommit 2 --overcommit-isolated 2 $([ "${LIVE_QMP:-no}" = yes ] && echo --allow-qmp) ;;
 	esac
 	LIVE_PID=$E2E_BG_PID
 }

@@ -8,7 +8,9 @@
 #  1. two annotated 2-vCPU guests (aggregate with topology="match", so
 #     that its vCPUs are pinned per LLC at once, and static): every vCPU's Cpus_allowed_list and
 #     `virsh vcpupin` equal what the daemon pinned; each guest in one LLC,
-#     the two guests in different LLCs (overcommit 2); emulator threads too
+#     the two guests in different LLCs (overcommit 2); emulator threads too;
+#     llcd's vCPU thread IDs and guest positions agree with QMP
+#     query-cpus-fast (through libvirt, qmp-passthrough yes)
 #  2. `virsh metadata --remove` on A: released (all CPUs) within one
 #     period; a new annotation: pinned again within one period
 #  3. destroy B: the daemon drops it; start B: its new threads are pinned
@@ -25,6 +27,7 @@ e2e_install
 e2e_start_libvirt
 e2e_kernel
 e2e_initramfs
+LIVE_QMP=yes                            # check 1 cross-checks with QMP
 live_setup
 
 a=$(e2e_name a)
@@ -56,6 +59,10 @@ for d in "$a" "$b"; do
 		e2e_fail "$d: emulator threads on $have, daemon pinned '$want'"
 done
 e2e_ok "emulator threads where the daemon pinned them"
+st=$(live_status "$a")
+n=$(echo "$st" | grep -oE '"qmp": ?"match"' | wc -l)
+[ "$n" = 2 ] || e2e_fail "$a: QMP query-cpus-fast does not match the vCPU threads and positions llcd computed: $st"
+e2e_ok "$a: vCPU thread IDs and guest positions match QMP query-cpus-fast (qmp-passthrough yes)"
 
 e2e_step "2. annotation changes take effect within one period"
 t0=$(live_now)
