@@ -1294,6 +1294,40 @@ h_check(struct daemon *d, struct control_request *req)
 	return CTL_OK;
 }
 
+static int
+h_guest_channel(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct llcd_err err;
+	char path[512];
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (!arg_bool(req, "add", false)) {
+		snprintf(req->error, sizeof(req->error), "guest-channel needs --add");
+		return CTL_E_INVAL;
+	}
+	if (d->be.add_guest_channel == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no guest channels (its guest helper is "
+		    "simulated)", d->be.name);
+		return CTL_E_UNSUPPORTED;
+	}
+	/* the persistent definition only: hot-plugging a virtio-serial
+	 * channel needs a controller the guest may not have; the channel
+	 * comes with the next start */
+	bool running = false;
+	if (d->be.add_guest_channel(HOOK(d), in->key, running, path, sizeof(path), &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		return CTL_E_INTERNAL;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "socket", jstr(path));
+	json_object_object_add(req->reply, "live", json_object_new_boolean(running));
+	return CTL_OK;
+}
+
 int
 daemon_handle(void *ctx, struct control_request *req)
 {
@@ -1339,9 +1373,7 @@ daemon_handle(void *ctx, struct control_request *req)
 	case CTL_RELEASE: return h_release(d, req);
 	case CTL_CHECK: return h_check(d, req);
 	case CTL_TOPOLOGY_APPLY: return h_topology_apply(d, req);
-	case CTL_GUEST_CHANNEL:
-		snprintf(req->error, sizeof(req->error), "the guest channel is not available in this version of llcd");
-		return CTL_E_UNSUPPORTED;
+	case CTL_GUEST_CHANNEL: return h_guest_channel(d, req);
 	}
 	snprintf(req->error, sizeof(req->error), "unknown request");
 	return CTL_E_UNKNOWN;

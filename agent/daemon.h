@@ -36,6 +36,9 @@ struct daemon_backend {
 	int (*define_xml)(void *ctx, const char *xml, struct llcd_err *err);
 	/* whether the domain runs now */
 	bool (*is_running)(void *ctx, uint64_t key);
+	/* add the guest helper's channel to the domain (llcctl guest-channel) */
+	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
+	                         struct llcd_err *err);
 };
 
 struct daemon;

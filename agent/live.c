@@ -16,7 +16,11 @@
 #include <libvirt/libvirt.h>
 
 #include "annotation_xml.h"
+#include "guestchan.h"
+#include "guestproto.h"
+#include "xmlsafe.h"
 #include "log.h"
+#include "perfcount.h"
 #include "procstat.h"
 #include "qmp.h"
 #include "virt.h"
@@ -34,6 +38,9 @@ struct lvcpu {
 	int last_cpu;
 	struct cpuset affinity;         /* cached kernel affinity; empty unknown */
 	struct cpuset applied;          /* what llcd last pinned; empty: nothing */
+	int perf_fd;                    /* instruction counter; -1 none, -2 failed */
+	uint64_t prev_instr;
+	bool have_instr;
 };
 
 struct ldom {
@@ -68,6 +75,8 @@ struct ldom {
 	bool state_checked;
 	bool touched;                   /* llcd tried to pin it (or the state file says so) */
 	bool seen;
+	struct guestchan *gc;           /* the guest helper's channel, or NULL */
+	bool gc_looked;                 /* domain XML searched for the channel */
 };
 
 struct live {
@@ -93,6 +102,8 @@ struct live {
 	enum live_kcas kcas;
 	char kcas_detail[256];
 	struct cpuset everywhere;       /* topology CPUs this host has online */
+	bool counters;                  /* instruction counters are read */
+	char counters_reason[256];
 };
 
 /* ---- pure helpers ------------------------------------------------------- */
@@ -513,6 +524,10 @@ dom_by_uuid(const struct live *l, const char *uuid)
 static void
 vcpu_close(struct lvcpu *c)
 {
+	if (c->perf_fd >= 0)
+		close(c->perf_fd);
+	c->perf_fd = -1;
+	c->have_instr = false;
 	procstat_thread_free(c->th);
 	c->th = NULL;
 	c->tid = 0;
@@ -528,6 +543,7 @@ dom_free(struct ldom *d)
 		return;
 	for (int v = 0; v < d->maxvcpus; v++)
 		vcpu_close(&d->v[v]);
+	guestchan_free(d->gc);
 	free(d->v);
 	free(d);
 }
@@ -564,6 +580,7 @@ dom_resize(struct ldom *d, int maxvcpus)
 	for (int i = d->v ? d->maxvcpus : 0; i < maxvcpus; i++) {
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].last_cpu = -1;
+		v[i].perf_fd = -1;
 	}
 	d->v = v;
 	d->maxvcpus = maxvcpus;
@@ -1080,6 +1097,19 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 				c->prev_runtime = s.runtime_ns;
 				c->have_prev = true;
 				o->last_cpu = c->last_cpu = s.last_cpu;
+				if (l->counters && c->perf_fd == -1 && c->tid > 0) {
+					c->perf_fd = perfcount_open(c->tid, &e);
+					if (c->perf_fd < 0) {
+						c->perf_fd = -2;        /* do not retry this thread */
+						log_dom(LOG_INFO, d->name, v, c->tid, "%s", e.msg);
+					}
+				}
+				uint64_t instr;
+				if (c->perf_fd >= 0 && perfcount_read(c->perf_fd, &instr, &e) == 0) {
+					o->instructions = c->have_instr && instr >= c->prev_instr ? instr - c->prev_instr : 0;
+					c->prev_instr = instr;
+					c->have_instr = true;
+				}
 				if (s.num_threads != d->nthreads_seen &&
 				    l->period - d->discovered_period >= REDISCOVER_PERIODS)
 					rediscover = true;
@@ -1106,6 +1136,69 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 	if (rediscover)
 		d->need_discover = true;
 	(void)in;
+}
+
+/* The host end of the guest helper's channel as the running domain defines
+ * it: <channel type='unix'><source mode='bind' path='P'/><target
+ * type='virtio' name='org.llcd.guest.0'/></channel>. Returns 0 and the path,
+ * or -1 when the domain has no such channel. */
+static int
+channel_from_xml(const char *xml, char *path, size_t len)
+{
+	struct llcd_err e;
+	xmlDocPtr doc = xmlsafe_read(xml, strlen(xml), 4u << 20, "domain XML", 0, &e);
+	int rc = -1;
+
+	if (doc == NULL)
+		return -1;
+	xmlNodePtr root = xmlDocGetRootElement(doc), devs = NULL;
+	for (xmlNodePtr n = root ? root->children : NULL; n; n = n->next)
+		if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, BAD_CAST "devices"))
+			devs = n;
+	for (xmlNodePtr ch = devs ? devs->children : NULL; ch && rc < 0; ch = ch->next) {
+		if (ch->type != XML_ELEMENT_NODE || xmlStrcmp(ch->name, BAD_CAST "channel"))
+			continue;
+		xmlChar *type = xmlGetProp(ch, BAD_CAST "type"), *src = NULL, *tname = NULL;
+		for (xmlNodePtr c = ch->children; c; c = c->next) {
+			if (c->type != XML_ELEMENT_NODE)
+				continue;
+			if (!xmlStrcmp(c->name, BAD_CAST "source") && src == NULL)
+				src = xmlGetProp(c, BAD_CAST "path");
+			if (!xmlStrcmp(c->name, BAD_CAST "target") && tname == NULL)
+				tname = xmlGetProp(c, BAD_CAST "name");
+		}
+		if (type && !xmlStrcmp(type, BAD_CAST "unix") && src && tname &&
+		    !xmlStrcmp(tname, BAD_CAST GUESTPROTO_PORT) && strlen((const char *)src) < len) {
+			snprintf(path, len, "%s", (const char *)src);
+			rc = 0;
+		}
+		xmlFree(type);
+		xmlFree(src);
+		xmlFree(tname);
+	}
+	xmlFreeDoc(doc);
+	return rc;
+}
+
+/* Open the guest helper's channel of a domain, once: the socket the domain
+ * XML names, else the one `llcctl guest-channel --add` would add. */
+static void
+open_channel(struct live *l, struct ldom *d)
+{
+	char path[PATH_MAX], *xml = NULL;
+	struct llcd_err e;
+
+	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
+		return;
+	d->gc_looked = true;
+	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK && channel_from_xml(xml, path, sizeof(path)) == 0) {
+		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
+		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", path);
+	} else if (l->cfg.guest_channel_dir && l->cfg.guest_channel_dir[0] &&
+	           guestchan_sock_path(l->cfg.guest_channel_dir, d->uuid, path, sizeof(path), &e) == 0) {
+		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
+	}
+	free(xml);
 }
 
 static int
@@ -1175,9 +1268,30 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 					cpuset_zero(&d->emu_pending);
 			}
 		}
-		if ((slot = agent_obs_add(obs, d->nvcpus, 0, err)) < 0)
+		/* the guest helper's reports (read once per period; the
+		 * channel bounds what one guest can make llcd read) */
+		struct policy_hot_report reps[GUESTPROTO_MAX_PROCS];
+		int nrep = 0;
+		open_channel(l, d);
+		if (d->gc) {
+			guestchan_set_nvcpus(d->gc, d->nvcpus);
+			int ev = guestchan_handle(d->gc, now_ns);
+			if (ev & (GUESTCHAN_EV_BAD | GUESTCHAN_EV_BACKOFF)) {
+				struct guestchan_stats gs;
+				guestchan_stats(d->gc, &gs);
+				log_dom(LOG_WARNING, d->name, -1, 0, "guest channel: %s%s", gs.last_error,
+				    ev & GUESTCHAN_EV_BACKOFF ? "; closed for a back-off" : "");
+			}
+			nrep = guestchan_reports(d->gc, reps, GUESTPROTO_MAX_PROCS, now_ns);
+			if (nrep < 0)
+				nrep = 0;
+		}
+		if ((slot = agent_obs_add(obs, d->nvcpus, nrep, err)) < 0)
 			return -1;
 		struct policy_domain_in *in = &obs->domains[slot];
+		memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
+		in->reports = obs->reports[slot];
+		in->nreports = nrep;
 		if (in->key != d->key || d->obs_dirty) {
 			in->key = d->key;
 			snprintf(in->name, sizeof(in->name), "%.*s", (int)sizeof(in->name) - 1, d->name);
@@ -1483,6 +1597,16 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 	}
 	if (l->kcas != LIVE_KCAS_ABSENT)
 		log_info("%s", l->kcas_detail);
+	/* instruction counters for the benefit check */
+	if (cfg->counters < 0) {
+		snprintf(l->counters_reason, sizeof(l->counters_reason), "instruction counters off (counters off)");
+	} else {
+		l->counters = perfcount_available(l->counters_reason, sizeof(l->counters_reason));
+		if (!l->counters && cfg->counters > 0)
+			log_warnx("counters on: %s", l->counters_reason);
+		else
+			log_info("%s", l->counters_reason);
+	}
 
 	dir = cfg->state_dir ? cfg->state_dir : LIVE_DEFAULT_STATE_DIR;
 	if (dir[0] != '\0') {
@@ -1714,6 +1838,20 @@ live_describe(struct live *l, uint64_t key, struct json_object *out)
 		    d->cs_done && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs)));
 	if (!cpuset_empty(&d->emu_applied))
 		json_add_set(out, "emulator_pin", &d->emu_applied);
+	if (d->gc) {
+		struct guestchan_stats gs;
+		struct json_object *g = json_object_new_object();
+		guestchan_stats(d->gc, &gs);
+		json_object_object_add(g, "state", json_object_new_string(guestchan_state_name(gs.state)));
+		json_object_object_add(g, "reports", json_object_new_int64((int64_t)gs.reports));
+		json_object_object_add(g, "bad_lines", json_object_new_int64((int64_t)gs.bad));
+		json_object_object_add(g, "throttles", json_object_new_int64((int64_t)gs.throttles));
+		json_object_object_add(g, "backoffs", json_object_new_int64((int64_t)gs.backoffs));
+		json_object_object_add(g, "guest_dropped", json_object_new_int64((int64_t)gs.guest_dropped));
+		if (gs.last_error[0])
+			json_object_object_add(g, "last_error", json_object_new_string(gs.last_error));
+		json_object_object_add(out, "guest_channel", g);
+	}
 	qc = qmp_cpus(l, d, why, sizeof(why));
 	if (qc == NULL)
 		json_object_object_add(out, "qmp", json_object_new_string(why));
@@ -1803,6 +1941,38 @@ live_define_xml(struct live *l, const char *xml, struct llcd_err *err)
 	if (l->virt == NULL)
 		return llcd_err_set(err, "no libvirt connection in this back-end");
 	return virt_define_xml(l->virt, xml, err) == VIRT_OK ? 0 : -1;
+}
+
+bool
+live_counters(const struct live *l)
+{
+	return l->counters;
+}
+
+int
+live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+                       struct llcd_err *err)
+{
+	struct ldom *d = dom_by_key(l, key);
+	char xml[1024];
+
+	if (d == NULL || d->fake)
+		return llcd_err_set(err, "no such libvirt domain");
+	if (l->cfg.guest_channel_dir == NULL || l->cfg.guest_channel_dir[0] == '\0')
+		return llcd_err_set(err, "guest-channel-dir is not set in llcd.conf");
+	if (mkdir(l->cfg.guest_channel_dir, 0750) < 0 && errno != EEXIST)
+		return llcd_err_set(err, "cannot create %s: %s", l->cfg.guest_channel_dir, strerror(errno));
+	if (guestchan_sock_path(l->cfg.guest_channel_dir, d->uuid, path, len, err) < 0 ||
+	    guestchan_channel_xml(path, xml, sizeof(xml), err) < 0)
+		return -1;
+	if (virt_attach_device(l->virt, d->uuid, xml, live, err) != VIRT_OK)
+		return -1;
+	log_dom(LOG_INFO, d->name, -1, 0, "guest channel added (%s): %s", live ? "live and config" : "config", path);
+	/* connect at the next period (live) or after the next start */
+	guestchan_free(d->gc);
+	d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
+	d->gc_looked = true;
+	return 0;
 }
 
 bool

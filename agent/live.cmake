@@ -14,9 +14,10 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/procstat.c
   ${CMAKE_CURRENT_LIST_DIR}/coresched.c
   ${CMAKE_CURRENT_LIST_DIR}/virt.c
+  ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
   ${CMAKE_CURRENT_LIST_DIR}/live.c
   ${CMAKE_CURRENT_LIST_DIR}/live_backend.c)
 target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(llcagent_live PUBLIC llcagent_core llcpolicy_io llcqmp
+target_link_libraries(llcagent_live PUBLIC llcagent_core llcagent_guestchan llcpolicy_io llcqmp
                       PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU
                       PkgConfig::LIBXML2 PkgConfig::JSONC Threads::Threads)

@@ -71,6 +71,8 @@ struct live_config {
 	                                 * applied (what-if, benchmarks) */
 	int affinity_refresh;           /* periods between kernel affinity
 	                                 * re-reads; 0: 10 */
+	const char *guest_channel_dir;  /* guest helper sockets; NULL or "": none */
+	int counters;                   /* instruction counters: -1 off, 0 auto, 1 on */
 	/* tests */
 	const char *pid_dir;            /* NULL: libvirt's (virt.h) */
 	const char *proc_root;          /* NULL: /proc */
@@ -120,6 +122,13 @@ int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_er
 int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
 int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);
 bool live_is_running(const struct live *l, uint64_t key);
+/* Whether per-thread instruction counters are read (the benefit check). */
+bool live_counters(const struct live *l);
+/* Add the guest helper's channel (a unix socket under guest_channel_dir)
+ * to the domain's persistent definition, and to the running domain when
+ * live; *path receives the socket path. */
+int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+                           struct llcd_err *err);
 /* Host-side facts for `llcctl topology`: libvirt URI and connection,
  * core scheduling, the kernel's cache-aware scheduling, the state file. */
 int live_describe_host(struct live *l, struct json_object *out);

@@ -73,6 +73,12 @@ h_define_xml(void *ctx, const char *xml, struct llcd_err *err)
 	return live_define_xml(ctx, xml, err);
 }
 
+static int
+h_add_guest_channel(void *ctx, uint64_t key, bool live, char *path, size_t len, struct llcd_err *err)
+{
+	return live_add_guest_channel(ctx, key, live, path, len, err);
+}
+
 static bool
 h_is_running(void *ctx, uint64_t key)
 {
@@ -87,7 +93,7 @@ live_backend_fill(struct live *l, struct daemon_backend *be)
 	be->ops = &live_agent_ops;
 	be->ctx = l;
 	be->hook_ctx = l;
-	be->counters = false;
+	be->counters = live_counters(l);
 	be->event_fd = h_event_fd;
 	be->handle_events = h_handle_events;
 	be->describe = h_describe;
@@ -97,4 +103,5 @@ live_backend_fill(struct live *l, struct daemon_backend *be)
 	be->get_xml = h_get_xml;
 	be->define_xml = h_define_xml;
 	be->is_running = h_is_running;
+	be->add_guest_channel = h_add_guest_channel;
 }

@@ -1044,6 +1044,21 @@ virt_get_xml(struct virt *v, const char *uuid, bool inactive, char **xml,
 }
 
 enum virt_result
+virt_attach_device(struct virt *v, const char *uuid, const char *xml, bool live, struct llcd_err *err)
+{
+	enum virt_result r = VIRT_OK;
+	virDomainPtr dom = lookup(v, uuid, &r, err);
+	unsigned flags = VIR_DOMAIN_AFFECT_CONFIG | (live ? VIR_DOMAIN_AFFECT_LIVE : 0);
+
+	if (dom == NULL)
+		return r;
+	if (virDomainAttachDeviceFlags(dom, xml, flags) < 0)
+		r = classify_last(v, dom, err, "virDomainAttachDeviceFlags");
+	virDomainFree(dom);
+	return r;
+}
+
+enum virt_result
 virt_define_xml(struct virt *v, const char *xml, struct llcd_err *err)
 {
 	virDomainPtr dom;

@@ -170,6 +170,10 @@ enum virt_result virt_get_xml(struct virt *v, const char *uuid, bool inactive,
 /* Define (or redefine) a persistent domain from XML (virDomainDefineXML). */
 enum virt_result virt_define_xml(struct virt *v, const char *xml,
     struct llcd_err *err);
+/* Attach a device (e.g. the guest channel) to the persistent definition,
+ * and to the running domain too when live. */
+enum virt_result virt_attach_device(struct virt *v, const char *uuid, const char *xml, bool live,
+                                    struct llcd_err *err);
 
 /* Pin vCPU vcpu (thread tid, for the log) of a running domain to cpus,
  * live only (virDomainPinVcpuFlags, VIR_DOMAIN_AFFECT_LIVE): libvirt moves
