@@ -18,6 +18,7 @@
 #include "control.h"
 #include "ctl.h"
 #include "log.h"
+#include "topo_hwloc.h"
 
 #define STEP_HIST 256
 
@@ -34,6 +35,9 @@ struct daemon {
 	int nreleased;
 	char overrides[8][2][CONFIG_PATH_MAX];
 	int noverrides;
+	bool watch_cpus;
+	char online[4096];              /* /sys/devices/system/cpu/online, last read */
+	struct topo *owned_topo;        /* a topology the daemon re-read itself */
 	uint64_t start_ns, now_ns;
 	volatile sig_atomic_t stop, reload;
 	/* counters */
@@ -231,6 +235,7 @@ daemon_free(struct daemon *d)
 		return;
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
+	topo_free(d->owned_topo);
 	free(d->released);
 	free(d);
 }
@@ -373,6 +378,72 @@ daemon_release_all(struct daemon *d)
 }
 
 int
+daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err)
+{
+	struct policy_host h;
+
+	if (host_from_config(&d->cfg, t, d->be.counters, &h, err) < 0)
+		return -1;
+	d->topo = t;
+	d->host = h;
+	agent_loop_set_host(d->loop, &h, 0);    /* the engine rebinds to t */
+	if (d->be.set_topology)
+		d->be.set_topology(HOOK(d), t);
+	return 0;
+}
+
+static void read_online(char *buf, size_t len);
+
+void
+daemon_watch_cpus(struct daemon *d, bool on)
+{
+	d->watch_cpus = on;
+	if (on)
+		read_online(d->online, sizeof(d->online));
+}
+
+static void
+read_online(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* CPU hotplug: when the online CPUs change, re-read the live host through
+ * hwloc and re-place (adoption keeps what is still valid). */
+static void
+check_cpus(struct daemon *d)
+{
+	char now[sizeof(d->online)];
+	struct llcd_err err;
+
+	read_online(now, sizeof(now));
+	if (d->online[0] == '\0' || strcmp(now, d->online) == 0) {
+		snprintf(d->online, sizeof(d->online), "%s", now);
+		return;
+	}
+	log_info("online CPUs changed from %s to %s: re-reading the host topology", d->online, now);
+	snprintf(d->online, sizeof(d->online), "%s", now);
+	struct topo *t = topo_load(NULL, &err);
+	if (t == NULL || daemon_set_topology(d, t, &err) < 0) {
+		log_warnx("topology: %s; keeping the previous one", err.msg);
+		topo_free(t);
+		return;
+	}
+	/* the previous re-read topology is no longer referenced once the
+	 * engine rebinds in the next step; free it after that step */
+	topo_free(d->owned_topo);
+	d->owned_topo = t;
+}
+
+int
 daemon_run(struct daemon *d)
 {
 	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = mono_ns();
@@ -389,6 +460,8 @@ daemon_run(struct daemon *d)
 		if (now >= next) {
 			if (d->be.handle_events && d->be.handle_events(HOOK(d), now, &err) < 0)
 				log_warnx("%s: %s", d->be.name, err.msg);
+			if (d->watch_cpus)
+				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
 				log_warnx("period: %s", err.msg);
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;

@@ -1553,6 +1553,36 @@ const struct agent_ops live_agent_ops = {
 
 /* ---- life cycle ----------------------------------------------------------- */
 
+/* "allowed everywhere" = every CPU of the topology this host has online
+ * (an hwloc XML or synthetic host may name CPUs it lacks). */
+static void
+set_everywhere(struct live *l)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char buf[4096];
+	struct cpuset on;
+	struct llcd_err e;
+
+	l->everywhere = l->cfg.topo->all;
+	if (f == NULL)
+		return;
+	if (fgets(buf, sizeof(buf), f) != NULL) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (cpuset_parse(&on, buf, &e) == 0 && cpuset_intersects(&on, &l->cfg.topo->all))
+			cpuset_and(&l->everywhere, &l->everywhere, &on);
+	}
+	fclose(f);
+}
+
+void
+live_set_topology(struct live *l, const struct topo *t)
+{
+	l->cfg.topo = t;
+	set_everywhere(l);
+	for (int i = 0; i < l->ndoms; i++)
+		l->doms[i]->need_affinity = true;
+}
+
 struct live *
 live_new(const struct live_config *cfg, struct llcd_err *err)
 {
@@ -1579,22 +1609,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		log_info("core scheduling unavailable (%s): isolation=\"core\" relies on placement alone",
 		    coresched_reason(l->cs));
 	l->kcas = live_kernel_cas(NULL, l->kcas_detail, sizeof(l->kcas_detail));
-	/* "allowed everywhere" = every CPU of the topology this host has
-	 * online (an hwloc XML or synthetic host may name CPUs it lacks) */
-	l->everywhere = cfg->topo->all;
-	{
-		FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-		char buf[4096];
-		struct cpuset on;
-		if (f != NULL) {
-			if (fgets(buf, sizeof(buf), f) != NULL) {
-				buf[strcspn(buf, "\n")] = '\0';
-				if (cpuset_parse(&on, buf, &e) == 0 && cpuset_intersects(&on, &cfg->topo->all))
-					cpuset_and(&l->everywhere, &l->everywhere, &on);
-			}
-			fclose(f);
-		}
-	}
+	set_everywhere(l);
 	if (l->kcas != LIVE_KCAS_ABSENT)
 		log_info("%s", l->kcas_detail);
 	/* instruction counters for the benefit check */

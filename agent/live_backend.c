@@ -79,6 +79,12 @@ h_add_guest_channel(void *ctx, uint64_t key, bool live, char *path, size_t len, 
 	return live_add_guest_channel(ctx, key, live, path, len, err);
 }
 
+static void
+h_set_topology(void *ctx, const struct topo *t)
+{
+	live_set_topology(ctx, t);
+}
+
 static bool
 h_is_running(void *ctx, uint64_t key)
 {
@@ -103,5 +109,6 @@ live_backend_fill(struct live *l, struct daemon_backend *be)
 	be->get_xml = h_get_xml;
 	be->define_xml = h_define_xml;
 	be->is_running = h_is_running;
+	be->set_topology = h_set_topology;
 	be->add_guest_channel = h_add_guest_channel;
 }

@@ -215,6 +215,9 @@ main(int argc, char **argv)
 			n++;
 		}
 		daemon_set_overrides(the_daemon, kv, n, &err);
+		/* CPU hotplug: re-read the live host when its online CPUs change */
+		if (!simulate && cfg.topology[0] == '\0')
+			daemon_watch_cpus(the_daemon, true);
 	}
 	if (oneshot) {
 		struct timespec ts;
