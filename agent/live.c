@@ -1289,7 +1289,8 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		if ((slot = agent_obs_add(obs, d->nvcpus, nrep, err)) < 0)
 			return -1;
 		struct policy_domain_in *in = &obs->domains[slot];
-		memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
+		if (nrep > 0)
+			memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
 		in->reports = obs->reports[slot];
 		in->nreports = nrep;
 		if (in->key != d->key || d->obs_dirty) {
