@@ -18,6 +18,7 @@
 #include "control.h"
 #include "ctl.h"
 #include "log.h"
+#include "topo_hwloc.h"
 
 #define STEP_HIST 256
 
@@ -34,6 +35,9 @@ struct daemon {
 	int nreleased;
 	char overrides[8][2][CONFIG_PATH_MAX];
 	int noverrides;
+	bool watch_cpus;
+	char online[4096];              /* /sys/devices/system/cpu/online, last read */
+	struct topo *owned_topo;        /* a topology the daemon re-read itself */
 	uint64_t start_ns, now_ns;
 	volatile sig_atomic_t stop, reload;
 	/* counters */
@@ -231,6 +235,7 @@ daemon_free(struct daemon *d)
 		return;
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
+	topo_free(d->owned_topo);
 	free(d->released);
 	free(d);
 }
@@ -373,6 +378,72 @@ daemon_release_all(struct daemon *d)
 }
 
 int
+daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err)
+{
+	struct policy_host h;
+
+	if (host_from_config(&d->cfg, t, d->be.counters, &h, err) < 0)
+		return -1;
+	d->topo = t;
+	d->host = h;
+	agent_loop_set_host(d->loop, &h, 0);    /* the engine rebinds to t */
+	if (d->be.set_topology)
+		d->be.set_topology(HOOK(d), t);
+	return 0;
+}
+
+static void read_online(char *buf, size_t len);
+
+void
+daemon_watch_cpus(struct daemon *d, bool on)
+{
+	d->watch_cpus = on;
+	if (on)
+		read_online(d->online, sizeof(d->online));
+}
+
+static void
+read_online(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* CPU hotplug: when the online CPUs change, re-read the live host through
+ * hwloc and re-place (adoption keeps what is still valid). */
+static void
+check_cpus(struct daemon *d)
+{
+	char now[sizeof(d->online)];
+	struct llcd_err err;
+
+	read_online(now, sizeof(now));
+	if (d->online[0] == '\0' || strcmp(now, d->online) == 0) {
+		snprintf(d->online, sizeof(d->online), "%s", now);
+		return;
+	}
+	log_info("online CPUs changed from %s to %s: re-reading the host topology", d->online, now);
+	snprintf(d->online, sizeof(d->online), "%s", now);
+	struct topo *t = topo_load(NULL, &err);
+	if (t == NULL || daemon_set_topology(d, t, &err) < 0) {
+		log_warnx("topology: %s; keeping the previous one", err.msg);
+		topo_free(t);
+		return;
+	}
+	/* the previous re-read topology is no longer referenced once the
+	 * engine rebinds in the next step; free it after that step */
+	topo_free(d->owned_topo);
+	d->owned_topo = t;
+}
+
+int
 daemon_run(struct daemon *d)
 {
 	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = mono_ns();
@@ -389,6 +460,8 @@ daemon_run(struct daemon *d)
 		if (now >= next) {
 			if (d->be.handle_events && d->be.handle_events(HOOK(d), now, &err) < 0)
 				log_warnx("%s: %s", d->be.name, err.msg);
+			if (d->watch_cpus)
+				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
 				log_warnx("period: %s", err.msg);
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
@@ -1294,6 +1367,40 @@ h_check(struct daemon *d, struct control_request *req)
 	return CTL_OK;
 }
 
+static int
+h_guest_channel(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct llcd_err err;
+	char path[512];
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (!arg_bool(req, "add", false)) {
+		snprintf(req->error, sizeof(req->error), "guest-channel needs --add");
+		return CTL_E_INVAL;
+	}
+	if (d->be.add_guest_channel == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no guest channels (its guest helper is "
+		    "simulated)", d->be.name);
+		return CTL_E_UNSUPPORTED;
+	}
+	/* the persistent definition only: hot-plugging a virtio-serial
+	 * channel needs a controller the guest may not have; the channel
+	 * comes with the next start */
+	bool running = false;
+	if (d->be.add_guest_channel(HOOK(d), in->key, running, path, sizeof(path), &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		return CTL_E_INTERNAL;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "socket", jstr(path));
+	json_object_object_add(req->reply, "live", json_object_new_boolean(running));
+	return CTL_OK;
+}
+
 int
 daemon_handle(void *ctx, struct control_request *req)
 {
@@ -1339,9 +1446,7 @@ daemon_handle(void *ctx, struct control_request *req)
 	case CTL_RELEASE: return h_release(d, req);
 	case CTL_CHECK: return h_check(d, req);
 	case CTL_TOPOLOGY_APPLY: return h_topology_apply(d, req);
-	case CTL_GUEST_CHANNEL:
-		snprintf(req->error, sizeof(req->error), "the guest channel is not available in this version of llcd");
-		return CTL_E_UNSUPPORTED;
+	case CTL_GUEST_CHANNEL: return h_guest_channel(d, req);
 	}
 	snprintf(req->error, sizeof(req->error), "unknown request");
 	return CTL_E_UNKNOWN;

@@ -36,6 +36,11 @@ struct daemon_backend {
 	int (*define_xml)(void *ctx, const char *xml, struct llcd_err *err);
 	/* whether the domain runs now */
 	bool (*is_running)(void *ctx, uint64_t key);
+	/* the host topology was re-read (CPU hotplug) */
+	void (*set_topology)(void *ctx, const struct topo *t);
+	/* add the guest helper's channel to the domain (llcctl guest-channel) */
+	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
+	                         struct llcd_err *err);
 };
 
 struct daemon;
@@ -49,6 +54,15 @@ void daemon_free(struct daemon *d);
 /* Command-line settings that override the file, kept across reloads
  * (pairs of config keywords and values; copied). */
 int daemon_set_overrides(struct daemon *d, const char *const *kv, int npairs, struct llcd_err *err);
+
+/* Replace the host topology (CPU hotplug): the engine places every domain
+ * again, keeping the pins that are still valid. t must outlive the daemon
+ * or the next call; returns -1 (topology kept) when the configuration does
+ * not fit it (e.g. reserved CPUs that went offline). */
+int daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err);
+/* Re-read the live host's topology when the set of online CPUs changes
+ * (called by daemon_run every period when the topology is the live host's). */
+void daemon_watch_cpus(struct daemon *d, bool on);
 
 /* Create the control socket (cfg->socket, group cfg->socket_group). */
 int daemon_listen(struct daemon *d, struct llcd_err *err);

@@ -1,16 +1,23 @@
 # llcagent_live: the live I/O modules of llcd (/proc, libvirt, core
-# scheduling, logging). policy/ stays pure; everything here does I/O.
+# scheduling, logging) and the live back-end of the agent loop (live.c).
+# policy/ stays pure; everything here does I/O.
 if(NOT LIBVIRT_FOUND)
   message(FATAL_ERROR "agent/: libvirt not found (pkg-config libvirt); "
                       "install libvirt-dev (scripts/install-deps)")
 endif()
 find_package(Threads REQUIRED)
+# virDomainQemuMonitorCommand (QMP passthrough, only when the operator allows it)
+pkg_check_modules(LIBVIRT_QEMU REQUIRED IMPORTED_TARGET libvirt-qemu)
 
 add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/log.c
   ${CMAKE_CURRENT_LIST_DIR}/procstat.c
   ${CMAKE_CURRENT_LIST_DIR}/coresched.c
-  ${CMAKE_CURRENT_LIST_DIR}/virt.c)
+  ${CMAKE_CURRENT_LIST_DIR}/virt.c
+  ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
+  ${CMAKE_CURRENT_LIST_DIR}/live.c
+  ${CMAKE_CURRENT_LIST_DIR}/live_backend.c)
 target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(llcagent_live PUBLIC llcpolicy PkgConfig::LIBVIRT
-                      PkgConfig::LIBXML2 Threads::Threads)
+target_link_libraries(llcagent_live PUBLIC llcagent_core llcagent_guestchan llcpolicy_io llcqmp
+                      PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU
+                      PkgConfig::LIBXML2 PkgConfig::JSONC Threads::Threads)

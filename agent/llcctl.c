@@ -41,6 +41,7 @@ static const struct cmd cmds[] = {
 	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0 },
 	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1 },
 	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1 },
+	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the domain's definition, and to the running domain (root)", 1 },
 	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0 },
 };
 
@@ -388,6 +389,7 @@ main(int argc, char **argv)
 		{ "topology", required_argument, NULL, 't' }, { "xml", required_argument, NULL, 'x' },
 		{ "live", no_argument, NULL, 'L' }, { "config", no_argument, NULL, 'C' },
 		{ "apply", no_argument, NULL, 'A' }, { "dry-run", no_argument, NULL, 'R' },
+		{ "add", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool apply = false, dry = false;
@@ -408,6 +410,14 @@ main(int argc, char **argv)
 		case 'L': json_object_object_add(args, "live", json_object_new_boolean(true)); set = true; continue;
 		case 'C': json_object_object_add(args, "config", json_object_new_boolean(true)); set = true; continue;
 		case 'A': apply = true; continue;
+		case 'a':
+			if (strcmp(cmd->name, "guest-channel")) {
+				fprintf(stderr, "llcctl: --add goes with 'guest-channel'\n");
+				json_object_put(args);
+				return EXIT_USAGE;
+			}
+			json_object_object_add(args, "add", json_object_new_boolean(true));
+			continue;
 		case 'R': dry = true; continue;
 		default: cmd_usage(stderr, cmd); json_object_put(args); return EXIT_USAGE;
 		}
@@ -499,6 +509,11 @@ main(int argc, char **argv)
 				printf("%s%s: %s\n", js(r, "diff"), js(r, "name"), js(r, "message"));
 				break;
 			case CTL_CHECK: print_check(r); break;
+			case CTL_GUEST_CHANNEL:
+				printf("%s: guest channel added%s; socket %s\n", js(r, "name"),
+				    json_object_get_boolean(json_object_object_get(r, "live")) ? " (also to the running guest)" :
+				    " (takes effect at the next start)", js(r, "socket"));
+				break;
 			case CTL_LIST: print_list(r); break;
 			case CTL_DOMINFO: print_dominfo(r); break;
 			case CTL_VCPUINFO: print_vcpuinfo(r); break;

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "live_backend.h"
 #include "log.h"
 #include "simbackend.h"
 #include "topo_hwloc.h"
@@ -91,6 +92,7 @@ main(int argc, char **argv)
 	struct llcd_err err;
 	struct topo *topo = NULL;
 	struct simbe *sim = NULL;
+	struct live *live = NULL;
 	struct daemon_backend be;
 	struct agent_ops dry_ops;
 
@@ -171,10 +173,23 @@ main(int argc, char **argv)
 			fprintf(stderr, "llcd: %s\n", err.msg);
 			return 1;
 		}
-		fprintf(stderr, "llcd: the live libvirt back-end is not part of this build yet; "
-		    "use --simulate SCENARIO.json\n");
-		topo_free(topo);
-		return 1;
+		/* the live back-end: libvirt, /proc, core scheduling (live.h) */
+		struct live_config lc;
+		memset(&lc, 0, sizeof(lc));
+		lc.uri = cfg.uri[0] ? cfg.uri : NULL;
+		lc.topo = topo;
+		lc.allow_qmp_passthrough = cfg.qmp_passthrough;
+		lc.state_dir = cfg.state_dir;
+		lc.dry_run = dry;
+		lc.guest_channel_dir = cfg.guest_channel_dir;
+		lc.counters = !strcmp(cfg.counters, "off") ? -1 : !strcmp(cfg.counters, "on") ? 1 : 0;
+		if (cpuset_parse(&lc.reserved, cfg.reserved, &err) < 0 ||
+		    (live = live_new(&lc, &err)) == NULL) {
+			fprintf(stderr, "llcd: %s\n", err.msg);
+			topo_free(topo);
+			return 1;
+		}
+		live_backend_fill(live, &be);
 	}
 	if (dry) {
 		dry_ops = *be.ops;
@@ -200,6 +215,9 @@ main(int argc, char **argv)
 			n++;
 		}
 		daemon_set_overrides(the_daemon, kv, n, &err);
+		/* CPU hotplug: re-read the live host when its online CPUs change */
+		if (!simulate && cfg.topology[0] == '\0')
+			daemon_watch_cpus(the_daemon, true);
 	}
 	if (oneshot) {
 		struct timespec ts;
@@ -242,6 +260,8 @@ main(int argc, char **argv)
 out:
 	daemon_free(the_daemon);
 	the_daemon = NULL;
+	live_free(live);
+	topo_free(topo);
 	simbe_free(sim);
 	return rc;
 }

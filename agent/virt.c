@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <libvirt/libvirt.h>
+#include <libvirt/libvirt-qemu.h>
 #include <libvirt/virterror.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -980,4 +981,94 @@ out:
 	free(maps);
 	virDomainFree(dom);
 	return r;
+}
+
+/* ---- explicit metadata targets, QMP passthrough (live back-end) --------- */
+
+enum virt_result
+virt_set_annotation_flags(struct virt *v, const char *uuid, const char *xml,
+    bool live, bool config, struct llcd_err *err)
+{
+	enum virt_result r;
+	virDomainPtr dom;
+	unsigned flags = 0;
+
+	if (!live && !config)
+		return virt_set_annotation(v, uuid, xml, err);
+	if ((dom = lookup(v, uuid, &r, err)) == NULL)
+		return r;
+	if (live)
+		flags |= VIR_DOMAIN_AFFECT_LIVE;
+	if (config)
+		flags |= VIR_DOMAIN_AFFECT_CONFIG;
+	r = VIRT_OK;
+	if (virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
+	    xml != NULL ? VIRT_POLICY_PREFIX : NULL, VIRT_POLICY_NS, flags) < 0)
+		r = classify_last(v, dom, err, "virDomainSetMetadata");
+	virDomainFree(dom);
+	return r;
+}
+
+enum virt_result
+virt_qemu_monitor(struct virt *v, const char *uuid, const char *cmd, char **reply,
+    struct llcd_err *err)
+{
+	enum virt_result r;
+	virDomainPtr dom;
+
+	*reply = NULL;
+	if ((dom = lookup(v, uuid, &r, err)) == NULL)
+		return r;
+	r = VIRT_OK;
+	if (virDomainQemuMonitorCommand(dom, cmd, reply, 0) < 0)
+		r = classify_last(v, dom, err, "virDomainQemuMonitorCommand");
+	virDomainFree(dom);
+	return r;
+}
+
+enum virt_result
+virt_get_xml(struct virt *v, const char *uuid, bool inactive, char **xml,
+    struct llcd_err *err)
+{
+	enum virt_result r;
+	virDomainPtr dom;
+
+	*xml = NULL;
+	if ((dom = lookup(v, uuid, &r, err)) == NULL)
+		return r;
+	r = VIRT_OK;
+	if ((*xml = virDomainGetXMLDesc(dom, inactive ? VIR_DOMAIN_XML_INACTIVE : 0)) == NULL)
+		r = classify_last(v, dom, err, "virDomainGetXMLDesc");
+	virDomainFree(dom);
+	return r;
+}
+
+enum virt_result
+virt_attach_device(struct virt *v, const char *uuid, const char *xml, bool live, struct llcd_err *err)
+{
+	enum virt_result r = VIRT_OK;
+	virDomainPtr dom = lookup(v, uuid, &r, err);
+	unsigned flags = VIR_DOMAIN_AFFECT_CONFIG | (live ? VIR_DOMAIN_AFFECT_LIVE : 0);
+
+	if (dom == NULL)
+		return r;
+	if (virDomainAttachDeviceFlags(dom, xml, flags) < 0)
+		r = classify_last(v, dom, err, "virDomainAttachDeviceFlags");
+	virDomainFree(dom);
+	return r;
+}
+
+enum virt_result
+virt_define_xml(struct virt *v, const char *xml, struct llcd_err *err)
+{
+	virDomainPtr dom;
+
+	if (!virt_connected(v)) {
+		llcd_err_set(err, "libvirt %s: not connected [transient]", v->uri);
+		return VIRT_TRANSIENT;
+	}
+	if ((dom = virDomainDefineXML(v->conn, xml)) == NULL)
+		return classify_last(v, NULL, err, "virDomainDefineXML");
+	virDomainFree(dom);
+	return VIRT_OK;
 }

@@ -150,6 +150,31 @@ enum virt_result virt_get_annotation(struct virt *v, const char *uuid,
 enum virt_result virt_set_annotation(struct virt *v, const char *uuid,
     const char *xml, struct llcd_err *err);
 
+/* The same with explicit targets: live (VIR_DOMAIN_AFFECT_LIVE) and/or
+ * config (VIR_DOMAIN_AFFECT_CONFIG); both false means virt_set_annotation's
+ * choice. */
+enum virt_result virt_set_annotation_flags(struct virt *v, const char *uuid,
+    const char *xml, bool live, bool config, struct llcd_err *err);
+
+/* A QMP command through libvirt's monitor passthrough
+ * (virDomainQemuMonitorCommand): *reply is the whole JSON reply,
+ * malloc'd. libvirt marks the domain "tainted: custom-monitor", so callers
+ * use it only when the operator allows it. */
+enum virt_result virt_qemu_monitor(struct virt *v, const char *uuid,
+    const char *cmd, char **reply, struct llcd_err *err);
+
+/* The domain XML (inactive: the persistent definition,
+ * VIR_DOMAIN_XML_INACTIVE), malloc'd. */
+enum virt_result virt_get_xml(struct virt *v, const char *uuid, bool inactive,
+    char **xml, struct llcd_err *err);
+/* Define (or redefine) a persistent domain from XML (virDomainDefineXML). */
+enum virt_result virt_define_xml(struct virt *v, const char *xml,
+    struct llcd_err *err);
+/* Attach a device (e.g. the guest channel) to the persistent definition,
+ * and to the running domain too when live. */
+enum virt_result virt_attach_device(struct virt *v, const char *uuid, const char *xml, bool live,
+                                    struct llcd_err *err);
+
 /* Pin vCPU vcpu (thread tid, for the log) of a running domain to cpus,
  * live only (virDomainPinVcpuFlags, VIR_DOMAIN_AFFECT_LIVE): libvirt moves
  * the thread and its cpuset cgroup; a direct sched_setaffinity would fail

@@ -1,0 +1,208 @@
+/* live.h - llcd's live back-end of the agent ops table (ops.h): libvirt for
+ * domains, annotations and pinning, /proc for vCPU threads and CPU time,
+ * core-scheduling cookies for isolated domains, a small state file.
+ *
+ * The daemon (or a test driver) owns the agent loop; this module is its
+ * ctx for live_agent_ops. Everything runs on the caller's thread: libvirt
+ * events arrive through a pollable fd (live_event_fd), the caller drains
+ * them with live_handle_events() when the fd is readable, and observe()
+ * drains them too, so a caller that only steps the loop still sees them.
+ *
+ * Per domain (running, with a QEMU pid) the back-end caches:
+ *   key       a 64-bit key from the UUID and the QEMU pid
+ *             (live_domain_key): stable for one run of the domain, across
+ *             llcd restarts; a restarted guest is a new domain to the
+ *             engine, placed afresh
+ *   name, vCPU count, guest topology, QEMU pid
+ *   the llc-policy annotation, parsed with annot_parse_metadata(); an
+ *             invalid annotation leaves the domain unmanaged
+ *             (annotated = false) and keeps the message for llcctl
+ *   one procstat handle per vCPU thread ("CPU n/KVM", "CPU n/TCG"),
+ *             re-discovered when the vCPU threads change
+ *   each vCPU's affinity: the kernel's (sched_getaffinity) when the thread
+ *             is found, then what llcd pinned, re-read every
+ *             affinity_refresh periods and after a tunable event (someone
+ *             else pinned)
+ * and re-reads it on events: lifecycle (started, stopped, ...) refreshes
+ * that domain, metadata-change re-reads the annotation (so a change takes
+ * effect in the next period), RECONNECTED and OVERFLOW re-list everything.
+ *
+ * Applying: PIN_VCPU -> virDomainPinVcpuFlags(LIVE), PIN_EMULATOR ->
+ * virDomainPinEmulator(LIVE), RELEASE -> every vCPU and the emulator to the
+ * action's cpuset. Failures are classed transient / gone / permanent
+ * (agent_result). After 3 periods in a row with a transient failure a
+ * domain backs off: no call for 2, 4, ... up to 64 periods (the loop
+ * already retries at most once per period).
+ *
+ * State file (state_dir/live.state, written atomically: temp + fsync +
+ * rename): per domain its key, UUID, name and the pins llcd last applied.
+ * At start it is read back to log what is adopted and which vCPUs someone
+ * else moved while llcd was not running. docs/agent.md describes it.
+ */
+#ifndef LLCD_LIVE_H
+#define LLCD_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coresched.h"
+#include "cpuset.h"
+#include "err.h"
+#include "ops.h"
+#include "policy.h"
+#include "topo.h"
+
+struct json_object;
+
+#define LIVE_URI_NONE "none"            /* no libvirt: live_add_process only */
+#define LIVE_DEFAULT_STATE_DIR "/var/lib/llcd"
+#define LIVE_STATE_FILE "live.state"
+#define LIVE_DEFAULT_KCAS_ROOT "/sys/kernel/debug/sched/llc_balancing"
+
+struct live_config {
+	const char *uri;                /* NULL: qemu:///system; "none": no libvirt */
+	const struct topo *topo;        /* host topology (outlives the back-end) */
+	struct cpuset reserved;         /* never used for vCPUs (for describe) */
+	bool allow_qmp_passthrough;     /* cross-check vCPU positions with QMP
+	                                 * through libvirt (taints the domain) */
+	const char *state_dir;          /* NULL: /var/lib/llcd; "": no state file */
+	bool dry_run;                   /* apply nothing; remember the pins as if
+	                                 * applied (what-if, benchmarks) */
+	int affinity_refresh;           /* periods between kernel affinity
+	                                 * re-reads; 0: 10 */
+	const char *guest_channel_dir;  /* guest helper sockets; NULL or "": none */
+	int counters;                   /* instruction counters: -1 off, 0 auto, 1 on */
+	/* tests */
+	const char *pid_dir;            /* NULL: libvirt's (virt.h) */
+	const char *proc_root;          /* NULL: /proc */
+	unsigned backoff_min_ms, backoff_max_ms;  /* libvirt reconnect; 0: virt.h */
+	const struct coresched_ops *coresched_ops; /* NULL: the real prctl */
+};
+
+struct live;
+
+struct live *live_new(const struct live_config *cfg, struct llcd_err *err);
+/* Saves the state file if it changed. NULL is a no-op. */
+void live_free(struct live *l);
+
+/* ctx = struct live *. */
+extern const struct agent_ops live_agent_ops;
+
+/* Readable while libvirt events are queued (-1 without libvirt). */
+int live_event_fd(const struct live *l);
+/* Drain queued events and keep the connection up (reconnect with backoff,
+ * virt_maintain). now_ns: CLOCK_MONOTONIC. Returns 0, or -1 with err set
+ * when a re-list failed (it is retried on the next call). */
+int live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err);
+/* When live_handle_events() should run again at the latest (a reconnect
+ * or re-list is due), monotonic ns; 0 when nothing is pending. */
+uint64_t live_next_due_ns(const struct live *l);
+
+/* The keys of the running domains the back-end knows, up to max; returns
+ * how many there are (may exceed max). */
+int live_domains(const struct live *l, uint64_t *keys, int max);
+/* Look a running domain up by name or UUID. 0, or -1 when unknown. */
+int live_find(struct live *l, const char *name_or_uuid, uint64_t *key);
+/* Add what the back-end knows about a domain to out: uuid, name, pid,
+ * state (managed / unmanaged / error), reason, annotation (canonical XML)
+ * or annotation_error, and per vCPU its tid, affinity, last CPU and guest
+ * socket/die/cluster/core/thread (computed; checked against QMP
+ * query-cpus-fast when allow_qmp_passthrough). 0, or -1 when unknown. */
+int live_describe(struct live *l, uint64_t key, struct json_object *out);
+/* Write (xml) or remove (xml NULL) a domain's annotation: live and/or
+ * config (both false: live for a running domain, plus config when it is
+ * persistent). The metadata event that follows re-reads it. */
+int live_set_annotation(struct live *l, uint64_t key, const char *xml,
+    bool live, bool config, struct llcd_err *err);
+/* The raw annotation element of a running domain (NULL: none), malloc'd;
+ * its domain XML (inactive: the persistent definition); redefine a domain;
+ * whether a key is a running domain. For llcctl through the daemon. */
+int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *err);
+int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
+int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);
+bool live_is_running(const struct live *l, uint64_t key);
+/* The host topology changed (CPU hotplug): t replaces cfg.topo. */
+void live_set_topology(struct live *l, const struct topo *t);
+/* Whether per-thread instruction counters are read (the benefit check). */
+bool live_counters(const struct live *l);
+/* Add the guest helper's channel (a unix socket under guest_channel_dir)
+ * to the domain's persistent definition, and to the running domain when
+ * live; *path receives the socket path. */
+int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+                           struct llcd_err *err);
+/* Host-side facts for `llcctl topology`: libvirt URI and connection,
+ * core scheduling, the kernel's cache-aware scheduling, the state file. */
+int live_describe_host(struct live *l, struct json_object *out);
+
+/* Write the state file now if anything changed since the last write
+ * (observe does it once per period). */
+int live_save_state(struct live *l, struct llcd_err *err);
+
+/* Counters for tests and llcctl stats. */
+struct live_stats {
+	uint64_t relists, refreshes, discoveries, annot_reads;
+	uint64_t pins_ok, pins_transient, pins_gone, pins_permanent;
+	uint64_t backoff_skips, moved_by_others, adopted_vcpus;
+	uint64_t coresched_assigned;
+};
+void live_stats(const struct live *l, struct live_stats *st);
+
+/* Manage process pid as a domain that libvirt does not list (benchmarks,
+ * tests; with uri "none" its vCPU threads are pinned with
+ * sched_setaffinity). a NULL: unannotated. Its vCPU threads are found by
+ * name. */
+int live_add_process(struct live *l, const char *name, int pid, int nvcpus,
+    const struct policy_annotation *a, struct llcd_err *err);
+
+/* Linux 7.2+ cache-aware scheduling (CONFIG_SCHED_CACHE): whether
+ * dir/enabled exists (dir NULL: /sys/kernel/debug/sched/llc_balancing) and
+ * says 1. detail (may be NULL) gets a one-line description. */
+enum live_kcas {
+	LIVE_KCAS_ABSENT = 0,           /* no such file (older kernel, no debugfs) */
+	LIVE_KCAS_DISABLED,
+	LIVE_KCAS_ENABLED,
+};
+enum live_kcas live_kernel_cas(const char *dir, char *detail, size_t len);
+const char *live_kcas_name(enum live_kcas k);
+
+/* ---- pure helpers, exposed for the unit tests ---- */
+
+/* A stable nonzero 64-bit key from a UUID string (either form, with or
+ * without dashes); 0 for a malformed UUID. */
+uint64_t live_uuid_key(const char *uuid);
+
+/* The engine's key of one run of a domain: live_uuid_key() mixed with the
+ * QEMU pid (0 when unknown); 0 for a malformed UUID. */
+uint64_t live_domain_key(const char *uuid, int pid);
+
+/* A vCPU's position in the guest topology (libvirt's order: socket, die,
+ * cluster, core, thread; core counts within its die, as QEMU's core-id). */
+struct live_vcpu_pos {
+	int socket, die, cluster, core, thread;
+};
+void live_guest_position(const struct policy_guest_topo *g, int vcpu,
+    struct live_vcpu_pos *pos);
+
+/* The state file. */
+struct live_state_dom {
+	uint64_t key;
+	char uuid[40];
+	char name[POLICY_NAME];
+	int nvcpus;
+	struct cpuset *vcpus;           /* nvcpus; empty: never pinned */
+	struct cpuset emulator;         /* empty: never pinned */
+};
+struct live_state {
+	int n;
+	struct live_state_dom *doms;
+};
+void live_state_clear(struct live_state *s);
+/* Parse the file (a missing file is an empty state, not an error). Bad
+ * lines are errors naming file:line; the caller then starts empty. */
+int live_state_read(const char *path, struct live_state *s, struct llcd_err *err);
+/* Write atomically: path.tmp, fsync, rename, fsync of the directory. */
+int live_state_write(const char *path, const struct live_state *s,
+    struct llcd_err *err);
+
+#endif

@@ -1,0 +1,16 @@
+# The live back-end (agent/live.c): unit tests, the standalone driver the
+# e2e tests run (not installed), and the e2e tests' wiring.
+llcd_unit_test(test_live SOURCES unit/test_live.c LIBS llcagent_live)
+
+add_executable(live_driver live/live_driver.c)
+target_link_libraries(live_driver PRIVATE llcagent_live)
+
+# tests/e2e/test_live_*.sh are registered as e2e_live_* by tests/e2e.cmake
+# (every tests/e2e/test_*.sh is); they need the driver built.
+file(GLOB _live_e2e CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/e2e/test_live_*.sh)
+foreach(script ${_live_e2e})
+  get_filename_component(name ${script} NAME_WE)
+  string(REGEX REPLACE "^test_" "e2e_" name ${name})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
+               "LLCD_LIVE_DRIVER=$<TARGET_FILE:live_driver>")
+endforeach()

@@ -1,0 +1,276 @@
+/* live_driver.c - runs the agent loop with the live back-end (live.h) for N
+ * periods against a libvirt URI and an hwloc topology, and prints every
+ * action of every plan as one JSON line on stdout. A test program, not
+ * installed: the e2e tests use it until the daemon (llcd) can be run
+ * instead, and it is handy to try the live back-end by hand:
+ *
+ *   live_driver --topology host.xml --periods 10 --period-ms 1000 -v
+ *
+ * Options:
+ *   --uri URI               libvirt URI (default qemu:///system)
+ *   --topology SRC          hwloc XML file or synthetic string (default:
+ *                           this host)
+ *   --periods N             stop after N periods (default 0: until SIGTERM)
+ *   --period-ms MS          sampling period (default 1000)
+ *   --state-dir DIR         state file directory ("" for none; default
+ *                           /var/lib/llcd)
+ *   --reserved LIST         reserved CPUs
+ *   --overcommit X          vCPUs per PU in the shared pool (default 1)
+ *   --overcommit-isolated X vCPUs per PU for isolated domains (default 1)
+ *   --status FILE           after every period, write live_describe() of
+ *                           every domain to FILE (one JSON line each,
+ *                           atomically)
+ *   --dry-run               apply nothing
+ *   --allow-qmp             cross-check vCPU positions with QMP in --status
+ *   -v                      debug log on stderr
+ *
+ * Output lines:
+ *   {"period":3,"domain":"web","key":"...","action":"pin-vcpu","vcpu":1,
+ *    "cpus":"0","result":"ok","reason":"placement: LLC 0 [0] ..."}
+ *   {"period":3,"summary":true,"actions":2,"ok":2,...}   when actions > 0
+ * SIGTERM / SIGINT end the run after the current period; pins stay.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "live.h"
+#include "log.h"
+#include "loop.h"
+#include "topo_hwloc.h"
+
+static volatile sig_atomic_t quit;
+static uint64_t cur_period;
+static struct live *g_live;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *
+domain_name(uint64_t key, char *buf, size_t len)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *n;
+
+	snprintf(buf, len, "?");
+	if (live_describe(g_live, key, o) == 0 && json_object_object_get_ex(o, "name", &n))
+		snprintf(buf, len, "%s", json_object_get_string(n));
+	json_object_put(o);
+	return buf;
+}
+
+static void
+print_action(const struct policy_action *a, enum agent_result r, const char *msg)
+{
+	struct json_object *o = json_object_new_object();
+	char buf[1024];
+
+	json_object_object_add(o, "period", json_object_new_int64((int64_t)cur_period));
+	json_object_object_add(o, "domain", json_object_new_string(domain_name(a->key, buf, sizeof(buf))));
+	snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)a->key);
+	json_object_object_add(o, "key", json_object_new_string(buf));
+	json_object_object_add(o, "action", json_object_new_string(policy_action_name(a->type)));
+	json_object_object_add(o, "vcpu", json_object_new_int(a->vcpu));
+	if (cpuset_format(&a->cpus, buf, sizeof(buf)) < 0)
+		snprintf(buf, sizeof(buf), "?");
+	json_object_object_add(o, "cpus", json_object_new_string(buf));
+	json_object_object_add(o, "result", json_object_new_string(agent_result_name(r)));
+	if (msg && *msg)
+		json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "reason", json_object_new_string(a->reason));
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	fflush(stdout);
+	json_object_put(o);
+}
+
+/* The live ops, printing every action with its result. */
+static int
+drv_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	return live_agent_ops.observe(ctx, now_ns, obs, err);
+}
+
+static enum agent_result
+drv_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
+{
+	enum agent_result r = live_agent_ops.apply(ctx, a, err);
+
+	print_action(a, r, r == AGENT_OK ? NULL : err->msg);
+	return r;
+}
+
+static void
+drv_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg)
+{
+	live_agent_ops.report(ctx, a, r, msg);
+}
+
+static const struct agent_ops drv_ops = {
+	.name = "libvirt",
+	.observe = drv_observe,
+	.apply = drv_apply,
+	.report = drv_report,
+};
+
+static void
+write_status(const char *path)
+{
+	char tmp[4096];
+	uint64_t keys[1024];
+	int n = live_domains(g_live, keys, 1024);
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((f = fopen(tmp, "w")) == NULL) {
+		log_warn("%s", tmp);
+		return;
+	}
+	for (int i = 0; i < n && i < 1024; i++) {
+		struct json_object *o = json_object_new_object();
+		if (live_describe(g_live, keys[i], o) == 0)
+			fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	}
+	fclose(f);
+	if (rename(tmp, path) < 0)
+		log_warn("rename %s", tmp);
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: live_driver [--uri URI] [--topology SRC] [--periods N] [--period-ms MS]\n"
+	    "       [--state-dir DIR] [--reserved LIST] [--overcommit X] [--overcommit-isolated X]\n"
+	    "       [--status FILE] [--dry-run] [--allow-qmp] [-v]\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "uri", required_argument, NULL, 'u' },
+		{ "topology", required_argument, NULL, 't' },
+		{ "periods", required_argument, NULL, 'n' },
+		{ "period-ms", required_argument, NULL, 'p' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "reserved", required_argument, NULL, 'r' },
+		{ "overcommit", required_argument, NULL, 'o' },
+		{ "overcommit-isolated", required_argument, NULL, 'i' },
+		{ "status", required_argument, NULL, 'S' },
+		{ "dry-run", no_argument, NULL, 'D' },
+		{ "allow-qmp", no_argument, NULL, 'Q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct live_config cfg;
+	struct policy_host host;
+	struct agent_loop *loop;
+	struct llcd_err err;
+	struct topo *topo;
+	const char *topo_src = NULL, *reserved = NULL, *status = NULL;
+	double oc = 1.0, oci = 1.0;
+	long periods = 0, period_ms = 1000;
+	int verbose = 0, c;
+	uint64_t next;
+
+	memset(&cfg, 0, sizeof(cfg));
+	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u': cfg.uri = optarg; break;
+		case 't': topo_src = optarg; break;
+		case 'n': periods = strtol(optarg, NULL, 10); break;
+		case 'p': period_ms = strtol(optarg, NULL, 10); break;
+		case 's': cfg.state_dir = optarg; break;
+		case 'r': reserved = optarg; break;
+		case 'o': oc = strtod(optarg, NULL); break;
+		case 'i': oci = strtod(optarg, NULL); break;
+		case 'S': status = optarg; break;
+		case 'D': cfg.dry_run = true; break;
+		case 'Q': cfg.allow_qmp_passthrough = true; break;
+		case 'v': verbose++; break;
+		default: usage();
+		}
+	}
+	if (optind != argc || period_ms <= 0 || periods < 0 || oc <= 0 || oci <= 0)
+		usage();
+	log_init(true, verbose);
+	if ((topo = topo_load(topo_src, &err)) == NULL)
+		fatalx("topology: %s", err.msg);
+	policy_host_defaults(&host, topo);
+	host.overcommit = oc;
+	host.overcommit_isolated = oci;
+	if (reserved && cpuset_parse(&host.reserved, reserved, &err) < 0)
+		fatalx("--reserved: %s", err.msg);
+	cfg.topo = topo;
+	cfg.reserved = host.reserved;
+	if ((g_live = live_new(&cfg, &err)) == NULL)
+		fatalx("live back-end: %s", err.msg);
+	if ((loop = agent_loop_new(&drv_ops, g_live, &host, (uint64_t)period_ms * 1000000ull, &err)) == NULL)
+		fatalx("agent loop: %s", err.msg);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	log_info("live_driver: topology %s, period %ld ms, %ld periods", topo->desc, period_ms, periods);
+
+	next = mono_ns();
+	while (!quit) {
+		uint64_t now = mono_ns();
+		if (now >= next) {
+			struct agent_step_stats st;
+			cur_period++;
+			if (agent_loop_step(loop, now, &st, &err) < 0)
+				log_warnx("period %llu: %s", (unsigned long long)cur_period, err.msg);
+			else if (st.actions > 0) {
+				printf("{\"period\":%llu,\"summary\":true,\"actions\":%d,\"ok\":%d,\"transient\":%d,"
+				    "\"gone\":%d,\"permanent\":%d,\"skipped\":%d}\n", (unsigned long long)cur_period,
+				    st.actions, st.ok, st.transient, st.gone, st.permanent, st.skipped);
+				fflush(stdout);
+			}
+			if (live_save_state(g_live, &err) < 0)
+				log_warnx("state file: %s", err.msg);
+			if (status)
+				write_status(status);
+			if (periods > 0 && (long)cur_period >= periods)
+				break;
+			next += (uint64_t)period_ms * 1000000ull;
+			if (next <= now)
+				next = now + (uint64_t)period_ms * 1000000ull;
+			continue;
+		}
+		struct pollfd pfd = { .fd = live_event_fd(g_live), .events = POLLIN };
+		uint64_t due = live_next_due_ns(g_live), wake = next;
+		if (due && due < wake)
+			wake = due;
+		int ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
+		if (poll(&pfd, pfd.fd >= 0 ? 1 : 0, ms) < 0 && errno != EINTR)
+			fatal("poll");
+		if (live_handle_events(g_live, mono_ns(), &err) < 0)
+			log_warnx("%s", err.msg);
+	}
+	log_info("live_driver: stopping after %llu periods; pins stay as they are",
+	    (unsigned long long)cur_period);
+	agent_loop_free(loop);
+	live_free(g_live);
+	topo_free(topo);
+	return 0;
+}

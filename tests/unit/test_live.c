@@ -1,0 +1,597 @@
+/* test_live.c - the live back-end without libvirt: UUID keys, guest
+ * positions, the state file, kernel cache-aware scheduling detection, and
+ * the agent loop driving real threads of this process named like QEMU's
+ * vCPU threads (pinned with sched_setaffinity, since there is no libvirt),
+ * with core-scheduling cookies through a fake prctl. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "live.h"
+#include "log.h"
+#include "loop.h"
+#include "procstat.h"
+#include "topo_hwloc.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char *
+tmpdir(void)
+{
+	char *d = strdup("/tmp/test_live.XXXXXX");
+	assert_non_null(mkdtemp(d));
+	return d;
+}
+
+static void
+rmtree(const char *d)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* ---- pure helpers ------------------------------------------------------- */
+
+static void
+test_uuid_key(void **state)
+{
+	(void)state;
+	uint64_t a = live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b");
+	uint64_t b = live_uuid_key("6f1c2e3a9b7d4c1e8a2b3c4d5e6f7a8b");
+	uint64_t c = live_uuid_key("6F1C2E3A-9B7D-4C1E-8A2B-3C4D5E6F7A8B");
+	uint64_t d = live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8c");
+
+	assert_true(a != 0);
+	assert_true(a == b && b == c);
+	assert_true(a != d);
+	assert_true(live_uuid_key("00000000-0000-0000-0000-000000000000") != 0);
+	assert_int_equal(live_uuid_key("not-a-uuid"), 0);
+	assert_int_equal(live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8"), 0);
+	assert_int_equal(live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b0"), 0);
+	assert_int_equal(live_uuid_key(""), 0);
+	/* one run of a domain: UUID and QEMU pid */
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 0) == a);
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) != a);
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) ==
+	    live_domain_key("6F1C2E3A9B7D4C1E8A2B3C4D5E6F7A8B", 1234));
+	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) !=
+	    live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1235));
+	assert_int_equal(live_domain_key("x", 1), 0);
+}
+
+static void
+test_guest_position(void **state)
+{
+	(void)state;
+	/* 8 vCPUs: sockets=1 dies=2 cores=2 threads=2, as QEMU numbers them
+	 * (research/real-stack.md section 4.1: core-id counts within a die) */
+	struct policy_guest_topo g = { 1, 2, 1, 2, 2 };
+	struct live_vcpu_pos p;
+	static const int want[8][3] = {        /* die, core, thread */
+		{ 0, 0, 0 }, { 0, 0, 1 }, { 0, 1, 0 }, { 0, 1, 1 },
+		{ 1, 0, 0 }, { 1, 0, 1 }, { 1, 1, 0 }, { 1, 1, 1 },
+	};
+
+	for (int v = 0; v < 8; v++) {
+		live_guest_position(&g, v, &p);
+		assert_int_equal(p.socket, 0);
+		assert_int_equal(p.cluster, 0);
+		assert_int_equal(p.die, want[v][0]);
+		assert_int_equal(p.core, want[v][1]);
+		assert_int_equal(p.thread, want[v][2]);
+	}
+	/* 2 sockets of 2 cores */
+	struct policy_guest_topo g2 = { 2, 1, 1, 2, 1 };
+	live_guest_position(&g2, 3, &p);
+	assert_int_equal(p.socket, 1);
+	assert_int_equal(p.core, 1);
+	assert_int_equal(p.thread, 0);
+}
+
+static void
+test_kernel_cas(void **state)
+{
+	(void)state;
+	char *d = tmpdir(), path[512], detail[512];
+
+	assert_int_equal(live_kernel_cas(d, detail, sizeof(detail)), LIVE_KCAS_ABSENT);
+	assert_non_null(strstr(detail, "no kernel cache-aware scheduling"));
+	snprintf(path, sizeof(path), "%s/enabled", d);
+	write_file(path, "0\n");
+	assert_int_equal(live_kernel_cas(d, detail, sizeof(detail)), LIVE_KCAS_DISABLED);
+	write_file(path, "1\n");
+	assert_int_equal(live_kernel_cas(d, detail, sizeof(detail)), LIVE_KCAS_ENABLED);
+	assert_non_null(strstr(detail, "llcd's pins override it"));
+	assert_string_equal(live_kcas_name(LIVE_KCAS_ENABLED), "enabled");
+	/* this host: whatever it says, it must not crash */
+	(void)live_kernel_cas(NULL, NULL, 0);
+	rmtree(d);
+	free(d);
+}
+
+/* ---- state file --------------------------------------------------------- */
+
+static void
+test_state_roundtrip(void **state)
+{
+	(void)state;
+	char *d = tmpdir(), path[512], tmp[600];
+	struct live_state s = { 0 }, r = { 0 };
+	struct llcd_err err;
+	struct live_state_dom doms[2];
+	struct cpuset v0[3], v1[2];
+
+	memset(doms, 0, sizeof(doms));
+	memset(v0, 0, sizeof(v0));
+	memset(v1, 0, sizeof(v1));
+	doms[0].key = 0x1234abcdull;
+	snprintf(doms[0].uuid, sizeof(doms[0].uuid), "6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b");
+	snprintf(doms[0].name, sizeof(doms[0].name), "web 1");        /* a space in the name */
+	doms[0].nvcpus = 3;
+	doms[0].vcpus = v0;
+	cpuset_set_range(&v0[0], 0, 3);
+	cpuset_set(&v0[2], 7);                  /* vCPU 1 never pinned */
+	cpuset_set(&doms[0].emulator, 8);
+	doms[1].key = 0xffffffffffffffffull;
+	snprintf(doms[1].uuid, sizeof(doms[1].uuid), "-");
+	snprintf(doms[1].name, sizeof(doms[1].name), "db");
+	doms[1].nvcpus = 2;
+	doms[1].vcpus = v1;
+	cpuset_set(&v1[1], 1);
+	s.n = 2;
+	s.doms = doms;
+
+	snprintf(path, sizeof(path), "%s/live.state", d);
+	assert_int_equal(live_state_read(path, &r, &err), 0);   /* missing: empty */
+	assert_int_equal(r.n, 0);
+	assert_int_equal(live_state_write(path, &s, &err), 0);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	assert_int_equal(access(tmp, F_OK), -1);                /* renamed away */
+	assert_int_equal(live_state_read(path, &r, &err), 0);
+	assert_int_equal(r.n, 2);
+	assert_true(r.doms[0].key == 0x1234abcdull);
+	assert_string_equal(r.doms[0].name, "web 1");
+	assert_string_equal(r.doms[0].uuid, "6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b");
+	assert_int_equal(r.doms[0].nvcpus, 3);
+	assert_true(cpuset_equal(&r.doms[0].vcpus[0], &v0[0]));
+	assert_true(cpuset_empty(&r.doms[0].vcpus[1]));
+	assert_true(cpuset_equal(&r.doms[0].vcpus[2], &v0[2]));
+	assert_true(cpuset_equal(&r.doms[0].emulator, &doms[0].emulator));
+	assert_true(r.doms[1].key == 0xffffffffffffffffull);
+	assert_true(cpuset_isset(&r.doms[1].vcpus[1], 1));
+	assert_true(cpuset_empty(&r.doms[1].emulator));
+	live_state_clear(&r);
+
+	/* bad files: the exact message names file:line */
+	write_file(path, "something else\n");
+	assert_int_equal(live_state_read(path, &r, &err), -1);
+	assert_non_null(strstr(err.msg, ":1: not an llcd state file"));
+	write_file(path, "llcd-live-state 1\nvcpu 0 1\n");
+	assert_int_equal(live_state_read(path, &r, &err), -1);
+	assert_non_null(strstr(err.msg, ":2: vcpu line before any domain line"));
+	write_file(path, "llcd-live-state 1\ndomain 1f x 2 a\nvcpu 2 1\n");
+	assert_int_equal(live_state_read(path, &r, &err), -1);
+	assert_non_null(strstr(err.msg, ":3: vCPU 2 out of range (domain has 2)"));
+	write_file(path, "llcd-live-state 1\ndomain 1f x 2 a\nvcpu 1 1-x\n");
+	assert_int_equal(live_state_read(path, &r, &err), -1);
+	assert_non_null(strstr(err.msg, ":3: "));
+	write_file(path, "llcd-live-state 1\nfrobnicate\n");
+	assert_int_equal(live_state_read(path, &r, &err), -1);
+	assert_non_null(strstr(err.msg, ":2: unknown keyword 'frobnicate'"));
+	assert_int_equal(r.n, 0);
+	rmtree(d);
+	free(d);
+}
+
+/* ---- a fake kernel for core scheduling ----------------------------------- */
+
+static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { int tid; uint64_t cookie; } fk[64];
+static int fk_n, fk_calls[4];
+static uint64_t fk_next;
+
+static uint64_t *
+fk_cookie(int tid)
+{
+	for (int i = 0; i < fk_n; i++)
+		if (fk[i].tid == tid)
+			return &fk[i].cookie;
+	assert_true(fk_n < 64);
+	fk[fk_n].tid = tid;
+	fk[fk_n].cookie = 0;
+	return &fk[fk_n++].cookie;
+}
+
+static int
+fake_prctl(void *arg, int option, unsigned long cmd, unsigned long pid,
+    unsigned long scope, unsigned long uaddr)
+{
+	(void)arg;
+	int cur = gettid(), target = pid ? (int)pid : cur;
+
+	assert_int_equal(option, PR_SCHED_CORE);
+	pthread_mutex_lock(&fk_lock);
+	fk_calls[cmd]++;
+	switch (cmd) {
+	case 0: *(uint64_t *)(uintptr_t)uaddr = *fk_cookie(target); break;
+	case 1: *fk_cookie(target) = ++fk_next; break;
+	case 2:
+		if (scope == 0) {
+			*fk_cookie(target) = *fk_cookie(cur);
+		} else {        /* thread group: every thread of this process */
+			uint64_t c = *fk_cookie(cur);
+			for (int i = 0; i < fk_n; i++)
+				fk[i].cookie = c;
+		}
+		break;
+	case 3: *fk_cookie(cur) = *fk_cookie(target); break;
+	}
+	pthread_mutex_unlock(&fk_lock);
+	return 0;
+}
+
+/* ---- real threads named like QEMU's vCPU threads -------------------------- */
+
+static pthread_mutex_t th_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t th_cond = PTHREAD_COND_INITIALIZER;
+static int th_stop;
+
+struct vth {
+	pthread_t t;
+	int tid;
+	char name[16];
+	volatile int ready;
+};
+
+static void *
+vth_main(void *arg)
+{
+	struct vth *v = arg;
+
+	prctl(PR_SET_NAME, v->name);
+	v->tid = gettid();
+	v->ready = 1;
+	pthread_mutex_lock(&th_lock);
+	while (!th_stop)
+		pthread_cond_wait(&th_cond, &th_lock);
+	pthread_mutex_unlock(&th_lock);
+	return NULL;
+}
+
+static void
+vth_start(struct vth *v, int n)
+{
+	snprintf(v->name, sizeof(v->name), "CPU %d/TCG", n);
+	v->ready = 0;
+	assert_int_equal(pthread_create(&v->t, NULL, vth_main, v), 0);
+	while (!v->ready)
+		usleep(1000);
+}
+
+static void
+vth_stop_all(struct vth *v, int n)
+{
+	pthread_mutex_lock(&th_lock);
+	th_stop = 1;
+	pthread_cond_broadcast(&th_cond);
+	pthread_mutex_unlock(&th_lock);
+	for (int i = 0; i < n; i++)
+		pthread_join(v[i].t, NULL);
+	th_stop = 0;
+}
+
+static int
+affinity_one(int tid)
+{
+	struct cpuset s;
+	struct llcd_err err;
+
+	assert_int_equal(procstat_affinity(tid, &s, &err), PROCSTAT_OK);
+	return cpuset_count(&s) == 1 ? cpuset_first(&s) : -1;
+}
+
+static void
+set_affinity(int tid, int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	assert_int_equal(sched_setaffinity(tid, sizeof(s), &s), 0);
+}
+
+static struct live *
+mk_live(const struct topo *t, const char *dir, const struct coresched_ops *cso)
+{
+	struct live_config cfg;
+	struct llcd_err err;
+	struct live *l;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = LIVE_URI_NONE;
+	cfg.topo = t;
+	cfg.state_dir = dir;
+	cfg.coresched_ops = cso;
+	l = live_new(&cfg, &err);
+	if (l == NULL)
+		fail_msg("live_new: %s", err.msg);
+	return l;
+}
+
+static void
+test_loop_real_threads(void **state)
+{
+	(void)state;
+	struct vth v[3];
+	struct llcd_err err;
+	struct topo *t;
+	struct policy_host host;
+	struct policy_annotation a;
+	struct agent_loop *loop;
+	struct agent_step_stats st;
+	struct live_stats ls;
+	struct coresched_ops cso = { .prctl = fake_prctl };
+	char *dir = tmpdir();
+	uint64_t key, now = 1000000000ull;
+	struct live *l;
+	int c0, c1;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		rmtree(dir);
+		free(dir);
+		skip();
+	}
+	/* this host's CPUs 0 and 1 as two LLCs of one PU */
+	t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	assert_non_null(t);
+	policy_host_defaults(&host, t);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_STATIC;
+	a.isolation = POLICY_ISO_CORE;
+	host.overcommit_isolated = 2;
+
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	/* let them start anywhere */
+	set_affinity(v[0].tid, 0);
+	cpu_set_t any;
+	CPU_ZERO(&any);
+	CPU_SET(0, &any);
+	CPU_SET(1, &any);
+	sched_setaffinity(v[0].tid, sizeof(any), &any);
+	sched_setaffinity(v[1].tid, sizeof(any), &any);
+
+	l = mk_live(t, dir, &cso);
+	/* 3 vCPUs, the third not started yet (a hot-plug later) */
+	assert_int_equal(live_add_process(l, "self", getpid(), 3, &a, &err), 0);
+	assert_int_equal(live_find(l, "self", &key), 0);
+	assert_int_equal(live_find(l, "nope", &key), -1);
+	loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
+	assert_non_null(loop);
+
+	/* period 1: placed; the vCPU threads are pinned where the plan says */
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	assert_true(st.actions >= 2);
+	/* vCPU 2 has no thread yet: its pin is "gone" (no libvirt here) */
+	assert_int_equal(st.transient + st.permanent, 0);
+	assert_true(st.gone <= 1);
+	const struct policy_plan *p = agent_loop_plan(loop);
+	for (int i = 0; i < p->n; i++) {
+		const struct policy_action *act = &p->actions[i];
+		if (act->type != POLICY_ACT_PIN_VCPU || act->vcpu > 1)
+			continue;
+		assert_int_equal(cpuset_count(&act->cpus), 1);
+		assert_int_equal(affinity_one(v[act->vcpu].tid), cpuset_first(&act->cpus));
+	}
+	c0 = affinity_one(v[0].tid);
+	c1 = affinity_one(v[1].tid);
+	assert_true(c0 >= 0 && c1 >= 0);
+	/* one cookie for the process, created once */
+	assert_int_equal(fk_calls[1], 1);
+
+	/* period 2: nothing to do */
+	now += 1000000000ull;
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	for (int i = 0; i < agent_loop_plan(loop)->n; i++)
+		assert_int_not_equal(agent_loop_plan(loop)->actions[i].type, POLICY_ACT_PIN_VCPU);
+
+	/* describe */
+	struct json_object *o = json_object_new_object(), *x;
+	assert_int_equal(live_describe(l, key, o), 0);
+	assert_true(json_object_object_get_ex(o, "state", &x));
+	assert_string_equal(json_object_get_string(x), "managed");
+	assert_true(json_object_object_get_ex(o, "vcpu_threads", &x));
+	assert_int_equal(json_object_array_length(x), 3);
+	struct json_object *v0 = json_object_array_get_idx(x, 0), *tid;
+	assert_true(json_object_object_get_ex(v0, "tid", &tid));
+	assert_int_equal(json_object_get_int(tid), v[0].tid);
+	json_object_put(o);
+
+	/* hot-plug: vCPU 2 appears and gets the domain's cookie */
+	vth_start(&v[2], 2);
+	now += 1000000000ull;
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	now += 1000000000ull;
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	pthread_mutex_lock(&fk_lock);
+	uint64_t ck0 = *fk_cookie(v[0].tid), ck2 = *fk_cookie(v[2].tid);
+	pthread_mutex_unlock(&fk_lock);
+	assert_true(ck0 != 0);
+	assert_true(ck2 == ck0);
+	assert_int_equal(fk_calls[1], 1);       /* still one CREATE */
+	live_stats(l, &ls);
+	assert_int_equal(ls.coresched_assigned, 1);
+	assert_int_equal(ls.pins_transient + ls.pins_permanent, 0);
+
+	/* "restart": a new back-end reads the state file and sees the pins
+	 * where it left them; the engine adopts them and pins nothing */
+	agent_loop_free(loop);
+	live_free(l);
+	c0 = affinity_one(v[0].tid);
+	l = mk_live(t, dir, &cso);
+	assert_int_equal(live_add_process(l, "self", getpid(), 3, &a, &err), 0);
+	loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	for (int i = 0; i < agent_loop_plan(loop)->n; i++)
+		assert_int_not_equal(agent_loop_plan(loop)->actions[i].type, POLICY_ACT_PIN_VCPU);
+	live_stats(l, &ls);
+	assert_int_equal(ls.adopted_vcpus, 3);
+	assert_int_equal(fk_calls[1], 1);       /* the cookie is kept, not re-made */
+	assert_int_equal(ls.coresched_assigned, 0);
+	assert_int_equal(ls.moved_by_others, 0);
+
+	/* someone else moves vCPU 0; the periodic affinity check notices,
+	 * and the engine puts it back */
+	set_affinity(v[0].tid, c0 == 0 ? 1 : 0);
+	for (int k = 0; k < 10; k++) {
+		now += 1000000000ull;
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	}
+	live_stats(l, &ls);
+	assert_int_equal(ls.moved_by_others, 1);
+	assert_int_equal(affinity_one(v[0].tid), c0);
+
+	agent_loop_free(loop);
+	live_free(l);
+	vth_stop_all(v, 3);
+	topo_free(t);
+	rmtree(dir);
+	free(dir);
+}
+
+
+/* libvirt unreachable: every pin fails as transient; after 3 periods in a
+ * row the domain backs off for 2, then 4 periods (no call at all), and the
+ * emulator pin the engine sends once is retried by the back-end */
+static void
+test_transient_backoff(void **state)
+{
+	(void)state;
+	struct vth v[2];
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	struct policy_host host;
+	struct policy_annotation a;
+	struct agent_step_stats st;
+	struct live_config cfg;
+	struct live_stats ls;
+	struct agent_loop *loop;
+	struct live *l;
+	uint64_t now = 1000000000ull, before = 0;
+	char attempts[32] = "";
+
+	assert_non_null(t);
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = "qemu+unix:///system?socket=/nonexistent/llcd-test.sock";
+	cfg.topo = t;
+	cfg.state_dir = "";
+	l = live_new(&cfg, &err);
+	assert_non_null(l);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_STATIC;
+	assert_int_equal(live_add_process(l, "offline", getpid(), 2, &a, &err), 0);
+	policy_host_defaults(&host, t);
+	loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
+	assert_non_null(loop);
+	for (int p = 1; p <= 12; p++) {
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+		now += 1000000000ull;
+		assert_int_equal(st.ok + st.gone + st.permanent, 0);
+		live_stats(l, &ls);
+		if (ls.pins_transient > before)
+			snprintf(attempts + strlen(attempts), sizeof(attempts) - strlen(attempts), "%d,", p);
+		before = ls.pins_transient;
+	}
+	/* libvirt was called in periods 1, 2, 3, then 6 (after 2 periods
+	 * off), then 11 (after 4) */
+	assert_string_equal(attempts, "1,2,3,6,11,");
+	live_stats(l, &ls);
+	assert_true(ls.backoff_skips > 0);
+	agent_loop_free(loop);
+	live_free(l);
+	vth_stop_all(v, 2);
+	topo_free(t);
+}
+
+static void
+test_invalid_without_libvirt(void **state)
+{
+	(void)state;
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	struct live *l;
+	struct json_object *o;
+
+	assert_non_null(t);
+	l = mk_live(t, "", NULL);
+	assert_int_equal(live_add_process(l, "x", getpid(), 0, NULL, &err), -1);
+	assert_string_equal(err.msg, "live_add_process: bad vCPU count 0");
+	assert_int_equal(live_add_process(l, "x", getpid(), 1, NULL, &err), 0);
+	assert_int_equal(live_add_process(l, "x", getpid(), 1, NULL, &err), -1);
+	uint64_t key;
+	assert_int_equal(live_find(l, "x", &key), 0);
+	assert_int_equal(live_set_annotation(l, key, "<llc-policy/>", true, false, &err), -1);
+	assert_string_equal(err.msg, "domain x: no libvirt connection in this back-end");
+	o = json_object_new_object();
+	assert_int_equal(live_describe(l, key, o), 0);
+	struct json_object *s;
+	assert_true(json_object_object_get_ex(o, "state", &s));
+	assert_string_equal(json_object_get_string(s), "unmanaged");
+	assert_int_equal(live_describe(l, key + 1, o), -1);
+	json_object_put(o);
+	assert_int_equal(live_event_fd(l), -1);
+	live_free(l);
+	topo_free(t);
+}
+
+static void
+quiet(int pri, const char *msg, void *arg)
+{
+	(void)pri;
+	(void)msg;
+	(void)arg;
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_uuid_key),
+		cmocka_unit_test(test_guest_position),
+		cmocka_unit_test(test_kernel_cas),
+		cmocka_unit_test(test_state_roundtrip),
+		cmocka_unit_test(test_loop_real_threads),
+		cmocka_unit_test(test_transient_backoff),
+		cmocka_unit_test(test_invalid_without_libvirt),
+	};
+	log_init(true, 0);
+	if (getenv("TEST_LIVE_VERBOSE") == NULL)
+		log_set_sink(quiet, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
