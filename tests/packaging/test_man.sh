@@ -38,8 +38,9 @@ has() { grep -qE -- "(^|[^a-z-])$2([^a-z-]|$)" <<<"$(text "$1")"; }
 # tagged() PAGE SECTION WORD: WORD starts a tagged paragraph (.TP) of the
 # section SECTION, i.e. it has its own entry there, not just a mention
 tagged() {
-	text "$1" | awk -v s="$2" '/^[A-Z]/ { on = ($0 == s) } on' |
-		grep -qE -- "^ {5,}$3( |,|\$)"
+	local sec
+	sec=$(text "$1" | awk -v s="$2" '/^[A-Z]/ { on = ($0 == s) } on')
+	grep -qE -- "^ {5,}$3( |,|\$)" <<<"$sec"
 }
 
 cmds=$(sed -n '/^static const struct cmd cmds\[\] = {/,/^};/p' "$src/agent/llcctl.c" |

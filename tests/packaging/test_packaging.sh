@@ -127,7 +127,7 @@ for d in "$out"/*.deb; do
 	units=$(dpkg-deb -c "$d" | awk '{ print $6 }' | grep '\.service$' || true)
 	[ -z "$units" ] && continue
 	grep -vq '^\./lib/systemd/system/' <<<"$units" && fail "$(basename "$d"): a unit outside /lib/systemd/system: $units"
-	dpkg-deb -I "$d" postinst 2>/dev/null | grep -q deb-systemd-helper ||
+	grep -q deb-systemd-helper <<<"$(dpkg-deb -I "$d" postinst 2>/dev/null)" ||
 		fail "$(basename "$d"): postinst does not enable its unit"
 done
 ok "units in /lib/systemd/system, enabled by the postinst"
@@ -138,7 +138,7 @@ for f in /usr/sbin/llcd /usr/bin/llcctl /usr/bin/llcsim /usr/bin/llc-qmp /usr/bi
 	/usr/share/man/man5/llc-policy.5.gz /usr/share/llcd/scenarios/xiangshan-8ccx.json /usr/share/doc/llcd/docs/install.md; do
 	dpkg -S "$f" >/dev/null 2>&1 || fail "$f is not from the installed package"
 done
-dpkg-query -W -f='${Conffiles}\n' llcd | grep -q '^ /etc/llcd/llcd.conf ' || fail "/etc/llcd/llcd.conf is not a conffile"
+grep -q '^ /etc/llcd/llcd.conf ' <<<"$(dpkg-query -W -f='${Conffiles}\n' llcd)" || fail "/etc/llcd/llcd.conf is not a conffile"
 cmp -s /etc/llcd/llcd.conf "$src/packaging/llcd.conf" || fail "/etc/llcd/llcd.conf is not packaging/llcd.conf"
 getent group llcd >/dev/null || fail "postinst did not create the group llcd"
 [ "$(stat -c '%a %U %G' /run/llcd/llcd.sock)" = "660 root llcd" ] || fail "socket is $(stat -c '%a %U %G' /run/llcd/llcd.sock)"
