@@ -11,7 +11,9 @@
 #   systemctl  "enable --now llcd" runs the ExecStart= line of the installed
 #              llcd.service under this script (a background process it
 #              tracks) with -d (log to stderr) and --simulate
-#              /usr/share/llcd/scenarios/xiangshan-8ccx.json
+#              /usr/share/llcd/scenarios/xiangshan-8ccx.json, confined as
+#              the unit confines it where setpriv can: the unit's
+#              CapabilityBoundingSet= and NoNewPrivileges=
 #   virsh      "metadata D --uri urn:llcd:llc-policy:1 ... --set XML" hands
 #              XML to that llcd with `llcctl policy D --xml XML`
 #   DOMAIN=... is set to the simulated host's domain, xs
@@ -78,7 +80,13 @@ systemctl() {
 	local exec
 	exec=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/llcd.service)
 	[ -n "$exec" ] || fail "no ExecStart= in the installed llcd.service"
-	$exec -d --simulate /usr/share/llcd/scenarios/xiangshan-8ccx.json >"$work/llcd.log" 2>&1 &
+	# CapabilityBoundingSet=CAP_A CAP_B -> setpriv --bounding-set -all,+a,+b
+	local caps
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' /lib/systemd/system/llcd.service | tr 'A-Z' 'a-z' |
+		sed 's/cap_/+/g; s/ /,/g')
+	[ -n "$caps" ] || fail "no CapabilityBoundingSet= in the installed llcd.service"
+	setpriv --bounding-set "-all,$caps" --inh-caps=-all --no-new-privs \
+		$exec -d --simulate /usr/share/llcd/scenarios/xiangshan-8ccx.json >"$work/llcd.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 50); do [ -S /run/llcd/llcd.sock ] && return 0; sleep 0.1; done
 	fail "the installed llcd did not create /run/llcd/llcd.sock"
@@ -142,6 +150,8 @@ grep -q '^ /etc/llcd/llcd.conf ' <<<"$(dpkg-query -W -f='${Conffiles}\n' llcd)" 
 cmp -s /etc/llcd/llcd.conf "$src/packaging/llcd.conf" || fail "/etc/llcd/llcd.conf is not packaging/llcd.conf"
 getent group llcd >/dev/null || fail "postinst did not create the group llcd"
 [ "$(stat -c '%a %U %G' /run/llcd/llcd.sock)" = "660 root llcd" ] || fail "socket is $(stat -c '%a %U %G' /run/llcd/llcd.sock)"
+[ "$(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status)" = 0000004000080001 ] ||
+	fail "llcd runs with capabilities $(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status), want CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON only"
 out2=$(setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcd | cut -d: -f3)" llcctl list) ||
 	fail "a member of llcd cannot run llcctl list"
 grep -q '^xs' <<<"$out2" || fail "member list: $out2"
@@ -149,7 +159,7 @@ if setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcd | cut -d: -
 	fail "a member of llcd released a domain"
 fi
 v=$(llcctl version); grep -q "backend *llcsim" <<<"$v" && grep -q "0.1.0" <<<"$v" || fail "llcctl version: $v"
-ok "installed: files, conffile, group llcd, socket 0660 root:llcd, read-only for members"
+ok "installed: files, conffile, group llcd, socket 0660 root:llcd, read-only for members; llcd runs with the unit's 3 capabilities"
 
 # bash completion, as bash loads it
 comp=$(bash -c '. /usr/share/bash-completion/bash_completion; . /usr/share/bash-completion/completions/llcctl
