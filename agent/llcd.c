@@ -196,6 +196,10 @@ main(int argc, char **argv)
 		dry_ops.apply = dry_apply;
 		be.ops = &dry_ops;
 	}
+	/* reload re-reads the file llcd started with: -f, or the default
+	 * when it exists */
+	if (config_path == NULL && access(DEFAULT_CONFIG, R_OK) == 0)
+		config_path = DEFAULT_CONFIG;
 	the_daemon = daemon_new(&cfg, config_path, sim ? simbe_topo(sim) : topo, &be, &err);
 	if (the_daemon == NULL) {
 		fprintf(stderr, "llcd: %s\n", err.msg);
