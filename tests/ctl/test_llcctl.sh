@@ -28,7 +28,7 @@ CONF
 
 "$llcd" -d -f "$work/llcd.conf" --simulate "$src/sim/scenarios/xiangshan-8ccx.json" >"$work/llcd.log" 2>&1 &
 pid=$!
-for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "llcd did not create its socket"
 [ "$(stat -c '%a %G' "$sock")" = "660 $grp" ] || fail "socket mode/group is $(stat -c '%a %G' "$sock"), want 660 $grp"
 ok "socket created 0660 root:$grp"
@@ -50,10 +50,14 @@ out=$("$llcctl" list); grep -q "^xs *managed *aggregate *none *128" <<<"$out" ||
 out=$("$llcctl" vcpuinfo xs); line=$(grep "^3 " <<<"$out")
 grep -q "0/0/1/1" <<<"$line" || fail "vcpuinfo guest position: $line"
 grep -q "verilator" <<<"$line" || fail "vcpuinfo group: $line"; ok "vcpuinfo"
-out=$("$llcctl" --json vcpuinfo xs | python3 -c '
+# the pins are in place; the threads follow at the simulated host's next period
+for _ in $(seq 50); do
+  out=$("$llcctl" --json vcpuinfo xs | python3 -c '
 import json,sys; v=json.load(sys.stdin)["vcpus"]
 busy=[x for x in v if x["vcpu"] in (3,19,35,51,67,83,99,115)]
 print(len(set(x["llc"] for x in busy)), len(v))')
+  [ "$out" = "1 128" ] && break; sleep 0.2
+done
 [ "$out" = "1 128" ] || fail "vcpuinfo --json: busy vCPUs on $out LLCs"; ok "vcpuinfo --json: the 8 busy vCPUs share one LLC"
 out=$("$llcctl" hot xs); grep -q "^verilator *1000 *3,19,35,51,67,83,99,115" <<<"$out" || fail "hot: $out"; ok "hot"
 out=$("$llcctl" map | sed 's/\x1b\[[0-9;]*m//g'); [ "$(grep -c '^LLC' <<<"$out")" = 8 ] || fail "map: $out"
