@@ -68,5 +68,22 @@ if setpriv --reuid=65534 --regid=65534 --clear-groups "$LIVE_LLCCTL" -c "$LIVE_S
 	e2e_fail "a non-root caller added a channel"
 fi
 e2e_ok "channel in B's persistent definition; non-root refused ($(head -c 80 "$E2E_RUN_DIR/err"))"
+
+e2e_step "4. llcctl topology B: the recommendation, the diff (--dry-run) and --apply through libvirt"
+out=$(ctl topology "$b") || e2e_fail "topology $b: $out"
+grep -q "^recommended: sockets=" <<<"$out" || e2e_fail "no recommendation: $out"
+rec=$(sed -n 's/^recommended: \(sockets=[0-9]* dies=[0-9]* cores=[0-9]* threads=[0-9]*\).*/\1/p' <<<"$out")
+e2e_log "recommended for $b: $rec"
+diff=$(ctl topology "$b" --dry-run) || e2e_fail "--dry-run: $diff"
+grep -q "^+.*<vcpupin vcpu='0'" <<<"$diff" || e2e_fail "--dry-run shows no vcpupin: $diff"
+virsh -c qemu:///system dumpxml --inactive "$b" | grep -q "<vcpupin" && e2e_fail "--dry-run wrote the definition"
+out=$(ctl topology "$b" --apply) || e2e_fail "--apply: $out"
+grep -q "takes effect at the next boot" <<<"$out" || e2e_fail "--apply on a running domain must say when it takes effect: $out"
+xml=$(virsh -c qemu:///system dumpxml --inactive "$b")
+read -r so di co th < <(sed 's/[a-z]*=//g' <<<"$rec")
+grep -q "<topology sockets='$so' dies='$di' cores='$co' threads='$th'/>" <<<"$xml" || e2e_fail "topology not written: $(grep -m1 '<topology' <<<"$xml")"
+grep -q "<vcpupin vcpu='1'" <<<"$xml" || e2e_fail "vcpupin not written"
+grep -q "<llc:llc-policy\|llc-policy" <<<"$xml" || e2e_fail "the annotation was lost by --apply"
+e2e_ok "written: $rec, vcpupin, annotation kept; running guest untouched until its next boot"
 live_alive 2>/dev/null || true
 e2e_end
