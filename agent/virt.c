@@ -888,6 +888,19 @@ pin(struct virt *v, const char *uuid, const char *name, int vcpu, int tid,
 	else
 		rc = virDomainPinEmulator(dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE);
 	r = rc < 0 ? classify_last(v, dom, err, vcpu >= 0 ? "virDomainPinVcpuFlags" : "virDomainPinEmulator") : VIRT_OK;
+	if (vcpu < 0 && r == VIRT_OK) {
+		/* the domain's I/O threads go with its emulator threads */
+		virDomainIOThreadInfoPtr *info = NULL;
+		int nio = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE);
+		for (int i = 0; i < nio && r == VIRT_OK; i++)
+			if (virDomainPinIOThread(dom, info[i]->iothread_id, map, maplen, VIR_DOMAIN_AFFECT_LIVE) < 0)
+				r = classify_last(v, dom, err, "virDomainPinIOThread");
+		for (int i = 0; i < nio; i++)
+			virDomainIOThreadInfoFree(info[i]);
+		free(info);
+		if (nio < 0)
+			virResetLastError();    /* no I/O threads to pin (unsupported) */
+	}
 	free(map);
 	virDomainFree(dom);
 log:

@@ -43,6 +43,7 @@ static const char domxml[] =
 	"<name>" DOMNAME "</name>"
 	"<memory unit='MiB'>64</memory>"
 	"<vcpu current='2'>3</vcpu>"
+	"<iothreads>1</iothreads>"
 	"<os><type arch='x86_64' machine='pc'>hvm</type></os>"
 	"<cpu><topology sockets='1' dies='1' cores='3' threads='1'/></cpu>"
 	"<devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices>"
@@ -284,6 +285,23 @@ test_running_pin(void **state)
 	assert_int_equal(virt_pin_emulator(C.v, C.uuid, DOMNAME, &zero, &err), VIRT_OK);
 	assert_int_equal(procstat_affinity(C.pid, &got, &err), PROCSTAT_OK);
 	assert_true(cpuset_equal(&got, &zero));
+	/* the I/O thread follows the emulator pin */
+	{
+		struct procstat *ps = procstat_new(NULL, &err);
+		struct procstat_task *t;
+		int nt, io = 0;
+		assert_non_null(ps);
+		assert_int_equal(procstat_list_tasks(ps, C.pid, &t, &nt, &err), PROCSTAT_OK);
+		for (int i = 0; i < nt; i++)
+			if (t[i].kind == PROCSTAT_IOTHREAD) {
+				io++;
+				assert_int_equal(procstat_affinity(t[i].tid, &got, &err), PROCSTAT_OK);
+				assert_true(cpuset_equal(&got, &zero));
+			}
+		assert_int_equal(io, 1);
+		free(t);
+		procstat_free(ps);
+	}
 	assert_true(wait_event(VIRT_EV_TUNABLE, C.uuid, 5000, &ev));
 	assert_non_null(strstr(ev.text, "cputune.emulatorpin="));
 
