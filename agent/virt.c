@@ -809,25 +809,9 @@ enum virt_result
 virt_set_annotation(struct virt *v, const char *uuid, const char *xml,
     struct llcd_err *err)
 {
-	enum virt_result r;
-	virDomainPtr dom;
-	unsigned flags;
-	int active, persistent;
-
-	if ((dom = lookup(v, uuid, &r, err)) == NULL)
-		return r;
-	active = virDomainIsActive(dom);
-	persistent = virDomainIsPersistent(dom);
-	if (active == 1)
-		flags = VIR_DOMAIN_AFFECT_LIVE | (persistent == 1 ? VIR_DOMAIN_AFFECT_CONFIG : 0);
-	else
-		flags = VIR_DOMAIN_AFFECT_CONFIG;
-	r = VIRT_OK;
-	if (virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
-	    xml != NULL ? VIRT_POLICY_PREFIX : NULL, VIRT_POLICY_NS, flags) < 0)
-		r = classify_last(v, dom, err, "virDomainSetMetadata");
-	virDomainFree(dom);
-	return r;
+	/* no explicit target: the running domain and, if it has one, its
+	 * persistent definition; a shut-off domain's definition */
+	return virt_set_annotation_flags(v, uuid, xml, false, false, err);
 }
 
 /* ---- pinning ------------------------------------------------------------ */
@@ -1006,14 +990,20 @@ virt_set_annotation_flags(struct virt *v, const char *uuid, const char *xml,
 	virDomainPtr dom;
 	unsigned flags = 0;
 
-	if (!live && !config)
-		return virt_set_annotation(v, uuid, xml, err);
 	if ((dom = lookup(v, uuid, &r, err)) == NULL)
 		return r;
-	if (live)
-		flags |= VIR_DOMAIN_AFFECT_LIVE;
-	if (config)
-		flags |= VIR_DOMAIN_AFFECT_CONFIG;
+	if (!live && !config) {
+		int active = virDomainIsActive(dom), persistent = virDomainIsPersistent(dom);
+		if (active == 1)
+			flags = VIR_DOMAIN_AFFECT_LIVE | (persistent == 1 ? VIR_DOMAIN_AFFECT_CONFIG : 0);
+		else
+			flags = VIR_DOMAIN_AFFECT_CONFIG;
+	} else {
+		if (live)
+			flags |= VIR_DOMAIN_AFFECT_LIVE;
+		if (config)
+			flags |= VIR_DOMAIN_AFFECT_CONFIG;
+	}
 	r = VIRT_OK;
 	if (virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
 	    xml != NULL ? VIRT_POLICY_PREFIX : NULL, VIRT_POLICY_NS, flags) < 0)
