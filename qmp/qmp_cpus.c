@@ -85,6 +85,29 @@ member_str(struct json_object *o, const char *key, char **s, const char *what, s
 	return 1;
 }
 
+/* A required member: 0 found, -1 absent ("no \"key\"") or invalid. */
+static int
+need_int(struct json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *v,
+         const char *what, size_t idx, struct llcd_err *err)
+{
+	int r = member_int(o, key, lo, hi, v, what, idx, err);
+
+	if (r == 0)
+		llcd_err_set(err, "%s[%zu]: no \"%s\"", what, idx, key);
+	return r == 1 ? 0 : -1;
+}
+
+static int
+need_str(struct json_object *o, const char *key, char **s, const char *what, size_t idx,
+         struct llcd_err *err)
+{
+	int r = member_str(o, key, s, what, idx, err);
+
+	if (r == 0)
+		llcd_err_set(err, "%s[%zu]: no \"%s\"", what, idx, key);
+	return r == 1 ? 0 : -1;
+}
+
 static int
 parse_props(struct json_object *e, struct qmp_cpu_props *p, const char *what, size_t idx,
             struct llcd_err *err)
@@ -151,23 +174,16 @@ qmp_cpus_parse(struct json_object *ret, struct qmp_cpus **out, struct llcd_err *
 		struct json_object *e = json_object_array_get_idx(ret, i);
 		struct qmp_cpu *cpu = &c->cpu[i];
 		int64_t v;
-		int r;
 
 		c->n = i + 1;
 		if (!json_object_is_type(e, json_type_object)) {
 			llcd_err_set(err, "%s[%zu]: not an object", what, i);
 			goto fail;
 		}
-		r = member_int(e, "cpu-index", 0, ID_MAX, &v, what, i, err);
-		if (r == 0)
-			llcd_err_set(err, "%s[%zu]: no \"cpu-index\"", what, i);
-		if (r != 1)
+		if (need_int(e, "cpu-index", 0, ID_MAX, &v, what, i, err) == -1)
 			goto fail;
 		cpu->cpu_index = (int)v;
-		r = member_int(e, "thread-id", 1, INT32_MAX, &v, what, i, err);
-		if (r == 0)
-			llcd_err_set(err, "%s[%zu]: no \"thread-id\"", what, i);
-		if (r != 1)
+		if (need_int(e, "thread-id", 1, INT32_MAX, &v, what, i, err) == -1)
 			goto fail;
 		cpu->tid = (pid_t)v;
 		if (parse_props(e, &cpu->props, what, i, err) == -1 ||
@@ -201,22 +217,14 @@ qmp_hotcpus_parse(struct json_object *ret, struct qmp_hotcpus **out, struct llcd
 		struct json_object *e = json_object_array_get_idx(ret, i);
 		struct qmp_hotcpu *cpu = &c->cpu[i];
 		int64_t v;
-		int r;
 
 		c->n = i + 1;
 		if (!json_object_is_type(e, json_type_object)) {
 			llcd_err_set(err, "%s[%zu]: not an object", what, i);
 			goto fail;
 		}
-		r = member_str(e, "type", &cpu->type, what, i, err);
-		if (r == 0)
-			llcd_err_set(err, "%s[%zu]: no \"type\"", what, i);
-		if (r != 1)
-			goto fail;
-		r = member_int(e, "vcpus-count", 1, ID_MAX, &v, what, i, err);
-		if (r == 0)
-			llcd_err_set(err, "%s[%zu]: no \"vcpus-count\"", what, i);
-		if (r != 1)
+		if (need_str(e, "type", &cpu->type, what, i, err) == -1 ||
+		    need_int(e, "vcpus-count", 1, ID_MAX, &v, what, i, err) == -1)
 			goto fail;
 		cpu->vcpus_count = (int)v;
 		if (parse_props(e, &cpu->props, what, i, err) == -1 ||
