@@ -18,6 +18,7 @@
 #include "cpuset.h"
 #include "err.h"
 #include "topo.h"
+#include "wakeups.h"
 
 #define POLICY_REASON 256
 #define POLICY_NAME 64
@@ -45,6 +46,9 @@ struct policy_guest_topo {
 struct policy_vcpu_sample {
 	int tid;                        /* host thread id (for reasons), 0 unknown */
 	uint64_t runtime_ns;            /* CPU time used during the period */
+	uint64_t run_delay_ns;          /* runnable but waiting for a CPU during
+	                                 * the period (schedstat's 2nd field, or
+	                                 * the tracer); 0 unknown */
 	int last_cpu;                   /* PU it last ran on, -1 unknown */
 	uint64_t instructions;          /* retired during the period (counters) */
 	struct cpuset pinned;           /* current affinity; empty = unknown */
@@ -67,6 +71,9 @@ struct policy_domain_in {
 	const struct policy_vcpu_sample *vcpus;   /* nvcpus entries */
 	int nreports;
 	const struct policy_hot_report *reports;
+	/* Wakeups between this domain's vCPU threads during the period
+	 * (wakeups.h); NULL when the back-end cannot see them (no tracer). */
+	const struct policy_wakeups *wakeups;
 };
 
 struct policy_input {
