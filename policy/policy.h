@@ -93,6 +93,9 @@ enum policy_action_type {
 	POLICY_ACT_PREFER,              /* informational: a group's preferred LLC changed */
 	POLICY_ACT_BACKOFF,             /* informational: benefit check backed a group off */
 };
+/* The number of action types, for arrays indexed by them: keep it the last
+ * value + 1 (a macro, not a member, so that switches stay exhaustive). */
+#define POLICY_ACT_COUNT (POLICY_ACT_BACKOFF + 1)
 
 struct policy_action {
 	enum policy_action_type type;
