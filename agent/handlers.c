@@ -640,22 +640,19 @@ h_metrics(struct daemon *d, struct control_request *req)
 static int
 h_tune(struct daemon *d, struct control_request *req)
 {
-	static const char *const knobs[] = { "period-ms", "max-moves", "overcommit", "overcommit-isolated",
-		"log-level", "counters", "default-mode", "default-isolation", "reserved-cpus", "shared-pool" };
 	const char *k = arg_str(req, "knob"), *v = arg_str(req, "value");
+	const struct config_directive *dir;
 	struct config c = d->cfg;
 	struct llcd_err err;
-	size_t i;
 
 	if (k == NULL || v == NULL) {
 		snprintf(req->error, sizeof(req->error), "tune needs a knob and a value");
 		return CTL_E_INVAL;
 	}
-	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]) && strcmp(k, knobs[i]); i++)
-		;
-	if (i == sizeof(knobs) / sizeof(knobs[0])) {
-		snprintf(req->error, sizeof(req->error), "unknown knob '%.64s' (period-ms, max-moves, overcommit, "
-		    "overcommit-isolated, log-level, counters, default-mode, default-isolation, reserved-cpus, shared-pool)", k);
+	if ((dir = config_directive(k)) == NULL || !(dir->flags & CONFIG_TUNE)) {
+		char knobs[512];
+		config_list(CONFIG_TUNE, knobs, sizeof(knobs));
+		snprintf(req->error, sizeof(req->error), "unknown knob '%.64s' (%.400s)", k, knobs);
 		return CTL_E_INVAL;
 	}
 	if (config_set(&c, k, v, &err) < 0 || daemon_apply_config(d, &c, &err) < 0) {
