@@ -183,7 +183,7 @@ main(int argc, char **argv)
 		lc.state_dir = cfg.state_dir;
 		lc.dry_run = dry;
 		lc.guest_channel_dir = cfg.guest_channel_dir;
-		lc.counters = !strcmp(cfg.counters, "off") ? -1 : !strcmp(cfg.counters, "on") ? 1 : 0;
+		lc.counters = (int)cfg.counters;        /* the same values */
 		if (cpuset_parse(&lc.reserved, cfg.reserved, &err) < 0 ||
 		    (live = live_new(&lc, &err)) == NULL) {
 			fprintf(stderr, "llcd: %s\n", err.msg);

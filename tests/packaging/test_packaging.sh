@@ -181,8 +181,9 @@ fi
 
 # --- the rpm: same files ---------------------------------------------------------
 packaging/build-rpm.sh "$out" > "$work/rpm.out" 2>&1 || { cat "$work/rpm.out" >&2; fail "build-rpm.sh failed"; }
-# Debian-only: changelog.Debian.gz, copyright, lintian overrides
-files() { grep -v '^/usr/share/doc/[^/]*/\(changelog\.Debian\.gz\|copyright\)$' | grep -v '^/usr/share/lintian/' | sort; }
+# Debian-only: changelog.Debian.gz, copyright, lintian overrides; rpm-only:
+# the license text under /usr/share/licenses (%license COPYING)
+files() { grep -v '^/usr/share/doc/[^/]*/\(changelog\.Debian\.gz\|copyright\)$' | grep -v '^/usr/share/lintian/' | grep -v '^/usr/share/licenses/' | sort; }
 for rpmf in "$out"/*.rpm; do
 	name=$(rpm -qp --qf '%{NAME}' "$rpmf" 2>/dev/null)
 	debf=$(ls "$out/${name}_"*.deb)
