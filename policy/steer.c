@@ -38,8 +38,13 @@ grp_sample(const struct policy_state *s, const struct dom *d, const struct polic
 
 	out->nthreads = 0;
 	out->cpus_in_use = 0;
-	for (cpu = 0; cpu < s->ncpu; cpu++)
+	/* the totals it is divided by decay with the same factor (the step
+	 * that created the group copied them, this period's time included) */
+	for (cpu = 0; cpu < s->ncpu; cpu++) {
 		g->rt_ns[cpu] *= k;
+		if (g->born_step != s->step)
+			g->tot_ns[cpu] = g->tot_ns[cpu] * k + s->cpu_busy[cpu];
+	}
 	CPUSET_FOREACH(v, &g->vcpus) {
 		if (v >= d->nvcpus)
 			break;
@@ -67,7 +72,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 	*best = -1;
 	CPUSET_FOREACH(cpu, allowed)
 		if (g->rt_ns[cpu] > 0)
-			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (s->cpu_rt[cpu] + 1.0);
+			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (g->tot_ns[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
 		if (!cpuset_intersects(llc_cpus(s, l), allowed))
 			continue;

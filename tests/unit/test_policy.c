@@ -391,6 +391,47 @@ test_epoch_default_damps_transients(void **state)
 	assert_int_equal(kernel, 3);            /* first, dropped, re-acquired */
 }
 
+/* Issue 14 item 2: a group's runtime and the per-CPU totals it is divided
+ * by decay with the same factor, whatever epoch-ms is: 4 busy vCPUs that
+ * are all the load on 4 PUs occupy just under 4 PUs' worth of their LLC
+ * (before: 2.00 with a 10 ms epoch at 1 s periods, far over 4 with 20 s). */
+static double
+steady_occupancy(int epoch_ms)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.tune.epoch_ms = epoch_ms;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	int vc[4] = { 0, 2, 4, 6 };
+	for (int i = 0; i < 4; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	int d = h_add(h, "o", 32, 2, 8, 2, &a);
+	for (int i = 0; i < 4; i++)
+		h->dom[d].demand[vc[i]] = 1.0;
+	for (int step = 0; step < 30; step++)
+		assert_int_equal(h_step(h), 0);
+	struct policy_domain_info info;
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 1);
+	double occ = info.groups[0].best_occ;
+	assert_int_equal(info.groups[0].pref_llc, info.groups[0].best_llc);
+	assert_float_equal(info.groups[0].pref_occ, occ, 1e-9);
+	h_free(h);
+	return occ;
+}
+
+static void
+test_occupancy_same_decay_any_epoch(void **state)
+{
+	int epochs[] = { 0, 10, 1000, 20000 };
+	for (size_t i = 0; i < sizeof(epochs) / sizeof(epochs[0]); i++) {
+		double occ = steady_occupancy(epochs[i]);
+		if (occ < 3.9 || occ > 4.0)
+			fail_msg("epoch-ms %d: occupancy %.2f, expected 3.9-4.0", epochs[i], occ);
+	}
+}
+
 /* --- benefit check ----------------------------------------------------------- */
 
 /* A bandwidth-bound group: each busy thread sharing its LLC with another
@@ -804,6 +845,7 @@ main(void)
 		cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
 		cmocka_unit_test(test_no_ping_pong),
 		cmocka_unit_test(test_epoch_default_damps_transients),
+		cmocka_unit_test(test_occupancy_same_decay_any_epoch),
 		cmocka_unit_test(test_benefit_check_backs_off),
 		cmocka_unit_test(test_benefit_check_keeps_gain),
 		cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
