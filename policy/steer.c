@@ -103,9 +103,10 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
               int nthreads, int wbest, struct policy_plan *plan)
 {
 	const struct topo *t = s->topo;
+	int w = g->pref_llc >= 0 ? topo_llc_weight(t, g->pref_llc) : wbest;
+	bool was = g->guarded;
 
-	g->guarded = llc_invalid_nr(r, nthreads, g->busy_avg,
-	    g->pref_llc >= 0 ? topo_llc_weight(t, g->pref_llc) : wbest);
+	g->guarded = llc_size_guard(r, nthreads, g->busy_avg, w, was);
 	if (g->guarded) {
 		if (g->pref_llc >= 0) {
 			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
@@ -115,7 +116,8 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			grp_release(d, g);
 		}
 		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs "
-		    "(aggr-tolerance %d)", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance);
+		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance,
+		    was && !llc_invalid_nr(r, nthreads, g->busy_avg, w) ? "; held until it is well below the limit" : "");
 		return true;
 	}
 	if (g->idle_epochs > d->annot.tune.affinity_timeout) {
