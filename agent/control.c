@@ -1,6 +1,8 @@
 /* control.c - llcd's control socket server. */
 #include "control.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,7 +11,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 struct client {
@@ -39,15 +40,6 @@ struct control {
 	size_t queued;          /* sum of (outlen - outoff) over all clients */
 	struct control_stats stats;
 };
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static size_t
 client_queued(const struct client *cl)
@@ -482,7 +474,7 @@ handle_requests(struct control *c, uint64_t t0)
 				struct client *cl = c->clients[pass == 0 ? k : (int)((c->rr + (unsigned)k) % (unsigned)n)];
 				if ((pass == 0) != (cl->uid == 0) || client_blocked(c, cl) || cl->inoff == cl->inlen)
 					continue;
-				if (frames >= CONTROL_BUDGET_FRAMES || now_ns() - t0 >= CONTROL_BUDGET_NS) {
+				if (frames >= CONTROL_BUDGET_FRAMES || llcd_mono_ns() - t0 >= CONTROL_BUDGET_NS) {
 					c->stats.deferred++;
 					return;
 				}
@@ -500,7 +492,7 @@ handle_requests(struct control *c, uint64_t t0)
 void
 control_dispatch(struct control *c, const struct pollfd *pfd, int n)
 {
-	uint64_t now = now_ns();
+	uint64_t now = llcd_mono_ns();
 
 	c->rr++;
 	for (int k = 1; k < n; k++) {
@@ -542,7 +534,7 @@ control_broadcast(struct control *c, struct json_object *obj)
 {
 	const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
 	size_t len = strlen(s);
-	uint64_t now = now_ns();
+	uint64_t now = llcd_mono_ns();
 
 	for (int i = 0; i < c->nclients; i++) {
 		struct client *cl = c->clients[i];
