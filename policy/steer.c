@@ -97,7 +97,9 @@ grp_busy_avg(struct grp *g, double cpus_in_use, int llc_weight)
 }
 
 /* The size guard and the idle timeout: true when the group must not be
- * aggregated now (its preference dropped, `why` says why). */
+ * aggregated now (its preference dropped, `why` says why). A group held
+ * back without a preference still sends its vCPUs home: a fresh report
+ * may have taken them from a group that had one (issue 14 item 4). */
 static bool
 grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r,
               int nthreads, int wbest, struct policy_plan *plan)
@@ -114,6 +116,8 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			    "(aggr-tolerance %d)", g->name, g->pref_llc, g->busy_avg, t->smt,
 			    topo_llc_weight(t, g->pref_llc), r->aggr_tolerance);
 			grp_release(d, g);
+		} else {
+			grp_send_home(d, g);    /* vCPUs it took from another group */
 		}
 		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs "
 		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance,
@@ -126,6 +130,8 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			    "group '%s': preference for LLC %d dropped after %.0f idle epochs",
 			    g->name, g->pref_llc, g->idle_epochs);
 			grp_release(d, g);
+		} else {
+			grp_send_home(d, g);
 		}
 		snprintf(g->why, sizeof(g->why), "idle");
 		return true;
