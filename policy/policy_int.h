@@ -201,10 +201,10 @@ int vcpu_llc(const struct policy_state *s, const struct dom *d,
 
 /* benefit.c ------------------------------------------------------------------- */
 
-/* One period of the benefit check. all_in: no vCPU of the group is outside
+/* One period of the benefit check. outside: vCPUs of the group outside
  * the preferred LLC; moved: some moved this period; load: CPUs in use. */
 void benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
-                    const struct policy_domain_in *di, struct grp *g, bool all_in, bool moved,
+                    const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
                     double load, struct policy_plan *plan);
 
 #endif

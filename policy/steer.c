@@ -325,9 +325,12 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT)
 		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
 		    counters ? "" : "; no instruction counters: kernel guards only");
+	else if (!hold && g->bstate != BENEFIT_KEPT)
+		snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
+		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
 bench:
 	if (counters)
-		benefit_update(s, in, d, di, g, m.outside == 0, m.moved > 0, cpus_in_use, plan);
+		benefit_update(s, in, d, di, g, m.outside, m.moved > 0, cpus_in_use, plan);
 	free(order);
 }
 
