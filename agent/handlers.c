@@ -583,6 +583,10 @@ stats_fill(struct daemon *d, json_object *o)
 		json_object_object_add(o, "control_refused", json_object_new_int64((int64_t)cs.refused));
 		json_object_object_add(o, "control_malformed", json_object_new_int64((int64_t)cs.malformed));
 		json_object_object_add(o, "control_dropped_clients", json_object_new_int64((int64_t)cs.dropped_clients));
+		json_object_object_add(o, "control_busy_refused", json_object_new_int64((int64_t)cs.busy_refused));
+		json_object_object_add(o, "control_idle_closed", json_object_new_int64((int64_t)cs.idle_closed));
+		json_object_object_add(o, "control_deferred", json_object_new_int64((int64_t)cs.deferred));
+		json_object_object_add(o, "control_queued_bytes", json_object_new_int64((int64_t)control_queued(d->ctl)));
 	}
 }
 
