@@ -63,12 +63,32 @@ const volatile __s64 preempt_from_rq = 0;
 
 #define IRQ_BITS 0x00ff0100u    /* NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET */
 
+/* One bit per possible TID (PID_MAX_LIMIT is 2^22 on 64-bit kernels): set
+ * for the tracked ones, by tracer.c at registration, cleared at removal and
+ * exit. Untracked tasks, nearly every switch on a host, cost one load of
+ * it and no map lookup. */
+__u64 tracked_bits[TRACER_TID_LIMIT / 64];
+
+static __always_inline bool
+maybe_tracked(__u32 tid)
+{
+	__u32 w = tid >> 6;
+
+	/* the mask bounds the index for the verifier; the empty asm keeps
+	 * clang from folding it into the range check */
+	asm volatile("" : "+r"(w));
+	w &= TRACER_TID_LIMIT / 64 - 1;
+	if (tid >= TRACER_TID_LIMIT)
+		return false;
+	return (tracked_bits[w] >> (tid & 63)) & 1;
+}
+
 static __always_inline struct tracer_slot *
 slot_of(__u32 tid)
 {
 	__u32 *idx;
 
-	if (tid == 0)
+	if (tid == 0 || !maybe_tracked(tid))
 		return 0;
 	idx = bpf_map_lookup_elem(&tids, &tid);
 	if (!idx)
@@ -104,6 +124,24 @@ in_irq_context(void)
 	return (pc & IRQ_BITS) != 0;
 }
 
+/* The slot's sequence count, odd while a program updates the slot (only
+ * the CPU the thread is on, or its waker, writes it). On x86 the JIT keeps
+ * stores in program order and the CPU makes them visible in that order, so
+ * a compiler barrier is all a plain increment needs; elsewhere an atomic
+ * add (a full barrier). */
+#define compiler_barrier() asm volatile("" ::: "memory")
+static __always_inline void
+seq_bump(struct tracer_slot *s)
+{
+#if defined(__TARGET_ARCH_x86)
+	compiler_barrier();
+	*(volatile __u32 *)&s->seq = s->seq + 1;
+	compiler_barrier();
+#else
+	__sync_fetch_and_add(&s->seq, 1);
+#endif
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(llcd_switch, bool preempt, struct task_struct *prev,
              struct task_struct *next)
@@ -111,28 +149,28 @@ int BPF_PROG(llcd_switch, bool preempt, struct task_struct *prev,
 	struct tracer_slot *s;
 	__u64 now = 0;
 
-	s = slot_of(BPF_CORE_READ(prev, pid));
+	s = slot_of(prev->pid);
 	if (s) {
 		now = bpf_ktime_get_ns();
-		__sync_fetch_and_add(&s->seq, 1);
+		seq_bump(s);
 		if (s->oncpu_since && now > s->oncpu_since)
 			s->runtime_ns += now - s->oncpu_since;
 		s->oncpu_since = 0;
 		/* still runnable (preempted, or yielded): it waits from now */
-		s->queued_since = BPF_CORE_READ(prev, __state) == 0 ? now : 0;
-		__sync_fetch_and_add(&s->seq, 1);
+		s->queued_since = prev->__state == 0 ? now : 0;
+		seq_bump(s);
 	}
-	s = slot_of(BPF_CORE_READ(next, pid));
+	s = slot_of(next->pid);
 	if (s) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		__sync_fetch_and_add(&s->seq, 1);
+		seq_bump(s);
 		if (s->queued_since && now > s->queued_since)
 			s->delay_ns += now - s->queued_since;
 		s->queued_since = 0;
 		s->oncpu_since = now;
 		s->last_cpu = bpf_get_smp_processor_id();
-		__sync_fetch_and_add(&s->seq, 1);
+		seq_bump(s);
 	}
 	return 0;
 }
@@ -176,21 +214,23 @@ int BPF_PROG(llcd_waking, struct task_struct *p)
 {
 	struct tracer_slot *wakee, *waker;
 
-	wakee = slot_of(BPF_CORE_READ(p, pid));
+	wakee = slot_of(p->pid);
 	if (!wakee)
 		return 0;
-	__sync_fetch_and_add(&wakee->wakeups, 1);
+	wakee->wakeups++;       /* a statistic: a lost race costs one */
 	if (!wakee->oncpu_since && !wakee->queued_since) {
 		__u64 now = bpf_ktime_get_ns();
-		__sync_fetch_and_add(&wakee->seq, 1);
+		seq_bump(wakee);
 		wakee->queued_since = now;
-		__sync_fetch_and_add(&wakee->seq, 1);
+		seq_bump(wakee);
 	}
-	if (wakee->vcpu < 0 || in_irq_context())
+	if (wakee->vcpu < 0)
 		return 0;
 	waker = slot_of((__u32)bpf_get_current_pid_tgid());
 	if (!waker || waker == wakee || waker->vcpu < 0 ||
 	    waker->dom != wakee->dom || waker->dom_id != wakee->dom_id)
+		return 0;
+	if (in_irq_context())   /* last: the dearest test */
 		return 0;
 	count_edge(waker, wakee);
 	return 0;
@@ -206,5 +246,11 @@ int BPF_PROG(llcd_exit)
 		return 0;
 	s->exited = 1;
 	bpf_map_delete_elem(&tids, &tid);
+	if (tid < TRACER_TID_LIMIT) {
+		__u32 w = tid >> 6;
+		asm volatile("" : "+r"(w));
+		w &= TRACER_TID_LIMIT / 64 - 1;
+		__sync_fetch_and_and(&tracked_bits[w], ~(1ull << (tid & 63)));
+	}
 	return 0;
 }

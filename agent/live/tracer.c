@@ -60,7 +60,7 @@ static char bpf_msg[LLCD_ERR_MSG];
 static int
 capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[LLCD_ERR_MSG];
+	static char line[65536];        /* a verifier log arrives as one message */
 	size_t n;
 
 	if (level == LIBBPF_DEBUG)
@@ -69,7 +69,25 @@ capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	n = strlen(line);
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == ' '))
 		line[--n] = '\0';
-	/* keep the first warning of a failure: it names the cause */
+	/* a verifier log: its last line before the statistics names the
+	 * cause; else keep the first warning of a failure */
+	if (strstr(line, "-- BEGIN PROG LOAD LOG --") != NULL) {
+		const char *cause = NULL;
+		char *save = NULL;
+		for (char *l = strtok_r(line, "\n", &save); l != NULL; l = strtok_r(NULL, "\n", &save)) {
+			if (strncmp(l, "verification time", 17) == 0)
+				break;
+			/* skip instructions, register states, source lines */
+			if ((l[0] >= '0' && l[0] <= '9') || l[0] == ';' || strncmp(l, "mark_precise", 12) == 0 ||
+			    strstr(l, "PROG LOAD LOG") != NULL || strncmp(l, "func#", 5) == 0)
+				continue;
+			cause = l;
+			break;
+		}
+		if (cause != NULL && bpf_msg[0] == '\0')
+			snprintf(bpf_msg, sizeof(bpf_msg), "verifier: %s", cause);
+		return 0;
+	}
 	if (bpf_msg[0] == '\0' && n > 0)
 		snprintf(bpf_msg, sizeof(bpf_msg), "%s", line);
 	return 0;
@@ -293,7 +311,7 @@ tracer_thread_add(struct tracer *t, int dom, int tid, int vcpu, struct llcd_err 
 
 	if (dom < 0 || dom >= TRACER_MAX_DOMAINS || !t->du[dom].used)
 		return llcd_err_set(err, "tracer: no domain %d", dom);
-	if (tid <= 0)
+	if (tid <= 0 || (unsigned)tid >= TRACER_TID_LIMIT)
 		return llcd_err_set(err, "tracer: bad TID %d", tid);
 	if (vcpu > 65535)
 		return llcd_err_set(err, "tracer: vCPU %d out of range", vcpu);
@@ -326,6 +344,7 @@ tracer_thread_add(struct tracer *t, int dom, int tid, int vcpu, struct llcd_err 
 			t->st.threads_refused++;
 		return llcd_err_set(err, "tracer: registering TID %d: %s", tid, strerror(e));
 	}
+	__atomic_fetch_or(&t->skel->bss->tracked_bits[tid >> 6], 1ull << (tid & 63), __ATOMIC_RELEASE);
 	t->free_slot_hint = (s + 1) % TRACER_MAX_THREADS;
 	t->nthreads++;
 	return s;
@@ -344,8 +363,10 @@ tracer_thread_remove(struct tracer *t, int slot)
 	/* delete the TID only if it still points here (an exited thread's TID
 	 * may have been registered again, to another slot) */
 	idx = &cur;
-	if (bpf_map_lookup_elem(t->tids_fd, &key, idx) == 0 && cur == (__u32)slot)
+	if (bpf_map_lookup_elem(t->tids_fd, &key, idx) == 0 && cur == (__u32)slot) {
 		bpf_map_delete_elem(t->tids_fd, &key);
+		__atomic_fetch_and(&t->skel->bss->tracked_bits[key >> 6], ~(1ull << (key & 63)), __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&p->tid, 0, __ATOMIC_RELEASE);
 	t->nthreads--;
 }

@@ -11,6 +11,8 @@
  *             process its current id and edge/drop counters
  *   tids      hash TID -> slot index (TRACER_MAX_THREADS entries): what the
  *             programs look a task up by
+ *   .bss      tracked_bits: one bit per TID below TRACER_TID_LIMIT (512 KiB),
+ *             the programs' first test, set and cleared by llcd
  *   edges     hash (domain id, waker vCPU, wakee vCPU) -> count
  *             (TRACER_MAX_EDGES entries), drained by llcd once a period
  *             with one lookup-and-delete batch
@@ -26,6 +28,7 @@
 #define TRACER_MAX_DOMAINS 4096         /* tracked QEMU processes */
 #define TRACER_MAX_EDGES 16384          /* distinct edges per period, all domains */
 #define TRACER_EDGES_PER_DOMAIN 1024    /* distinct edges per period, one domain */
+#define TRACER_TID_LIMIT (1u << 22)     /* PID_MAX_LIMIT of 64-bit kernels */
 
 /* One tracked thread. seq is odd while the programs update the slot. */
 struct tracer_slot {

@@ -459,8 +459,8 @@ test_edge_cap(void **state)
 	tracer_domain_remove(T, d);
 }
 
-/* The thread cap: TRACER_MAX_THREADS registrations (TIDs above any
- * pid_max, which no thread has), then one more is refused and counted. */
+/* The thread cap: TRACER_MAX_THREADS registrations (the highest TIDs of
+ * PID_MAX_LIMIT, which no thread here has), then one more is refused and counted. */
 static void
 test_thread_cap(void **state)
 {
@@ -472,7 +472,7 @@ test_thread_cap(void **state)
 	assert_true(d >= 0);
 	tracer_stats(T, &st0);
 	for (int i = 0; i < TRACER_MAX_THREADS; i++)
-		assert_true(tracer_thread_add(T, d, 1 << 23 | i, i & 0xff, &err) >= 0);
+		assert_true(tracer_thread_add(T, d, (1 << 22) - 1 - i, i & 0xff, &err) >= 0);
 	assert_int_equal(tracer_thread_add(T, d, W[0].tid, 0, &err), -1);
 	assert_non_null(strstr(err.msg, "threads tracked already"));
 	tracer_stats(T, &st);
