@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
+
 struct agent_loop {
 	const struct agent_ops *ops;
 	void *ctx;
@@ -45,10 +47,13 @@ agent_obs_free(struct agent_obs *o)
 	for (int i = 0; i < o->cap; i++) {
 		free(o->vcpus[i]);
 		free(o->reports[i]);
+		free(o->edges[i]);
 	}
 	free(o->domains);
 	free(o->vcpus);
 	free(o->reports);
+	free(o->wakeups);
+	free(o->edges);
 	free(o->vcap);
 	free(o->rcap);
 	free(o->cpu_busy_ns);
@@ -89,6 +94,17 @@ grow_slots(struct agent_obs *o, struct llcd_err *err)
 	if (r == NULL)
 		return llcd_err_set(err, "observation: out of memory");
 	o->reports = r;
+	struct policy_wakeups *w = realloc(o->wakeups, sizeof(*w) * (size_t)ncap);
+	if (w == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	for (int j = 0; j < o->ndomains; j++)          /* the array moved */
+		if (o->domains[j].wakeups != NULL)
+			o->domains[j].wakeups = &w[j];
+	o->wakeups = w;
+	struct policy_wakeup_edge **e = realloc(o->edges, sizeof(*e) * (size_t)ncap);
+	if (e == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->edges = e;
 	int *vc = realloc(o->vcap, sizeof(int) * (size_t)ncap);
 	if (vc == NULL)
 		return llcd_err_set(err, "observation: out of memory");
@@ -101,6 +117,8 @@ grow_slots(struct agent_obs *o, struct llcd_err *err)
 		memset(&o->domains[i], 0, sizeof(o->domains[i]));
 		o->vcpus[i] = NULL;
 		o->reports[i] = NULL;
+		memset(&o->wakeups[i], 0, sizeof(o->wakeups[i]));
+		o->edges[i] = NULL;
 		o->vcap[i] = o->rcap[i] = 0;
 	}
 	o->cap = ncap;
@@ -136,8 +154,26 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	o->domains[i].vcpus = o->vcpus[i];
 	o->domains[i].nreports = nreports;
 	o->domains[i].reports = o->reports[i];
+	o->domains[i].wakeups = NULL;
 	o->ndomains++;
 	return i;
+}
+
+int
+agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_err *err)
+{
+	if (i < 0 || i >= o->ndomains)
+		return llcd_err_set(err, "observation: no domain slot %d", i);
+	if (period_ns == 0)
+		return llcd_err_set(err, "observation: wakeups over a period of 0 ns");
+	if (o->edges[i] == NULL) {
+		o->edges[i] = calloc(POLICY_WAKEUP_EDGES, sizeof(*o->edges[i]));
+		if (o->edges[i] == NULL)
+			return llcd_err_set(err, "observation: out of memory");
+	}
+	o->wakeups[i] = (struct policy_wakeups){ .period_ns = period_ns, .edges = o->edges[i] };
+	o->domains[i].wakeups = &o->wakeups[i];
+	return 0;
 }
 
 /* --- the loop ---------------------------------------------------------- */
@@ -225,15 +261,6 @@ abandon(struct agent_loop *l, uint64_t key)
 	l->nabandoned++;
 }
 
-static uint64_t
-wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int
 agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *st,
                 struct llcd_err *err)
@@ -260,10 +287,10 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	in.now_ns = now_ns;
 	in.period_ns = l->period_ns;
 
-	t0 = wall_ns();
+	t0 = llcd_mono_ns();
 	if (policy_step(l->state, &in, l->plan, err) < 0)
 		return llcd_err_prefix(err, "policy");
-	st->policy_wall_ns = wall_ns() - t0;
+	st->policy_wall_ns = llcd_mono_ns() - t0;
 
 	st->actions = l->plan->n;
 	for (int i = 0; i < l->plan->n; i++) {

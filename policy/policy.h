@@ -18,6 +18,7 @@
 #include "cpuset.h"
 #include "err.h"
 #include "topo.h"
+#include "wakeups.h"
 
 #define POLICY_REASON 256
 #define POLICY_NAME 64
@@ -45,6 +46,9 @@ struct policy_guest_topo {
 struct policy_vcpu_sample {
 	int tid;                        /* host thread id (for reasons), 0 unknown */
 	uint64_t runtime_ns;            /* CPU time used during the period */
+	uint64_t run_delay_ns;          /* runnable but waiting for a CPU during
+	                                 * the period (schedstat's 2nd field, or
+	                                 * the tracer); 0 unknown */
 	int last_cpu;                   /* PU it last ran on, -1 unknown */
 	uint64_t instructions;          /* retired during the period (counters) */
 	struct cpuset pinned;           /* current affinity; empty = unknown */
@@ -67,6 +71,9 @@ struct policy_domain_in {
 	const struct policy_vcpu_sample *vcpus;   /* nvcpus entries */
 	int nreports;
 	const struct policy_hot_report *reports;
+	/* Wakeups between this domain's vCPU threads during the period
+	 * (wakeups.h); NULL when the back-end cannot see them (no tracer). */
+	const struct policy_wakeups *wakeups;
 };
 
 struct policy_input {
@@ -86,6 +93,9 @@ enum policy_action_type {
 	POLICY_ACT_PREFER,              /* informational: a group's preferred LLC changed */
 	POLICY_ACT_BACKOFF,             /* informational: benefit check backed a group off */
 };
+/* The number of action types, for arrays indexed by them: keep it the last
+ * value + 1 (a macro, not a member, so that switches stay exhaustive). */
+#define POLICY_ACT_COUNT (POLICY_ACT_BACKOFF + 1)
 
 struct policy_action {
 	enum policy_action_type type;
@@ -122,6 +132,7 @@ enum policy_group_rule {
 	POLICY_GROUP_ANNOTATION,        /* <llc:group> in the annotation */
 	POLICY_GROUP_GUEST,             /* reported by the guest helper */
 	POLICY_GROUP_DOMAIN,            /* the whole domain fits one LLC */
+	POLICY_GROUP_WAKEUPS,           /* inferred from vCPU wakeups (wakeups.h) */
 };
 
 struct policy_group_info {
@@ -134,6 +145,9 @@ struct policy_group_info {
 	int best_llc;
 	bool guarded;                   /* a size guard forbids aggregation */
 	bool backed_off;                /* benefit check hold-down active */
+	double wakeups_hz;              /* wakeups rule: summed EWMA rate of the
+	                                 * formed pairs inside the group */
+	int wakeup_pairs;               /* ... and how many pairs */
 	char why[POLICY_REASON];        /* last decision about this group */
 };
 
@@ -162,8 +176,28 @@ int policy_domain_info(const struct policy_state *s, uint64_t key,
 int policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
                         struct cpuset *home, int n);
 
+/* What the wakeup rule sees of a domain (llcctl wakeups): the strongest
+ * tracked pairs (at most max into pairs, by rate), the background and total
+ * rates (Hz), the wakeups the producer dropped. Returns the number of pairs
+ * written, or -1 if the engine keeps no wakeup history for the domain (not
+ * aggregate, not placed, or no wakeups ever given). */
+struct policy_wakeups_info {
+	bool inferring;                 /* infer='wakeups': groups may form */
+	double background_hz, total_hz;
+	uint64_t dropped;
+};
+int policy_domain_wakeups(const struct policy_state *s, uint64_t key,
+                          struct policy_wakeups_info *info,
+                          struct wakeups_pair_info *pairs, int max);
+
 struct policy_stats {
 	uint64_t steps, pins, pref_switches, refusals, backoffs;
+	/* Allocations that failed inside a step. Each skipped one part of the
+	 * step (an action of the plan, a new group, a domain's placement or
+	 * occupancy this period; a group's `why` says so where it was about a
+	 * group) and is retried the next step. policy_step() itself fails with
+	 * "out of memory" only where it cannot go on at all. */
+	uint64_t nomem;
 };
 void policy_stats(const struct policy_state *s, struct policy_stats *st);
 
