@@ -314,7 +314,7 @@ bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_
 	}
 	t0 = cpu_ns();
 	for (int r = 0; r < periods; r++) {
-		uint64_t now = mono_ns();
+		uint64_t now = llcd_mono_ns();
 		for (int i = 0; i < n; i++)
 			if (tracer_thread_read(tr, slots[i], now, &smp) == 0)
 				sum += smp.runtime_ns;
@@ -324,10 +324,10 @@ bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_
 	t0 = cpu_ns() - t0;
 	/* the programs' own time, over real seconds */
 	tracer_prog_stats(tr, &a, &err);
-	w0 = mono_ns();
+	w0 = llcd_mono_ns();
 	sleep((unsigned)bpf_s);
 	tracer_prog_stats(tr, &b, &err);
-	w0 = mono_ns() - w0;
+	w0 = llcd_mono_ns() - w0;
 	*prog_us = (double)(b.run_time_ns - a.run_time_ns) / 1000.0 / (double)n / ((double)w0 / 1e9);
 	*prog_ns_run = b.run_cnt > a.run_cnt ?
 	    (double)(b.run_time_ns - a.run_time_ns) / (double)(b.run_cnt - a.run_cnt) : 0;
