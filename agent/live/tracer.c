@@ -85,11 +85,11 @@ capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 			break;
 		}
 		if (cause != NULL && bpf_msg[0] == '\0')
-			snprintf(bpf_msg, sizeof(bpf_msg), "verifier: %s", cause);
+			snprintf(bpf_msg, sizeof(bpf_msg), "verifier: %.400s", cause);
 		return 0;
 	}
 	if (bpf_msg[0] == '\0' && n > 0)
-		snprintf(bpf_msg, sizeof(bpf_msg), "%s", line);
+		snprintf(bpf_msg, sizeof(bpf_msg), "%.400s", line);
 	return 0;
 }
 
