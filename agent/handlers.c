@@ -829,8 +829,11 @@ h_check(struct daemon *d, struct control_request *req)
 		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
 	}
 	pins = calloc((size_t)in->nvcpus, sizeof(*pins));
+	/* an empty set is a thread the back-end found allowed everywhere and
+	 * llcd never pinned (ops.h): that is where it may run, so check it as
+	 * llc-guesttopo checks a vCPU without <vcpupin>: on every host CPU */
 	for (int v = 0; pins && v < in->nvcpus; v++)
-		pins[v] = in->vcpus[v].pinned;
+		pins[v] = cpuset_empty(&in->vcpus[v].pinned) ? d->topo->all : in->vcpus[v].pinned;
 	if (pins == NULL || guesttopo_check(d->topo, &in->guest, in->nvcpus, pins, 64, c, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", pins ? err.msg : "out of memory");
 		free(pins);
