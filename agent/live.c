@@ -18,7 +18,7 @@
 #include "annotation_xml.h"
 #include "guestchan.h"
 #include "guestproto.h"
-#include "xmlsafe.h"
+#include "guesttopo.h"
 #include "log.h"
 #include "perfcount.h"
 #include "procstat.h"
@@ -107,70 +107,6 @@ struct live {
 };
 
 /* ---- pure helpers ------------------------------------------------------- */
-
-uint64_t
-live_uuid_key(const char *uuid)
-{
-	unsigned char b[16];
-	int n = 0;
-	uint64_t hi = 0, lo = 0, k;
-
-	for (const char *p = uuid; p && *p; p++) {
-		int x;
-		if (*p == '-')
-			continue;
-		if (*p >= '0' && *p <= '9')
-			x = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			x = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			x = *p - 'A' + 10;
-		else
-			return 0;
-		if (n >= 32)
-			return 0;
-		if (n % 2 == 0)
-			b[n / 2] = (unsigned char)(x << 4);
-		else
-			b[n / 2] |= (unsigned char)x;
-		n++;
-	}
-	if (n != 32)
-		return 0;
-	for (int i = 0; i < 8; i++) {
-		hi = hi << 8 | b[i];
-		lo = lo << 8 | b[8 + i];
-	}
-	/* version-4 UUIDs are random in both halves; fold them */
-	k = hi ^ (lo * 0x9e3779b97f4a7c15ull);
-	return k ? k : 1;
-}
-
-uint64_t
-live_domain_key(const char *uuid, int pid)
-{
-	uint64_t k = live_uuid_key(uuid);
-
-	if (k == 0)
-		return 0;
-	k ^= (uint64_t)(unsigned)pid * 0xff51afd7ed558ccdull;
-	return k ? k : 1;
-}
-
-void
-live_guest_position(const struct policy_guest_topo *g, int vcpu, struct live_vcpu_pos *pos)
-{
-	int th = g->threads > 0 ? g->threads : 1;
-	int co = g->cores > 0 ? g->cores : 1;
-	int cl = g->clusters > 0 ? g->clusters : 1;
-	int di = g->dies > 0 ? g->dies : 1;
-
-	pos->thread = vcpu % th;
-	pos->core = (vcpu / th) % co;
-	pos->cluster = (vcpu / (th * co)) % cl;
-	pos->die = (vcpu / (th * co * cl)) % di;
-	pos->socket = vcpu / (th * co * cl * di);
-}
 
 static void
 guest_topo(const struct virt_topology *t, int maxvcpus, struct policy_guest_topo *g)
@@ -513,10 +449,10 @@ dom_by_key(const struct live *l, uint64_t key)
 static struct ldom *
 dom_by_uuid(const struct live *l, const char *uuid)
 {
-	uint64_t k = live_uuid_key(uuid);
+	uint64_t k = virt_uuid_key(uuid);
 
 	for (int i = 0; k != 0 && i < l->ndoms; i++)
-		if (live_uuid_key(l->doms[i]->uuid) == k)
+		if (virt_uuid_key(l->doms[i]->uuid) == k)
 			return l->doms[i];
 	return NULL;
 }
@@ -690,7 +626,7 @@ read_annotation(struct live *l, struct ldom *d)
 static void
 upsert(struct live *l, const struct virt_domain *vd)
 {
-	uint64_t key = live_domain_key(vd->uuid, vd->pid);
+	uint64_t key = virt_domain_key(vd->uuid, vd->pid);
 	struct ldom *d = dom_by_uuid(l, vd->uuid);
 	int maxv = vd->maxvcpus > vd->nvcpus ? vd->maxvcpus : vd->nvcpus;
 
@@ -1138,48 +1074,6 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 	(void)in;
 }
 
-/* The host end of the guest helper's channel as the running domain defines
- * it: <channel type='unix'><source mode='bind' path='P'/><target
- * type='virtio' name='org.llcd.guest.0'/></channel>. Returns 0 and the path,
- * or -1 when the domain has no such channel. */
-static int
-channel_from_xml(const char *xml, char *path, size_t len)
-{
-	struct llcd_err e;
-	xmlDocPtr doc = xmlsafe_read(xml, strlen(xml), 4u << 20, "domain XML", 0, &e);
-	int rc = -1;
-
-	if (doc == NULL)
-		return -1;
-	xmlNodePtr root = xmlDocGetRootElement(doc), devs = NULL;
-	for (xmlNodePtr n = root ? root->children : NULL; n; n = n->next)
-		if (n->type == XML_ELEMENT_NODE && !xmlStrcmp(n->name, BAD_CAST "devices"))
-			devs = n;
-	for (xmlNodePtr ch = devs ? devs->children : NULL; ch && rc < 0; ch = ch->next) {
-		if (ch->type != XML_ELEMENT_NODE || xmlStrcmp(ch->name, BAD_CAST "channel"))
-			continue;
-		xmlChar *type = xmlGetProp(ch, BAD_CAST "type"), *src = NULL, *tname = NULL;
-		for (xmlNodePtr c = ch->children; c; c = c->next) {
-			if (c->type != XML_ELEMENT_NODE)
-				continue;
-			if (!xmlStrcmp(c->name, BAD_CAST "source") && src == NULL)
-				src = xmlGetProp(c, BAD_CAST "path");
-			if (!xmlStrcmp(c->name, BAD_CAST "target") && tname == NULL)
-				tname = xmlGetProp(c, BAD_CAST "name");
-		}
-		if (type && !xmlStrcmp(type, BAD_CAST "unix") && src && tname &&
-		    !xmlStrcmp(tname, BAD_CAST GUESTPROTO_PORT) && strlen((const char *)src) < len) {
-			snprintf(path, len, "%s", (const char *)src);
-			rc = 0;
-		}
-		xmlFree(type);
-		xmlFree(src);
-		xmlFree(tname);
-	}
-	xmlFreeDoc(doc);
-	return rc;
-}
-
 /* Open the guest helper's channel of a domain, once: the socket the domain
  * XML names, else the one `llcctl guest-channel --add` would add. */
 static void
@@ -1191,7 +1085,7 @@ open_channel(struct live *l, struct ldom *d)
 	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
 		return;
 	d->gc_looked = true;
-	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK && channel_from_xml(xml, path, sizeof(path)) == 0) {
+	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK && guestchan_from_domain_xml(xml, strlen(xml), path, sizeof(path)) == 0) {
 		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
 		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", path);
 	} else if (l->cfg.guest_channel_dir && l->cfg.guest_channel_dir[0] &&
@@ -1700,7 +1594,7 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	snprintf(uuid, sizeof(uuid), "00000000-0000-4000-8000-%012x", (unsigned)pid);
 	if (dom_by_uuid(l, uuid) != NULL)
 		return llcd_err_set(err, "live_add_process: pid %d already added", pid);
-	if ((d = dom_add(l, live_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
+	if ((d = dom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
 		return llcd_err_set(err, "out of memory");
 	d->fake = true;
 	d->need_annot = false;
@@ -1728,10 +1622,10 @@ live_domains(const struct live *l, uint64_t *keys, int max)
 int
 live_find(struct live *l, const char *name_or_uuid, uint64_t *key)
 {
-	uint64_t k = live_uuid_key(name_or_uuid);
+	uint64_t k = virt_uuid_key(name_or_uuid);
 
 	for (int i = 0; i < l->ndoms; i++) {
-		if ((k != 0 && live_uuid_key(l->doms[i]->uuid) == k) || strcmp(l->doms[i]->name, name_or_uuid) == 0) {
+		if ((k != 0 && virt_uuid_key(l->doms[i]->uuid) == k) || strcmp(l->doms[i]->name, name_or_uuid) == 0) {
 			*key = l->doms[i]->key;
 			return 0;
 		}
@@ -1874,9 +1768,9 @@ live_describe(struct live *l, uint64_t key, struct json_object *out)
 	arr = json_object_new_array();
 	for (int v = 0; v < d->nvcpus; v++) {
 		struct json_object *o = json_object_new_object();
-		struct live_vcpu_pos p;
+		struct guesttopo_pos p;
 		const struct lvcpu *c = &d->v[v];
-		live_guest_position(&d->guest, v, &p);
+		guesttopo_position(&d->guest, v, &p);
 		json_object_object_add(o, "vcpu", json_object_new_int(v));
 		json_object_object_add(o, "tid", json_object_new_int(c->tid));
 		json_object_object_add(o, "last_cpu", json_object_new_int(c->last_cpu));

@@ -10,7 +10,7 @@
  *
  * Per domain (running, with a QEMU pid) the back-end caches:
  *   key       a 64-bit key from the UUID and the QEMU pid
- *             (live_domain_key): stable for one run of the domain, across
+ *             (virt_domain_key): stable for one run of the domain, across
  *             llcd restarts; a restarted guest is a new domain to the
  *             engine, placed afresh
  *   name, vCPU count, guest topology, QEMU pid
@@ -167,22 +167,6 @@ enum live_kcas live_kernel_cas(const char *dir, char *detail, size_t len);
 const char *live_kcas_name(enum live_kcas k);
 
 /* ---- pure helpers, exposed for the unit tests ---- */
-
-/* A stable nonzero 64-bit key from a UUID string (either form, with or
- * without dashes); 0 for a malformed UUID. */
-uint64_t live_uuid_key(const char *uuid);
-
-/* The engine's key of one run of a domain: live_uuid_key() mixed with the
- * QEMU pid (0 when unknown); 0 for a malformed UUID. */
-uint64_t live_domain_key(const char *uuid, int pid);
-
-/* A vCPU's position in the guest topology (libvirt's order: socket, die,
- * cluster, core, thread; core counts within its die, as QEMU's core-id). */
-struct live_vcpu_pos {
-	int socket, die, cluster, core, thread;
-};
-void live_guest_position(const struct policy_guest_topo *g, int vcpu,
-    struct live_vcpu_pos *pos);
 
 /* The state file. */
 struct live_state_dom {
