@@ -3,6 +3,7 @@ pkg_check_modules(SYSTEMD IMPORTED_TARGET libsystemd)
 add_library(llcd_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config.c
   ${CMAKE_CURRENT_LIST_DIR}/daemon.c
+  ${CMAKE_CURRENT_LIST_DIR}/handlers.c
   ${CMAKE_CURRENT_LIST_DIR}/simbackend.c)
 target_include_directories(llcd_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(llcd_core PUBLIC LLCD_VERSION="${PROJECT_VERSION}")

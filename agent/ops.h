@@ -23,6 +23,9 @@ enum agent_result {
 	AGENT_GONE,             /* the domain or thread vanished: drop it */
 	AGENT_PERMANENT,        /* cannot ever work: stop managing the domain */
 };
+/* The number of results, for arrays indexed by them: keep it the last
+ * value + 1 (a macro, not a member, so that switches stay exhaustive). */
+#define AGENT_RESULT_COUNT (AGENT_PERMANENT + 1)
 
 /* One observation: what the policy may know about the host this period.
  * Storage is owned by the observation and reused from period to period:

@@ -93,6 +93,9 @@ enum policy_action_type {
 	POLICY_ACT_PREFER,              /* informational: a group's preferred LLC changed */
 	POLICY_ACT_BACKOFF,             /* informational: benefit check backed a group off */
 };
+/* The number of action types, for arrays indexed by them: keep it the last
+ * value + 1 (a macro, not a member, so that switches stay exhaustive). */
+#define POLICY_ACT_COUNT (POLICY_ACT_BACKOFF + 1)
 
 struct policy_action {
 	enum policy_action_type type;
@@ -171,6 +174,12 @@ int policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
 
 struct policy_stats {
 	uint64_t steps, pins, pref_switches, refusals, backoffs;
+	/* Allocations that failed inside a step. Each skipped one part of the
+	 * step (an action of the plan, a new group, a domain's placement or
+	 * occupancy this period; a group's `why` says so where it was about a
+	 * group) and is retried the next step. policy_step() itself fails with
+	 * "out of memory" only where it cannot go on at all. */
+	uint64_t nomem;
 };
 void policy_stats(const struct policy_state *s, struct policy_stats *st);
 
