@@ -15,9 +15,9 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/coresched.c
   ${CMAKE_CURRENT_LIST_DIR}/virt.c
   ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
-  ${CMAKE_CURRENT_LIST_DIR}/live.c
-  ${CMAKE_CURRENT_LIST_DIR}/live_backend.c)
-target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+  ${CMAKE_CURRENT_LIST_DIR}/live/domains.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/backend.c)
+target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_LIST_DIR}/live)
 target_link_libraries(llcagent_live PUBLIC llcagent_core llcagent_guestchan llcpolicy_io llcqmp
                       PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU
                       PkgConfig::LIBXML2 PkgConfig::JSONC Threads::Threads)
