@@ -20,10 +20,12 @@
 
 #include <json-c/json.h>
 
+#include "kcas.h"
 #include "live.h"
 #include "log.h"
 #include "loop.h"
 #include "procstat.h"
+#include "state.h"
 #include "topo_hwloc.h"
 
 /* ---- helpers ------------------------------------------------------------ */
