@@ -1,4 +1,5 @@
-/* test_live.c - the live back-end without libvirt: the state file, kernel cache-aware scheduling detection, and
+/* test_live.c - the live back-end without libvirt: the state file, kernel
+ * cache-aware scheduling detection, and
  * the agent loop driving real threads of this process named like QEMU's
  * vCPU threads (pinned with sched_setaffinity, since there is no libvirt),
  * with core-scheduling cookies through a fake prctl. */
