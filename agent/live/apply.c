@@ -38,7 +38,7 @@ set_error(struct ldom *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(d->error_msg, sizeof(d->error_msg), fmt, ap);
 	va_end(ap);
-	d->error = true;
+	d->failed = true;
 }
 
 void
@@ -69,11 +69,11 @@ live_note_result(struct live *l, struct ldom *d, enum agent_result r, const char
 		break;
 	case AGENT_GONE:
 		l->st.pins_gone++;
-		d->need_discover = true;
+		d->todo |= LDOM_TODO_DISCOVER;
 		break;
 	case AGENT_PERMANENT:
 		l->st.pins_permanent++;
-		if (!d->error)
+		if (!d->failed)
 			set_error(d, "%s", msg);
 		break;
 	}
@@ -233,10 +233,11 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 		break;
 	}
 	case POLICY_ACT_REFUSE:
-		if (!d->refused || strcmp(d->refuse_msg, a->reason) != 0)
+		if (!d->refuse_msg[0] || strcmp(d->refuse_msg, a->reason) != 0)
 			log_dom(LOG_WARNING, d->name, -1, 0, "not placed: %s", a->reason);
-		d->refused = true;
 		snprintf(d->refuse_msg, sizeof(d->refuse_msg), "%s", a->reason);
+		if (d->state == LDOM_MANAGED)
+			d->state = LDOM_REFUSED;
 		return AGENT_OK;
 	case POLICY_ACT_PREFER:
 		log_dom(LOG_DEBUG, d->name, -1, 0, "%s", a->reason);
@@ -246,7 +247,7 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 		return AGENT_OK;
 	}
 	if (a->type == POLICY_ACT_PIN_VCPU && r == AGENT_OK)
-		d->refused = false;
+		ldom_refusal_lifted(d);
 	live_note_result(l, d, r, err->msg);
 	return r;
 }
@@ -269,17 +270,17 @@ live_coresched(struct live *l, struct ldom *d, const int *newtids, int nnew)
 	struct llcd_err e;
 	enum coresched_result r;
 
-	if (!d->annotated || d->annot.isolation != POLICY_ISO_CORE || d->annot.mode == POLICY_MODE_NONE ||
+	if (!ldom_annotated(d) || d->annot.isolation != POLICY_ISO_CORE || d->annot.mode == POLICY_MODE_NONE ||
 	    d->pid <= 0 || nnew == 0)
 		return;
 	if (coresched_probe(l->cs) != CORESCHED_AVAIL_YES)
 		return;         /* said once at start */
-	if (!d->cs_done) {
+	if (d->cs_state == LDOM_CS_NONE) {
 		uint64_t ck = 0;
 		/* a cookie already there (llcd restarted): keep it, share it to
 		 * any thread that lacks it */
 		if (coresched_get(l->cs, newtids[0], &ck, &e) == CORESCHED_OK && ck != 0) {
-			d->cs_done = true;
+			d->cs_state = LDOM_CS_COOKIE;
 			d->cs_tid = newtids[0];
 			log_dom(LOG_INFO, d->name, -1, newtids[0], "core-scheduling cookie already set; kept");
 			if (nnew > 1)
@@ -288,18 +289,18 @@ live_coresched(struct live *l, struct ldom *d, const int *newtids, int nnew)
 		}
 		r = coresched_assign(l->cs, d->pid, newtids[0], &e);
 		if (r == CORESCHED_OK) {
-			d->cs_done = true;
+			d->cs_state = LDOM_CS_COOKIE;
 			d->cs_tid = newtids[0];
 			l->st.coresched_assigned++;
 			log_dom(LOG_INFO, d->name, -1, newtids[0], "core-scheduling cookie for QEMU pid %d", d->pid);
 		} else if (r != CORESCHED_TRANSIENT) {
-			d->cs_done = true;      /* do not retry gone / permanent */
+			d->cs_state = LDOM_CS_GAVE_UP; /* do not retry gone / permanent */
 			log_dom(LOG_WARNING, d->name, -1, newtids[0], "core scheduling: %s [%s]", e.msg,
 			    coresched_result_name(r));
 		}
 		return;
 	}
-	if (d->cs_tid > 0) {
+	if (d->cs_state == LDOM_CS_COOKIE && d->cs_tid > 0) {
 		int nshared = 0;
 		r = coresched_share(l->cs, d->cs_tid, newtids, nnew, &nshared, &e);
 		if (r != CORESCHED_OK)

@@ -35,19 +35,19 @@ live_describe(struct live *l, uint64_t key, struct json_object *out)
 
 	if (d == NULL)
 		return -1;
-	if (d->error) {
+	if (d->failed) {
 		state = "error";
 		reason = d->error_msg;
-	} else if (d->annot_err[0]) {
+	} else if (d->state == LDOM_INVALID) {
 		state = "error";
 		reason = "invalid llc-policy annotation: left unmanaged";
-	} else if (!d->annotated) {
+	} else if (!ldom_annotated(d)) {
 		state = "unmanaged";
 		reason = "no llc-policy annotation";
 	} else if (d->annot.mode == POLICY_MODE_NONE) {
 		state = "unmanaged";
 		reason = "mode none";
-	} else if (d->refused) {
+	} else if (d->state == LDOM_REFUSED) {
 		state = "unmanaged";
 		reason = d->refuse_msg;
 	} else if (d->threads_missing) {
@@ -68,14 +68,14 @@ live_describe(struct live *l, uint64_t key, struct json_object *out)
 	json_object_object_add(out, "max_vcpus", json_object_new_int(d->maxvcpus));
 	if (d->annot_err[0])
 		json_object_object_add(out, "annotation_error", json_object_new_string(d->annot_err));
-	if (d->annotated && annot_format(&d->annot, buf, sizeof(buf), &e) == 0)
+	if (ldom_annotated(d) && annot_format(&d->annot, buf, sizeof(buf), &e) == 0)
 		json_object_object_add(out, "annotation", json_object_new_string(buf));
 	snprintf(buf, sizeof(buf), "sockets=%d dies=%d clusters=%d cores=%d threads=%d", d->guest.sockets,
 	    d->guest.dies, d->guest.clusters, d->guest.cores, d->guest.threads);
 	json_object_object_add(out, "guest_topology", json_object_new_string(buf));
-	if (d->annotated && d->annot.isolation == POLICY_ISO_CORE)
+	if (ldom_annotated(d) && d->annot.isolation == POLICY_ISO_CORE)
 		json_object_object_add(out, "core_scheduling", json_object_new_string(
-		    d->cs_done && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs)));
+		    d->cs_state == LDOM_CS_COOKIE && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs)));
 	if (!cpuset_empty(&d->emu_applied))
 		json_add_set(out, "emulator_pin", &d->emu_applied);
 	if (d->gc) {

@@ -126,9 +126,8 @@ dom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pi
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->pid = pid;
 	d->nvcpus = nvcpus;
-	d->need_discover = true;
-	d->need_annot = true;
-	d->obs_dirty = true;
+	d->state = LDOM_NEW;
+	d->todo = LDOM_TODO_DISCOVER | LDOM_TODO_ANNOT | LDOM_TODO_OBS;
 	policy_annotation_defaults(&d->annot);
 	l->doms[l->ndoms++] = d;
 	return d;
@@ -150,7 +149,9 @@ guest_topo(const struct virt_topology *t, int maxvcpus, struct policy_guest_topo
 	g->threads = t->threads > 0 ? t->threads : 1;
 }
 
-/* Read and parse the annotation; VIRT_TRANSIENT leaves it for later. */
+/* Read and parse the annotation (the state's moves from NEW, UNANNOTATED,
+ * INVALID, MANAGED and REFUSED: live_int.h); VIRT_TRANSIENT leaves it for
+ * later. */
 void
 ldom_read_annotation(struct live *l, struct ldom *d)
 {
@@ -158,47 +159,46 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 	struct llcd_err e = { "" };
 	char *xml = NULL;
 	enum virt_result r;
-	bool was = d->annotated;
+	bool was = ldom_annotated(d);
 	char old_err[LLCD_ERR_MSG];
 
 	if (l->virt == NULL) {
-		d->need_annot = false;
+		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 		return;
 	}
 	r = virt_get_annotation(l->virt, d->uuid, &xml, &e);
 	if (r != VIRT_OK) {
 		if (r == VIRT_TRANSIENT)
-			return;         /* need_annot stays: retried next period */
+			return;         /* LDOM_TODO_ANNOT stays: retried next period */
 		log_dom(LOG_WARNING, d->name, -1, 0, "cannot read the llc-policy annotation: %s", e.msg);
-		d->need_annot = false;
+		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 		return;
 	}
 	l->st.annot_reads++;
-	d->need_annot = false;
+	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 	snprintf(old_err, sizeof(old_err), "%s", d->annot_err);
 	d->annot_err[0] = '\0';
 	if (xml == NULL) {
-		d->annotated = false;
 		policy_annotation_defaults(&d->annot);
-		if (was || !d->annot_read)
+		if (was || d->state == LDOM_NEW)
 			log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation: left to the default scheduler "
 			    "(confined to the shared pool as a whole while isolated domains exist)");
+		d->state = LDOM_UNANNOTATED;
 	} else if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
-		d->annotated = false;
+		d->state = LDOM_INVALID;
 		policy_annotation_defaults(&d->annot);
 		snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
 		if (strcmp(old_err, d->annot_err) != 0)
 			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", e.msg);
 	} else {
-		if (!d->annotated || !annot_equal(&a, &d->annot))
+		if (!was || !annot_equal(&a, &d->annot))
 			log_dom(LOG_INFO, d->name, -1, 0, "annotation: mode %s, isolation %s, topology %s, %d group%s",
 			    policy_mode_name(a.mode), policy_isolation_name(a.isolation),
 			    policy_topology_name(a.topology), a.ngroups, a.ngroups == 1 ? "" : "s");
-		d->annotated = true;
+		d->state = d->refuse_msg[0] ? LDOM_REFUSED : LDOM_MANAGED;
 		d->annot = a;
 	}
-	d->annot_read = true;
-	d->obs_dirty = true;
+	d->todo |= LDOM_TODO_OBS;
 	free(xml);
 }
 
@@ -235,8 +235,8 @@ upsert(struct live *l, const struct virt_domain *vd)
 		if (d->nvcpus != vd->nvcpus)
 			log_dom(LOG_INFO, d->name, -1, 0, "%d vCPUs online (was %d)", vd->nvcpus, d->nvcpus);
 		d->nvcpus = vd->nvcpus;
-		d->need_discover = true;
-		d->obs_dirty = true;
+		d->todo |= LDOM_TODO_DISCOVER;
+		d->todo |= LDOM_TODO_OBS;
 	}
 	snprintf(d->name, sizeof(d->name), "%s", vd->name);
 	d->pid = vd->pid;
@@ -256,7 +256,7 @@ refresh_uuid(struct live *l, const char *uuid)
 
 	if (r == VIRT_OK && vd.active) {
 		upsert(l, &vd);
-		if ((d = dom_by_uuid(l, uuid)) != NULL && d->need_annot)
+		if ((d = dom_by_uuid(l, uuid)) != NULL && (d->todo & LDOM_TODO_ANNOT))
 			ldom_read_annotation(l, d);
 	} else if (r == VIRT_OK || r == VIRT_GONE) {
 		if (d != NULL)
@@ -279,7 +279,7 @@ ldom_discover(struct live *l, struct ldom *d)
 	int *newtids;
 	bool *found;
 
-	d->need_discover = false;
+	d->todo &= ~(unsigned)LDOM_TODO_DISCOVER;
 	d->discovered_period = l->period;
 	if (d->pid <= 0) {
 		d->threads_missing = true;
@@ -304,7 +304,7 @@ ldom_discover(struct live *l, struct ldom *d)
 		free(newtids);
 		free(found);
 		free(tasks);
-		d->need_discover = true;
+		d->todo |= LDOM_TODO_DISCOVER;
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -386,7 +386,7 @@ relist(struct live *l)
 		}
 	}
 	for (int i = 0; i < l->ndoms; i++)
-		if (l->doms[i]->need_annot)
+		if (l->doms[i]->todo & LDOM_TODO_ANNOT)
 			ldom_read_annotation(l, l->doms[i]);
 	if (!l->listed_once) {
 		for (int i = 0; i < l->saved.n; i++)
@@ -443,13 +443,13 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 				break;
 			if ((d = dom_by_uuid(l, ev.uuid)) != NULL) {
 				log_dom(LOG_INFO, d->name, -1, 0, "llc-policy annotation changed");
-				d->need_annot = true;
+				d->todo |= LDOM_TODO_ANNOT;
 				ldom_read_annotation(l, d);
 			}
 			break;
 		case VIRT_EV_TUNABLE:
 			if ((d = dom_by_uuid(l, ev.uuid)) != NULL)
-				d->need_affinity = true;
+				d->todo |= LDOM_TODO_AFFINITY;
 			break;
 		case VIRT_EV_DISCONNECTED:
 			log_warnx("libvirt connection lost (reason %d); pins stay as they are, reconnecting", ev.event);
@@ -489,13 +489,13 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	if ((d = dom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
 		return llcd_err_set(err, "out of memory");
 	d->fake = true;
-	d->need_annot = false;
-	d->annot_read = true;
+	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
+	d->state = LDOM_UNANNOTATED;
 	d->guest.sockets = 1;
 	d->guest.dies = d->guest.clusters = d->guest.threads = 1;
 	d->guest.cores = nvcpus;
 	if (a != NULL) {
-		d->annotated = true;
+		d->state = LDOM_MANAGED;
 		d->annot = *a;
 	}
 	return 0;

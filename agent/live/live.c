@@ -39,7 +39,7 @@ live_set_topology(struct live *l, const struct topo *t)
 	l->cfg.topo = t;
 	set_everywhere(l);
 	for (int i = 0; i < l->ndoms; i++)
-		l->doms[i]->need_affinity = true;
+		l->doms[i]->todo |= LDOM_TODO_AFFINITY;
 }
 
 struct live *

@@ -53,6 +53,75 @@ struct lvcpu {
 	bool have_instr;
 };
 
+/* A domain's life in the back-end, as far as llcd manages it (ldom.state).
+ * Each state and the events that move it, with the function that moves it:
+ *
+ *   LDOM_NEW          listed (domains.c upsert) and its annotation not read
+ *                     yet. A transient libvirt error keeps it NEW and the
+ *                     annotation is read again the next period; another
+ *                     error keeps it NEW until the next metadata event.
+ *                     annotation read (ldom_read_annotation):
+ *                       none -> UNANNOTATED, invalid -> INVALID,
+ *                       valid -> MANAGED (REFUSED while a refusal stands)
+ *   LDOM_UNANNOTATED  no llc-policy annotation: left to the default
+ *                     scheduler (confined to the shared pool as a whole
+ *                     while isolated domains exist).
+ *                     annotation re-read (metadata event, llcctl annotate):
+ *                       as from NEW
+ *   LDOM_INVALID      the annotation does not parse (annot_err): unmanaged.
+ *                     annotation re-read: as from NEW
+ *   LDOM_MANAGED      a valid annotation (annot): the engine places it.
+ *                     REFUSE action (live_apply) -> REFUSED;
+ *                     annotation re-read: as from NEW
+ *   LDOM_REFUSED      a valid annotation, but the engine's last word was
+ *                     REFUSE (refuse_msg): not placed.
+ *                     a vCPU pinned (live_apply) -> MANAGED;
+ *                     annotation re-read: as from NEW
+ *
+ * live_add_process() starts a domain in MANAGED (with an annotation) or
+ * UNANNOTATED; it is never re-read. A domain leaves the table (ldom_remove)
+ * when libvirt says it stopped or its QEMU changed, whatever its state.
+ *
+ * A refusal (refuse_msg) is recorded whatever the state and stands until a
+ * vCPU is pinned, so that a domain re-annotated while refused is REFUSED.
+ *
+ * Beside the state, not in it: a permanent failure to apply (failed,
+ * error_msg; apply.c live_note_result). The loop abandons the domain's key,
+ * but the engine still counts the domain, so the back-end keeps reading its
+ * annotation and threads and reporting them; describe shows the failure
+ * first. It lasts until the domain stops.
+ */
+enum ldom_state {
+	LDOM_NEW = 0,
+	LDOM_UNANNOTATED,
+	LDOM_INVALID,
+	LDOM_MANAGED,
+	LDOM_REFUSED,
+};
+
+/* Work a domain has pending, done in the next observe() (or at once where
+ * the event handler can): set by the events named, cleared when done. */
+enum {
+	LDOM_TODO_ANNOT = 1 << 0,       /* read the annotation: listed, metadata
+	                                 * event, llcctl annotate */
+	LDOM_TODO_DISCOVER = 1 << 1,    /* find the vCPU threads: listed, vCPU
+	                                 * count changed, a thread vanished or its
+	                                 * QEMU's thread count changed, a pin said
+	                                 * "gone" */
+	LDOM_TODO_AFFINITY = 1 << 2,    /* re-read the kernel's affinities: tunable
+	                                 * event (someone pinned), CPU hotplug */
+	LDOM_TODO_OBS = 1 << 3,         /* refill the engine's view of it (name,
+	                                 * guest topology, annotation): listed,
+	                                 * vCPU count changed, annotation read */
+};
+
+/* Core scheduling of an isolated domain (apply.c live_coresched). */
+enum ldom_cs {
+	LDOM_CS_NONE = 0,               /* no cookie yet (or not isolated) */
+	LDOM_CS_COOKIE,                 /* cookie of cs_tid, shared to new threads */
+	LDOM_CS_GAVE_UP,                /* assigning failed (gone, permanent) */
+};
+
 struct ldom {
 	uint64_t key;
 	char uuid[VIRT_UUID_LEN];
@@ -60,34 +129,49 @@ struct ldom {
 	int pid;
 	int nvcpus, maxvcpus;
 	bool persistent;
-	bool fake;                      /* live_add_process */
+	bool fake;                      /* live_add_process: not a libvirt domain */
 	struct policy_guest_topo guest;
-	bool annotated;
-	struct policy_annotation annot;
-	char annot_err[LLCD_ERR_MSG];
-	bool annot_read;                /* read at least once */
-	bool error;                     /* permanent failure */
+	enum ldom_state state;
+	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
+	char annot_err[LLCD_ERR_MSG];   /* INVALID: why */
+	char refuse_msg[POLICY_REASON]; /* the standing refusal; "" none */
+	bool failed;                    /* a permanent failure (see above) */
 	char error_msg[LLCD_ERR_MSG];
-	bool refused;
-	char refuse_msg[POLICY_REASON];
+	unsigned todo;                  /* LDOM_TODO_* */
 	struct lvcpu *v;                /* maxvcpus */
 	int nthreads_seen;
 	uint64_t discovered_period;
-	bool need_discover, need_annot, need_affinity, obs_dirty;
-	bool threads_missing;
+	bool threads_missing;           /* an online vCPU's thread not found */
 	struct cpuset emu_applied;
 	struct cpuset emu_pending;      /* an emulator pin that failed transiently */
 	int transient_streak;
 	uint64_t last_transient_period;
 	uint64_t backoff_until;         /* period number */
-	bool cs_done;
+	enum ldom_cs cs_state;
 	int cs_tid;
-	bool state_checked;
+	bool state_checked;             /* the state file compared (once) */
 	bool touched;                   /* llcd tried to pin it (or the state file says so) */
-	bool seen;
+	bool seen;                      /* relist(): listed this time */
 	struct guestchan *gc;           /* the guest helper's channel, or NULL */
 	bool gc_looked;                 /* domain XML searched for the channel */
 };
+
+/* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
+static inline void
+ldom_refusal_lifted(struct ldom *d)
+{
+	d->refuse_msg[0] = '\0';
+	if (d->state == LDOM_REFUSED)
+		d->state = LDOM_MANAGED;
+}
+
+/* Whether the domain has a valid annotation (the engine's "annotated"). */
+static inline bool
+ldom_annotated(const struct ldom *d)
+{
+	return d->state == LDOM_MANAGED || d->state == LDOM_REFUSED;
+}
+
 
 struct live {
 	struct live_config cfg;

@@ -22,7 +22,7 @@ refresh_affinity(struct live *l, struct ldom *d)
 	struct llcd_err e;
 	char a[256], b[256];
 
-	d->need_affinity = false;
+	d->todo &= ~(unsigned)LDOM_TODO_AFFINITY;
 	for (int v = 0; v < d->nvcpus; v++) {
 		struct lvcpu *c = &d->v[v];
 		struct cpuset now;
@@ -102,7 +102,7 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 	if (d->threads_missing)
 		rediscover = true;
 	if (rediscover)
-		d->need_discover = true;
+		d->todo |= LDOM_TODO_DISCOVER;
 	(void)in;
 }
 
@@ -169,15 +169,15 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 	for (int i = 0; i < l->ndoms; i++) {
 		struct ldom *d = l->doms[i];
 		int slot;
-		if (d->need_annot)
+		if ((d->todo & LDOM_TODO_ANNOT))
 			ldom_read_annotation(l, d);
-		if (d->need_discover)
+		if ((d->todo & LDOM_TODO_DISCOVER))
 			ldom_discover(l, d);
 		if (i >= l->ndoms || l->doms[i] != d) {     /* removed meanwhile */
 			i--;
 			continue;
 		}
-		if (d->need_affinity || (l->period % (uint64_t)refresh) == 0)
+		if ((d->todo & LDOM_TODO_AFFINITY) || (l->period % (uint64_t)refresh) == 0)
 			refresh_affinity(l, d);
 		if (!cpuset_empty(&d->emu_pending)) {
 			if (l->period < d->backoff_until) {
@@ -219,16 +219,16 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
 		in->reports = obs->reports[slot];
 		in->nreports = nrep;
-		if (in->key != d->key || d->obs_dirty) {
+		if (in->key != d->key || (d->todo & LDOM_TODO_OBS)) {
 			in->key = d->key;
 			snprintf(in->name, sizeof(in->name), "%.*s", (int)sizeof(in->name) - 1, d->name);
 			in->guest = d->guest;
-			in->annotated = d->annotated;
-			if (d->annotated)
+			in->annotated = ldom_annotated(d);
+			if (in->annotated)
 				in->annot = d->annot;
 			else
 				policy_annotation_defaults(&in->annot);
-			d->obs_dirty = false;
+			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
 		sample_domain(l, d, in, obs->vcpus[slot]);
 	}

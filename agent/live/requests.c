@@ -27,7 +27,7 @@ live_set_annotation(struct live *l, uint64_t key, const char *xml, bool live, bo
 		return llcd_err_prefix(err, "domain %s", d->name);
 	if (live || !config) {
 		/* the metadata event follows; read now so describe is current */
-		d->need_annot = true;
+		d->todo |= LDOM_TODO_ANNOT;
 		ldom_read_annotation(l, d);
 	}
 	return 0;
@@ -43,7 +43,7 @@ live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *e
 		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
 	if (l->virt == NULL) {
 		char buf[ANNOT_XML_MAX];
-		if (d->annotated && annot_format_metadata(&d->annot, buf, sizeof(buf), err) == 0 &&
+		if (ldom_annotated(d) && annot_format_metadata(&d->annot, buf, sizeof(buf), err) == 0 &&
 		    (*xml = strdup(buf)) == NULL)
 			return llcd_err_set(err, "out of memory");
 		return 0;
