@@ -45,6 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "live.h"
 #include "log.h"
 #include "loop.h"
@@ -59,15 +60,6 @@ cpu_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -183,7 +175,7 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 	struct llcd_err err;
 	struct agent_loop *loop;
 	struct live *l;
-	uint64_t now = mono_ns(), t0, pol = 0;
+	uint64_t now = llcd_mono_ns(), t0, pol = 0;
 	int n = nproc * per_proc, acts = 0;
 	char name[32];
 

@@ -15,7 +15,8 @@ void
 grp_clear(struct grp *g)
 {
 	free(g->rt_ns);
-	g->rt_ns = NULL;
+	free(g->tot_ns);
+	g->rt_ns = g->tot_ns = NULL;
 }
 
 static int
@@ -29,7 +30,15 @@ grp_init(struct policy_state *s, struct grp *g, const char *name, enum policy_gr
 	g->pref_llc = -1;
 	g->best_llc = -1;
 	g->rt_ns = calloc((size_t)s->ncpu, sizeof(double));
-	return g->rt_ns ? 0 : -1;
+	/* the per-CPU totals so far, as the group's own from now on */
+	g->tot_ns = malloc(sizeof(double) * (size_t)s->ncpu);
+	g->born_step = s->step;
+	if (g->rt_ns == NULL || g->tot_ns == NULL) {
+		grp_clear(g);
+		return -1;
+	}
+	memcpy(g->tot_ns, s->cpu_rt, sizeof(double) * (size_t)s->ncpu);
+	return 0;
 }
 
 /* A new group; NULL when the domain has POLICY_MAX_GROUPS already or out

@@ -127,6 +127,7 @@ state_reset(struct policy_state *s)
 		dom_free(s->doms[i]);
 	free(s->doms);
 	free(s->cpu_rt);
+	free(s->cpu_busy);
 	free(s->llc_util);
 	free(s->llc_cap);
 	free(s->core_owner);
@@ -134,7 +135,7 @@ state_reset(struct policy_state *s)
 	free(s->pu_load);
 	s->doms = NULL;
 	s->ndoms = 0;
-	s->cpu_rt = s->llc_util = s->llc_cap = NULL;
+	s->cpu_rt = s->cpu_busy = s->llc_util = s->llc_cap = NULL;
 	s->core_owner = s->llc_load = s->pu_load = NULL;
 	s->topo = NULL;
 }
@@ -165,12 +166,13 @@ state_bind_topo(struct policy_state *s, const struct topo *t)
 	s->nwords = t->max_cpu / 64 + 1;
 	s->nllc = topo_count(t, TOPO_LLC);
 	s->cpu_rt = calloc((size_t)s->ncpu, sizeof(double));
+	s->cpu_busy = calloc((size_t)s->ncpu, sizeof(double));
 	s->llc_util = calloc((size_t)s->nllc, sizeof(double));
 	s->llc_cap = calloc((size_t)s->nllc, sizeof(double));
 	s->core_owner = calloc((size_t)topo_count(t, TOPO_CORE), sizeof(int));
 	s->llc_load = calloc((size_t)s->nllc, sizeof(int));
 	s->pu_load = calloc((size_t)s->ncpu, sizeof(int));
-	if (!s->cpu_rt || !s->llc_util || !s->llc_cap || !s->core_owner || !s->llc_load || !s->pu_load) {
+	if (!s->cpu_rt || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->core_owner || !s->llc_load || !s->pu_load) {
 		state_reset(s);
 		return -1;
 	}

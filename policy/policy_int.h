@@ -54,6 +54,9 @@ struct grp {
 	int pid;                        /* guest groups: reported pid */
 	struct cpuset vcpus;
 	double *rt_ns;                  /* decayed runtime per host PU (ncpu entries) */
+	double *tot_ns;                 /* every thread's busy time per host PU, decayed
+	                                 * with rt_ns's factor (occupancy's divisor) */
+	uint64_t born_step;             /* the step that created the group */
 	int pref_llc;                   /* preferred LLC, -1 none */
 	double idle_epochs;             /* epochs since the group was last active */
 	double busy_avg;                /* busy threads, EWMA (the kernel's nr_running_avg) */
@@ -117,6 +120,7 @@ struct policy_state {
 	struct dom **doms;              /* sorted by key */
 	int ndoms;
 	double *cpu_rt;                 /* decayed busy runtime per CPU */
+	double *cpu_busy;               /* busy time per CPU this period (ns) */
 	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */

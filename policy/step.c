@@ -149,13 +149,10 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 {
 	const struct topo *t = s->topo;
 	double period = (double)in->period_ns;
-	double *busy = calloc((size_t)s->ncpu, sizeof(double));
+	double *busy = s->cpu_busy;
 	int cpu;
 
-	if (busy == NULL) {
-		s->stats.nomem++;       /* utilisation stays as last period */
-		return;
-	}
+	memset(busy, 0, sizeof(double) * (size_t)s->ncpu);
 	if (in->cpu_busy_ns) {
 		CPUSET_FOREACH(cpu, &t->all)
 			busy[cpu] = (double)in->cpu_busy_ns[cpu];
@@ -181,7 +178,6 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 		if (f >= BUSY_PU)
 			s->llc_util[topo_llc_of(t, cpu)] += f;
 	}
-	free(busy);
 }
 
 void

@@ -34,7 +34,7 @@ test_defaults_and_directives(void **state)
 	assert_string_equal(c.shared_pool, "2-31");
 	assert_true(c.overcommit == 2.5);
 	assert_int_equal(c.max_moves, 16);
-	assert_string_equal(c.counters, "on");
+	assert_int_equal(c.counters, CONFIG_COUNTERS_ON);
 	assert_string_equal(c.socket_group, "kvm");
 	assert_int_equal(c.log_level, 2);
 	assert_true(c.qmp_passthrough && c.release_on_exit);
@@ -84,6 +84,50 @@ test_print_roundtrip(void **state)
 	free(text);
 }
 
+/* the table: unique names, tune implies reload, and every directive's
+ * printed value reads back as the same value */
+static void
+test_table(void **state)
+{
+	struct config def, c;
+	struct llcd_err err;
+	char buf[512], list[512];
+	int n = 0, ntune = 0;
+
+	config_defaults(&def);
+	for (const struct config_directive *d = config_directives; d->name; d++, n++) {
+		assert_ptr_equal(config_directive(d->name), d);
+		if (d->flags & CONFIG_TUNE) {
+			assert_true(d->flags & CONFIG_RELOAD);
+			ntune++;
+		}
+		config_format(&def, d, buf, sizeof(buf));
+		config_defaults(&c);
+		c.period_ms = 20, c.max_moves = 7, c.overcommit = c.overcommit_isolated = 3;
+		c.default_mode = POLICY_MODE_SPREAD, c.default_isolation = POLICY_ISO_CORE;
+		c.counters = CONFIG_COUNTERS_OFF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
+		snprintf(c.uri, sizeof(c.uri), "x"), snprintf(c.topology, sizeof(c.topology), "y");
+		snprintf(c.reserved, sizeof(c.reserved), "1"), snprintf(c.shared_pool, sizeof(c.shared_pool), "2");
+		snprintf(c.socket, sizeof(c.socket), "/s"), snprintf(c.socket_group, sizeof(c.socket_group), "g");
+		snprintf(c.state_dir, sizeof(c.state_dir), "/d");
+		snprintf(c.guest_channel_dir, sizeof(c.guest_channel_dir), "/c");
+		assert_false(config_same(&c, &def, d));         /* every field was changed above */
+		assert_int_equal(config_set(&c, d->name, buf, &err), 0);
+		assert_true(config_same(&c, &def, d));
+		config_copy(&c, &def, d);
+		assert_true(config_same(&c, &def, d));
+	}
+	assert_int_equal(n, 18);
+	assert_null(config_directive("bogus"));
+	config_list(CONFIG_TUNE, list, sizeof(list));
+	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
+	    "overcommit-isolated, max-moves, counters, log-level");
+	assert_int_equal(ntune, 10);
+	config_list(CONFIG_RELOAD, list, sizeof(list));
+	assert_non_null(strstr(list, "release-on-exit"));
+	assert_null(strstr(list, "socket"));
+}
+
 static void
 test_load_missing(void **state)
 {
@@ -103,6 +147,7 @@ main(void)
 		cmocka_unit_test(test_defaults_and_directives),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_print_roundtrip),
+		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_load_missing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
