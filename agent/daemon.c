@@ -437,17 +437,21 @@ daemon_run(struct daemon *d)
 		if (efd >= 0)
 			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
+		if (d->ctl && control_pending(d->ctl))
+			timeout = 0;    /* requests left over from a dispatch's budget */
 		int rc = poll(pfd, (nfds_t)(n + (efd >= 0)), timeout);
 		if (rc < 0 && errno != EINTR) {
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0) {
-			if (efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
-			    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
-				log_warnx("%s: %s", d->be.name, err.msg);
-			if (d->ctl)
-				control_dispatch(d->ctl, pfd, n);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
+		    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
+			log_warnx("%s: %s", d->be.name, err.msg);
+		if (d->ctl) {
+			if (rc <= 0)
+				for (int k = 0; k < n; k++)
+					pfd[k].revents = 0;
+			control_dispatch(d->ctl, pfd, n);       /* also closes idle clients */
 		}
 	}
 	if (d->cfg.release_on_exit)
