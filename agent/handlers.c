@@ -215,7 +215,8 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 {
 	struct policy_domain_info info;
 	bool known = policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0;
-	const char *state = "unmanaged", *reason = "";
+	enum agent_dom_state state = AGENT_DOM_UNMANAGED;
+	const char *reason = "";
 
 	if (daemon_is_released(d, in->key)) {
 		reason = "released by llcctl release";
@@ -224,12 +225,12 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	} else if (in->annot.mode == POLICY_MODE_NONE) {
 		reason = "mode none";
 	} else if (known && info.refused) {
-		state = "error";
+		state = AGENT_DOM_ERROR;
 		reason = info.reason;
 	} else if (known && info.managed) {
-		state = "managed";
+		state = AGENT_DOM_MANAGED;
 	} else if (agent_loop_abandoned(d->loop, in->key)) {
-		state = "error";
+		state = AGENT_DOM_ERROR;
 		reason = "a pin failed permanently; llcd stopped managing it (see the log)";
 	}
 	json_object_object_add(o, "name", jstr(in->name));
@@ -239,7 +240,7 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	json_object_object_add(o, "mode", jstr(in->annotated ? policy_mode_name(in->annot.mode) : "none"));
 	json_object_object_add(o, "isolation", jstr(in->annotated ? policy_isolation_name(in->annot.isolation) : "none"));
 	json_object_object_add(o, "topology", jstr(in->annotated ? policy_topology_name(in->annot.topology) : "keep"));
-	json_object_object_add(o, "state", jstr(state));
+	json_object_object_add(o, "state", jstr(agent_dom_state_name(state)));
 	json_object_object_add(o, "reason", jstr(reason));
 	json_object_object_add(o, "llcs", llcs_in_use(d, in));
 	if (known)
