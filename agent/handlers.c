@@ -313,24 +313,6 @@ h_dominfo(struct daemon *d, struct control_request *req)
 	return CTL_OK;
 }
 
-/* Guest position of vCPU v: libvirt numbers vCPUs socket, die, cluster,
- * core, thread (thread fastest). */
-static void
-guest_pos(const struct policy_guest_topo *g, int v, int pos[5])
-{
-	int th = g->threads > 0 ? g->threads : 1, co = g->cores > 0 ? g->cores : 1;
-	int cl = g->clusters > 0 ? g->clusters : 1, di = g->dies > 0 ? g->dies : 1;
-
-	pos[4] = v % th;
-	v /= th;
-	pos[3] = v % co;
-	v /= co;
-	pos[2] = v % cl;
-	v /= cl;
-	pos[1] = v % di;
-	pos[0] = v / di;
-}
-
 static int
 h_vcpuinfo(struct daemon *d, struct control_request *req)
 {
@@ -346,15 +328,15 @@ h_vcpuinfo(struct daemon *d, struct control_request *req)
 	for (int v = 0; v < in->nvcpus; v++) {
 		const struct policy_vcpu_sample *s = &in->vcpus[v];
 		json_object *o = json_object_new_object();
-		int pos[5];
-		guest_pos(&in->guest, v, pos);
+		struct guesttopo_pos pos;
+		guesttopo_position(&in->guest, v, &pos);
 		json_object_object_add(o, "vcpu", json_object_new_int(v));
 		json_object_object_add(o, "tid", json_object_new_int(s->tid));
-		json_object_object_add(o, "socket", json_object_new_int(pos[0]));
-		json_object_object_add(o, "die", json_object_new_int(pos[1]));
-		json_object_object_add(o, "cluster", json_object_new_int(pos[2]));
-		json_object_object_add(o, "core", json_object_new_int(pos[3]));
-		json_object_object_add(o, "thread", json_object_new_int(pos[4]));
+		json_object_object_add(o, "socket", json_object_new_int(pos.socket));
+		json_object_object_add(o, "die", json_object_new_int(pos.die));
+		json_object_object_add(o, "cluster", json_object_new_int(pos.cluster));
+		json_object_object_add(o, "core", json_object_new_int(pos.core));
+		json_object_object_add(o, "thread", json_object_new_int(pos.thread));
 		json_object_object_add(o, "pinned", cpuset_json(&s->pinned));
 		json_object_object_add(o, "last_cpu", json_object_new_int(s->last_cpu));
 		json_object_object_add(o, "llc", json_object_new_int(topo_llc_of(d->topo, s->last_cpu)));
