@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "daemon_int.h"
 #include "log.h"
@@ -23,15 +24,6 @@ _Static_assert(sizeof(((struct daemon *)0)->actions) / sizeof(uint64_t) == POLIC
     "actions[] has one counter per policy action type");
 _Static_assert(sizeof(((struct daemon *)0)->results) / sizeof(uint64_t) == AGENT_RESULT_COUNT,
     "results[] has one counter per apply result");
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- configuration -> engine settings ------------------------------------- */
 
@@ -199,7 +191,7 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		free(d);
 		return NULL;
 	}
-	d->start_ns = d->now_ns = mono_ns();
+	d->start_ns = d->now_ns = llcd_mono_ns();
 	return d;
 }
 
@@ -415,11 +407,11 @@ check_cpus(struct daemon *d)
 int
 daemon_run(struct daemon *d)
 {
-	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = mono_ns();
+	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = llcd_mono_ns();
 	struct llcd_err err;
 
 	while (!d->stop) {
-		uint64_t now = mono_ns();
+		uint64_t now = llcd_mono_ns();
 		if (d->reload) {
 			char msg[512];
 			d->reload = 0;
@@ -445,17 +437,21 @@ daemon_run(struct daemon *d)
 		if (efd >= 0)
 			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
+		if (d->ctl && control_pending(d->ctl))
+			timeout = 0;    /* requests left over from a dispatch's budget */
 		int rc = poll(pfd, (nfds_t)(n + (efd >= 0)), timeout);
 		if (rc < 0 && errno != EINTR) {
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0) {
-			if (efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
-			    d->be.handle_events(HOOK(d), mono_ns(), &err) < 0)
-				log_warnx("%s: %s", d->be.name, err.msg);
-			if (d->ctl)
-				control_dispatch(d->ctl, pfd, n);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
+		    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
+			log_warnx("%s: %s", d->be.name, err.msg);
+		if (d->ctl) {
+			if (rc <= 0)
+				for (int k = 0; k < n; k++)
+					pfd[k].revents = 0;
+			control_dispatch(d->ctl, pfd, n);       /* also closes idle clients */
 		}
 	}
 	if (d->cfg.release_on_exit)

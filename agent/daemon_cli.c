@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifdef HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
 
+#include "clock.h"
 #include "log.h"
 
 static struct daemon *the_daemon;
@@ -144,9 +144,7 @@ daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct 
 			daemon_watch_cpus(the_daemon, true);
 	}
 	if (cli->oneshot) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (daemon_step(the_daemon, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, &err) < 0) {
+		if (daemon_step(the_daemon, llcd_mono_ns(), &err) < 0) {
 			fprintf(stderr, "%s: %s\n", cli->prog, err.msg);
 			goto out;
 		}

@@ -18,6 +18,7 @@
 #include "annotation_xml.h"
 #include "guestchan.h"
 #include "guestproto.h"
+#include "jsonget.h"
 #include "xmlsafe.h"
 #include "log.h"
 #include "perfcount.h"
@@ -1759,16 +1760,6 @@ live_set_annotation(struct live *l, uint64_t key, const char *xml, bool live, bo
 	return 0;
 }
 
-static void
-json_add_set(struct json_object *o, const char *k, const struct cpuset *s)
-{
-	char buf[1024];
-
-	if (cpuset_format(s, buf, sizeof(buf)) < 0)
-		snprintf(buf, sizeof(buf), "(%d CPUs)", cpuset_count(s));
-	json_object_object_add(o, k, json_object_new_string(buf));
-}
-
 /* QMP query-cpus-fast through libvirt: NULL when not allowed or failed
  * (*why says why). */
 static struct qmp_cpus *
@@ -1853,7 +1844,7 @@ live_describe(struct live *l, uint64_t key, struct json_object *out)
 		json_object_object_add(out, "core_scheduling", json_object_new_string(
 		    d->cs_done && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs)));
 	if (!cpuset_empty(&d->emu_applied))
-		json_add_set(out, "emulator_pin", &d->emu_applied);
+		json_object_object_add(out, "emulator_pin", cpuset_json(&d->emu_applied));
 	if (d->gc) {
 		struct guestchan_stats gs;
 		struct json_object *g = json_object_new_object();
@@ -1880,9 +1871,9 @@ live_describe(struct live *l, uint64_t key, struct json_object *out)
 		json_object_object_add(o, "vcpu", json_object_new_int(v));
 		json_object_object_add(o, "tid", json_object_new_int(c->tid));
 		json_object_object_add(o, "last_cpu", json_object_new_int(c->last_cpu));
-		json_add_set(o, "affinity", &c->affinity);
+		json_object_object_add(o, "affinity", cpuset_json(&c->affinity));
 		if (!cpuset_empty(&c->applied))
-			json_add_set(o, "pinned_by_llcd", &c->applied);
+			json_object_object_add(o, "pinned_by_llcd", cpuset_json(&c->applied));
 		json_object_object_add(o, "socket", json_object_new_int(p.socket));
 		json_object_object_add(o, "die", json_object_new_int(p.die));
 		json_object_object_add(o, "cluster", json_object_new_int(p.cluster));

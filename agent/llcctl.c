@@ -12,7 +12,7 @@
 
 #define DEFAULT_SOCKET "/run/llcd/llcd.sock"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3 };
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_DISAGREE = 4 };
 
 static bool opt_json;
 static bool opt_color;
@@ -271,12 +271,27 @@ print_map(json_object *r)
 	json_object *doms = ja(r, "domains"), *llcs = ja(r, "llcs");
 	size_t nd = doms ? json_object_array_length(doms) : 0;
 
+	/* letters follow the names: A for the first name in sort order */
+	int *rank = calloc(nd ? nd : 1, sizeof(*rank));
+	for (size_t i = 0; rank && i < nd; i++) {
+		const char *ni = js(json_object_array_get_idx(doms, i), "name");
+		for (size_t j = 0; j < nd; j++) {
+			int c = strcmp(js(json_object_array_get_idx(doms, j), "name"), ni);
+			if (c < 0 || (c == 0 && j < i))
+				rank[i]++;
+		}
+	}
+#define MAP_TAG(i) (rank && (size_t)(i) < nd ? rank[(i)] : (int)(i))
 	printf("legend:");
-	for (size_t i = 0; i < nd; i++) {
+	for (size_t j = 0; j < nd; j++) {
+		size_t i = j;
+		for (size_t k = 0; rank && k < nd; k++)
+			if (rank[k] == (int)j)
+				i = k;
 		json_object *d = json_object_array_get_idx(doms, i);
-		char tag = (char)('A' + (i % 26));
+		char tag = (char)('A' + (MAP_TAG(i) % 26));
 		if (opt_color)
-			printf(" \033[%sm%c\033[0m=%s%s", palette[i % 12], tag, js(d, "name"),
+			printf(" \033[%sm%c\033[0m=%s%s", palette[MAP_TAG(i) % 12], tag, js(d, "name"),
 			    json_object_get_boolean(json_object_object_get(d, "isolated")) ? "(isolated)" : "");
 		else
 			printf(" %c=%s%s", tag, js(d, "name"),
@@ -302,11 +317,12 @@ print_map(json_object *r)
 					json_object *x = json_object_array_get_idx(vs, k);
 					int64_t di = ji(x, "domain");
 					double u = json_object_get_double(json_object_object_get(x, "util"));
-					char tag = (char)((u >= 0.5 ? 'A' : 'a') + (di % 26));
+					int t = di >= 0 ? MAP_TAG(di) : 0;
+					char tag = (char)((u >= 0.5 ? 'A' : 'a') + (t % 26));
 					if (k)
 						printf(",");
 					if (opt_color)
-						printf("\033[%sm%c%lld\033[0m", palette[di % 12], tag, (long long)ji(x, "vcpu"));
+						printf("\033[%sm%c%lld\033[0m", palette[t % 12], tag, (long long)ji(x, "vcpu"));
 					else
 						printf("%c%lld", tag, (long long)ji(x, "vcpu"));
 				}
@@ -315,6 +331,8 @@ print_map(json_object *r)
 		}
 		printf("\n");
 	}
+#undef MAP_TAG
+	free(rank);
 }
 
 static void
@@ -475,6 +493,7 @@ main(int argc, char **argv)
 
 	struct ctl_reader rd;
 	int rc = EXIT_FAIL, got;
+	bool disagree = false;
 	ctl_reader_init(&rd, CTL_MAX_REPLY);
 	while ((got = ctl_recv(fd, &rd, &err)) == 1) {
 		if (rd.hdr.type == CTL_END) {
@@ -508,7 +527,9 @@ main(int argc, char **argv)
 			case CTL_TOPOLOGY_APPLY:
 				printf("%s%s: %s\n", js(r, "diff"), js(r, "name"), js(r, "message"));
 				break;
-			case CTL_CHECK: print_check(r); break;
+			case CTL_CHECK:
+				print_check(r);
+				break;
 			case CTL_GUEST_CHANNEL:
 				printf("%s: guest channel added%s; socket %s\n", js(r, "name"),
 				    json_object_get_boolean(json_object_object_get(r, "live")) ? " (also to the running guest)" :
@@ -535,13 +556,19 @@ main(int argc, char **argv)
 			default: print_kv(r); break;
 			}
 		}
+		if (type == CTL_CHECK && !json_object_get_boolean(json_object_object_get(r, "agree")))
+			disagree = true;
 		json_object_put(r);
 		ctl_reader_next(&rd);
 	}
-	if (got == 0 && type == CTL_EVENTS)
-		rc = EXIT_OK;           /* llcd stopped */
-	else if (got < 0)
+	if (got == 0 && type == CTL_EVENTS) {
+		fprintf(stderr, "llcctl: llcd closed the connection (stopped or restarted): no more events\n");
+		rc = EXIT_CONNECT;
+	} else if (got < 0) {
 		fprintf(stderr, "llcctl: %s\n", err.msg);
+	}
+	if (rc == EXIT_OK && disagree)
+		rc = EXIT_DISAGREE;     /* `check`: scripts can tell */
 	ctl_reader_reset(&rd);
 	close(fd);
 	return rc;

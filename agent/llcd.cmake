@@ -10,7 +10,7 @@ add_library(llcd_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/daemon_cli.c)
 target_include_directories(llcd_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(llcd_core PUBLIC LLCD_VERSION="${PROJECT_VERSION}")
-target_link_libraries(llcd_core PUBLIC llcctl_proto llcagent_core llcpolicy_io m)
+target_link_libraries(llcd_core PUBLIC llcctl_proto llcagent_core llcpolicy_io llcommon_json m)
 if(SYSTEMD_FOUND)
   target_compile_definitions(llcd_core PRIVATE HAVE_SYSTEMD)
   target_link_libraries(llcd_core PUBLIC PkgConfig::SYSTEMD)

@@ -7,8 +7,9 @@
  *   placement.c  stage 3: adopt valid pins, initial placement, re-placing
  *                shared domains off cores isolated domains now own;
  *   groups.c     the vCPU groups of a domain: annotation groups, the whole
- *                domain, groups the guest reports (groups_update() is the
- *                group-formation stage of a step);
+ *                domain, groups the guest reports, groups inferred from
+ *                wakeups (groups_update() is the group-formation stage of
+ *                a step; the rule itself is wakeups.c);
  *   steer.c      stage 4: the preferred-LLC hysteresis, size guard and
  *                moves of an aggregate group; spreading for spread domains;
  *   benefit.c    the benefit check of an aggregated group;
@@ -26,6 +27,7 @@
 
 #include "llcrules.h"
 #include "policy.h"
+#include "wakeups.h"
 
 #define MAX_VCPUS CPUSET_MAX
 #define RETRY_FAILS 2           /* kernel: cache_nice_tries + 1 */
@@ -54,6 +56,9 @@ struct grp {
 	int pid;                        /* guest groups: reported pid */
 	struct cpuset vcpus;
 	double *rt_ns;                  /* decayed runtime per host PU (ncpu entries) */
+	double *tot_ns;                 /* every thread's busy time per host PU, decayed
+	                                 * with rt_ns's factor (occupancy's divisor) */
+	uint64_t born_step;             /* the step that created the group */
 	int pref_llc;                   /* preferred LLC, -1 none */
 	double idle_epochs;             /* epochs since the group was last active */
 	double busy_avg;                /* busy threads, EWMA (the kernel's nr_running_avg) */
@@ -103,6 +108,8 @@ struct dom {
 	int ngroups;
 	struct grp *groups;
 	int *vgroup;
+	struct wakeups_state *wk;       /* wakeup history (aggregate), NULL until
+	                                 * wakeups are first given */
 	uint64_t refused_gen;
 	char refuse_reason[POLICY_REASON];
 	uint64_t pref_switches, moves;
@@ -117,6 +124,7 @@ struct policy_state {
 	struct dom **doms;              /* sorted by key */
 	int ndoms;
 	double *cpu_rt;                 /* decayed busy runtime per CPU */
+	double *cpu_busy;               /* busy time per CPU this period (ns) */
 	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
@@ -174,7 +182,9 @@ void placement_stage(struct policy_state *s, const struct policy_input *in,
  * it fits one LLC. */
 void groups_init(struct policy_state *s, struct dom *d);
 /* The group-formation stage of a step for an aggregate domain: rebuild
- * guest-reported groups from this period's reports, dissolve silent ones. */
+ * guest-reported groups from this period's reports, dissolve silent ones,
+ * then feed the period's wakeups to the domain's wakeup history and match
+ * the groups it infers (annotation and guest groups win their vCPUs). */
 void groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                    const struct policy_domain_in *di, double epochs_per_period);
 void grp_clear(struct grp *g);

@@ -38,8 +38,13 @@ grp_sample(const struct policy_state *s, const struct dom *d, const struct polic
 
 	out->nthreads = 0;
 	out->cpus_in_use = 0;
-	for (cpu = 0; cpu < s->ncpu; cpu++)
+	/* the totals it is divided by decay with the same factor (the step
+	 * that created the group copied them, this period's time included) */
+	for (cpu = 0; cpu < s->ncpu; cpu++) {
 		g->rt_ns[cpu] *= k;
+		if (g->born_step != s->step)
+			g->tot_ns[cpu] = g->tot_ns[cpu] * k + s->cpu_busy[cpu];
+	}
 	CPUSET_FOREACH(v, &g->vcpus) {
 		if (v >= d->nvcpus)
 			break;
@@ -67,7 +72,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 	*best = -1;
 	CPUSET_FOREACH(cpu, allowed)
 		if (g->rt_ns[cpu] > 0)
-			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (s->cpu_rt[cpu] + 1.0);
+			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (g->tot_ns[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
 		if (!cpuset_intersects(llc_cpus(s, l), allowed))
 			continue;
@@ -98,9 +103,10 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
               int nthreads, int wbest, struct policy_plan *plan)
 {
 	const struct topo *t = s->topo;
+	int w = g->pref_llc >= 0 ? topo_llc_weight(t, g->pref_llc) : wbest;
+	bool was = g->guarded;
 
-	g->guarded = llc_invalid_nr(r, nthreads, g->busy_avg,
-	    g->pref_llc >= 0 ? topo_llc_weight(t, g->pref_llc) : wbest);
+	g->guarded = llc_size_guard(r, nthreads, g->busy_avg, w, was);
 	if (g->guarded) {
 		if (g->pref_llc >= 0) {
 			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
@@ -110,7 +116,8 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			grp_release(d, g);
 		}
 		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs "
-		    "(aggr-tolerance %d)", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance);
+		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance,
+		    was && !llc_invalid_nr(r, nthreads, g->busy_avg, w) ? "; held until it is well below the limit" : "");
 		return true;
 	}
 	if (g->idle_epochs > d->annot.tune.affinity_timeout) {

@@ -49,6 +49,8 @@ validate(const struct policy_input *in, struct llcd_err *err)
 			return llcd_err_set(err, "policy: domain '%s' has no vCPU samples", d->name);
 		if (d->nreports < 0 || (d->nreports > 0 && d->reports == NULL))
 			return llcd_err_set(err, "policy: domain '%s' has a bad report list", d->name);
+		if (wakeups_check(d->wakeups, d->nvcpus, err) < 0)
+			return llcd_err_prefix(err, "policy: domain '%s'", d->name);
 		for (int j = 0; j < i; j++)
 			if (in->domains[j].key == d->key)
 				return llcd_err_set(err, "policy: domains '%s' and '%s' share key %llu",
@@ -149,13 +151,10 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 {
 	const struct topo *t = s->topo;
 	double period = (double)in->period_ns;
-	double *busy = calloc((size_t)s->ncpu, sizeof(double));
+	double *busy = s->cpu_busy;
 	int cpu;
 
-	if (busy == NULL) {
-		s->stats.nomem++;       /* utilisation stays as last period */
-		return;
-	}
+	memset(busy, 0, sizeof(double) * (size_t)s->ncpu);
 	if (in->cpu_busy_ns) {
 		CPUSET_FOREACH(cpu, &t->all)
 			busy[cpu] = (double)in->cpu_busy_ns[cpu];
@@ -181,7 +180,6 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 		if (f >= BUSY_PU)
 			s->llc_util[topo_llc_of(t, cpu)] += f;
 	}
-	free(busy);
 }
 
 void

@@ -3,14 +3,14 @@ llcd_unit_test(test_ctl SOURCES unit/test_ctl.c LIBS llcctl_proto pthread)
 
 include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_ctl
-  SOURCES fuzz/fuzz_ctl.c ../agent/ctl.c ../policy/err.c
-  INCLUDES ../agent ../policy
+  SOURCES fuzz/fuzz_ctl.c ../agent/ctl.c ../common/err.c
+  INCLUDES ../agent ../policy ../common
   PKGS json-c
   CORPUS fuzz/corpus/ctl
   SECONDS 10)
 llcd_fuzz_target(fuzz_config
-  SOURCES fuzz/fuzz_config.c ../agent/config.c ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
-  INCLUDES ../agent ../policy
+  SOURCES fuzz/fuzz_config.c ../agent/config.c ../policy/annotation.c ../common/cpuset.c ../common/err.c
+  INCLUDES ../agent ../policy ../common
   CORPUS fuzz/corpus/config
   SECONDS 10)
 llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llcpolicy)

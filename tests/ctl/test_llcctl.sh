@@ -75,7 +75,9 @@ grep -q "^# TYPE llcd_periods_total counter" <<<"$out" || fail "metrics types: $
 out=$("$llcctl" policy xs); grep -q 'mode="aggregate"' <<<"$out" || fail "policy: $out"; ok "policy (show)"
 out=$("$llcctl" topology xs); grep -q "^recommended: sockets=1 dies=8 cores=8 threads=2" <<<"$out" || fail "topology xs: $out"
 grep -q "die 3    socket 0, vCPUs 48-63 -> host LLC 3" <<<"$out" || fail "topology xs dies: $out"; ok "topology DOMAIN"
-out=$("$llcctl" check xs); grep -q "guest die 7 (socket 0, vCPUs 112-127) is pinned across 8 host LLCs" <<<"$out" || fail "check: $out"
+rc=0; out=$("$llcctl" check xs) || rc=$?
+[ "$rc" = 4 ] || fail "check exit $rc on a disagreement, want 4"
+grep -q "guest die 7 (socket 0, vCPUs 112-127) is pinned across 8 host LLCs" <<<"$out" || fail "check: $out"
 grep -q "disagree" <<<"$out" || fail "check verdict: $out"; ok "check (LLC-wide pins under topology=keep disagree with 8 guest dies)"
 if "$llcctl" topology xs --dry-run 2>"$work/err"; then fail "topology --dry-run on llcsim"; fi
 grep -q "has no domain XML to rewrite" "$work/err" || fail "dry-run: $(cat "$work/err")"; ok "topology --dry-run refused on the simulated back-end"
