@@ -64,17 +64,70 @@ bool
 daemon_is_released(const struct daemon *d, uint64_t key)
 {
 	for (int i = 0; i < d->nreleased; i++)
-		if (d->released[i] == key)
+		if (d->released[i].key == key)
 			return true;
 	return false;
+}
+
+/* The annotation XML as the back-end has it now (NULL: none, or no way to
+ * read it: then nothing can end a release but llcctl policy). */
+static char *
+current_annotation(struct daemon *d, uint64_t key)
+{
+	struct llcd_err err;
+	char *xml = NULL;
+
+	if (d->be.get_annotation == NULL || d->be.get_annotation(HOOK(d), key, &xml, &err) < 0)
+		return NULL;
+	return xml;
+}
+
+int
+daemon_release(struct daemon *d, const struct policy_domain_in *in)
+{
+	if (daemon_is_released(d, in->key))
+		return 0;
+	struct daemon_released *v = realloc(d->released, sizeof(*v) * (size_t)(d->nreleased + 1));
+	if (v == NULL)
+		return -1;
+	d->released = v;
+	v[d->nreleased].key = in->key;
+	v[d->nreleased].xml = current_annotation(d, in->key);
+	d->nreleased++;
+	return 0;
 }
 
 void
 daemon_unrelease(struct daemon *d, uint64_t key)
 {
 	for (int i = 0; i < d->nreleased; i++)
-		if (d->released[i] == key)
+		if (d->released[i].key == key) {
+			free(d->released[i].xml);
 			d->released[i--] = d->released[--d->nreleased];
+		}
+}
+
+/* A released domain whose annotation is not the one it had when released
+ * was annotated anew (virsh metadata, an orchestrator): llcd manages it
+ * again, as docs/llcctl.md promises. The back-end is asked for the XML of
+ * released domains only (a libvirt call each per period: few domains). */
+static bool
+still_released(struct daemon *d, const struct policy_domain_in *in)
+{
+	for (int i = 0; i < d->nreleased; i++) {
+		struct daemon_released *r = &d->released[i];
+		if (r->key != in->key)
+			continue;
+		char *now = current_annotation(d, in->key);
+		bool same = (now == NULL && r->xml == NULL) || (now && r->xml && strcmp(now, r->xml) == 0);
+		free(now);
+		if (same)
+			return true;
+		log_dom(LOG_INFO, in->name, -1, 0, "released domain: its llc-policy annotation changed; managed again");
+		daemon_unrelease(d, in->key);
+		return false;
+	}
+	return false;
 }
 
 static int
@@ -86,7 +139,7 @@ wrap_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		return -1;
 	for (int i = 0; i < obs->ndomains; i++) {
 		struct policy_domain_in *in = &obs->domains[i];
-		if (daemon_is_released(d, in->key)) {
+		if (still_released(d, in)) {
 			in->annotated = false;
 			continue;
 		}
@@ -203,6 +256,8 @@ daemon_free(struct daemon *d)
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
+	for (int i = 0; i < d->nreleased; i++)
+		free(d->released[i].xml);
 	free(d->released);
 	free(d);
 }
@@ -437,17 +492,21 @@ daemon_run(struct daemon *d)
 		if (efd >= 0)
 			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
+		if (d->ctl && control_pending(d->ctl))
+			timeout = 0;    /* requests left over from a dispatch's budget */
 		int rc = poll(pfd, (nfds_t)(n + (efd >= 0)), timeout);
 		if (rc < 0 && errno != EINTR) {
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0) {
-			if (efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
-			    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
-				log_warnx("%s: %s", d->be.name, err.msg);
-			if (d->ctl)
-				control_dispatch(d->ctl, pfd, n);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
+		    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
+			log_warnx("%s: %s", d->be.name, err.msg);
+		if (d->ctl) {
+			if (rc <= 0)
+				for (int k = 0; k < n; k++)
+					pfd[k].revents = 0;
+			control_dispatch(d->ctl, pfd, n);       /* also closes idle clients */
 		}
 	}
 	if (d->cfg.release_on_exit)

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* groups.c - the vCPU groups of an aggregate domain: those of the
  * annotation (<llc:group>), the whole domain when it fits one LLC, and the
- * hot processes the guest helper reports. groups_update() is the
- * group-formation stage of a step (docs/design.md, "vCPU groups"); other
- * sources of groups hook in there.
+ * hot processes the guest helper reports, and the groups the wakeup rule
+ * (wakeups.c) infers. groups_update() is the group-formation stage of a
+ * step (docs/design.md, "vCPU groups").
+ *
+ * Precedence: annotation groups own their vCPUs; guest-reported groups take
+ * any other vCPU (an inferred group loses it); inferred groups get what is
+ * left. The size and benefit guards (steer.c, benefit.c) apply to all.
  */
 #include "policy_int.h"
 
@@ -65,17 +69,35 @@ grp_add(struct policy_state *s, struct dom *d, const char *name, enum policy_gro
 }
 
 void
-grp_release(struct dom *d, struct grp *g)
+grp_send_home(struct dom *d, const struct grp *g)
 {
 	int v;
 
 	CPUSET_FOREACH(v, &g->vcpus)
 		if (v < d->nvcpus)
 			d->want[v] = d->home[v];
+}
+
+void
+grp_release(struct dom *d, struct grp *g)
+{
+	grp_send_home(d, g);
 	g->pref_llc = -1;
 	g->forbid_fails = 0;
 	if (g->bstate != BENEFIT_HOLD)
 		g->bstate = BENEFIT_IDLE;
+}
+
+/* Remove group i (its vCPUs back to their placement). */
+static void
+grp_remove(struct dom *d, int i)
+{
+	struct grp *g = &d->groups[i];
+
+	grp_release(d, g);
+	grp_clear(g);
+	memmove(g, g + 1, sizeof(*g) * (size_t)(d->ngroups - i - 1));
+	d->ngroups--;
 }
 
 void
@@ -175,11 +197,88 @@ dissolve_silent(struct policy_state *s, struct dom *d, const struct cpuset *take
 		double silent = (double)(s->step - g->last_report_step) * epochs_per_period;
 		if (silent <= d->annot.tune.affinity_timeout && !cpuset_empty(&g->vcpus))
 			continue;
-		grp_release(d, g);
-		grp_clear(g);
-		memmove(g, g + 1, sizeof(*g) * (size_t)(d->ngroups - i - 1));
-		d->ngroups--;
-		i--;
+		grp_remove(d, i--);
+	}
+}
+
+/* The vCPUs of every group with one of the rules in mask (1 << rule). */
+static void
+rule_vcpus(const struct dom *d, unsigned mask, struct cpuset *out)
+{
+	cpuset_zero(out);
+	for (int i = 0; i < d->ngroups; i++)
+		if (mask & (1u << d->groups[i].rule))
+			cpuset_or(out, out, &d->groups[i].vcpus);
+}
+
+static void
+guest_groups_update(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
+                    const struct cpuset *all, double epochs_per_period)
+{
+	struct cpuset taken;
+	bool any_guest = false;
+
+	for (int i = 0; i < d->ngroups; i++)
+		any_guest |= d->groups[i].rule == POLICY_GROUP_GUEST;
+	if (di->nreports == 0 && !any_guest)
+		return;
+	/* reports win over inferred groups: only annotation groups are taken */
+	rule_vcpus(d, 1u << POLICY_GROUP_ANNOTATION, &taken);
+	for (int r = 0; r < di->nreports; r++)
+		apply_report(s, d, &di->reports[r], all, &taken);
+	dissolve_silent(s, d, &taken, epochs_per_period);
+}
+
+/* Match the rule's components with the domain's wakeups groups: a group
+ * keeps its name while it overlaps a component (the largest overlap wins),
+ * takes the component's vCPUs that annotation and guest groups leave, and
+ * is dropped when no component (or fewer than two free vCPUs) is left. */
+static void
+wakeup_groups_update(struct policy_state *s, struct dom *d, const struct cpuset *all)
+{
+	struct cpuset comp[POLICY_MAX_GROUPS], taken;
+	bool used[POLICY_MAX_GROUPS] = { false };
+	int nc = 0;
+
+	if (d->annot.infer == POLICY_INFER_WAKEUPS && d->wk != NULL)
+		nc = wakeups_groups(d->wk, comp, POLICY_MAX_GROUPS);
+	rule_vcpus(d, 1u << POLICY_GROUP_ANNOTATION | 1u << POLICY_GROUP_GUEST, &taken);
+	for (int c = 0; c < nc; c++) {
+		cpuset_and(&comp[c], &comp[c], all);
+		cpuset_andnot(&comp[c], &comp[c], &taken);
+	}
+	for (int i = 0; i < d->ngroups; i++) {
+		struct grp *g = &d->groups[i];
+		int best = -1, bestn = 0;
+		if (g->rule != POLICY_GROUP_WAKEUPS)
+			continue;
+		for (int c = 0; c < nc; c++) {
+			struct cpuset x;
+			cpuset_and(&x, &comp[c], &g->vcpus);
+			int n = cpuset_count(&x);
+			if (!used[c] && n > bestn && cpuset_count(&comp[c]) >= 2) {
+				best = c;
+				bestn = n;
+			}
+		}
+		if (best < 0) {
+			grp_remove(d, i--);
+			continue;
+		}
+		used[best] = true;
+		struct cpuset gone;
+		int v;
+		cpuset_andnot(&gone, &g->vcpus, &comp[best]);
+		CPUSET_FOREACH(v, &gone)
+			d->want[v] = d->home[v];
+		g->vcpus = comp[best];
+	}
+	for (int c = 0; c < nc; c++) {
+		char name[POLICY_GROUP_NAME];
+		if (used[c] || cpuset_count(&comp[c]) < 2)
+			continue;
+		snprintf(name, sizeof(name), "wakeups-%d", cpuset_first(&comp[c]));
+		grp_add(s, d, name, POLICY_GROUP_WAKEUPS, &comp[c]);
 	}
 }
 
@@ -187,23 +286,22 @@ void
 groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
               const struct policy_domain_in *di, double epochs_per_period)
 {
-	struct cpuset taken, all;
-	bool any_guest = false;
+	struct cpuset all;
 
-	(void)in;
-	for (int i = 0; i < d->ngroups; i++)
-		any_guest |= d->groups[i].rule == POLICY_GROUP_GUEST;
-	if (di->nreports == 0 && !any_guest)
-		return;
 	cpuset_zero(&all);
 	cpuset_set_range(&all, 0, d->nvcpus - 1);
-	cpuset_zero(&taken);
-	for (int i = 0; i < d->ngroups; i++)
-		if (d->groups[i].rule != POLICY_GROUP_GUEST)
-			cpuset_or(&taken, &taken, &d->groups[i].vcpus);
+	/* the wakeup history is kept whether or not it may form groups, so
+	 * that llcctl wakeups shows it */
+	if (di->wakeups != NULL && d->wk == NULL) {
+		d->wk = wakeups_state_new();
+		if (d->wk == NULL)
+			s->stats.nomem++;
+	}
+	if (d->wk != NULL && wakeups_update(d->wk, d->nvcpus, di->wakeups, in->period_ns,
+	                                    in->now_ns) < 0)
+		s->stats.nomem++;
 	if (d->ngroups > 0 && d->groups[0].rule == POLICY_GROUP_DOMAIN)
 		return;         /* the whole domain is one group already */
-	for (int r = 0; r < di->nreports; r++)
-		apply_report(s, d, &di->reports[r], &all, &taken);
-	dissolve_silent(s, d, &taken, epochs_per_period);
+	guest_groups_update(s, d, di, &all, epochs_per_period);
+	wakeup_groups_update(s, d, &all);
 }

@@ -87,6 +87,7 @@ policy_group_rule_name(enum policy_group_rule r)
 	case POLICY_GROUP_ANNOTATION: return "annotation";
 	case POLICY_GROUP_GUEST: return "guest";
 	case POLICY_GROUP_DOMAIN: return "domain";
+	case POLICY_GROUP_WAKEUPS: return "wakeups";
 	}
 	return "?";
 }
@@ -117,6 +118,7 @@ dom_free(struct dom *d)
 	free(d->sent);
 	free(d->vutil);
 	free(d->vgroup);
+	wakeups_state_free(d->wk);
 	free(d);
 }
 
@@ -130,12 +132,16 @@ state_reset(struct policy_state *s)
 	free(s->cpu_busy);
 	free(s->llc_util);
 	free(s->llc_cap);
+	free(s->av_util);
+	free(s->av_cap);
+	free(s->av_whole);
 	free(s->core_owner);
 	free(s->llc_load);
 	free(s->pu_load);
 	s->doms = NULL;
 	s->ndoms = 0;
-	s->cpu_rt = s->cpu_busy = s->llc_util = s->llc_cap = NULL;
+	s->cpu_rt = s->cpu_busy = s->llc_util = s->llc_cap = s->av_util = s->av_cap = NULL;
+	s->av_whole = NULL;
 	s->core_owner = s->llc_load = s->pu_load = NULL;
 	s->topo = NULL;
 }
@@ -169,10 +175,14 @@ state_bind_topo(struct policy_state *s, const struct topo *t)
 	s->cpu_busy = calloc((size_t)s->ncpu, sizeof(double));
 	s->llc_util = calloc((size_t)s->nllc, sizeof(double));
 	s->llc_cap = calloc((size_t)s->nllc, sizeof(double));
+	s->av_util = calloc((size_t)s->nllc, sizeof(double));
+	s->av_cap = calloc((size_t)s->nllc, sizeof(double));
+	s->av_whole = calloc((size_t)s->nllc, sizeof(bool));
 	s->core_owner = calloc((size_t)topo_count(t, TOPO_CORE), sizeof(int));
 	s->llc_load = calloc((size_t)s->nllc, sizeof(int));
 	s->pu_load = calloc((size_t)s->ncpu, sizeof(int));
-	if (!s->cpu_rt || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->core_owner || !s->llc_load || !s->pu_load) {
+	if (!s->cpu_rt || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->av_util || !s->av_cap ||
+	    !s->av_whole || !s->core_owner || !s->llc_load || !s->pu_load) {
 		state_reset(s);
 		return -1;
 	}
@@ -261,6 +271,7 @@ annot_copy(struct policy_annotation *dst, const struct policy_annotation *src)
 	dst->mode = src->mode;
 	dst->isolation = src->isolation;
 	dst->topology = src->topology;
+	dst->infer = src->infer;
 	dst->tune = src->tune;
 	dst->ngroups = src->ngroups;
 	for (int i = 0; i < src->ngroups && i < POLICY_MAX_GROUPS; i++)
@@ -414,9 +425,30 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 		gi->best_occ = g->best_occ;
 		gi->guarded = g->guarded;
 		gi->backed_off = g->bstate == BENEFIT_HOLD;
+		if (g->rule == POLICY_GROUP_WAKEUPS && d->wk != NULL)
+			gi->wakeups_hz = wakeups_set_rate_hz(d->wk, &g->vcpus, &gi->wakeup_pairs);
 		snprintf(gi->why, sizeof(gi->why), "%s", g->why);
 	}
 	return 0;
+}
+
+int
+policy_domain_wakeups(const struct policy_state *s, uint64_t key, struct policy_wakeups_info *info,
+                      struct wakeups_pair_info *pairs, int max)
+{
+	int idx = dom_find(s, key);
+	const struct dom *d;
+
+	if (idx < 0 || s->doms[idx]->wk == NULL)
+		return -1;
+	d = s->doms[idx];
+	memset(info, 0, sizeof(*info));
+	info->inferring = d->annot.mode == POLICY_MODE_AGGREGATE &&
+	    d->annot.infer == POLICY_INFER_WAKEUPS;
+	info->background_hz = wakeups_background_hz(d->wk);
+	info->total_hz = wakeups_total_hz(d->wk);
+	info->dropped = wakeups_dropped(d->wk);
+	return pairs != NULL && max > 0 ? wakeups_pairs(d->wk, pairs, max) : 0;
 }
 
 int

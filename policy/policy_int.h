@@ -7,8 +7,9 @@
  *   placement.c  stage 3: adopt valid pins, initial placement, re-placing
  *                shared domains off cores isolated domains now own;
  *   groups.c     the vCPU groups of a domain: annotation groups, the whole
- *                domain, groups the guest reports (groups_update() is the
- *                group-formation stage of a step);
+ *                domain, groups the guest reports, groups inferred from
+ *                wakeups (groups_update() is the group-formation stage of
+ *                a step; the rule itself is wakeups.c);
  *   steer.c      stage 4: the preferred-LLC hysteresis, size guard and
  *                moves of an aggregate group; spreading for spread domains;
  *   benefit.c    the benefit check of an aggregated group;
@@ -26,6 +27,7 @@
 
 #include "llcrules.h"
 #include "policy.h"
+#include "wakeups.h"
 
 #define MAX_VCPUS CPUSET_MAX
 #define RETRY_FAILS 2           /* kernel: cache_nice_tries + 1 */
@@ -71,10 +73,10 @@ struct grp {
 	/* benefit check */
 	enum benefit_state bstate;
 	int bstate_periods;             /* periods spent settling / measuring */
-	double rate_ewma;               /* instructions per runtime-ns while placed */
+	double rate_ewma;               /* instructions per wall ns while placed */
 	bool rate_valid;                /* rate_ewma holds a sample */
 	double base_rate;               /* rate_ewma when aggregation began */
-	double meas_instr, meas_rt_ns;  /* summed while measuring */
+	double meas_instr, meas_wall_ns; /* summed while measuring */
 	double meas_load;               /* CPUs in use when last measured */
 	int load_changed_periods;       /* consecutive periods the load differs */
 	uint64_t recheck_after_ns;      /* no re-measurement before */
@@ -106,6 +108,8 @@ struct dom {
 	int ngroups;
 	struct grp *groups;
 	int *vgroup;
+	struct wakeups_state *wk;       /* wakeup history (aggregate), NULL until
+	                                 * wakeups are first given */
 	uint64_t refused_gen;
 	char refuse_reason[POLICY_REASON];
 	uint64_t pref_switches, moves;
@@ -122,6 +126,10 @@ struct policy_state {
 	double *cpu_rt;                 /* decayed busy runtime per CPU */
 	double *cpu_busy;               /* busy time per CPU this period (ns) */
 	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
+	/* the same, on the PUs the domain being steered may use (its
+	 * allowed set) where that is not the whole LLC (av_whole false) */
+	double *av_util, *av_cap;
+	bool *av_whole;
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */
@@ -178,12 +186,17 @@ void placement_stage(struct policy_state *s, const struct policy_input *in,
  * it fits one LLC. */
 void groups_init(struct policy_state *s, struct dom *d);
 /* The group-formation stage of a step for an aggregate domain: rebuild
- * guest-reported groups from this period's reports, dissolve silent ones. */
+ * guest-reported groups from this period's reports, dissolve silent ones,
+ * then feed the period's wakeups to the domain's wakeup history and match
+ * the groups it infers (annotation and guest groups win their vCPUs). */
 void groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                    const struct policy_domain_in *di, double epochs_per_period);
 void grp_clear(struct grp *g);
-/* Back to the placement: every vCPU of the group to its home pin. */
+/* Back to the placement: every vCPU of the group to its home pin, the
+ * preference dropped. */
 void grp_release(struct dom *d, struct grp *g);
+/* Every vCPU of the group to its home pin (the preference kept). */
+void grp_send_home(struct dom *d, const struct grp *g);
 
 /* steer.c: stage 4 ----------------------------------------------------------- */
 
@@ -193,15 +206,18 @@ void steer_group(struct policy_state *s, const struct policy_input *in, struct d
                  struct policy_plan *plan);
 void steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
                   const struct cpuset *allowed);
+/* Before a domain's groups are steered: the busy PUs and PUs of each LLC
+ * within its allowed set (capacity is judged on those). */
+void steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns);
 int vcpu_llc(const struct policy_state *s, const struct dom *d,
              const struct policy_domain_in *in, int v);
 
 /* benefit.c ------------------------------------------------------------------- */
 
-/* One period of the benefit check. all_in: no vCPU of the group is outside
+/* One period of the benefit check. outside: vCPUs of the group outside
  * the preferred LLC; moved: some moved this period; load: CPUs in use. */
 void benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
-                    const struct policy_domain_in *di, struct grp *g, bool all_in, bool moved,
+                    const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
                     double load, struct policy_plan *plan);
 
 #endif

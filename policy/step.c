@@ -49,6 +49,8 @@ validate(const struct policy_input *in, struct llcd_err *err)
 			return llcd_err_set(err, "policy: domain '%s' has no vCPU samples", d->name);
 		if (d->nreports < 0 || (d->nreports > 0 && d->reports == NULL))
 			return llcd_err_set(err, "policy: domain '%s' has a bad report list", d->name);
+		if (wakeups_check(d->wakeups, d->nvcpus, err) < 0)
+			return llcd_err_prefix(err, "policy: domain '%s'", d->name);
 		for (int j = 0; j < i; j++)
 			if (in->domains[j].key == d->key)
 				return llcd_err_set(err, "policy: domains '%s' and '%s' share key %llu",
@@ -289,6 +291,7 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	double epochs = cx->period_ms / epoch_ms;
 	if (d->annot.mode == POLICY_MODE_AGGREGATE) {
 		double kd = llc_decay(cx->period_ms, epoch_ms);
+		steer_view(s, &allowed, cx->in->period_ns);
 		groups_update(s, cx->in, d, di, epochs);
 		for (int g = 0; g < d->ngroups; g++)
 			steer_group(s, cx->in, d, di, &d->groups[g], kd, epochs, &allowed, cx->plan);
