@@ -3,3 +3,9 @@ llcd_unit_test(test_topo SOURCES unit/test_topo.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy SOURCES unit/test_policy.c LIBS llcpolicy_io)
 llcd_unit_test(test_wakeups SOURCES unit/test_wakeups.c LIBS llcpolicy)
 llcd_unit_test(test_policy_wakeups SOURCES unit/test_policy_wakeups.c LIBS llcpolicy_io)
+# The wakeup rule under arbitrary edges (what a guest can make the tracer count).
+include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
+llcd_fuzz_target(fuzz_wakeups
+  SOURCES fuzz/fuzz_wakeups.c ../policy/wakeups.c ../common/cpuset.c ../common/err.c
+  INCLUDES ../policy ../common
+  SECONDS 10)
