@@ -8,3 +8,7 @@
 add_test(NAME benchkit_host COMMAND bash ${PROJECT_SOURCE_DIR}/bench/hw/test_benchkit.sh host)
 set_tests_properties(benchkit_host PROPERTIES LABELS "benchkit" TIMEOUT 300 RUN_SERIAL TRUE
   ENVIRONMENT "LLCD_BUILD_DIR=${CMAKE_BINARY_DIR};LLCD_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+add_test(NAME benchkit_e2e COMMAND bash ${PROJECT_SOURCE_DIR}/bench/hw/test_benchkit.sh all)
+set_tests_properties(benchkit_e2e PROPERTIES LABELS "benchkit;e2e" TIMEOUT 600 RUN_SERIAL TRUE
+  SKIP_RETURN_CODE 77
+  ENVIRONMENT "LLCD_BUILD_DIR=${CMAKE_BINARY_DIR};LLCD_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
