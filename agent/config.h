@@ -2,7 +2,7 @@
  * Every directive is one row of config_directives[] (config.c), which
  * parsing, `llcd -nv`, `llcctl tune`, reload and the man-page check
  * (tests/packaging/test_man.sh) all read; each is documented in
- * llcd.conf(5) and docs/llcd.md. */
+ * llcd.conf(5) (packaging/man/llcd.conf.5) and docs/llcd.md. */
 #ifndef LLCD_CONFIG_H
 #define LLCD_CONFIG_H
 

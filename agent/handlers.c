@@ -209,19 +209,80 @@ groups_json(const struct policy_domain_info *info)
 	return a;
 }
 
+/* `list` pages: domains in key order after the key `after`, as many as fit
+ * in `max_bytes` (default LIST_PAGE_BYTES, at least one domain); "next" is
+ * the key to ask after when more remain. So no reply nears CTL_MAX_REPLY
+ * however many domains the host runs, and a page is consistent with the
+ * others even when domains come and go between them. */
+#define LIST_PAGE_BYTES (1024 * 1024)
+#define LIST_PAGE_MIN 4096
+
+static int
+key_order(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct policy_domain_in *const *)a)->key;
+	uint64_t y = (*(const struct policy_domain_in *const *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
 static int
 h_list(struct daemon *d, struct control_request *req)
 {
 	const struct agent_obs *o = agent_loop_obs(d->loop);
-	json_object *arr = json_object_new_array();
+	int n = o ? o->ndomains : 0;
+	const struct policy_domain_in **by_key = calloc((size_t)(n ? n : 1), sizeof(*by_key));
+	json_object *v, *arr;
+	uint64_t after = 0;
+	bool have_after = false;
+	int64_t max_bytes = LIST_PAGE_BYTES;
+	size_t used = 0;
 
-	for (int i = 0; o && i < o->ndomains; i++) {
+	if (by_key == NULL) {
+		snprintf(req->error, sizeof(req->error), "out of memory");
+		return CTL_E_INTERNAL;
+	}
+	if (json_object_object_get_ex(req->args, "after", &v)) {
+		if (!json_object_is_type(v, json_type_int)) {
+			free(by_key);
+			snprintf(req->error, sizeof(req->error), "'after' must be a domain key (an integer)");
+			return CTL_E_INVAL;
+		}
+		after = (uint64_t)json_object_get_int64(v);
+		have_after = true;
+	}
+	if (json_object_object_get_ex(req->args, "max_bytes", &v)) {
+		max_bytes = json_object_get_int64(v);
+		if (!json_object_is_type(v, json_type_int) || max_bytes < LIST_PAGE_MIN ||
+		    max_bytes > CTL_MAX_REPLY / 2) {
+			free(by_key);
+			snprintf(req->error, sizeof(req->error), "'max_bytes' must be %d-%d", LIST_PAGE_MIN,
+			    CTL_MAX_REPLY / 2);
+			return CTL_E_INVAL;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		by_key[i] = &o->domains[i];
+	qsort(by_key, (size_t)n, sizeof(*by_key), key_order);
+	arr = json_object_new_array();
+	req->reply = json_object_new_object();
+	for (int i = 0; i < n; i++) {
+		if (have_after && by_key[i]->key <= after)
+			continue;
 		json_object *e = json_object_new_object();
-		domain_summary(d, &o->domains[i], e);
+		domain_summary(d, by_key[i], e);
+		size_t len = strlen(json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN)) + 1;
+		if (json_object_array_length(arr) > 0 && used + len > (size_t)max_bytes) {
+			json_object_put(e);
+			json_object_object_add(req->reply, "next",
+			    json_object_new_int64((int64_t)by_key[i - 1]->key));
+			break;
+		}
+		used += len;
 		json_object_array_add(arr, e);
 	}
-	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "domains", arr);
+	free(by_key);
 	return CTL_OK;
 }
 
@@ -252,24 +313,6 @@ h_dominfo(struct daemon *d, struct control_request *req)
 	return CTL_OK;
 }
 
-/* Guest position of vCPU v: libvirt numbers vCPUs socket, die, cluster,
- * core, thread (thread fastest). */
-static void
-guest_pos(const struct policy_guest_topo *g, int v, int pos[5])
-{
-	int th = g->threads > 0 ? g->threads : 1, co = g->cores > 0 ? g->cores : 1;
-	int cl = g->clusters > 0 ? g->clusters : 1, di = g->dies > 0 ? g->dies : 1;
-
-	pos[4] = v % th;
-	v /= th;
-	pos[3] = v % co;
-	v /= co;
-	pos[2] = v % cl;
-	v /= cl;
-	pos[1] = v % di;
-	pos[0] = v / di;
-}
-
 static int
 h_vcpuinfo(struct daemon *d, struct control_request *req)
 {
@@ -285,15 +328,15 @@ h_vcpuinfo(struct daemon *d, struct control_request *req)
 	for (int v = 0; v < in->nvcpus; v++) {
 		const struct policy_vcpu_sample *s = &in->vcpus[v];
 		json_object *o = json_object_new_object();
-		int pos[5];
-		guest_pos(&in->guest, v, pos);
+		struct guesttopo_pos pos;
+		guesttopo_position(&in->guest, v, &pos);
 		json_object_object_add(o, "vcpu", json_object_new_int(v));
 		json_object_object_add(o, "tid", json_object_new_int(s->tid));
-		json_object_object_add(o, "socket", json_object_new_int(pos[0]));
-		json_object_object_add(o, "die", json_object_new_int(pos[1]));
-		json_object_object_add(o, "cluster", json_object_new_int(pos[2]));
-		json_object_object_add(o, "core", json_object_new_int(pos[3]));
-		json_object_object_add(o, "thread", json_object_new_int(pos[4]));
+		json_object_object_add(o, "socket", json_object_new_int(pos.socket));
+		json_object_object_add(o, "die", json_object_new_int(pos.die));
+		json_object_object_add(o, "cluster", json_object_new_int(pos.cluster));
+		json_object_object_add(o, "core", json_object_new_int(pos.core));
+		json_object_object_add(o, "thread", json_object_new_int(pos.thread));
 		json_object_object_add(o, "pinned", cpuset_json(&s->pinned));
 		json_object_object_add(o, "last_cpu", json_object_new_int(s->last_cpu));
 		json_object_object_add(o, "llc", json_object_new_int(topo_llc_of(d->topo, s->last_cpu)));

@@ -165,11 +165,12 @@ print_check(json_object *r)
 }
 
 static void
-print_list(json_object *r)
+print_list(json_object *r, bool header)
 {
 	json_object *a = ja(r, "domains");
 
-	printf("%-20s %-9s %-9s %-9s %5s %-10s %s\n", "NAME", "STATE", "MODE", "ISOLATION", "VCPUS", "LLCS", "REASON");
+	if (header)
+		printf("%-20s %-9s %-9s %-9s %5s %-10s %s\n", "NAME", "STATE", "MODE", "ISOLATION", "VCPUS", "LLCS", "REASON");
 	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
 		json_object *d = json_object_array_get_idx(a, i);
 		printf("%-20s %-9s %-9s %-9s %5lld %-10s %s\n", js(d, "name"), js(d, "state"), js(d, "mode"),
@@ -494,9 +495,28 @@ main(int argc, char **argv)
 	struct ctl_reader rd;
 	int rc = EXIT_FAIL, got;
 	bool disagree = false;
+	/* `list` comes in pages (docs/protocol.md): ask for the next one on the
+	 * same connection until llcd names none; --json prints them as one */
+	json_object *pages = type == CTL_LIST && opt_json ? json_object_new_array() : NULL;
+	bool list_header = false, more = false;
+	int64_t next = 0;
 	ctl_reader_init(&rd, CTL_MAX_REPLY);
 	while ((got = ctl_recv(fd, &rd, &err)) == 1) {
 		if (rd.hdr.type == CTL_END) {
+			if (rd.hdr.result == CTL_OK && more) {
+				json_object *a2 = json_object_new_object();
+				json_object_object_add(a2, "after", json_object_new_int64(next));
+				more = false;
+				int s2 = ctl_send(fd, CTL_LIST, rd.hdr.seq + 1,
+				    json_object_to_json_string_ext(a2, JSON_C_TO_STRING_PLAIN), &err);
+				json_object_put(a2);
+				ctl_reader_next(&rd);
+				if (s2 < 0) {
+					fprintf(stderr, "llcctl: %s\n", err.msg);
+					break;
+				}
+				continue;
+			}
 			if (rd.hdr.result == CTL_OK) {
 				rc = EXIT_OK;
 			} else {
@@ -512,7 +532,16 @@ main(int argc, char **argv)
 			fprintf(stderr, "llcctl: llcd sent a reply that is not JSON\n");
 			break;
 		}
-		if (opt_json) {
+		if (type == CTL_LIST) {
+			json_object *nx;
+			more = json_object_object_get_ex(r, "next", &nx);
+			next = more ? json_object_get_int64(nx) : 0;
+		}
+		if (pages) {
+			json_object *a = ja(r, "domains");
+			for (size_t i = 0; a && i < json_object_array_length(a); i++)
+				json_object_array_add(pages, json_object_get(json_object_array_get_idx(a, i)));
+		} else if (opt_json) {
 			printf("%s\n", json_object_to_json_string_ext(r, type == CTL_EVENTS ? JSON_C_TO_STRING_PLAIN :
 			    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 			fflush(stdout);
@@ -535,7 +564,10 @@ main(int argc, char **argv)
 				    json_object_get_boolean(json_object_object_get(r, "live")) ? " (also to the running guest)" :
 				    " (takes effect at the next start)", js(r, "socket"));
 				break;
-			case CTL_LIST: print_list(r); break;
+			case CTL_LIST:
+				print_list(r, !list_header);
+				list_header = true;
+				break;
 			case CTL_DOMINFO: print_dominfo(r); break;
 			case CTL_VCPUINFO: print_vcpuinfo(r); break;
 			case CTL_POLICY_GET: print_policy(r); break;
@@ -566,6 +598,15 @@ main(int argc, char **argv)
 		rc = EXIT_CONNECT;
 	} else if (got < 0) {
 		fprintf(stderr, "llcctl: %s\n", err.msg);
+	}
+	if (pages) {
+		if (rc == EXIT_OK) {
+			json_object *all = json_object_new_object();
+			json_object_object_add(all, "domains", json_object_get(pages));
+			printf("%s\n", json_object_to_json_string_ext(all, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(all);
+		}
+		json_object_put(pages);
 	}
 	if (rc == EXIT_OK && disagree)
 		rc = EXIT_DISAGREE;     /* `check`: scripts can tell */

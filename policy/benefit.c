@@ -6,7 +6,9 @@
  * the group off for the hold-down when progress dropped by more than
  * BENEFIT_LOSS:
  *
- *   IDLE -(moved, baseline known)-> AGGREGATING -(all in)-> SETTLING
+ *   IDLE -(moved, baseline known)-> AGGREGATING
+ *   AGGREGATING -(all in, or a period without a move: partly
+ *                 aggregated, the rest cannot move)-> SETTLING
  *   SETTLING -(SETTLE_PERIODS without a move)-> MEASURING
  *   MEASURING -(MEASURE_PERIODS: no loss)-> KEPT | (loss)-> HOLD
  *   KEPT -(load changed for 2 periods, once per hold-down)-> IDLE
@@ -63,20 +65,25 @@ benefit_kept(const struct policy_input *in, struct dom *d, struct grp *g, double
 /* Sum progress over MEASURE_PERIODS, then keep or back off. */
 static void
 benefit_measuring(struct policy_state *s, const struct policy_input *in, struct dom *d,
-                  struct grp *g, double instr, double rt, double load, struct policy_plan *plan)
+                  struct grp *g, double instr, double rt, double load, int outside, int nvcpus,
+                  struct policy_plan *plan)
 {
+	char part[96] = "";
+
 	g->meas_instr += instr;
 	g->meas_rt_ns += rt;
 	g->meas_load = load;
 	if (++g->bstate_periods < MEASURE_PERIODS)
 		return;
+	if (outside > 0)
+		snprintf(part, sizeof(part), "; partly aggregated: %d of %d vCPUs could not move", outside, nvcpus);
 	double after = g->meas_rt_ns > 0 ? g->meas_instr / g->meas_rt_ns : 0;
 	if (after < g->base_rate * (1.0 - BENEFIT_LOSS)) {
 		g->hold_until_ns = in->now_ns + holddown_ns(d);
 		snprintf(g->why, sizeof(g->why),
 		    "backed off: progress per CPU-second %.3g after aggregation vs %.3g before (-%.0f%%); "
-		    "hold-down %ds", after, g->base_rate, 100.0 * (1.0 - after / g->base_rate),
-		    d->annot.tune.holddown_s);
+		    "hold-down %ds%s", after, g->base_rate, 100.0 * (1.0 - after / g->base_rate),
+		    d->annot.tune.holddown_s, part);
 		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, NULL, "group '%s': %s", g->name, g->why);
 		s->stats.backoffs++;
 		grp_release(d, g);
@@ -85,22 +92,23 @@ benefit_measuring(struct policy_state *s, const struct policy_input *in, struct 
 		g->bstate = BENEFIT_KEPT;
 		g->rate_ewma = after;
 		snprintf(g->why, sizeof(g->why),
-		    "kept: progress per CPU-second %.3g after aggregation vs %.3g before",
-		    after, g->base_rate);
+		    "kept: progress per CPU-second %.3g after aggregation vs %.3g before%s",
+		    after, g->base_rate, part);
 	}
 }
 
 void
 benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
-               const struct policy_domain_in *di, struct grp *g, bool all_in, bool moved,
+               const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
                double load, struct policy_plan *plan)
 {
 	double instr = 0, rt = 0;
-	int v;
+	int v, n = 0;
 
 	CPUSET_FOREACH(v, &g->vcpus) {
 		if (v >= d->nvcpus)
 			break;
+		n++;
 		instr += (double)di->vcpus[v].instructions;
 		rt += (double)di->vcpus[v].runtime_ns;
 	}
@@ -114,7 +122,8 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 		benefit_kept(in, d, g, load);
 		break;
 	case BENEFIT_AGGREGATING:
-		if (all_in) {
+		/* all in, or as far as it goes: measure what was achieved */
+		if (outside == 0 || !moved) {
 			g->bstate = BENEFIT_SETTLING;
 			g->bstate_periods = 0;
 		}
@@ -129,7 +138,7 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 		}
 		break;
 	case BENEFIT_MEASURING:
-		benefit_measuring(s, in, d, g, instr, rt, load, plan);
+		benefit_measuring(s, in, d, g, instr, rt, load, outside, n, plan);
 		break;
 	case BENEFIT_HOLD:
 		if (in->now_ns >= g->hold_until_ns) {

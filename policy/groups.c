@@ -69,13 +69,19 @@ grp_add(struct policy_state *s, struct dom *d, const char *name, enum policy_gro
 }
 
 void
-grp_release(struct dom *d, struct grp *g)
+grp_send_home(struct dom *d, const struct grp *g)
 {
 	int v;
 
 	CPUSET_FOREACH(v, &g->vcpus)
 		if (v < d->nvcpus)
 			d->want[v] = d->home[v];
+}
+
+void
+grp_release(struct dom *d, struct grp *g)
+{
+	grp_send_home(d, g);
 	g->pref_llc = -1;
 	g->forbid_fails = 0;
 	if (g->bstate != BENEFIT_HOLD)

@@ -188,8 +188,11 @@ void groups_init(struct policy_state *s, struct dom *d);
 void groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                    const struct policy_domain_in *di, double epochs_per_period);
 void grp_clear(struct grp *g);
-/* Back to the placement: every vCPU of the group to its home pin. */
+/* Back to the placement: every vCPU of the group to its home pin, the
+ * preference dropped. */
 void grp_release(struct dom *d, struct grp *g);
+/* Every vCPU of the group to its home pin (the preference kept). */
+void grp_send_home(struct dom *d, const struct grp *g);
 
 /* steer.c: stage 4 ----------------------------------------------------------- */
 
@@ -204,10 +207,10 @@ int vcpu_llc(const struct policy_state *s, const struct dom *d,
 
 /* benefit.c ------------------------------------------------------------------- */
 
-/* One period of the benefit check. all_in: no vCPU of the group is outside
+/* One period of the benefit check. outside: vCPUs of the group outside
  * the preferred LLC; moved: some moved this period; load: CPUs in use. */
 void benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
-                    const struct policy_domain_in *di, struct grp *g, bool all_in, bool moved,
+                    const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
                     double load, struct policy_plan *plan);
 
 #endif

@@ -97,7 +97,9 @@ grp_busy_avg(struct grp *g, double cpus_in_use, int llc_weight)
 }
 
 /* The size guard and the idle timeout: true when the group must not be
- * aggregated now (its preference dropped, `why` says why). */
+ * aggregated now (its preference dropped, `why` says why). A group held
+ * back without a preference still sends its vCPUs home: a fresh report
+ * may have taken them from a group that had one (issue 14 item 4). */
 static bool
 grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r,
               int nthreads, int wbest, struct policy_plan *plan)
@@ -114,6 +116,8 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			    "(aggr-tolerance %d)", g->name, g->pref_llc, g->busy_avg, t->smt,
 			    topo_llc_weight(t, g->pref_llc), r->aggr_tolerance);
 			grp_release(d, g);
+		} else {
+			grp_send_home(d, g);    /* vCPUs it took from another group */
 		}
 		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs "
 		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance,
@@ -126,6 +130,8 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			    "group '%s': preference for LLC %d dropped after %.0f idle epochs",
 			    g->name, g->pref_llc, g->idle_epochs);
 			grp_release(d, g);
+		} else {
+			grp_send_home(d, g);
 		}
 		snprintf(g->why, sizeof(g->why), "idle");
 		return true;
@@ -319,9 +325,12 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT)
 		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
 		    counters ? "" : "; no instruction counters: kernel guards only");
+	else if (!hold && g->bstate != BENEFIT_KEPT)
+		snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
+		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
 bench:
 	if (counters)
-		benefit_update(s, in, d, di, g, m.outside == 0, m.moved > 0, cpus_in_use, plan);
+		benefit_update(s, in, d, di, g, m.outside, m.moved > 0, cpus_in_use, plan);
 	free(order);
 }
 

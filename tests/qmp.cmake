@@ -1,4 +1,4 @@
-# Tests of qmp/ (libqmp and llc-qmp).
+# Tests of qmp/ (libqmp) and tools/llc-qmp.c (llc-qmp).
 find_package(Threads REQUIRED)
 llcd_unit_test(test_qmp_replay SOURCES unit/test_qmp_replay.c unit/qmp_fake.c
                LIBS llcqmp Threads::Threads)

@@ -57,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define LINE 64
 #define MAX_THREADS 1024
 #define MAX_CPUS 4096
@@ -80,10 +82,7 @@ struct opts {
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)llcd_mono_ns() * 1e-9;
 }
 
 __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)

@@ -589,6 +589,46 @@ test_benefit_check_keeps_gain(void **state)
 	h_free(h);
 }
 
+/* Issue 14 item 5: a group that is only partly aggregated (the rest
+ * cannot move: both LLCs busy) is measured all the same. Guest die i on
+ * host LLC i (16 PUs each); the group is 4 busy vCPUs on each; other busy
+ * vCPUs of the domain make it 7 busy threads on LLC 0 and 12 on LLC 1: one
+ * vCPU moves into LLC 0 (then 8 busy, full), the other 3 stay out (both
+ * LLCs busy: the balancer's business). */
+static void
+test_partly_aggregated_group_measured(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "part");
+	int vc[8] = { 0, 1, 2, 3, 16, 17, 18, 19 };
+	for (int i = 0; i < 8; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h->host.counters = true;
+	int d = h_add(h, "p", 32, 2, 8, 2, &a);
+	for (int i = 0; i < 8; i++)
+		h->dom[d].demand[vc[i]] = 1.0;
+	for (int v = 4; v < 7; v++)
+		h->dom[d].demand[v] = 1.0;
+	for (int v = 20; v < 28; v++)
+		h->dom[d].demand[v] = 1.0;
+	for (int step = 0; step < 40; step++)
+		assert_int_equal(h_step(h), 0);
+	int in0 = 0;
+	for (int i = 0; i < 8; i++)
+		in0 += h_llc(h, d, vc[i]) == 0;
+	assert_int_equal(in0, 5);               /* partly aggregated */
+	struct policy_domain_info info;
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_int_equal(info.groups[0].pref_llc, 0);
+	if (strstr(info.groups[0].why, "kept: progress per CPU-second") == NULL)
+		fail_msg("not measured: %s", info.groups[0].why);
+	assert_non_null(strstr(info.groups[0].why, "3 of 8 vCPUs could not move"));
+	h_free(h);
+}
+
 /* --- spread ------------------------------------------------------------------- */
 
 static void
@@ -651,6 +691,46 @@ test_guest_report_hostile_and_dissolve(void **state)
 	policy_domain_info(h->st, h->dom[d].in.key, &info);
 	assert_int_equal(info.ngroups, 0);
 	/* and its vCPUs are back on their own LLCs (guest die = host LLC) */
+	assert_int_not_equal(h_llc(h, d, 1), h_llc(h, d, 17));
+	h_free(h);
+}
+
+/* Issue 14 item 4: vCPUs a fresh report takes from a silent group do not
+ * keep the silent group's LLC pin when their new group never gets a
+ * preference (here: it stays idle). */
+static void
+test_taken_vcpus_not_left_on_stale_pins(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;         /* guest die i on host LLC i */
+	int d = h_add(h, "st", 32, 2, 8, 2, &a);
+	int vc[2] = { 1, 17 };
+	struct policy_domain_info info;
+
+	report(h, d, "old", vc, 2);
+	h->dom[d].demand[1] = h->dom[d].demand[17] = 1.0;
+	for (int step = 0; step < 10; step++)
+		assert_int_equal(h_step(h), 0);
+	/* aggregated: both on one LLC */
+	assert_true(h_llc(h, d, 1) >= 0);
+	assert_int_equal(h_llc(h, d, 1), h_llc(h, d, 17));
+	/* another process now reports the same vCPUs, and they go quiet */
+	report(h, d, "new", vc, 2);
+	h->dom[d].rep[0].pid = 4343;
+	h->dom[d].demand[1] = h->dom[d].demand[17] = 0.0;
+	for (int step = 0; step < 20; step++)
+		assert_int_equal(h_step(h), 0);
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 1);
+	assert_string_equal(info.groups[0].name, "new");
+	assert_int_equal(info.groups[0].pref_llc, -1);
+	/* both back on their own placement: different LLCs */
+	int slots[32];
+	struct cpuset home[32];
+	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, home, 32), 32);
+	for (int i = 0; i < 2; i++)
+		assert_true(cpuset_equal(&h->dom[d].s[vc[i]].pinned, &home[vc[i]]));
 	assert_int_not_equal(h_llc(h, d, 1), h_llc(h, d, 17));
 	h_free(h);
 }
@@ -909,8 +989,10 @@ main(void)
 		cmocka_unit_test(test_occupancy_same_decay_any_epoch),
 		cmocka_unit_test(test_benefit_check_backs_off),
 		cmocka_unit_test(test_benefit_check_keeps_gain),
+		cmocka_unit_test(test_partly_aggregated_group_measured),
 		cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
 		cmocka_unit_test(test_guest_report_hostile_and_dissolve),
+		cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),
 		cmocka_unit_test(test_annotation_change),
 		cmocka_unit_test(test_isolation_random_churn),
 		cmocka_unit_test(test_input_order_irrelevant),
