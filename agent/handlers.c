@@ -710,14 +710,9 @@ h_release(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
-	if (!daemon_is_released(d, in->key)) {
-		uint64_t *v = realloc(d->released, sizeof(*v) * (size_t)(d->nreleased + 1));
-		if (v == NULL) {
-			snprintf(req->error, sizeof(req->error), "out of memory");
-			return CTL_E_INTERNAL;
-		}
-		d->released = v;
-		d->released[d->nreleased++] = in->key;
+	if (daemon_release(d, in) < 0) {
+		snprintf(req->error, sizeof(req->error), "out of memory");
+		return CTL_E_INTERNAL;
 	}
 	log_dom(LOG_INFO, in->name, -1, 0, "released by uid %u: back to the default scheduler at the next period",
 	    (unsigned)req->uid);
