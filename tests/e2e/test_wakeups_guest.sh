@@ -14,10 +14,12 @@
 #     load: this machine has BTF and root) and `llcctl topology` says so
 #  2. the tracer sees the 1<->3 edge: in llcd's per-period debug line for
 #     the domain the pair {1,3} is the strongest, well above every other
-#  3. llcd pins vCPUs 1 and 3 to one LLC within a few periods
-#     (Cpus_allowed_list of both threads), and `llcctl hot` shows the group
-#     with rule wakeups
-#  4. the same guest with the ping-pong off (llcd.run=0): no group forms
+#  3. llcd, having placed the 4 vCPUs on both LLCs, pins vCPUs 1 and 3 to
+#     one LLC within 20 periods of the tracer first seeing the pair
+#     (Cpus_allowed_list of both threads), and `llcctl hot` shows a group
+#     of rule wakeups holding both
+#  4. the same guest with the ping-pong off (llcd.run=0): no group forms,
+#     no vCPU goes to a preferred LLC, in 30 periods
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/live_lib.sh"
 
@@ -86,23 +88,58 @@ done
 e2e_ok "${seen#*: } ({1,3} vs the next pair: ${verdict#yes })"
 
 e2e_step "3. llcd pins vCPUs 1 and 3 to one LLC (rule wakeups)"
+# has_group HOT VCPU...: llcctl hot's table has a group of rule wakeups
+# whose vCPU list holds every VCPU given
+has_group() {
+	python3 - "$@" <<'PY'
+import sys
+hot, want = sys.argv[1], {int(v) for v in sys.argv[2:]}
+def expand(s):
+    out = set()
+    for part in s.split(","):
+        lo, _, hi = part.partition("-")
+        out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+for line in hot.splitlines():
+    f = line.split()
+    if len(f) >= 3 and f[1] == "wakeups" and f[2][0].isdigit() and want <= expand(f[2]):
+        sys.exit(0)
+sys.exit(1)
+PY
+}
 t1=$(e2e_vcpu_tid "$a" 1)
 t3=$(e2e_vcpu_tid "$a" 3)
 ok=
-start=$(live_now)
 for _ in $(seq 60); do
 	c1=$(e2e_cpus_allowed "$t1")
 	c3=$(e2e_cpus_allowed "$t3")
+	hot=$(ctl hot "$a" 2>&1 || true)
 	# each LLC is one PU: one LLC means the same single CPU
-	if [ "$c1" = "$c3" ] && [ "${c1//[-,]/}" = "$c1" ]; then ok=1; break; fi
+	if [ "$c1" = "$c3" ] && [ "${c1//[-,]/}" = "$c1" ] && has_group "$hot" 1 3; then ok=1; break; fi
 	live_alive
 	sleep 1
 done
-hot=$(ctl hot "$a" 2>&1 || true)
 e2e_log "$hot"
-[ -n "$ok" ] || e2e_fail "vCPUs 1 and 3 not on one LLC after 60 s: vCPU 1 on $c1, vCPU 3 on $c3"
-grep -qE "wakeups +1,3\b|wakeups +1-3\b|wakeups.*\b1,3\b" <<<"$hot" || e2e_fail "llcctl hot shows no wakeups group over 1,3: $hot"
-e2e_ok "vCPU 1 and 3 both on CPU $c1 after $(live_since "$start") s"
+[ -n "$ok" ] || e2e_fail "vCPUs 1 and 3 not in one wakeups group on one LLC after 60 s: vCPU 1 on $c1, vCPU 3 on $c3"
+# they were placed on both LLCs before (the domain's first placement), and
+# the group moved them: count the periods from the first period that saw
+# the pair to the group's pin of the later of the two
+periods=$(awk -v d="domain $a" -v t1="tid $t1:" -v t3="tid $t3:" '
+	index($0, d ": wakeups over ") == 1 {
+		n++
+		if (!first && match($0, /(1->3|3->1) [0-9]+/)) {
+			split(substr($0, RSTART, RLENGTH), f, " ")
+			if (f[2] >= 20) first = n
+		}
+	}
+	index($0, d " vcpu 1 " t1 " pinned to ") == 1 && /preferred LLC/ && !p1 { p1 = n }
+	index($0, d " vcpu 3 " t3 " pinned to ") == 1 && /preferred LLC/ && !p3 { p3 = n }
+	END { if (!first || !p1 || !p3) print -1; else print (p1 > p3 ? p1 : p3) - first }' "$LIVE_LOG")
+before=$(grep -cE "^domain $a vcpu [13] tid [0-9]+: pinned to 0-1: placement" "$LIVE_LOG" || true)
+[ "$before" -ge 2 ] || e2e_fail "vCPUs 1 and 3 were not first placed on both LLCs (the test would not show the group moving them)"
+[ "$periods" -ge 0 ] && [ "$periods" -le 20 ] ||
+	e2e_fail "the group's pins came $periods periods after the pair was first seen (want 0..20 at 500 ms)"
+e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tracer first saw the pair; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
 
 e2e_step "4. the same guest without the ping-pong: no group"
 live_stop
@@ -119,9 +156,12 @@ live_alive
 hot=$(ctl hot "$b" 2>&1 || true)
 e2e_log "$hot"
 lines=$(grep -c "^domain $b: wakeups over " "$LIVE_LOG" || true)
-[ "$lines" -ge 5 ] || e2e_fail "llcd logged wakeups of $b in only $lines periods"
-grep -q "wakeups" <<<"$(grep -v '^domain' <<<"$hot")" && grep -qE "^[^ ]+ +wakeups " <<<"$hot" &&
+[ "$lines" -ge 20 ] || e2e_fail "llcd logged wakeups of $b in only $lines periods"
+if grep -qE '^[^ ]+ +wakeups ' <<<"$hot"; then
 	e2e_fail "a wakeups group formed without the ping-pong: $hot"
+fi
+grep -qE "^domain $b vcpu [0-9]+ tid [0-9]+: pinned to .*preferred LLC" "$LIVE_LOG" &&
+	e2e_fail "llcd pinned a vCPU of $b to a preferred LLC: $(grep -E "^domain $b vcpu .*preferred LLC" "$LIVE_LOG" | head -3)"
 e2e_ok "no group in $lines periods; last: $(grep "^domain $b: wakeups over " "$LIVE_LOG" | tail -n 1 | cut -d: -f2-)"
 live_alive
 e2e_end
