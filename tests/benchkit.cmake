@@ -10,3 +10,9 @@ if(TARGET llcbench)
   set_tests_properties(benchkit_host PROPERTIES LABELS "benchkit" TIMEOUT 300 RUN_SERIAL TRUE
     ENVIRONMENT "LLCD_BUILD_DIR=${CMAKE_BINARY_DIR};LLCD_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endif()
+if(TARGET llcbench AND TARGET llcd AND TARGET llcctl)
+  add_test(NAME benchkit_e2e COMMAND bash ${PROJECT_SOURCE_DIR}/bench/hw/test_benchkit.sh all)
+  set_tests_properties(benchkit_e2e PROPERTIES LABELS "benchkit;e2e" TIMEOUT 600 RUN_SERIAL TRUE
+    SKIP_RETURN_CODE 77
+    ENVIRONMENT "LLCD_BUILD_DIR=${CMAKE_BINARY_DIR};LLCD_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endif()
