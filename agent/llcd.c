@@ -33,6 +33,39 @@ usage(FILE *f)
 	    DEFAULT_CONFIG);
 }
 
+/* A topology given in the configuration (synthetic string or hwloc XML)
+ * must name only CPUs this host has online: the live back-end pins to
+ * them. A synthetic topology's PUs are OS CPUs 0..N-1 (llcd.conf(5)). */
+static int
+check_topology_cpus(const struct config *cfg, const struct topo *t)
+{
+	char line[4096] = "", missing_s[256], online_s[256];
+	struct cpuset online, missing;
+	struct llcd_err err;
+	FILE *f;
+
+	if (cfg->topology[0] == '\0')
+		return 0;               /* the live host itself */
+	f = fopen("/sys/devices/system/cpu/online", "re");
+	if (f == NULL || fgets(line, sizeof(line), f) == NULL) {
+		if (f)
+			fclose(f);
+		return 0;               /* nothing to check against */
+	}
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	if (cpuset_parse(&online, line, &err) < 0)
+		return 0;
+	cpuset_andnot(&missing, &t->all, &online);
+	if (cpuset_empty(&missing))
+		return 0;
+	cpuset_format(&missing, missing_s, sizeof(missing_s));
+	cpuset_format(&online, online_s, sizeof(online_s));
+	fprintf(stderr, "llcd: topology '%s' names CPUs %s, which this host does not have online (online: %s); "
+	    "a synthetic topology's PUs are OS CPUs 0..N-1\n", cfg->topology, missing_s, online_s);
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -94,6 +127,10 @@ main(int argc, char **argv)
 		return rc;
 	if ((topo = topo_load(cfg.topology, &err)) == NULL) {
 		fprintf(stderr, cli.check ? "llcd: topology: %s\n" : "llcd: %s\n", err.msg);
+		return 1;
+	}
+	if (check_topology_cpus(&cfg, topo) != 0) {
+		topo_free(topo);
 		return 1;
 	}
 	if (cli.check) {
