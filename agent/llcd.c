@@ -17,7 +17,7 @@
 #include "clock.h"
 #include "config.h"
 #include "daemon.h"
-#include "live_backend.h"
+#include "live.h"
 #include "log.h"
 #include "simbackend.h"
 #include "topo_hwloc.h"
@@ -139,8 +139,6 @@ main(int argc, char **argv)
 	if (check) {
 		/* the host settings must also fit the topology they will run on */
 		struct topo *t = topo_load(cfg.topology, &err);
-		struct daemon_backend nb = { .name = "check", .ops = NULL };
-		(void)nb;
 		if (t == NULL) {
 			fprintf(stderr, "llcd: topology: %s\n", err.msg);
 			return 1;
@@ -190,7 +188,8 @@ main(int argc, char **argv)
 			topo_free(topo);
 			return 1;
 		}
-		live_backend_fill(live, &be);
+		be.ops = &live_agent_ops;
+		be.ctx = live;
 	}
 	if (dry) {
 		dry_ops = *be.ops;
@@ -254,7 +253,7 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	log_info("llcd %s started: %s back-end, period %d ms, socket %s", LLCD_VERSION, be.name, cfg.period_ms, cfg.socket);
+	log_info("llcd %s started: %s back-end, period %d ms, socket %s", LLCD_VERSION, be.ops->name, cfg.period_ms, cfg.socket);
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");
 #endif
