@@ -43,7 +43,7 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 			snprintf(in->name, sizeof(in->name), "%s", sd->name);
 			in->guest = sd->guest;
 		}
-		/* the annotation may change while running (llcd --simulate with
+		/* the annotation may change while running (llcd-sim with
 		 * llcctl policy): copy the fields and the groups in use */
 		in->annotated = D->annotated;
 		in->annot.mode = D->annot.mode;

@@ -1,10 +1,10 @@
 #!/bin/bash
 # test_llcctl.sh - every llcctl command against a running llcd on the
-# simulated back-end (llcd --simulate), the access rule with a real
+# simulated back-end (llcd-sim, the same daemon on an llcsim scenario), the access rule with a real
 # non-root peer, and hostile frames. Usage: test_llcctl.sh BUILD_DIR SRC_DIR
 set -euo pipefail
 build=$1 src=$2
-llcd=$build/agent/llcd llcctl=$build/agent/llcctl
+llcd=$build/agent/llcd llcd_sim=$build/sim/llcd-sim llcctl=$build/agent/llcctl
 work=$(mktemp -d /tmp/llcctl-test.XXXXXX)
 chmod 755 "$work"
 sock=$work/llcd.sock
@@ -26,7 +26,14 @@ log-level debug
 CONF
 "$llcd" -n -f "$work/llcd.conf" >/dev/null || fail "llcd -n rejects the test config"
 
-"$llcd" -d -f "$work/llcd.conf" --simulate "$src/sim/scenarios/xiangshan-8ccx.json" >"$work/llcd.log" 2>&1 &
+# llcd has no simulator: --simulate names llcd-sim; llcd-sim's own default
+# socket is not the service's
+if "$llcd" --simulate "$src/sim/scenarios/xiangshan-8ccx.json" 2>"$work/err"; then fail "llcd --simulate ran"; fi
+grep -q "llcd-sim .*xiangshan-8ccx.json" "$work/err" || fail "llcd --simulate: $(cat "$work/err")"
+grep -qx "socket /run/llcd-sim/llcd.sock" <<<"$("$llcd_sim" -nv "$src/sim/scenarios/xiangshan-8ccx.json")" ||
+	fail "llcd-sim's default socket: $("$llcd_sim" -nv "$src/sim/scenarios/xiangshan-8ccx.json" | grep ^socket)"
+ok "llcd --simulate points at llcd-sim; llcd-sim defaults to its own socket"
+"$llcd_sim" -d -f "$work/llcd.conf" "$src/sim/scenarios/xiangshan-8ccx.json" >"$work/llcd.log" 2>&1 &
 pid=$!
 for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "llcd did not create its socket"
@@ -100,7 +107,7 @@ out=$("$llcctl" tune period-ms 200); grep -q "period-ms set to 200" <<<"$out" ||
 grep -q "^period_ms *200" <<<"$("$llcctl" stats)" || fail "tune did not take effect"; ok "tune"
 echo "period-ms 150" >> "$work/llcd.conf"
 out=$("$llcctl" reload); grep -q "reloaded" <<<"$out" || fail "reload: $out"
-grep -q "^period_ms *100" <<<"$("$llcctl" stats)" || fail "reload: --simulate's period must win over the file"; ok "reload"
+grep -q "^period_ms *100" <<<"$("$llcctl" stats)" || fail "reload: the scenario's period must win over the file"; ok "reload"
 echo "bogus-directive 1" >> "$work/llcd.conf"
 if "$llcctl" reload 2>"$work/err"; then fail "reload of a bad file succeeded"; fi
 grep -q "llcd.conf:6: unknown directive 'bogus-directive'" "$work/err" || fail "reload error: $(cat "$work/err")"
