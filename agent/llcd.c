@@ -114,6 +114,9 @@ main(int argc, char **argv)
 	lc.dry_run = cli.dry;
 	lc.guest_channel_dir = cfg.guest_channel_dir;
 	lc.counters = (int)cfg.counters;        /* the same values */
+	lc.sampler = (int)cfg.sampler;          /* the same values */
+	_Static_assert((int)CONFIG_SAMPLER_AUTO == (int)LIVE_SAMPLER_AUTO && (int)CONFIG_SAMPLER_BPF == (int)LIVE_SAMPLER_BPF &&
+	    (int)CONFIG_SAMPLER_PROC == (int)LIVE_SAMPLER_PROC, "sampler values");
 	if (cpuset_parse(&lc.reserved, cfg.reserved, &err) < 0 ||
 	    (live = live_new(&lc, &err)) == NULL) {
 		fprintf(stderr, "llcd: %s\n", err.msg);

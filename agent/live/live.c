@@ -81,6 +81,20 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		else
 			log_info("%s", l->counters_reason);
 	}
+	/* the in-kernel tracer (sampler in llcd.conf); said once */
+	if (cfg->sampler == LIVE_SAMPLER_PROC) {
+		snprintf(l->sampler_reason, sizeof(l->sampler_reason), "sampler proc in llcd.conf");
+		log_info("sampling vCPU threads from /proc (sampler proc)");
+	} else if ((l->tracer = tracer_new(&e)) != NULL) {
+		log_info("sampling vCPU threads with the in-kernel tracer (BPF on sched_switch, sched_waking)%s",
+		    tracer_irq_check(l->tracer) ? "" : "; wakeups in interrupt context are not told apart");
+	} else if (cfg->sampler == LIVE_SAMPLER_BPF) {
+		llcd_err_set(err, "sampler bpf: %s", e.msg);
+		goto fail;
+	} else {
+		snprintf(l->sampler_reason, sizeof(l->sampler_reason), "%s", e.msg);
+		log_warnx("sampling vCPU threads from /proc, not with the in-kernel tracer: %s", e.msg);
+	}
 
 	dir = cfg->state_dir ? cfg->state_dir : LIVE_DEFAULT_STATE_DIR;
 	if (dir[0] != '\0') {
@@ -130,6 +144,7 @@ live_free(struct live *l)
 	for (int i = 0; i < l->ndoms; i++)
 		ldom_free(l->doms[i]);
 	free(l->doms);
+	tracer_free(l->tracer);
 	virt_free(l->virt);
 	procstat_free(l->ps);
 	coresched_free(l->cs);

@@ -34,6 +34,7 @@
 #include "policy.h"
 #include "procstat.h"
 #include "state.h"
+#include "tracer.h"
 #include "virt.h"
 
 struct json_object;
@@ -51,6 +52,8 @@ struct lvcpu {
 	int perf_fd;                    /* instruction counter; -1 none, -2 failed */
 	uint64_t prev_instr;
 	bool have_instr;
+	int tr_slot;                    /* the tracer's slot; -1: sampled from /proc */
+	uint64_t prev_delay;            /* run delay (tracer or schedstat), cumulative */
 };
 
 /* A domain's life in the back-end, as far as llcd manages it (ldom.state).
@@ -154,6 +157,10 @@ struct ldom {
 	bool seen;                      /* relist(): listed this time */
 	struct guestchan *gc;           /* the guest helper's channel, or NULL */
 	bool gc_looked;                 /* domain XML searched for the channel */
+	struct tracer *tracer;          /* the back-end's, or NULL (/proc) */
+	int tr_dom;                     /* the tracer's domain; -1 none */
+	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
+	                                         * count hint when the tracer samples */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -198,6 +205,9 @@ struct live {
 	struct cpuset everywhere;       /* topology CPUs this host has online */
 	bool counters;                  /* instruction counters are read */
 	char counters_reason[256];
+	struct tracer *tracer;          /* the in-kernel tracer; NULL: /proc */
+	char sampler_reason[LLCD_ERR_MSG];      /* why the tracer is not used */
+	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
 };
 
 /* domains.c */
