@@ -8,7 +8,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "daemon_cli.h"
-#include "live_backend.h"
+#include "live.h"
 #include "topo_hwloc.h"
 
 #define DEFAULT_CONFIG "/etc/llcd/llcd.conf"
@@ -151,13 +151,17 @@ main(int argc, char **argv)
 	lc.dry_run = cli.dry;
 	lc.guest_channel_dir = cfg.guest_channel_dir;
 	lc.counters = (int)cfg.counters;        /* the same values */
+	lc.sampler = (int)cfg.sampler;          /* the same values */
+	_Static_assert((int)CONFIG_SAMPLER_AUTO == (int)LIVE_SAMPLER_AUTO && (int)CONFIG_SAMPLER_BPF == (int)LIVE_SAMPLER_BPF &&
+	    (int)CONFIG_SAMPLER_PROC == (int)LIVE_SAMPLER_PROC, "sampler values");
 	if (cpuset_parse(&lc.reserved, cfg.reserved, &err) < 0 ||
 	    (live = live_new(&lc, &err)) == NULL) {
 		fprintf(stderr, "llcd: %s\n", err.msg);
 		topo_free(topo);
 		return 1;
 	}
-	live_backend_fill(live, &be);
+	be.ops = &live_agent_ops;
+	be.ctx = live;
 	cli.watch_cpus = cfg.topology[0] == '\0';
 	rc = daemon_cli_serve(&cli, &cfg, topo, &be);
 	live_free(live);

@@ -27,6 +27,7 @@ overcommit 1
 overcommit-isolated 1
 max-moves 256
 counters auto
+sampler auto
 socket /run/llcd/llcd.sock
 socket-group llcd
 state-dir /var/lib/llcd
