@@ -137,6 +137,10 @@ data = s.recv(4096); assert b"llcsim" in data, data
 PY
 ok "hostile frames answered with an error; llcd stays responsive"
 
+out=$("$llcctl" wakeups xs)
+grep -q "^xs: no wakeup edges: the in-kernel tracer does not watch this domain" <<<"$out" || fail "wakeups without a trace: $out"
+ok "wakeups: says why there are no edges"
+
 out=$("$llcctl" release xs); grep -q "released" <<<"$out" || fail "release: $out"
 sleep 0.5
 grep -q "^xs *unmanaged.*released by llcctl release" <<<"$("$llcctl" list)" || fail "list after release"
@@ -152,4 +156,33 @@ rc=0; wait "$evpid" || rc=$?
 grep -q "llcd closed the connection" "$work/events2" || fail "events: $(cat "$work/events2")"
 ok "events says so and exits 3 when llcd stops"
 [ ! -e "$sock" ] || fail "llcd left its socket behind"; ok "llcd stops on SIGTERM and removes its socket"
+# groups from wakeups alone: the XiangShan guest without its helper
+printf 'socket %s\nsocket-group %s\n' "$sock" "$grp" > "$work/llcd2.conf"
+"$llcd" -d -f "$work/llcd2.conf" --simulate "$src/sim/scenarios/xiangshan-wakeups.json" >"$work/llcd.log" 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || fail "llcd (xiangshan-wakeups) did not create its socket"
+for _ in $(seq 300); do
+  out=$("$llcctl" hot xs)
+  grep -q "^wakeups-3 *vCPUs 3,19,35,51,67,83,99,115: 28 pairs" <<<"$out" && break
+  sleep 0.1
+done
+grep -q "^wakeups-3 *wakeups *3,19,35,51,67,83,99,115 " <<<"$out" || fail "hot: no wakeups group: $out"
+grep -q "^wakeups-3 *vCPUs 3,19,35,51,67,83,99,115: 28 pairs, [0-9.]* wakeups/s" <<<"$out" || fail "hot: edge rates: $out"
+ok "hot shows the inferred group with its rule and edge rates"
+out=$("$llcctl" wakeups xs)
+grep -q "^xs: [0-9.]* wakeups/s between vCPUs, background [0-9.]*/s per pair" <<<"$out" || fail "wakeups: $out"
+[ "$(grep -c ' grouped$' <<<"$out")" -ge 28 ] || fail "wakeups: want 28 grouped pairs: $out"
+out=$("$llcctl" --json wakeups xs | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+e = d["edges"]
+g = {x for p in e if p["state"] == "grouped" for x in (p["a"], p["b"])}
+assert d["available"] and d["inferring"], d
+assert g == {3, 19, 35, 51, 67, 83, 99, 115}, g
+assert all(p["rate_hz"] >= e[i + 1]["rate_hz"] for i, p in enumerate(e[:-1])), "not strongest first"
+assert e[0]["rate_hz"] > 100 > d["background_hz"], d
+print(len(e), "edges")')
+ok "wakeups --json: $out, the group's 28 pairs grouped, strongest first"
+kill "$pid"; wait "$pid" || true; pid=
 echo "llcctl: all checks passed"
