@@ -73,11 +73,19 @@ struct live_config {
 	                                 * re-reads; 0: 10 */
 	const char *guest_channel_dir;  /* guest helper sockets; NULL or "": none */
 	int counters;                   /* instruction counters: -1 off, 0 auto, 1 on */
+	int sampler;                    /* LIVE_SAMPLER_*: how vCPU threads are sampled */
 	/* tests */
 	const char *pid_dir;            /* NULL: libvirt's (virt.h) */
 	const char *proc_root;          /* NULL: /proc */
 	unsigned backoff_min_ms, backoff_max_ms;  /* libvirt reconnect; 0: virt.h */
 	const struct coresched_ops *coresched_ops; /* NULL: the real prctl */
+};
+
+/* sampler (the values of llcd.conf's, config.h enum config_sampler) */
+enum {
+	LIVE_SAMPLER_AUTO = 0,          /* the in-kernel tracer where it loads, else /proc */
+	LIVE_SAMPLER_BPF = 1,           /* the tracer, or live_new() fails */
+	LIVE_SAMPLER_PROC = 2,          /* /proc only */
 };
 
 struct live;

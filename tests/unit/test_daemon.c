@@ -275,7 +275,7 @@ test_release_ends_on_new_annotation(void **state)
 	uint64_t key = (uint64_t)json_object_get_int64(json_object_object_get(
 	    json_object_array_get_idx(json_object_object_get(one, "domains"), 0), "key"));
 	json_object_put(one);
-	assert_int_equal(be.set_annotation(be.hook_ctx ? be.hook_ctx : be.ctx, key,
+	assert_int_equal(be.ops->set_annotation(be.ctx, key,
 	    "<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static'/>", true, false, &err), 0);
 	for (int i = 0; i < 3; i++, now += 100000000ull)
 		assert_int_equal(daemon_step(d, now, &err), 0);
