@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # llcagent_live: the live I/O modules of llcd (/proc, libvirt, core
 # scheduling, logging) and the live back-end of the agent loop (agent/live/,
 # one concern per file: agent/live/live_int.h lists them).
