@@ -41,6 +41,9 @@ struct daemon {
 	uint64_t step_ns[STEP_HIST];
 	int nstep;
 	uint64_t step_max_ns;
+	uint64_t isolation_held;        /* isolated pins held back (loop.c) */
+	int isolation_overlaps;         /* last period's observed overlaps */
+	int overlap_streak;             /* periods in a row with overlaps */
 };
 
 /* the context of the back-end's optional hooks */
