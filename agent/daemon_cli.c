@@ -164,7 +164,7 @@ daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	log_info("%s %s started: %s back-end, period %d ms, socket %s", cli->prog, LLCD_VERSION, be.name,
+	log_info("%s %s started: %s back-end, period %d ms, socket %s", cli->prog, LLCD_VERSION, be.ops->name,
 	    cfg->period_ms, cfg->socket);
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");

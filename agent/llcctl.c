@@ -26,7 +26,7 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling); with DOMAIN, its guest topology next to the one llcd recommends", 0 },
+	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling, sampler); with DOMAIN, its guest topology next to the one llcd recommends", 0 },
 	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0 },
 	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1 },
 	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1 },
@@ -117,6 +117,16 @@ print_topology(json_object *r)
 	if (json_object_object_get_ex(r, "core_scheduling", &cs))
 		printf("core-sched: %s (%s)\n", json_object_get_boolean(json_object_object_get(cs, "available")) ?
 		    "available" : "unavailable", js(cs, "reason"));
+	json_object *sm;
+	if (json_object_object_get_ex(r, "sampler", &sm)) {
+		json_object *why;
+		printf("sampler:   %s", json_object_get_string(sm));
+		if (json_object_object_get_ex(r, "sampler_reason", &why))
+			printf(" (%s)", json_object_get_string(why));
+		else if (!strcmp(json_object_get_string(sm), "bpf"))
+			printf(" (in-kernel tracer)");
+		printf("\n");
+	}
 	json_object *kc;
 	if (json_object_object_get_ex(r, "kernel_cas", &kc))
 		printf("kernel cache-aware scheduling: %s\n", json_object_get_string(kc));

@@ -147,6 +147,16 @@ grep -q "^xs *unmanaged.*released by llcctl release" <<<"$("$llcctl" list)" || f
 ok "release"
 if "$llcctl" -c "$work/none.sock" list 2>"$work/err"; then fail "connect to a missing socket"; fi
 grep -q "is llcd running?" "$work/err" || fail "missing socket: $(cat "$work/err")"; ok "clear error without llcd"
+# the map's letters follow the domain names (power-like's keys are app 1,
+# pair 2, bg 3: key order would give A=app B=pair C=bg)
+"$llcd_sim" -d --socket "$work/pl.sock" "$src/sim/scenarios/power-like.json" >"$work/pl.log" 2>&1 &
+plpid=$!
+for _ in $(seq 100); do [ -S "$work/pl.sock" ] && break; sleep 0.1; done
+out=$("$llcctl" -c "$work/pl.sock" map) || fail "map on power-like: $out"
+kill "$plpid"; wait "$plpid" || true
+grep -q "^legend: A=app B=bg C=pair " <<<"$out" || fail "map legend not in name order: $(head -1 <<<"$out")"
+ok "map legend letters follow the names"
+
 "$llcctl" events >"$work/events2" 2>&1 &
 evpid=$!
 sleep 0.3
