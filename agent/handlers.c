@@ -449,6 +449,7 @@ annot_json(const struct policy_annotation *a, json_object *o)
 	json_object_object_add(o, "mode", jstr(policy_mode_name(a->mode)));
 	json_object_object_add(o, "isolation", jstr(policy_isolation_name(a->isolation)));
 	json_object_object_add(o, "topology", jstr(policy_topology_name(a->topology)));
+	json_object_object_add(o, "infer", jstr(policy_infer_name(a->infer)));
 	json_object_object_add(t, "aggr-tolerance", json_object_new_int(a->tune.aggr_tolerance));
 	json_object_object_add(t, "overaggr-pct", a->tune.overaggr_pct ? json_object_new_int(a->tune.overaggr_pct) : jstr("auto"));
 	json_object_object_add(t, "imb-pct", json_object_new_int(a->tune.imb_pct));
@@ -526,6 +527,7 @@ h_policy_set(struct daemon *d, struct control_request *req)
 			{ "mode", (const char *const[]){ "none", "static", "aggregate", "spread" }, 4, (int *)&a.mode },
 			{ "isolation", (const char *const[]){ "none", "core" }, 2, (int *)&a.isolation },
 			{ "topology", (const char *const[]){ "keep", "match" }, 2, (int *)&a.topology },
+			{ "infer", (const char *const[]){ "wakeups", "none" }, 2, (int *)&a.infer },
 		};
 		for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
 			if ((v = arg_str(req, sel[i].key)) == NULL)
@@ -545,7 +547,8 @@ h_policy_set(struct daemon *d, struct control_request *req)
 			static const int modes[] = { POLICY_MODE_NONE, POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD };
 			static const int isos[] = { POLICY_ISO_NONE, POLICY_ISO_CORE };
 			static const int topos[] = { POLICY_TOPO_KEEP, POLICY_TOPO_MATCH };
-			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : topos[k];
+			static const int infers[] = { POLICY_INFER_WAKEUPS, POLICY_INFER_NONE };
+			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : i == 2 ? topos[k] : infers[k];
 		}
 	}
 	if (annot_check(&a, in->nvcpus, &err) < 0 || annot_format_metadata(&a, out, sizeof(out), &err) < 0) {
