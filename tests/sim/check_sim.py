@@ -120,6 +120,13 @@ def main():
             n = dn[d["name"]]["thread_llc_moves"]
             c.check(d["thread_llc_moves"] <= n,
                     f'{d["name"]}: llcd adds no LLC moves ({d["thread_llc_moves"]} <= none {n})')
+    elif name == "squeeze":
+        # the isolated domain has 20 of the host's 32 PUs (none and
+        # kernel-cas let it use all 32): compare llcd with its own placement
+        c.ratio_at_least("llcd", "static", "iso/six", 0.98)
+        c.ratio_at_least("llcd", "static", None, 0.98)
+        c.check(runs["llcd"]["domains"][0]["pref_llc_switches"] == 0,
+                "llcd: the 6-thread group never prefers the LLC where it has 4 PUs")
     elif name == "genoa-churn":
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")
