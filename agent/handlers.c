@@ -818,6 +818,31 @@ h_tune(struct daemon *d, struct control_request *req)
 	struct config c = d->cfg;
 	struct llcd_err err;
 
+	if (arg_bool(req, "reset", false)) {
+		char msg[512];
+		int rc = daemon_reset_tunes(d, msg, sizeof(msg));
+		if (rc != CTL_OK) {
+			snprintf(req->error, sizeof(req->error), "%s", msg);
+			return rc;
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "message", jstr(msg));
+		json_object_object_add(req->reply, "tunes", json_object_new_array());
+		return CTL_OK;
+	}
+	if (k == NULL && v == NULL) {
+		json_object *a = json_object_new_array();
+		for (int i = 0; i < d->ntunes; i++) {
+			json_object *t = json_object_new_object();
+			json_object_object_add(t, "knob", jstr(d->tunes[i][0]));
+			json_object_object_add(t, "value", jstr(d->tunes[i][1]));
+			json_object_array_add(a, t);
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "tunes", a);
+		json_object_object_add(req->reply, "file", jstr(d->tunes_file));
+		return CTL_OK;
+	}
 	if (k == NULL || v == NULL) {
 		snprintf(req->error, sizeof(req->error), "tune needs a knob and a value");
 		return CTL_E_INVAL;
@@ -833,9 +858,12 @@ h_tune(struct daemon *d, struct control_request *req)
 		return CTL_E_INVAL;
 	}
 	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
+	if (daemon_keep_tune(d, k, v, &err) < 0)
+		log_warnx("tune %s %s holds until llcd restarts: cannot keep it: %s", k, v, err.msg);
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "knob", jstr(k));
 	json_object_object_add(req->reply, "value", jstr(v));
+	json_object_object_add(req->reply, "kept", json_object_new_boolean(d->tunes_file[0] != '\0'));
 	return CTL_OK;
 }
 
