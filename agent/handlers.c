@@ -500,6 +500,7 @@ annot_json(const struct policy_annotation *a, json_object *o)
 	json_object_object_add(o, "mode", jstr(policy_mode_name(a->mode)));
 	json_object_object_add(o, "isolation", jstr(policy_isolation_name(a->isolation)));
 	json_object_object_add(o, "topology", jstr(policy_topology_name(a->topology)));
+	json_object_object_add(o, "infer", jstr(policy_infer_name(a->infer)));
 	json_object_object_add(t, "aggr-tolerance", json_object_new_int(a->tune.aggr_tolerance));
 	json_object_object_add(t, "overaggr-pct", a->tune.overaggr_pct ? json_object_new_int(a->tune.overaggr_pct) : jstr("auto"));
 	json_object_object_add(t, "imb-pct", json_object_new_int(a->tune.imb_pct));
@@ -577,6 +578,7 @@ h_policy_set(struct daemon *d, struct control_request *req)
 			{ "mode", (const char *const[]){ "none", "static", "aggregate", "spread" }, 4, (int *)&a.mode },
 			{ "isolation", (const char *const[]){ "none", "core" }, 2, (int *)&a.isolation },
 			{ "topology", (const char *const[]){ "keep", "match" }, 2, (int *)&a.topology },
+			{ "infer", (const char *const[]){ "wakeups", "none" }, 2, (int *)&a.infer },
 		};
 		for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
 			if ((v = arg_str(req, sel[i].key)) == NULL)
@@ -596,7 +598,8 @@ h_policy_set(struct daemon *d, struct control_request *req)
 			static const int modes[] = { POLICY_MODE_NONE, POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD };
 			static const int isos[] = { POLICY_ISO_NONE, POLICY_ISO_CORE };
 			static const int topos[] = { POLICY_TOPO_KEEP, POLICY_TOPO_MATCH };
-			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : topos[k];
+			static const int infers[] = { POLICY_INFER_WAKEUPS, POLICY_INFER_NONE };
+			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : i == 2 ? topos[k] : infers[k];
 		}
 	}
 	if (annot_check(&a, in->nvcpus, &err) < 0 || annot_format_metadata(&a, out, sizeof(out), &err) < 0) {
@@ -866,6 +869,31 @@ h_tune(struct daemon *d, struct control_request *req)
 	struct config c = d->cfg;
 	struct llcd_err err;
 
+	if (arg_bool(req, "reset", false)) {
+		char msg[512];
+		int rc = daemon_reset_tunes(d, msg, sizeof(msg));
+		if (rc != CTL_OK) {
+			snprintf(req->error, sizeof(req->error), "%s", msg);
+			return rc;
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "message", jstr(msg));
+		json_object_object_add(req->reply, "tunes", json_object_new_array());
+		return CTL_OK;
+	}
+	if (k == NULL && v == NULL) {
+		json_object *a = json_object_new_array();
+		for (int i = 0; i < d->ntunes; i++) {
+			json_object *t = json_object_new_object();
+			json_object_object_add(t, "knob", jstr(d->tunes[i][0]));
+			json_object_object_add(t, "value", jstr(d->tunes[i][1]));
+			json_object_array_add(a, t);
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "tunes", a);
+		json_object_object_add(req->reply, "file", jstr(d->tunes_file));
+		return CTL_OK;
+	}
 	if (k == NULL || v == NULL) {
 		snprintf(req->error, sizeof(req->error), "tune needs a knob and a value");
 		return CTL_E_INVAL;
@@ -881,9 +909,12 @@ h_tune(struct daemon *d, struct control_request *req)
 		return CTL_E_INVAL;
 	}
 	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
+	if (daemon_keep_tune(d, k, v, &err) < 0)
+		log_warnx("tune %s %s holds until llcd restarts: cannot keep it: %s", k, v, err.msg);
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "knob", jstr(k));
 	json_object_object_add(req->reply, "value", jstr(v));
+	json_object_object_add(req->reply, "kept", json_object_new_boolean(d->tunes_file[0] != '\0'));
 	return CTL_OK;
 }
 

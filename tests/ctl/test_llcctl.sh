@@ -194,5 +194,16 @@ assert all(p["rate_hz"] >= e[i + 1]["rate_hz"] for i, p in enumerate(e[:-1])), "
 assert e[0]["rate_hz"] > 100 > d["background_hz"], d
 print(len(e), "edges")')
 ok "wakeups --json: $out, the group's 28 pairs grouped, strongest first"
+if out=$("$llcctl" policy xs --infer off 2>&1); then fail "policy --infer off accepted"; fi
+grep -q "'off' is not one of wakeups, none" <<<"$out" || fail "policy --infer error: $out"; ok "policy --infer off refused"
+out=$("$llcctl" policy xs --infer none --live); grep -q 'infer="none"' <<<"$out" || fail "policy --infer none: $out"
+for _ in $(seq 50); do
+  "$llcctl" hot xs | grep -q "^wakeups-3 " || break
+  sleep 0.1
+done
+out=$("$llcctl" hot xs); if grep -q "^wakeups-3 " <<<"$out"; then fail "infer=none kept the group: $out"; fi
+out=$("$llcctl" wakeups xs); grep -q "inference off" <<<"$out" || fail "wakeups after infer=none: $out"
+grep -q "mode aggregate, isolation none, topology keep, infer none" <<<"$("$llcctl" policy xs)" || fail "policy show infer"
+ok "policy --infer none dissolves the inferred group; the edges are still shown"
 kill "$pid"; wait "$pid" || true; pid=
 echo "llcctl: all checks passed"
