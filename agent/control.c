@@ -177,24 +177,27 @@ struct control *
 control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct llcd_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char tmp[sizeof(sa.sun_path)];
 	struct control *c;
 	struct stat st;
 	int lockfd;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	/* bound under a temporary name, given its group and mode, then renamed
+	 * over the path: a client never finds the socket before its group is
+	 * set, and the group is set with lchown (no symlink followed) */
+	if (strlen(path) >= sizeof(sa.sun_path) ||
+	    snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
 		llcd_err_set(err, "control socket path too long: %s", path);
 		return NULL;
 	}
+	/* one server per path: with the lock held, a socket at path is a
+	 * stale one, which the rename below replaces */
 	if ((lockfd = take_lock(path, err)) < 0)
 		return NULL;
-	/* with the lock held, a socket at path is a stale one: replace it */
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			llcd_err_set(err, "control socket path %s exists and is not a socket", path);
-			close(lockfd);
-			return NULL;
-		}
-		unlink(path);
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		llcd_err_set(err, "control socket path %s exists and is not a socket", path);
+		close(lockfd);
+		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
@@ -204,7 +207,7 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 	}
 	c->lockfd = lockfd;
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tmp);
 	c->handler = h;
 	c->ctx = ctx;
 	c->idle_ns = (uint64_t)CONTROL_IDLE_MS * 1000000ull;
@@ -215,26 +218,29 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 		free(c);
 		return NULL;
 	}
-	mode_t old = umask(0117);
+	unlink(tmp);                    /* a leftover of a crashed start with this pid */
+	mode_t old = umask(0117);       /* the socket is created 0660 */
 	int rc = bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
 	if (rc < 0 || listen(c->lfd, 16) < 0) {
 		llcd_err_set(err, "control socket %s: %s", path, strerror(errno));
 		close(c->lfd);
+		unlink(tmp);
 		close(lockfd);
 		free(c);
 		return NULL;
 	}
-	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) ||
-	    (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) || chmod(path, 0660) < 0) {
-		llcd_err_set(err, "control socket %s: cannot set group/mode: %s", path, strerror(errno));
+	if (lstat(tmp, &st) < 0 || (gid != (gid_t)-1 && lchown(tmp, (uid_t)-1, gid) < 0) ||
+	    rename(tmp, path) < 0) {
+		llcd_err_set(err, "control socket %s: cannot set its group or put it in place: %s", path,
+		    strerror(errno));
 		close(c->lfd);
-		unlink(path);
+		unlink(tmp);
 		close(lockfd);
 		free(c);
 		return NULL;
 	}
-	c->dev = st.st_dev;
+	c->dev = st.st_dev;             /* the socket this server created */
 	c->ino = st.st_ino;
 	return c;
 }
