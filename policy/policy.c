@@ -365,6 +365,25 @@ pin_llc(const struct policy_state *s, const struct cpuset *pin)
 }
 
 void
+pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len)
+{
+	struct cpuset llcs;
+	char list[48];
+	int cpu, l = pin_llc(s, pin);
+
+	if (l >= 0) {
+		snprintf(buf, len, "LLC %d", l);
+		return;
+	}
+	cpuset_zero(&llcs);
+	CPUSET_FOREACH(cpu, pin)
+		if ((l = topo_llc_of(s->topo, cpu)) >= 0)
+			cpuset_set(&llcs, l);
+	fmt_set(&llcs, list, sizeof(list));
+	snprintf(buf, len, "%s %s", cpuset_count(&llcs) == 1 ? "LLC" : "LLCs", list);
+}
+
+void
 fmt_set(const struct cpuset *c, char *buf, size_t len)
 {
 	if (cpuset_format(c, buf, len) < 0 && len > 4)
