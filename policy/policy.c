@@ -118,7 +118,6 @@ dom_free(struct dom *d)
 	free(d->want);
 	free(d->sent);
 	free(d->vutil);
-	free(d->vgroup);
 	wakeups_state_free(d->wk);
 	free(d);
 }
@@ -209,8 +208,7 @@ dom_new(const struct policy_domain_in *in)
 	d->want = calloc(n, sizeof(struct cpuset));
 	d->sent = calloc(n, sizeof(struct cpuset));
 	d->vutil = calloc(n, sizeof(double));
-	d->vgroup = calloc(n, sizeof(int));
-	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->vgroup) {
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil) {
 		dom_free(d);
 		return NULL;
 	}

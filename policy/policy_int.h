@@ -107,7 +107,6 @@ struct dom {
 	bool emu_sent;
 	int ngroups;
 	struct grp *groups;
-	int *vgroup;
 	struct wakeups_state *wk;       /* wakeup history (aggregate), NULL until
 	                                 * wakeups are first given */
 	uint64_t refused_gen;
