@@ -100,6 +100,8 @@ def main():
         s = c.group("llcd", g)["settle_s"]
         c.check(s is not None and s - 5.0 <= 5.0,
                 f"llcd settles within 5 s of the load, from wakeups alone (settle_s {s})")
+        n = runs["llcd"]["domains"][0]["pref_llc_switches"]
+        c.check(n == 1, f"llcd: one preference switch; the 3 s pause in the wakeups does not dissolve the group ({n})")
         c.ratio_at_least("kernel-cas", "none", g, 0.98)
     elif name == "pairs-busy":
         def total(pol, prefix):
