@@ -1,6 +1,10 @@
 /* config.c - llcd.conf parser. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -65,6 +69,63 @@ set_str(char *dst, size_t len, const char *key, const char *v, struct llcd_err *
 	if (strlen(v) >= len)
 		return llcd_err_set(err, "'%s': value longer than %zu characters", key, len - 1);
 	snprintf(dst, len, "%s", v);
+	return 0;
+}
+
+int
+config_parse_listen(const char *spec, void *addr, unsigned *addrlen, struct llcd_err *err)
+{
+	struct sockaddr_storage ss;
+	char host[64];
+	const char *colon, *port;
+	char *end;
+	long p;
+
+	memset(&ss, 0, sizeof(ss));
+	if (spec[0] == '[') {
+		const char *rb = strchr(spec, ']');
+		if (rb == NULL || rb[1] != ':' || (size_t)(rb - spec - 1) >= sizeof(host))
+			return llcd_err_set(err, "'%s' is not [IPv6]:PORT", spec);
+		memcpy(host, spec + 1, (size_t)(rb - spec - 1));
+		host[rb - spec - 1] = '\0';
+		port = rb + 2;
+	} else if ((colon = strrchr(spec, ':')) != NULL) {
+		if ((size_t)(colon - spec) >= sizeof(host) || strchr(spec, ':') != colon)
+			return llcd_err_set(err, "'%s' is not ADDRESS:PORT (an IPv6 address goes in brackets)", spec);
+		memcpy(host, spec, (size_t)(colon - spec));
+		host[colon - spec] = '\0';
+		port = colon + 1;
+	} else {
+		snprintf(host, sizeof(host), "127.0.0.1");
+		port = spec;
+	}
+	errno = 0;
+	p = strtol(port, &end, 10);
+	if (errno || end == port || *end || p < 0 || p > 65535)
+		return llcd_err_set(err, "'%s': '%s' is not a port number from 0 to 65535", spec, port);
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	else if (!strcmp(host, "*"))
+		snprintf(host, sizeof(host), "0.0.0.0");
+	if (spec[0] == '[') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return llcd_err_set(err, "'%s': '%s' is not an IPv6 address", spec, host);
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)p);
+		if (addrlen)
+			*addrlen = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return llcd_err_set(err, "'%s': '%s' is not an IPv4 address, localhost or *", spec, host);
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)p);
+		if (addrlen)
+			*addrlen = sizeof(*s4);
+	}
+	if (addr)
+		memcpy(addr, &ss, sizeof(ss));
 	return 0;
 }
 
@@ -170,6 +231,14 @@ config_set(struct config *c, const char *key, const char *v, struct llcd_err *er
 			c->release_on_exit = b;
 		return 0;
 	}
+	if (!strcmp(key, "metrics-listen")) {
+		struct llcd_err e2;
+		if (!strcmp(v, "off") || !strcmp(v, "none"))
+			v = "";
+		else if (config_parse_listen(v, NULL, NULL, &e2) < 0)
+			return llcd_err_set(err, "'metrics-listen': %s", e2.msg);
+		return set_str(c->metrics_listen, sizeof(c->metrics_listen), key, v, err);
+	}
 	return llcd_err_set(err, "unknown directive '%s' (see llcd.conf(5))", key);
 }
 
@@ -269,4 +338,5 @@ config_print(const struct config *c, FILE *f)
 	fprintf(f, "log-level %s\n", config_log_level_name(c->log_level));
 	fprintf(f, "qmp-passthrough %s\n", c->qmp_passthrough ? "yes" : "no");
 	fprintf(f, "release-on-exit %s\n", c->release_on_exit ? "yes" : "no");
+	fprintf(f, "metrics-listen %s\n", c->metrics_listen[0] ? c->metrics_listen : "off");
 }

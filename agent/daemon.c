@@ -17,6 +17,8 @@
 #include "guestxml.h"
 #include "control.h"
 #include "ctl.h"
+#include "httpd.h"
+#include "metrics.h"
 #include "log.h"
 #include "topo_hwloc.h"
 
@@ -45,6 +47,9 @@ struct daemon {
 	uint64_t step_ns[STEP_HIST];
 	int nstep;
 	uint64_t step_max_ns;
+	struct metrics_hist step_hist;
+	struct httpd *httpd;            /* metrics-listen; NULL off */
+	bool listening;                 /* daemon_listen ran: serve metrics */
 };
 
 #define HOOK(d) ((d)->be.hook_ctx ? (d)->be.hook_ctx : (d)->be.ctx)
@@ -233,6 +238,7 @@ daemon_free(struct daemon *d)
 {
 	if (d == NULL)
 		return;
+	httpd_free(d->httpd);
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
@@ -259,7 +265,56 @@ daemon_listen(struct daemon *d, struct llcd_err *err)
 		}
 	}
 	d->ctl = control_new(d->cfg.socket, gid, daemon_handle, d, err);
-	return d->ctl ? 0 : -1;
+	if (d->ctl == NULL)
+		return -1;
+	d->listening = true;
+	if (d->cfg.metrics_listen[0]) {
+		if ((d->httpd = httpd_new(d->cfg.metrics_listen, err)) == NULL)
+			return -1;
+		log_info("metrics: serving %s", httpd_url(d->httpd));
+	}
+	return 0;
+}
+
+static char *metrics_text(struct daemon *d);
+
+/* The loop's side of the metrics endpoint: one rendering per period. */
+static void
+publish_metrics(struct daemon *d)
+{
+	char *text;
+
+	if (d->httpd == NULL || (text = metrics_text(d)) == NULL)
+		return;
+	httpd_publish(d->httpd, text, mono_ns());
+	free(text);
+}
+
+/* metrics-listen changed on reload: the old endpoint closes, the new one
+ * opens; when it cannot, the old one is restored and the reload fails. */
+static int
+relisten_metrics(struct daemon *d, const char *spec, struct llcd_err *err)
+{
+	struct httpd *n = NULL;
+
+	if (!d->listening || !strcmp(spec, d->cfg.metrics_listen))
+		return 0;
+	httpd_free(d->httpd);
+	d->httpd = NULL;
+	if (spec[0] && (n = httpd_new(spec, err)) == NULL) {
+		struct llcd_err e2;
+		if (d->cfg.metrics_listen[0] && (d->httpd = httpd_new(d->cfg.metrics_listen, &e2)) == NULL)
+			log_warnx("metrics: %s", e2.msg);
+		return -1;
+	}
+	d->httpd = n;
+	snprintf(d->cfg.metrics_listen, sizeof(d->cfg.metrics_listen), "%s", spec);
+	if (n)
+		log_info("metrics: serving %s", httpd_url(n));
+	else
+		log_info("metrics: endpoint closed (metrics-listen off)");
+	publish_metrics(d);
+	return 0;
 }
 
 int
@@ -278,6 +333,8 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	d->step_ns[d->nstep++ % STEP_HIST] = st.policy_wall_ns;
 	if (st.policy_wall_ns > d->step_max_ns)
 		d->step_max_ns = st.policy_wall_ns;
+	metrics_hist_observe(&d->step_hist, st.policy_wall_ns);
+	publish_metrics(d);
 	return 0;
 }
 
@@ -298,7 +355,8 @@ apply_config(struct daemon *d, const struct config *c, struct llcd_err *err)
 {
 	struct policy_host h;
 
-	if (host_from_config(c, d->topo, d->be.counters, &h, err) < 0)
+	if (host_from_config(c, d->topo, d->be.counters, &h, err) < 0 ||
+	    relisten_metrics(d, c->metrics_listen, err) < 0)
 		return -1;
 	d->cfg.period_ms = c->period_ms;
 	d->cfg.default_mode = c->default_mode;
@@ -1096,40 +1154,28 @@ stats_fill(struct daemon *d, json_object *o)
 	}
 }
 
+/* `llcctl metrics` and the HTTP endpoint: one renderer (metrics.h). */
+static char *
+metrics_text(struct daemon *d)
+{
+	json_object *st = json_object_new_object();
+	char *text;
+
+	stats_fill(d, st);
+	text = metrics_render(st, &d->step_hist, LLCD_VERSION);
+	json_object_put(st);
+	return text;
+}
+
 static int
 h_metrics(struct daemon *d, struct control_request *req)
 {
-	static const struct { const char *key, *name, *type, *help; } m[] = {
-		{ "periods", "llcd_periods_total", "counter", "Sampling periods completed." },
-		{ "domains", "llcd_domains", "gauge", "Running domains llcd sees." },
-		{ "domains_managed", "llcd_domains_managed", "gauge", "Domains llcd places." },
-		{ "pins", "llcd_vcpu_pins_total", "counter", "vCPU pin actions." },
-		{ "emulator_pins", "llcd_emulator_pins_total", "counter", "Emulator pin actions." },
-		{ "releases", "llcd_releases_total", "counter", "Domains given back to the default scheduler." },
-		{ "refusals", "llcd_refusals_total", "counter", "Placements refused for lack of room." },
-		{ "preference_switches", "llcd_preference_switches_total", "counter", "Preferred-LLC changes of vCPU groups." },
-		{ "backoffs", "llcd_backoffs_total", "counter", "Aggregations undone by the benefit check." },
-		{ "errors_transient", "llcd_apply_errors_transient_total", "counter", "Actions that failed and will be retried." },
-		{ "errors_gone", "llcd_apply_errors_gone_total", "counter", "Actions whose domain or thread vanished." },
-		{ "errors_permanent", "llcd_apply_errors_permanent_total", "counter", "Actions that can never succeed." },
-		{ "policy_step_us_max", "llcd_policy_step_max_microseconds", "gauge", "Longest policy step." },
-		{ "policy_step_us_p50", "llcd_policy_step_p50_microseconds", "gauge", "Median policy step (last 256)." },
-	};
-	json_object *st = json_object_new_object(), *v;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text = metrics_text(d);
 
-	stats_fill(d, st);
-	for (size_t i = 0; f && i < sizeof(m) / sizeof(m[0]); i++) {
-		if (!json_object_object_get_ex(st, m[i].key, &v))
-			continue;
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", m[i].name, m[i].help, m[i].name, m[i].type,
-		    m[i].name, json_object_get_double(v));
+	if (text == NULL) {
+		snprintf(req->error, sizeof(req->error), "out of memory");
+		return CTL_E_INTERNAL;
 	}
-	if (f)
-		fclose(f);
-	json_object_put(st);
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "text", jstr(text));
 	free(text);

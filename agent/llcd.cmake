@@ -1,12 +1,16 @@
 # llcd, the daemon: the loop, the control socket and the back-ends.
 pkg_check_modules(SYSTEMD IMPORTED_TARGET libsystemd)
+# the metrics endpoint (metrics-listen): libmicrohttpd, Debian libmicrohttpd-dev
+pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
 add_library(llcd_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config.c
   ${CMAKE_CURRENT_LIST_DIR}/daemon.c
+  ${CMAKE_CURRENT_LIST_DIR}/httpd.c
+  ${CMAKE_CURRENT_LIST_DIR}/metrics.c
   ${CMAKE_CURRENT_LIST_DIR}/simbackend.c)
 target_include_directories(llcd_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(llcd_core PUBLIC LLCD_VERSION="${PROJECT_VERSION}")
-target_link_libraries(llcd_core PUBLIC llcctl_proto llcagent_core llcagent_live llcagent_guestchan llcsim_core llcpolicy_io m)
+target_link_libraries(llcd_core PUBLIC llcctl_proto llcagent_core llcagent_live llcagent_guestchan llcsim_core llcpolicy_io PkgConfig::MHD m)
 
 add_executable(llcd ${CMAKE_CURRENT_LIST_DIR}/llcd.c)
 target_link_libraries(llcd PRIVATE llcd_core)
