@@ -5,6 +5,7 @@ pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)
 add_library(llcd_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config.c
   ${CMAKE_CURRENT_LIST_DIR}/daemon.c
+  ${CMAKE_CURRENT_LIST_DIR}/handlers.c
   ${CMAKE_CURRENT_LIST_DIR}/httpd.c
   ${CMAKE_CURRENT_LIST_DIR}/metrics.c
   ${CMAKE_CURRENT_LIST_DIR}/simbackend.c)

@@ -45,10 +45,13 @@ agent_obs_free(struct agent_obs *o)
 	for (int i = 0; i < o->cap; i++) {
 		free(o->vcpus[i]);
 		free(o->reports[i]);
+		free(o->edges[i]);
 	}
 	free(o->domains);
 	free(o->vcpus);
 	free(o->reports);
+	free(o->wakeups);
+	free(o->edges);
 	free(o->vcap);
 	free(o->rcap);
 	free(o->cpu_busy_ns);
@@ -89,6 +92,17 @@ grow_slots(struct agent_obs *o, struct llcd_err *err)
 	if (r == NULL)
 		return llcd_err_set(err, "observation: out of memory");
 	o->reports = r;
+	struct policy_wakeups *w = realloc(o->wakeups, sizeof(*w) * (size_t)ncap);
+	if (w == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	for (int j = 0; j < o->ndomains; j++)          /* the array moved */
+		if (o->domains[j].wakeups != NULL)
+			o->domains[j].wakeups = &w[j];
+	o->wakeups = w;
+	struct policy_wakeup_edge **e = realloc(o->edges, sizeof(*e) * (size_t)ncap);
+	if (e == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->edges = e;
 	int *vc = realloc(o->vcap, sizeof(int) * (size_t)ncap);
 	if (vc == NULL)
 		return llcd_err_set(err, "observation: out of memory");
@@ -101,6 +115,8 @@ grow_slots(struct agent_obs *o, struct llcd_err *err)
 		memset(&o->domains[i], 0, sizeof(o->domains[i]));
 		o->vcpus[i] = NULL;
 		o->reports[i] = NULL;
+		memset(&o->wakeups[i], 0, sizeof(o->wakeups[i]));
+		o->edges[i] = NULL;
 		o->vcap[i] = o->rcap[i] = 0;
 	}
 	o->cap = ncap;
@@ -136,8 +152,26 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	o->domains[i].vcpus = o->vcpus[i];
 	o->domains[i].nreports = nreports;
 	o->domains[i].reports = o->reports[i];
+	o->domains[i].wakeups = NULL;
 	o->ndomains++;
 	return i;
+}
+
+int
+agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_err *err)
+{
+	if (i < 0 || i >= o->ndomains)
+		return llcd_err_set(err, "observation: no domain slot %d", i);
+	if (period_ns == 0)
+		return llcd_err_set(err, "observation: wakeups over a period of 0 ns");
+	if (o->edges[i] == NULL) {
+		o->edges[i] = calloc(POLICY_WAKEUP_EDGES, sizeof(*o->edges[i]));
+		if (o->edges[i] == NULL)
+			return llcd_err_set(err, "observation: out of memory");
+	}
+	o->wakeups[i] = (struct policy_wakeups){ .period_ns = period_ns, .edges = o->edges[i] };
+	o->domains[i].wakeups = &o->wakeups[i];
+	return 0;
 }
 
 /* --- the loop ---------------------------------------------------------- */

@@ -23,6 +23,9 @@ enum agent_result {
 	AGENT_GONE,             /* the domain or thread vanished: drop it */
 	AGENT_PERMANENT,        /* cannot ever work: stop managing the domain */
 };
+/* The number of results, for arrays indexed by them: keep it the last
+ * value + 1 (a macro, not a member, so that switches stay exhaustive). */
+#define AGENT_RESULT_COUNT (AGENT_PERMANENT + 1)
 
 /* One observation: what the policy may know about the host this period.
  * Storage is owned by the observation and reused from period to period:
@@ -34,6 +37,10 @@ struct agent_obs {
 	struct policy_domain_in *domains;       /* ndomains, policy view */
 	struct policy_vcpu_sample **vcpus;      /* per slot, nvcpus (writable) */
 	struct policy_hot_report **reports;     /* per slot, nreports (writable) */
+	struct policy_wakeups *wakeups;         /* per slot (writable), see
+	                                         * agent_obs_wakeups() */
+	struct policy_wakeup_edge **edges;      /* per slot, POLICY_WAKEUP_EDGES
+	                                         * once allocated (writable) */
 	int ncpus;                              /* entries in cpu_busy_ns */
 	uint64_t *cpu_busy_ns;                  /* per PU OS index */
 	/* private: capacities */
@@ -49,6 +56,14 @@ int agent_obs_begin(struct agent_obs *o, int ncpus, struct llcd_err *err);
  * Returns the slot index, or -1 with err set. The slot's previous contents
  * (from an earlier observation) are kept; check domains[i].key. */
 int agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *err);
+/* A back-end that sees wakeups between a domain's vCPU threads (the
+ * in-kernel tracer, llcsim) calls this for slot i after agent_obs_add():
+ * domains[i].wakeups then points at wakeups[i], emptied (no edges, nothing
+ * dropped) for a period of period_ns, whose edge list is edges[i] with room
+ * for POLICY_WAKEUP_EDGES edges; the back-end fills edges[i][0..] and sets
+ * wakeups[i].nedges and .dropped (policy/wakeups.h). A slot for which it is
+ * not called has domains[i].wakeups == NULL: nothing is inferred. */
+int agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_err *err);
 
 struct agent_ops {
 	const char *name;                       /* "libvirt", "llcsim" */

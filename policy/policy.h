@@ -18,6 +18,7 @@
 #include "cpuset.h"
 #include "err.h"
 #include "topo.h"
+#include "wakeups.h"
 
 #define POLICY_REASON 256
 #define POLICY_NAME 64
@@ -45,6 +46,9 @@ struct policy_guest_topo {
 struct policy_vcpu_sample {
 	int tid;                        /* host thread id (for reasons), 0 unknown */
 	uint64_t runtime_ns;            /* CPU time used during the period */
+	uint64_t run_delay_ns;          /* runnable but waiting for a CPU during
+	                                 * the period (schedstat's 2nd field, or
+	                                 * the tracer); 0 unknown */
 	int last_cpu;                   /* PU it last ran on, -1 unknown */
 	uint64_t instructions;          /* retired during the period (counters) */
 	struct cpuset pinned;           /* current affinity; empty = unknown */
@@ -67,6 +71,9 @@ struct policy_domain_in {
 	const struct policy_vcpu_sample *vcpus;   /* nvcpus entries */
 	int nreports;
 	const struct policy_hot_report *reports;
+	/* Wakeups between this domain's vCPU threads during the period
+	 * (wakeups.h); NULL when the back-end cannot see them (no tracer). */
+	const struct policy_wakeups *wakeups;
 };
 
 struct policy_input {
@@ -86,6 +93,9 @@ enum policy_action_type {
 	POLICY_ACT_PREFER,              /* informational: a group's preferred LLC changed */
 	POLICY_ACT_BACKOFF,             /* informational: benefit check backed a group off */
 };
+/* The number of action types, for arrays indexed by them: keep it the last
+ * value + 1 (a macro, not a member, so that switches stay exhaustive). */
+#define POLICY_ACT_COUNT (POLICY_ACT_BACKOFF + 1)
 
 struct policy_action {
 	enum policy_action_type type;

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* daemon_int.h - what daemon.c (the loop, reload, hotplug) shares with
+ * handlers.c (the answers to llcctl's requests). Private to those two
+ * files: everything else goes through daemon.h. */
+#ifndef LLCD_DAEMON_INT_H
+#define LLCD_DAEMON_INT_H
+
+#include <signal.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "metrics.h"
+
+#define STEP_HIST 256
+
+struct daemon {
+	struct config cfg;
+	char config_path[CONFIG_PATH_MAX];
+	const struct topo *topo;
+	struct daemon_backend be;
+	struct agent_ops ops;                   /* wrapper around be.ops */
+	struct policy_host host;
+	struct agent_loop *loop;
+	struct control *ctl;
+	uint64_t *released;
+	int nreleased;
+	char overrides[8][2][CONFIG_PATH_MAX];
+	int noverrides;
+	bool watch_cpus;
+	char online[4096];              /* /sys/devices/system/cpu/online, last read */
+	struct topo *owned_topo;        /* a topology the daemon re-read itself */
+	uint64_t start_ns, now_ns;
+	volatile sig_atomic_t stop, reload;
+	/* counters, indexed by action type and by apply result */
+	uint64_t periods, errors, actions[POLICY_ACT_COUNT], results[AGENT_RESULT_COUNT];
+	uint64_t step_ns[STEP_HIST];
+	int nstep;
+	uint64_t step_max_ns;
+	struct metrics_hist step_hist;  /* llcd_policy_step_seconds */
+	struct httpd *httpd;            /* metrics-listen; NULL off */
+	bool listening;                 /* daemon_listen ran: serve metrics */
+};
+
+/* the context of the back-end's optional hooks */
+#define HOOK(d) ((d)->be.hook_ctx ? (d)->be.hook_ctx : (d)->be.ctx)
+
+/* released by llcctl release: left to the default scheduler until its
+ * annotation is set again (daemon.c) */
+bool daemon_is_released(const struct daemon *d, uint64_t key);
+void daemon_unrelease(struct daemon *d, uint64_t key);
+/* Make c the running configuration (tune, reload); -1: nothing changed. */
+int daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *err);
+/* Re-read the configuration file; msg says what happened. Returns a
+ * CTL_* result. */
+int daemon_reload(struct daemon *d, char *msg, size_t len);
+/* The Prometheus exposition of the stats (llcctl metrics and the HTTP
+ * endpoint), malloc'd; NULL when out of memory (handlers.c). */
+char *daemon_metrics_text(struct daemon *d);
+
+#endif

@@ -1,0 +1,942 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* handlers.c - llcd's answers to llcctl's requests (daemon_handle): one
+ * h_* function per request type of ctl.h, reading the daemon's last
+ * observation, the engine's per-domain facts and the back-end's hooks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotation_xml.h"
+#include "ctl.h"
+#include "daemon_int.h"
+#include "guesttopo.h"
+#include "guestxml.h"
+#include "log.h"
+#include "topo_hwloc.h"
+
+/* --- helpers ---------------------------------------------------------------- */
+
+static json_object *
+jstr(const char *s)
+{
+	return json_object_new_string(s ? s : "");
+}
+
+static json_object *
+jset(const struct cpuset *s)
+{
+	char buf[2048];
+
+	if (cpuset_format(s, buf, sizeof(buf)) < 0)
+		snprintf(buf, sizeof(buf), "(too long)");
+	return json_object_new_string(buf);
+}
+
+static const char *
+arg_str(const struct control_request *req, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(req->args, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static bool
+arg_bool(const struct control_request *req, const char *key, bool def)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(req->args, key, &v))
+		return def;
+	return json_object_get_boolean(v);
+}
+
+/* Find the domain named by args.domain (name, or key in decimal). */
+static int
+find_domain(struct daemon *d, struct control_request *req, const struct policy_domain_in **out)
+{
+	const struct agent_obs *o = agent_loop_obs(d->loop);
+	const char *name = arg_str(req, "domain");
+
+	if (name == NULL) {
+		snprintf(req->error, sizeof(req->error), "this command needs a domain name");
+		return CTL_E_INVAL;
+	}
+	for (int i = 0; o && i < o->ndomains; i++) {
+		char key[32];
+		snprintf(key, sizeof(key), "%llu", (unsigned long long)o->domains[i].key);
+		if (!strcmp(o->domains[i].name, name) || !strcmp(key, name)) {
+			*out = &o->domains[i];
+			return CTL_OK;
+		}
+	}
+	snprintf(req->error, sizeof(req->error), "no running domain '%.200s' (llcctl list shows the domains llcd sees)",
+	    name);
+	return CTL_E_NODOMAIN;
+}
+
+static int
+obs_index(const struct daemon *d, const struct policy_domain_in *in)
+{
+	const struct agent_obs *o = agent_loop_obs(d->loop);
+	return (int)(in - o->domains);
+}
+
+static json_object *
+topology_json(const struct daemon *d)
+{
+	const struct topo *t = d->topo;
+	json_object *o = json_object_new_object(), *llcs = json_object_new_array(),
+	            *nodes = json_object_new_array(), *pkgs = json_object_new_array();
+	char sum[256];
+
+	topo_summary(t, sum, sizeof(sum));
+	json_object_object_add(o, "summary", jstr(sum));
+	json_object_object_add(o, "source", jstr(t->desc));
+	json_object_object_add(o, "smt", json_object_new_int(t->smt));
+	json_object_object_add(o, "cpus", jset(&t->all));
+	json_object_object_add(o, "reserved", jset(&d->host.reserved));
+	json_object_object_add(o, "shared_pool", d->cfg.shared_pool[0] ? jset(&d->host.shared_pool) : jstr("dynamic"));
+	for (int i = 0; i < topo_count(t, TOPO_PACKAGE); i++) {
+		json_object *p = json_object_new_object();
+		json_object_object_add(p, "package", json_object_new_int(i));
+		json_object_object_add(p, "cpus", jset(&topo_get(t, TOPO_PACKAGE, i)->cpus));
+		json_object_array_add(pkgs, p);
+	}
+	for (int i = 0; i < topo_count(t, TOPO_NUMA); i++) {
+		const struct topo_node *n = topo_get(t, TOPO_NUMA, i);
+		json_object *p = json_object_new_object();
+		json_object_object_add(p, "node", json_object_new_int(n->os_index));
+		json_object_object_add(p, "cpus", jset(&n->cpus));
+		json_object_object_add(p, "memory_bytes", json_object_new_int64((int64_t)n->size));
+		json_object_array_add(nodes, p);
+	}
+	for (int i = 0; i < topo_count(t, TOPO_LLC); i++) {
+		const struct topo_node *n = topo_get(t, TOPO_LLC, i);
+		json_object *p = json_object_new_object();
+		int ncores = 0;
+		for (int c = 0; c < n->nchildren; c++)
+			ncores += n->children[c]->type == TOPO_CORE;
+		json_object_object_add(p, "llc", json_object_new_int(i));
+		json_object_object_add(p, "cpus", jset(&n->cpus));
+		json_object_object_add(p, "cores", json_object_new_int(ncores));
+		json_object_object_add(p, "size_bytes", json_object_new_int64((int64_t)n->size));
+		json_object_object_add(p, "numa_node", json_object_new_int(t->llc_numa[i] >= 0 ?
+		    topo_get(t, TOPO_NUMA, t->llc_numa[i])->os_index : -1));
+		json_object_object_add(p, "package", json_object_new_int(t->pu_pkg[cpuset_first(&n->cpus)]));
+		json_object_array_add(llcs, p);
+	}
+	json_object_object_add(o, "packages", pkgs);
+	json_object_object_add(o, "numa_nodes", nodes);
+	json_object_object_add(o, "llcs", llcs);
+	if (d->be.describe_host)
+		d->be.describe_host(HOOK(d), o);
+	return o;
+}
+
+/* LLCs in use: where the domain's vCPUs last ran. */
+static json_object *
+llcs_in_use(const struct daemon *d, const struct policy_domain_in *in)
+{
+	struct cpuset l;
+	int v;
+
+	cpuset_zero(&l);
+	for (v = 0; v < in->nvcpus; v++) {
+		int llc = topo_llc_of(d->topo, in->vcpus[v].last_cpu);
+		if (llc >= 0)
+			cpuset_set(&l, llc);
+	}
+	return jset(&l);
+}
+
+static void
+domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object *o)
+{
+	struct policy_domain_info info;
+	bool known = policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0;
+	const char *state = "unmanaged", *reason = "";
+
+	if (daemon_is_released(d, in->key)) {
+		reason = "released by llcctl release";
+	} else if (!in->annotated) {
+		reason = "no llc-policy annotation";
+	} else if (in->annot.mode == POLICY_MODE_NONE) {
+		reason = "mode none";
+	} else if (known && info.refused) {
+		state = "error";
+		reason = info.reason;
+	} else if (known && info.managed) {
+		state = "managed";
+	} else if (agent_loop_abandoned(d->loop, in->key)) {
+		state = "error";
+		reason = "a pin failed permanently; llcd stopped managing it (see the log)";
+	}
+	json_object_object_add(o, "name", jstr(in->name));
+	json_object_object_add(o, "key", json_object_new_int64((int64_t)in->key));
+	json_object_object_add(o, "vcpus", json_object_new_int(in->nvcpus));
+	json_object_object_add(o, "annotated", json_object_new_boolean(in->annotated));
+	json_object_object_add(o, "mode", jstr(in->annotated ? policy_mode_name(in->annot.mode) : "none"));
+	json_object_object_add(o, "isolation", jstr(in->annotated ? policy_isolation_name(in->annot.isolation) : "none"));
+	json_object_object_add(o, "topology", jstr(in->annotated ? policy_topology_name(in->annot.topology) : "keep"));
+	json_object_object_add(o, "state", jstr(state));
+	json_object_object_add(o, "reason", jstr(reason));
+	json_object_object_add(o, "llcs", llcs_in_use(d, in));
+	if (known)
+		json_object_object_add(o, "allotment", jset(&info.allotment));
+	if (d->be.describe) {
+		d->be.describe(HOOK(d), in->key, o);
+		/* a back-end's annotation error makes the domain an error */
+		json_object *ae;
+		if (json_object_object_get_ex(o, "annotation_error", &ae) && json_object_get_string_len(ae) > 0) {
+			json_object_object_add(o, "state", jstr("error"));
+			json_object_object_add(o, "reason", jstr(json_object_get_string(ae)));
+		}
+	}
+}
+
+static json_object *
+groups_json(const struct policy_domain_info *info)
+{
+	json_object *a = json_object_new_array();
+
+	for (int g = 0; g < info->ngroups; g++) {
+		const struct policy_group_info *gi = &info->groups[g];
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "name", jstr(gi->name));
+		json_object_object_add(o, "rule", jstr(policy_group_rule_name(gi->rule)));
+		json_object_object_add(o, "vcpus", jset(&gi->vcpus));
+		json_object_object_add(o, "preferred_llc", json_object_new_int(gi->pref_llc));
+		json_object_object_add(o, "occupancy", json_object_new_double(round(gi->pref_occ * 100) / 100));
+		json_object_object_add(o, "best_llc", json_object_new_int(gi->best_llc));
+		json_object_object_add(o, "best_occupancy", json_object_new_double(round(gi->best_occ * 100) / 100));
+		json_object_object_add(o, "guarded", json_object_new_boolean(gi->guarded));
+		json_object_object_add(o, "backed_off", json_object_new_boolean(gi->backed_off));
+		json_object_object_add(o, "why", jstr(gi->why));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static int
+h_list(struct daemon *d, struct control_request *req)
+{
+	const struct agent_obs *o = agent_loop_obs(d->loop);
+	json_object *arr = json_object_new_array();
+
+	for (int i = 0; o && i < o->ndomains; i++) {
+		json_object *e = json_object_new_object();
+		domain_summary(d, &o->domains[i], e);
+		json_object_array_add(arr, e);
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "domains", arr);
+	return CTL_OK;
+}
+
+static int
+h_dominfo(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct policy_domain_info info;
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	req->reply = json_object_new_object();
+	domain_summary(d, in, req->reply);
+	json_object *g = json_object_new_object();
+	const struct policy_guest_topo *gt = &in->guest;
+	json_object_object_add(g, "sockets", json_object_new_int(gt->sockets));
+	json_object_object_add(g, "dies", json_object_new_int(gt->dies));
+	json_object_object_add(g, "clusters", json_object_new_int(gt->clusters));
+	json_object_object_add(g, "cores", json_object_new_int(gt->cores));
+	json_object_object_add(g, "threads", json_object_new_int(gt->threads));
+	json_object_object_add(req->reply, "guest_topology", g);
+	if (policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0) {
+		json_object_object_add(req->reply, "groups", groups_json(&info));
+		json_object_object_add(req->reply, "preferred_llc_switches", json_object_new_int64((int64_t)info.pref_switches));
+		json_object_object_add(req->reply, "vcpu_moves", json_object_new_int64((int64_t)info.vcpu_moves));
+	}
+	return CTL_OK;
+}
+
+/* Guest position of vCPU v: libvirt numbers vCPUs socket, die, cluster,
+ * core, thread (thread fastest). */
+static void
+guest_pos(const struct policy_guest_topo *g, int v, int pos[5])
+{
+	int th = g->threads > 0 ? g->threads : 1, co = g->cores > 0 ? g->cores : 1;
+	int cl = g->clusters > 0 ? g->clusters : 1, di = g->dies > 0 ? g->dies : 1;
+
+	pos[4] = v % th;
+	v /= th;
+	pos[3] = v % co;
+	v /= co;
+	pos[2] = v % cl;
+	v /= cl;
+	pos[1] = v % di;
+	pos[0] = v / di;
+}
+
+static int
+h_vcpuinfo(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct policy_domain_info info;
+	int rc = find_domain(d, req, &in);
+	bool have_info;
+
+	if (rc != CTL_OK)
+		return rc;
+	have_info = policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0;
+	json_object *arr = json_object_new_array();
+	for (int v = 0; v < in->nvcpus; v++) {
+		const struct policy_vcpu_sample *s = &in->vcpus[v];
+		json_object *o = json_object_new_object();
+		int pos[5];
+		guest_pos(&in->guest, v, pos);
+		json_object_object_add(o, "vcpu", json_object_new_int(v));
+		json_object_object_add(o, "tid", json_object_new_int(s->tid));
+		json_object_object_add(o, "socket", json_object_new_int(pos[0]));
+		json_object_object_add(o, "die", json_object_new_int(pos[1]));
+		json_object_object_add(o, "cluster", json_object_new_int(pos[2]));
+		json_object_object_add(o, "core", json_object_new_int(pos[3]));
+		json_object_object_add(o, "thread", json_object_new_int(pos[4]));
+		json_object_object_add(o, "pinned", jset(&s->pinned));
+		json_object_object_add(o, "last_cpu", json_object_new_int(s->last_cpu));
+		json_object_object_add(o, "llc", json_object_new_int(topo_llc_of(d->topo, s->last_cpu)));
+		json_object_object_add(o, "util", json_object_new_double(
+		    round((double)s->runtime_ns / (double)(d->cfg.period_ms * 1000000ull) * 1000) / 1000));
+		const struct policy_group_info *gi = NULL;
+		for (int g = 0; have_info && g < info.ngroups; g++)
+			if (cpuset_isset(&info.groups[g].vcpus, v))
+				gi = &info.groups[g];
+		json_object_object_add(o, "group", gi ? jstr(gi->name) : NULL);
+		json_object_object_add(o, "preferred_llc", json_object_new_int(gi ? gi->pref_llc : -1));
+		json_object_object_add(o, "occupancy", json_object_new_double(gi ? round(gi->pref_occ * 100) / 100 : 0));
+		json_object_array_add(arr, o);
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "vcpus", arr);
+	return CTL_OK;
+}
+
+static void
+annot_json(const struct policy_annotation *a, json_object *o)
+{
+	json_object *t = json_object_new_object(), *g = json_object_new_array();
+
+	json_object_object_add(o, "mode", jstr(policy_mode_name(a->mode)));
+	json_object_object_add(o, "isolation", jstr(policy_isolation_name(a->isolation)));
+	json_object_object_add(o, "topology", jstr(policy_topology_name(a->topology)));
+	json_object_object_add(t, "aggr-tolerance", json_object_new_int(a->tune.aggr_tolerance));
+	json_object_object_add(t, "overaggr-pct", a->tune.overaggr_pct ? json_object_new_int(a->tune.overaggr_pct) : jstr("auto"));
+	json_object_object_add(t, "imb-pct", json_object_new_int(a->tune.imb_pct));
+	json_object_object_add(t, "epoch-ms", a->tune.epoch_ms ? json_object_new_int(a->tune.epoch_ms) : jstr("auto"));
+	json_object_object_add(t, "affinity-timeout", json_object_new_int(a->tune.affinity_timeout));
+	json_object_object_add(t, "max-moves", json_object_new_int(a->tune.max_moves));
+	json_object_object_add(t, "benefit-check", jstr(a->tune.benefit_check ? "on" : "off"));
+	json_object_object_add(t, "holddown-s", json_object_new_int(a->tune.holddown_s));
+	json_object_object_add(o, "tune", t);
+	for (int i = 0; i < a->ngroups; i++) {
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "name", jstr(a->groups[i].name));
+		json_object_object_add(e, "vcpus", jset(&a->groups[i].vcpus));
+		json_object_array_add(g, e);
+	}
+	json_object_object_add(o, "groups", g);
+}
+
+static int
+h_policy_get(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	int rc = find_domain(d, req, &in);
+	struct llcd_err err;
+	char *xml = NULL;
+
+	if (rc != CTL_OK)
+		return rc;
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	if (d->be.get_annotation) {
+		if (d->be.get_annotation(HOOK(d), in->key, &xml, &err) < 0) {
+			snprintf(req->error, sizeof(req->error), "%s", err.msg);
+			return CTL_E_INTERNAL;
+		}
+		json_object_object_add(req->reply, "xml", xml ? jstr(xml) : NULL);
+		free(xml);
+	}
+	json_object_object_add(req->reply, "annotated", json_object_new_boolean(in->annotated));
+	if (in->annotated)
+		annot_json(&in->annot, req->reply);
+	return CTL_OK;
+}
+
+static int
+h_policy_set(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct policy_annotation a;
+	struct llcd_err err;
+	const char *v;
+	char *cur = NULL, out[65536];
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (d->be.set_annotation == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.name);
+		return CTL_E_UNSUPPORTED;
+	}
+	if ((v = arg_str(req, "xml")) != NULL) {
+		if (annot_parse_metadata(v, strlen(v), in->nvcpus, &a, &err) < 0 &&
+		    annot_parse(v, strlen(v), in->nvcpus, &a, &err) < 0) {
+			snprintf(req->error, sizeof(req->error), "%s", err.msg);
+			return CTL_E_INVAL;
+		}
+	} else {
+		/* start from the domain's current annotation */
+		policy_annotation_defaults(&a);
+		if (d->be.get_annotation && d->be.get_annotation(HOOK(d), in->key, &cur, &err) == 0 && cur &&
+		    annot_parse_metadata(cur, strlen(cur), in->nvcpus, &a, &err) < 0)
+			policy_annotation_defaults(&a);
+		free(cur);
+		struct { const char *key; const char *const *names; int n; int *field; } sel[] = {
+			{ "mode", (const char *const[]){ "none", "static", "aggregate", "spread" }, 4, (int *)&a.mode },
+			{ "isolation", (const char *const[]){ "none", "core" }, 2, (int *)&a.isolation },
+			{ "topology", (const char *const[]){ "keep", "match" }, 2, (int *)&a.topology },
+		};
+		for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+			if ((v = arg_str(req, sel[i].key)) == NULL)
+				continue;
+			int k;
+			for (k = 0; k < sel[i].n && strcmp(v, sel[i].names[k]); k++)
+				;
+			if (k == sel[i].n) {
+				char allowed[128] = "";
+				for (int j = 0; j < sel[i].n; j++)
+					snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s%s",
+					    j ? ", " : "", sel[i].names[j]);
+				snprintf(req->error, sizeof(req->error), "--%s: '%.64s' is not one of %s", sel[i].key, v, allowed);
+				return CTL_E_INVAL;
+			}
+			/* enum values follow the order of names */
+			static const int modes[] = { POLICY_MODE_NONE, POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD };
+			static const int isos[] = { POLICY_ISO_NONE, POLICY_ISO_CORE };
+			static const int topos[] = { POLICY_TOPO_KEEP, POLICY_TOPO_MATCH };
+			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : topos[k];
+		}
+	}
+	if (annot_check(&a, in->nvcpus, &err) < 0 || annot_format_metadata(&a, out, sizeof(out), &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		return CTL_E_INVAL;
+	}
+	bool live = arg_bool(req, "live", false), config = arg_bool(req, "config", false);
+	if (!live && !config)
+		live = config = true;
+	if (d->be.set_annotation(HOOK(d), in->key, out, live, config, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		return CTL_E_INTERNAL;
+	}
+	daemon_unrelease(d, in->key);
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "xml", jstr(out));
+	json_object_object_add(req->reply, "live", json_object_new_boolean(live));
+	json_object_object_add(req->reply, "config", json_object_new_boolean(config));
+	return CTL_OK;
+}
+
+static int
+h_hot(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct policy_domain_info info;
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	json_object *reps = json_object_new_array();
+	for (int r = 0; r < in->nreports; r++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "name", jstr(in->reports[r].name));
+		json_object_object_add(o, "pid", json_object_new_int(in->reports[r].pid));
+		json_object_object_add(o, "vcpus", jset(&in->reports[r].vcpus));
+		json_object_array_add(reps, o);
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "reports", reps);
+	if (policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0)
+		json_object_object_add(req->reply, "groups", groups_json(&info));
+	return CTL_OK;
+}
+
+static int
+h_map(struct daemon *d, struct control_request *req)
+{
+	const struct topo *t = d->topo;
+	const struct agent_obs *o = agent_loop_obs(d->loop);
+	json_object *llcs = json_object_new_array(), *doms = json_object_new_array();
+
+	for (int i = 0; o && i < o->ndomains; i++) {
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "name", jstr(o->domains[i].name));
+		json_object_object_add(e, "isolated", json_object_new_boolean(o->domains[i].annotated &&
+		    o->domains[i].annot.isolation == POLICY_ISO_CORE && o->domains[i].annot.mode != POLICY_MODE_NONE));
+		json_object_array_add(doms, e);
+	}
+	for (int l = 0; l < topo_count(t, TOPO_LLC); l++) {
+		const struct topo_node *ln = topo_get(t, TOPO_LLC, l);
+		json_object *lo = json_object_new_object(), *cores = json_object_new_array();
+		json_object_object_add(lo, "llc", json_object_new_int(l));
+		for (int c = 0; c < ln->nchildren; c++) {
+			const struct topo_node *cn = ln->children[c];
+			json_object *co = json_object_new_object(), *pus = json_object_new_array();
+			int cpu;
+			json_object_object_add(co, "core", json_object_new_int(cn->index));
+			CPUSET_FOREACH(cpu, &cn->cpus) {
+				json_object *po = json_object_new_object(), *vs = json_object_new_array();
+				json_object_object_add(po, "pu", json_object_new_int(cpu));
+				json_object_object_add(po, "reserved", json_object_new_boolean(cpuset_isset(&d->host.reserved, cpu)));
+				for (int i = 0; o && i < o->ndomains; i++)
+					for (int v = 0; v < o->domains[i].nvcpus; v++)
+						if (o->domains[i].vcpus[v].last_cpu == cpu) {
+							json_object *x = json_object_new_object();
+							json_object_object_add(x, "domain", json_object_new_int(i));
+							json_object_object_add(x, "vcpu", json_object_new_int(v));
+							json_object_object_add(x, "util", json_object_new_double(round(
+							    (double)o->domains[i].vcpus[v].runtime_ns /
+							    (double)(d->cfg.period_ms * 1000000ull) * 100) / 100));
+							json_object_array_add(vs, x);
+						}
+				json_object_object_add(po, "vcpus", vs);
+				json_object_array_add(pus, po);
+			}
+			json_object_object_add(co, "pus", pus);
+			json_object_array_add(cores, co);
+		}
+		json_object_object_add(lo, "cores", cores);
+		json_object_array_add(llcs, lo);
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "domains", doms);
+	json_object_object_add(req->reply, "llcs", llcs);
+	return CTL_OK;
+}
+
+static void
+step_percentiles(const struct daemon *d, uint64_t *p50, uint64_t *p99)
+{
+	int n = d->nstep < STEP_HIST ? d->nstep : STEP_HIST;
+	uint64_t v[STEP_HIST];
+
+	*p50 = *p99 = 0;
+	if (n == 0)
+		return;
+	memcpy(v, d->step_ns, sizeof(uint64_t) * (size_t)n);
+	for (int i = 1; i < n; i++) {           /* small: insertion sort */
+		uint64_t x = v[i];
+		int j = i - 1;
+		while (j >= 0 && v[j] > x) {
+			v[j + 1] = v[j];
+			j--;
+		}
+		v[j + 1] = x;
+	}
+	*p50 = v[n / 2];
+	*p99 = v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
+}
+
+static void
+stats_fill(struct daemon *d, json_object *o)
+{
+	const struct agent_obs *ob = agent_loop_obs(d->loop);
+	struct policy_stats ps;
+	int managed = 0;
+	uint64_t p50, p99;
+
+	policy_stats(agent_loop_policy(d->loop), &ps);
+	for (int i = 0; ob && i < ob->ndomains; i++) {
+		struct policy_domain_info info;
+		if (policy_domain_info(agent_loop_policy(d->loop), ob->domains[i].key, &info) == 0 && info.managed)
+			managed++;
+	}
+	step_percentiles(d, &p50, &p99);
+	json_object_object_add(o, "backend", jstr(d->be.name));
+	json_object_object_add(o, "uptime_s", json_object_new_double(round((double)(d->now_ns - d->start_ns) / 1e7) / 100));
+	json_object_object_add(o, "periods", json_object_new_int64((int64_t)d->periods));
+	json_object_object_add(o, "period_ms", json_object_new_int(d->cfg.period_ms));
+	json_object_object_add(o, "domains", json_object_new_int(ob ? ob->ndomains : 0));
+	json_object_object_add(o, "domains_managed", json_object_new_int(managed));
+	json_object_object_add(o, "pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_VCPU]));
+	json_object_object_add(o, "emulator_pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_EMULATOR]));
+	json_object_object_add(o, "releases", json_object_new_int64((int64_t)d->actions[POLICY_ACT_RELEASE]));
+	json_object_object_add(o, "refusals", json_object_new_int64((int64_t)d->actions[POLICY_ACT_REFUSE]));
+	json_object_object_add(o, "preference_switches", json_object_new_int64((int64_t)ps.pref_switches));
+	json_object_object_add(o, "backoffs", json_object_new_int64((int64_t)ps.backoffs));
+	json_object_object_add(o, "errors_transient", json_object_new_int64((int64_t)d->results[AGENT_TRANSIENT]));
+	json_object_object_add(o, "errors_gone", json_object_new_int64((int64_t)d->results[AGENT_GONE]));
+	json_object_object_add(o, "errors_permanent", json_object_new_int64((int64_t)d->results[AGENT_PERMANENT]));
+	json_object_object_add(o, "period_errors", json_object_new_int64((int64_t)d->errors));
+	json_object_object_add(o, "policy_step_us_p50", json_object_new_double(round((double)p50 / 100) / 10));
+	json_object_object_add(o, "policy_step_us_p99", json_object_new_double(round((double)p99 / 100) / 10));
+	json_object_object_add(o, "policy_step_us_max", json_object_new_double(round((double)d->step_max_ns / 100) / 10));
+	if (d->ctl) {
+		struct control_stats cs;
+		control_get_stats(d->ctl, &cs);
+		json_object_object_add(o, "control_requests", json_object_new_int64((int64_t)cs.requests));
+		json_object_object_add(o, "control_refused", json_object_new_int64((int64_t)cs.refused));
+		json_object_object_add(o, "control_malformed", json_object_new_int64((int64_t)cs.malformed));
+		json_object_object_add(o, "control_dropped_clients", json_object_new_int64((int64_t)cs.dropped_clients));
+	}
+}
+
+/* `llcctl metrics` and the HTTP endpoint: one renderer (metrics.h). */
+char *
+daemon_metrics_text(struct daemon *d)
+{
+	json_object *st = json_object_new_object();
+	char *text;
+
+	stats_fill(d, st);
+	text = metrics_render(st, &d->step_hist, LLCD_VERSION);
+	json_object_put(st);
+	return text;
+}
+
+static int
+h_metrics(struct daemon *d, struct control_request *req)
+{
+	char *text = daemon_metrics_text(d);
+
+	if (text == NULL) {
+		snprintf(req->error, sizeof(req->error), "out of memory");
+		return CTL_E_INTERNAL;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "text", jstr(text));
+	free(text);
+	return CTL_OK;
+}
+
+static int
+h_tune(struct daemon *d, struct control_request *req)
+{
+	static const char *const knobs[] = { "period-ms", "max-moves", "overcommit", "overcommit-isolated",
+		"log-level", "counters", "default-mode", "default-isolation", "reserved-cpus", "shared-pool" };
+	const char *k = arg_str(req, "knob"), *v = arg_str(req, "value");
+	struct config c = d->cfg;
+	struct llcd_err err;
+	size_t i;
+
+	if (k == NULL || v == NULL) {
+		snprintf(req->error, sizeof(req->error), "tune needs a knob and a value");
+		return CTL_E_INVAL;
+	}
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]) && strcmp(k, knobs[i]); i++)
+		;
+	if (i == sizeof(knobs) / sizeof(knobs[0])) {
+		snprintf(req->error, sizeof(req->error), "unknown knob '%.64s' (period-ms, max-moves, overcommit, "
+		    "overcommit-isolated, log-level, counters, default-mode, default-isolation, reserved-cpus, shared-pool)", k);
+		return CTL_E_INVAL;
+	}
+	if (config_set(&c, k, v, &err) < 0 || daemon_apply_config(d, &c, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		return CTL_E_INVAL;
+	}
+	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "knob", jstr(k));
+	json_object_object_add(req->reply, "value", jstr(v));
+	return CTL_OK;
+}
+
+static int
+h_release(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (!daemon_is_released(d, in->key)) {
+		uint64_t *v = realloc(d->released, sizeof(*v) * (size_t)(d->nreleased + 1));
+		if (v == NULL) {
+			snprintf(req->error, sizeof(req->error), "out of memory");
+			return CTL_E_INTERNAL;
+		}
+		d->released = v;
+		d->released[d->nreleased++] = in->key;
+	}
+	log_dom(LOG_INFO, in->name, -1, 0, "released by uid %u: back to the default scheduler at the next period",
+	    (unsigned)req->uid);
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "released", json_object_new_boolean(true));
+	(void)obs_index;
+	return CTL_OK;
+}
+
+static json_object *
+gtopo_json(const struct policy_guest_topo *g)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "sockets", json_object_new_int(g->sockets));
+	json_object_object_add(o, "dies", json_object_new_int(g->dies));
+	json_object_object_add(o, "clusters", json_object_new_int(g->clusters));
+	json_object_object_add(o, "cores", json_object_new_int(g->cores));
+	json_object_object_add(o, "threads", json_object_new_int(g->threads));
+	return o;
+}
+
+/* The guest topology llcd recommends for a domain: from its placement when
+ * the engine placed it, else from a dry placement beside the others. */
+static int
+recommend(struct daemon *d, const struct policy_domain_in *in, struct guesttopo_rec *rec,
+          struct llcd_err *err)
+{
+	const struct agent_obs *o = agent_loop_obs(d->loop);
+	int n = in->nvcpus, rc = -1;
+	int *slots = calloc((size_t)n, sizeof(int));
+	struct cpuset *pins = calloc((size_t)n, sizeof(struct cpuset)), emu;
+	struct policy_domain_in *others = calloc((size_t)o->ndomains + 1, sizeof(*others));
+	int no = 0;
+
+	if (!slots || !pins || !others) {
+		llcd_err_set(err, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < o->ndomains; i++)
+		if (o->domains[i].key != in->key)
+			others[no++] = o->domains[i];
+	if (guesttopo_dry_place(&d->host, in, others, no, slots, pins, &emu, err) < 0)
+		goto out;
+	rc = guesttopo_compute(d->topo, &(struct guesttopo_alloc){ n, slots, pins, &emu }, rec, err);
+out:
+	free(slots);
+	free(pins);
+	free(others);
+	return rc;
+}
+
+static int
+h_topology_domain(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct guesttopo_rec *rec = guesttopo_rec_new();
+	struct llcd_err err;
+	char text[8192];
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK || rec == NULL) {
+		guesttopo_rec_free(rec);
+		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
+	}
+	if (recommend(d, in, rec, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		guesttopo_rec_free(rec);
+		return CTL_E_INVAL;
+	}
+	guesttopo_format(d->topo, rec, text, sizeof(text));
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "current", gtopo_json(&in->guest));
+	json_object *r = gtopo_json(&rec->topo), *reasons = json_object_new_array();
+	json_object_object_add(r, "cache", jstr(rec->cache_mode));
+	json_object_object_add(r, "numa_cells", json_object_new_int(rec->ncells));
+	json_object_object_add(r, "nodeset", jset(&rec->nodeset));
+	json_object_object_add(req->reply, "recommended", r);
+	for (int i = 0; i < rec->nreasons; i++)
+		json_object_array_add(reasons, jstr(rec->reasons[i]));
+	json_object_object_add(req->reply, "reasons", reasons);
+	json_object_object_add(req->reply, "text", jstr(text));
+	bool same = in->guest.sockets == rec->topo.sockets && in->guest.dies == rec->topo.dies &&
+	            in->guest.cores == rec->topo.cores && in->guest.threads == rec->topo.threads;
+	json_object_object_add(req->reply, "matches", json_object_new_boolean(same));
+	guesttopo_rec_free(rec);
+	return CTL_OK;
+}
+
+static int
+h_topology_apply(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct guesttopo_rec *rec = NULL;
+	struct llcd_err err;
+	char *xml = NULL, *out = NULL, *diff = NULL;
+	size_t outlen;
+	bool dry = arg_bool(req, "dry_run", false);
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (d->be.get_xml == NULL || d->be.define_xml == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no domain XML to rewrite", d->be.name);
+		return CTL_E_UNSUPPORTED;
+	}
+	rc = CTL_E_INTERNAL;
+	if ((rec = guesttopo_rec_new()) == NULL || recommend(d, in, rec, &err) < 0 ||
+	    d->be.get_xml(HOOK(d), in->key, true, &xml, &err) < 0 ||
+	    guestxml_apply(xml, strlen(xml), rec, GUESTXML_ALL, &out, &outlen, &err) < 0 ||
+	    guestxml_diff(xml, strlen(xml), out, outlen, "current", "llcd", &diff, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		goto done;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "diff", jstr(diff));
+	bool running = d->be.is_running ? d->be.is_running(HOOK(d), in->key) : true;
+	if (!dry && *diff && d->be.define_xml(HOOK(d), out, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		json_object_put(req->reply);
+		req->reply = NULL;
+		goto done;
+	}
+	json_object_object_add(req->reply, "applied", json_object_new_boolean(!dry && *diff));
+	json_object_object_add(req->reply, "message", jstr(dry ? "dry run: nothing written" : !*diff ?
+	    "the persistent definition already has this topology" : running ?
+	    "written to the persistent definition; it takes effect at the next boot (the running guest keeps its topology)" :
+	    "written to the persistent definition"));
+	rc = CTL_OK;
+done:
+	guesttopo_rec_free(rec);
+	free(xml);
+	free(out);
+	free(diff);
+	return rc;
+}
+
+static int
+h_check(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct guesttopo_check *c = guesttopo_check_new();
+	struct cpuset *pins;
+	struct llcd_err err;
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK || c == NULL) {
+		guesttopo_check_free(c);
+		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
+	}
+	pins = calloc((size_t)in->nvcpus, sizeof(*pins));
+	for (int v = 0; pins && v < in->nvcpus; v++)
+		pins[v] = in->vcpus[v].pinned;
+	if (pins == NULL || guesttopo_check(d->topo, &in->guest, in->nvcpus, pins, 64, c, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", pins ? err.msg : "out of memory");
+		free(pins);
+		guesttopo_check_free(c);
+		return CTL_E_INVAL;
+	}
+	free(pins);
+	json_object *arr = json_object_new_array();
+	for (int i = 0; i < c->n; i++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "kind", jstr(guesttopo_issue_name(c->issues[i].kind)));
+		json_object_object_add(o, "first_vcpu", json_object_new_int(c->issues[i].first_vcpu));
+		json_object_object_add(o, "nvcpus", json_object_new_int(c->issues[i].nvcpus));
+		json_object_object_add(o, "message", jstr(c->issues[i].msg));
+		json_object_array_add(arr, o);
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "guest_topology", gtopo_json(&in->guest));
+	json_object_object_add(req->reply, "issues", arr);
+	json_object_object_add(req->reply, "total", json_object_new_int(c->total));
+	json_object_object_add(req->reply, "notes", json_object_new_int(c->notes));
+	json_object_object_add(req->reply, "agree", json_object_new_boolean(c->total == c->notes));
+	guesttopo_check_free(c);
+	return CTL_OK;
+}
+
+static int
+h_guest_channel(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct llcd_err err;
+	char path[512];
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (!arg_bool(req, "add", false)) {
+		snprintf(req->error, sizeof(req->error), "guest-channel needs --add");
+		return CTL_E_INVAL;
+	}
+	if (d->be.add_guest_channel == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no guest channels (its guest helper is "
+		    "simulated)", d->be.name);
+		return CTL_E_UNSUPPORTED;
+	}
+	/* the persistent definition only: hot-plugging a virtio-serial
+	 * channel needs a controller the guest may not have; the channel
+	 * comes with the next start */
+	bool running = false;
+	if (d->be.add_guest_channel(HOOK(d), in->key, running, path, sizeof(path), &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		return CTL_E_INTERNAL;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "socket", jstr(path));
+	json_object_object_add(req->reply, "live", json_object_new_boolean(running));
+	return CTL_OK;
+}
+
+int
+daemon_handle(void *ctx, struct control_request *req)
+{
+	struct daemon *d = ctx;
+
+	switch (req->type) {
+	case CTL_PING:
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "version", jstr(LLCD_VERSION));
+		json_object_object_add(req->reply, "protocol", json_object_new_int(CTL_VERSION));
+		json_object_object_add(req->reply, "backend", jstr(d->be.name));
+		return CTL_OK;
+	case CTL_TOPOLOGY:
+		if (arg_str(req, "domain"))
+			return h_topology_domain(d, req);
+		req->reply = topology_json(d);
+		return CTL_OK;
+	case CTL_LIST: return h_list(d, req);
+	case CTL_DOMINFO: return h_dominfo(d, req);
+	case CTL_VCPUINFO: return h_vcpuinfo(d, req);
+	case CTL_POLICY_GET: return h_policy_get(d, req);
+	case CTL_POLICY_SET: return h_policy_set(d, req);
+	case CTL_HOT: return h_hot(d, req);
+	case CTL_MAP: return h_map(d, req);
+	case CTL_EVENTS: return CTL_OK;
+	case CTL_STATS:
+		req->reply = json_object_new_object();
+		stats_fill(d, req->reply);
+		return CTL_OK;
+	case CTL_METRICS: return h_metrics(d, req);
+	case CTL_TUNE: return h_tune(d, req);
+	case CTL_RELOAD: {
+		char msg[512];
+		int rc = daemon_reload(d, msg, sizeof(msg));
+		if (rc != CTL_OK) {
+			snprintf(req->error, sizeof(req->error), "%s", msg);
+			return rc;
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "message", jstr(msg));
+		return CTL_OK;
+	}
+	case CTL_RELEASE: return h_release(d, req);
+	case CTL_CHECK: return h_check(d, req);
+	case CTL_TOPOLOGY_APPLY: return h_topology_apply(d, req);
+	case CTL_GUEST_CHANNEL: return h_guest_channel(d, req);
+	}
+	snprintf(req->error, sizeof(req->error), "unknown request");
+	return CTL_E_UNKNOWN;
+}
