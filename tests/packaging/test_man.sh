@@ -51,8 +51,8 @@ ok "llcctl.8 documents all $(wc -w <<<"$cmds") commands of cmds[]"
 opts=$(sed -n '/static const struct option [gc]opts\[\]/,/};/p' "$src/agent/llcctl.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//' | sort -u)
 for o in $opts; do has llcctl.8 "--$o" || fail "llcctl.8 does not document --$o"; done
 ok "llcctl.8 documents every llcctl option ($(echo $opts))"
-knobs=$(sed -n '/^h_tune(/,/^}/p' "$src/agent/daemon.c" | sed -n '/knobs\[\] = {/,/};/p' | grep -o '"[a-z-]*"' | tr -d '"')
-[ -n "$knobs" ] || fail "parsed no knobs from h_tune() in agent/daemon.c"
+knobs=$(sed -n '/^h_tune(/,/^}/p' "$src"/agent/daemon.c "$src"/agent/handlers.c | sed -n '/knobs\[\] = {/,/};/p' | grep -o '"[a-z-]*"' | tr -d '"')
+[ -n "$knobs" ] || fail "parsed no knobs from h_tune() in agent/daemon.c or agent/handlers.c"
 for k in $knobs; do has llcctl.8 "$k" || fail "llcctl.8 does not list the tune knob '$k'"; done
 ok "llcctl.8 lists every tune knob"
 
