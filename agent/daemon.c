@@ -308,6 +308,13 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 }
 
 void
+daemon_set_period_hook(struct daemon *d, void (*fn)(void *arg), void *arg)
+{
+	d->period_hook = fn;
+	d->period_hook_arg = arg;
+}
+
+void
 daemon_stop(struct daemon *d)
 {
 	d->stop = 1;
@@ -491,6 +498,8 @@ daemon_run(struct daemon *d)
 				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
 				log_warnx("period: %s", err.msg);
+			if (d->period_hook)
+				d->period_hook(d->period_hook_arg);
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 			next += period;
 			if (next <= now)

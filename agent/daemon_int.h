@@ -39,6 +39,8 @@ struct daemon {
 	struct metrics_hist step_hist;  /* llcd_policy_step_seconds */
 	struct httpd *httpd;            /* metrics-listen; NULL off */
 	bool listening;                 /* daemon_listen ran: serve metrics */
+	void (*period_hook)(void *arg);
+	void *period_hook_arg;
 };
 
 /* the context of the back-end's optional hooks */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "log.h"
@@ -121,6 +122,15 @@ httpd_new(const char *spec, struct llcd_err *err)
 
 	if (config_parse_listen(spec, &ss, &len, err) < 0)
 		return NULL;
+	/* llcd.service gives llcd no network: say so rather than MHD's guess */
+	int probe = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe < 0) {
+		llcd_err_set(err, "metrics-listen %s: cannot create an %s socket: %s (llcd.service allows AF_UNIX "
+		    "only: add the drop-in /usr/share/doc/llcd/examples/metrics.conf.example, docs/install.md)",
+		    spec, ss.ss_family == AF_INET6 ? "AF_INET6" : "AF_INET", strerror(errno));
+		return NULL;
+	}
+	close(probe);
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		llcd_err_set(err, "out of memory");
 		return NULL;

@@ -1660,6 +1660,12 @@ fail:
 	return NULL;
 }
 
+bool
+live_connected(const struct live *l)
+{
+	return l->virt != NULL && virt_connected(l->virt);
+}
+
 void
 live_free(struct live *l)
 {

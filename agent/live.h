@@ -122,6 +122,9 @@ int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_er
 int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
 int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);
 bool live_is_running(const struct live *l, uint64_t key);
+/* Whether llcd is connected to libvirt now (it retries with a backoff
+ * while not, e.g. before libvirtd is up). */
+bool live_connected(const struct live *l);
 /* The host topology changed (CPU hotplug): t replaces cfg.topo. */
 void live_set_topology(struct live *l, const struct topo *t);
 /* Whether per-thread instruction counters are read (the benefit check). */

@@ -25,6 +25,44 @@
 
 static struct daemon *the_daemon;
 
+/* The service manager hears from llcd after each period: READY=1 after
+ * the first one (the socket listens, the topology is read, the domains
+ * libvirt lists are observed and placed), STATUS= whenever the libvirt
+ * connection comes or goes. Without libvirt llcd is ready too, and says
+ * that it waits (systemctl status llcd). */
+struct notify_ctx {
+	struct live *live;
+	const char *uri;
+	int connected;                  /* -1 not told yet */
+	bool ready;
+};
+
+static void
+notify_period(void *arg)
+{
+#ifdef HAVE_SYSTEMD
+	struct notify_ctx *n = arg;
+	int c = n->live ? live_connected(n->live) : 1;
+
+	if (c != n->connected) {
+		if (n->live && !c)
+			sd_notifyf(0, "STATUS=waiting for libvirt at %s (retrying, backoff up to 30 s); pins stay as they are",
+			    n->uri);
+		else if (n->live)
+			sd_notifyf(0, "STATUS=connected to libvirt at %s", n->uri);
+		else
+			sd_notify(0, "STATUS=simulated host");
+		n->connected = c;
+	}
+	if (!n->ready) {
+		sd_notify(0, "READY=1");
+		n->ready = true;
+	}
+#else
+	(void)arg;
+#endif
+}
+
 static void
 on_signal(int sig)
 {
@@ -256,10 +294,12 @@ main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	log_info("llcd %s started: %s back-end, period %d ms, socket %s", LLCD_VERSION, be.name, cfg.period_ms, cfg.socket);
-#ifdef HAVE_SYSTEMD
-	sd_notify(0, "READY=1");
-#endif
+	struct notify_ctx nctx = { live, cfg.uri, -1, false };
+	daemon_set_period_hook(the_daemon, notify_period, &nctx);
 	rc = daemon_run(the_daemon);
+#ifdef HAVE_SYSTEMD
+	sd_notify(0, "STOPPING=1");
+#endif
 	log_info("llcd stopping: pins stay where they are (fail-static)");
 out:
 	daemon_free(the_daemon);

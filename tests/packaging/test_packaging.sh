@@ -193,6 +193,13 @@ for rpmf in "$out"/*.rpm; do
 	ok "$name: rpm and .deb install the same $(wc -l < "$work/$name.deb.lst") files"
 done
 
+# the .deb for test_nspawn.sh (ctest fixture pkg_deb)
+if [ -n "${LLCD_PKG_OUT:-}" ]; then
+	mkdir -p "$LLCD_PKG_OUT"
+	rm -f "$LLCD_PKG_OUT"/*.deb
+	cp "$out"/*.deb "$LLCD_PKG_OUT"/
+fi
+
 # --- stop, purge ---------------------------------------------------------------
 kill -TERM "$pid"; wait "$pid" || fail "llcd exited non-zero on SIGTERM"; pid=
 grep -q "pins stay where they are (fail-static)" "$work/llcd.log" || fail "llcd did not log its fail-static stop"
