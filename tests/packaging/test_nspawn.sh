@@ -16,7 +16,8 @@
 #     the unit's sandbox, pins it (libvirt socket, /proc of QEMU's threads
 #     under ProtectProc=ptraceable, its state and runtime directories);
 #   - systemctl reload re-reads llcd.conf (period-ms changes);
-#   - metrics-listen without the drop-in: the reload fails and says why;
+#   - metrics-listen without the drop-in: systemctl reload fails, llcd
+#     says why and keeps running;
 #     with the packaged metrics.conf.example drop-in, /metrics answers;
 #   - systemd-analyze security llcd.service: recorded, and the test fails
 #     when the exposure is above the score docs/install.md states;
@@ -106,94 +107,107 @@ XML
 SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn -q -D "$work/root" --boot --register=no --keep-unit \
 	--console=pipe > "$work/console.log" 2>&1 &
 npid=$!
-for _ in $(seq 100); do leader=$(pgrep -P "$npid" || true); [ -n "$leader" ] && break; sleep 0.1; done
+# the container's PID 1 is the child of nspawn that runs systemd (nspawn
+# forks helpers first)
+for _ in $(seq 200); do
+	leader=$(pgrep -P "$npid" -x systemd || true)
+	[ -n "$leader" ] && break
+	kill -0 "$npid" 2>/dev/null || break
+	sleep 0.1
+done
 [ -n "$leader" ] || fail "systemd-nspawn started no container: $(cat "$work/console.log")"
-in() { nsenter -t "$leader" -a "$@"; }
-state=$(timeout 60 nsenter -t "$leader" -a systemctl is-system-running --wait) || true
-[ "$state" = running ] || fail "the container's systemd is '$state': $(in systemctl --failed --no-pager)"
-[ "$(in readlink /proc/1/exe)" = /usr/lib/systemd/systemd ] || [ "$(in readlink /proc/1/exe)" = /lib/systemd/systemd ] ||
-	fail "PID 1 in the container is $(in readlink /proc/1/exe)"
-ok "systemd $(in systemctl --version | head -1 | cut -d' ' -f2) is PID 1 in systemd-nspawn, multi-user.target reached"
+ct() { nsenter -t "$leader" -a "$@"; }
+# before systemd's bus is up, systemctl fails at once: retry
+state=
+for _ in $(seq 120); do
+	state=$(timeout 60 nsenter -t "$leader" -a systemctl is-system-running --wait 2>/dev/null) || true
+	case $state in running|degraded) break ;; esac
+	sleep 0.5
+done
+[ "$state" = running ] || fail "the container's systemd is '$state': $(ct systemctl --failed --no-pager)"
+[ "$(ct readlink /proc/1/exe)" = /usr/lib/systemd/systemd ] || [ "$(ct readlink /proc/1/exe)" = /lib/systemd/systemd ] ||
+	fail "PID 1 in the container is $(ct readlink /proc/1/exe)"
+ok "systemd $(ct systemctl --version | head -1 | cut -d' ' -f2) is PID 1 in systemd-nspawn, multi-user.target reached"
 
 # journal lines of llcd since it started
-jl() { in journalctl -u llcd -o cat --no-pager; }
+jl() { ct journalctl -u llcd -o cat --no-pager; }
 waitlog() { # PATTERN SECONDS
-	for _ in $(seq $(($2 * 5))); do jl | grep -q -- "$1" && return 0; sleep 0.2; done
+	for _ in $(seq $(($2 * 5))); do grep -q -- "$1" <<<"$(jl)" && return 0; sleep 0.2; done
 	return 1
 }
 
 # --- install with libvirtd not up --------------------------------------------------------
-in systemctl stop libvirtd.socket libvirtd-ro.socket libvirtd-admin.socket libvirtd.service
-in systemctl mask --runtime --quiet libvirtd.socket libvirtd-ro.socket libvirtd-admin.socket libvirtd.service
-in dpkg -i /root/llcd.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -i llcd.deb"; }
-[ "$(in systemctl is-enabled llcd)" = enabled ] || fail "the postinst did not enable llcd"
-[ "$(in systemctl is-active llcd)" = active ] || fail "llcd is $(in systemctl is-active llcd) after dpkg -i"
-[ "$(in systemctl show -P Type llcd)" = notify ] || fail "llcd.service is not Type=notify"
-st=$(in systemctl show -P StatusText llcd)
+ct systemctl stop libvirtd.socket libvirtd-ro.socket libvirtd-admin.socket libvirtd.service
+ct systemctl mask --runtime --quiet libvirtd.socket libvirtd-ro.socket libvirtd-admin.socket libvirtd.service
+ct dpkg -i /root/llcd.deb > "$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -i llcd.deb"; }
+[ "$(ct systemctl is-enabled llcd)" = enabled ] || fail "the postinst did not enable llcd"
+[ "$(ct systemctl is-active llcd)" = active ] || fail "llcd is $(ct systemctl is-active llcd) after dpkg -i"
+[ "$(ct systemctl show -P Type llcd)" = notify ] || fail "llcd.service is not Type=notify"
+st=$(ct systemctl show -P StatusText llcd)
 grep -q "waiting for libvirt at qemu:///system" <<<"$st" || fail "STATUS= without libvirt: '$st'"
-jl | grep -q "cannot connect to qemu:///system.*retrying with backoff" || fail "llcd does not log that it waits for libvirt"
+grep -q "cannot connect to qemu:///system.*retrying with backoff" <<<"$(jl)" || fail "llcd does not log that it waits for libvirt"
 ok "dpkg -i starts llcd without libvirtd: active (READY=1), status '$st'"
 
-in systemctl unmask --runtime --quiet libvirtd.socket libvirtd-ro.socket libvirtd-admin.socket libvirtd.service
-in systemctl start libvirtd.socket libvirtd
+ct systemctl unmask --runtime --quiet libvirtd.socket libvirtd-ro.socket libvirtd-admin.socket libvirtd.service
+ct systemctl start libvirtd.socket libvirtd
 waitlog "libvirt qemu:///system: connected" 40 || fail "llcd did not connect once libvirtd was up"
-st=$(in systemctl show -P StatusText llcd)
+st=$(ct systemctl show -P StatusText llcd)
 [ "$st" = "connected to libvirt at qemu:///system" ] || fail "STATUS= after connecting: '$st'"
 ok "libvirtd started: llcd connects by itself ($st)"
 
 # --- a domain, placed by the confined llcd -------------------------------------------------
-in virsh -q define /root/t1.xml >/dev/null || fail "virsh define"
-in virsh -q start t1 >/dev/null || fail "virsh start t1 (TCG)"
-for _ in $(seq 50); do in llcctl list 2>/dev/null | grep -Eq '^t1 +managed +static' && break; sleep 0.2; done
-in llcctl list | grep -Eq '^t1 +managed +static' || fail "t1 is not managed: $(in llcctl list)"
-ncpu=$(in nproc)
+ct virsh -q define /root/t1.xml >/dev/null || fail "virsh define"
+ct virsh -q start t1 >/dev/null || fail "virsh start t1 (TCG)"
+for _ in $(seq 50); do ct llcctl list 2>/dev/null | grep -Eq '^t1 +managed +static' && break; sleep 0.2; done
+ct llcctl list | grep -Eq '^t1 +managed +static' || fail "t1 is not managed: $(ct llcctl list)"
+ncpu=$(ct nproc)
 pins=
 for _ in $(seq 50); do
-	pins=$(in virsh -q vcpupin t1 | awk '{ print $2 }' | tr '\n' ' ')
+	pins=$(ct virsh -q vcpupin t1 | awk '{ print $2 }' | tr '\n' ' ')
 	# static: each vCPU on one CPU of its own
-	[ "$(tr ' ' '\n' <<<"$pins" | grep -c '^[0-9]*$')" = 2 ] && break
+	[ "$(tr ' ' '\n' <<<"$pins" | grep -c '^[0-9]\+$')" = 2 ] && break
 	sleep 0.2
 done
-[ "$(tr ' ' '\n' <<<"$pins" | grep -c '^[0-9]*$')" = 2 ] || fail "t1's vCPUs are not pinned one CPU each: $pins"
+[ "$(tr ' ' '\n' <<<"$pins" | grep -c '^[0-9]\+$')" = 2 ] || fail "t1's vCPUs are not pinned one CPU each: $pins"
 # the vCPU TIDs and last CPUs come from QEMU's /proc/PID/task (ProtectProc=ptraceable)
-in llcctl vcpuinfo t1 | awk 'NR > 1 && $2 !~ /^[0-9]+$/ { exit 1 }' || fail "vcpuinfo without TIDs: $(in llcctl vcpuinfo t1)"
-qemu_user=$(in stat -c %U /proc/"$(in cat /run/libvirt/qemu/t1.pid)")
-in test -s /var/lib/llcd/live.state || fail "no state file in /var/lib/llcd"
-[ "$(in stat -c '%a %U %G' /run/llcd/llcd.sock)" = "660 root llcd" ] || fail "socket: $(in stat -c '%a %U %G' /run/llcd/llcd.sock)"
+ct llcctl vcpuinfo t1 | awk 'NR > 1 && $2 !~ /^[0-9]+$/ { exit 1 }' || fail "vcpuinfo without TIDs: $(ct llcctl vcpuinfo t1)"
+qemu_user=$(ct stat -c %U /proc/"$(ct cat /run/libvirt/qemu/t1.pid)")
+ct test -s /var/lib/llcd/live.state || fail "no state file in /var/lib/llcd"
+[ "$(ct stat -c '%a %U %G' /run/llcd/llcd.sock)" = "660 root llcd" ] || fail "socket: $(ct stat -c '%a %U %G' /run/llcd/llcd.sock)"
 ok "the sandboxed llcd pins t1 (QEMU as $qemu_user, $ncpu CPUs): vCPUs on $pins; /proc, state file, socket 0660 root:llcd"
 
 # --- reload ---------------------------------------------------------------------------------------
 echo "period-ms 500" >> "$work/root/etc/llcd/llcd.conf"
-in systemctl reload llcd
+ct systemctl reload llcd || fail "systemctl reload llcd failed: $(ct systemctl status llcd --no-pager | tail -5)"
 waitlog "reloaded /etc/llcd/llcd.conf" 10 || fail "systemctl reload: no 'reloaded' in the journal"
-[ "$(in llcctl --json stats | grep -o '"period_ms": *[0-9]*' | grep -o '[0-9]*$')" = 500 ] || fail "period-ms 500 not in effect after reload"
+[ "$(ct llcctl --json stats | grep -o '"period_ms": *[0-9]*' | grep -o '[0-9]*$')" = 500 ] || fail "period-ms 500 not in effect after reload"
 ok "systemctl reload llcd re-reads llcd.conf (period-ms 500 in effect)"
 
 # --- metrics: closed by the unit, opened by the drop-in ---------------------------------------------
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 echo "metrics-listen $port" >> "$work/root/etc/llcd/llcd.conf"
-in systemctl reload llcd
+! ct systemctl reload llcd 2>/dev/null || fail "systemctl reload succeeded with metrics-listen under the stock unit"
 waitlog "reload failed.*cannot create an AF_INET socket.*metrics.conf.example" 10 ||
 	fail "metrics-listen under the stock unit: no clear reload error"
-[ "$(in systemctl is-active llcd)" = active ] || fail "a refused reload stopped llcd"
+[ "$(ct systemctl is-active llcd)" = active ] || fail "a refused reload stopped llcd"
 mkdir -p "$work/root/etc/systemd/system/llcd.service.d"
-in cp /usr/share/doc/llcd/examples/metrics.conf.example /etc/systemd/system/llcd.service.d/metrics.conf
-in systemctl daemon-reload
-in systemctl restart llcd
-[ "$(in systemctl is-active llcd)" = active ] || fail "llcd with the metrics drop-in is $(in systemctl is-active llcd)"
+ct cp /usr/share/doc/llcd/examples/metrics.conf.example /etc/systemd/system/llcd.service.d/metrics.conf
+ct systemctl daemon-reload
+ct systemctl restart llcd || fail "restart with the metrics drop-in"
+[ "$(ct systemctl is-active llcd)" = active ] || fail "llcd with the metrics drop-in is $(ct systemctl is-active llcd)"
 body=
 for _ in $(seq 50); do body=$(curl -sf "http://127.0.0.1:$port/metrics" || true); [ -n "$body" ] && break; sleep 0.2; done
 grep -q '^llcd_domains_managed 1$' <<<"$body" || fail "GET /metrics from the unit: $(head -c 300 <<<"$body")"
 grep -q '^llcd_info{version="[^"]*",backend="libvirt"} 1$' <<<"$body" || fail "no llcd_info backend=libvirt"
 ok "metrics-listen: refused by the stock unit with a pointer to the drop-in; with metrics.conf.example /metrics answers"
-in rm /etc/systemd/system/llcd.service.d/metrics.conf
+ct rm /etc/systemd/system/llcd.service.d/metrics.conf
 sed -i '/^metrics-listen /d' "$work/root/etc/llcd/llcd.conf"
-in systemctl daemon-reload
-in systemctl restart llcd
-[ "$(in systemctl is-active llcd)" = active ] || fail "llcd did not restart without the drop-in"
+ct systemctl daemon-reload
+ct systemctl restart llcd
+[ "$(ct systemctl is-active llcd)" = active ] || fail "llcd did not restart without the drop-in"
 
 # --- systemd-analyze security ---------------------------------------------------------------------------
-in systemd-analyze security --no-pager llcd.service > "$work/security.txt" 2>&1 || true
+ct systemd-analyze security --no-pager llcd.service > "$work/security.txt" 2>&1 || true
 score=$(sed -n 's/.*Overall exposure level for llcd.service: \([0-9.]*\).*/\1/p' "$work/security.txt")
 [ -n "$score" ] || { cat "$work/security.txt" >&2; fail "no score from systemd-analyze security"; }
 grep '✗' "$work/security.txt" | sed 's/^/     /' | cut -c1-150
@@ -205,14 +219,14 @@ awk -v s="$score" -v w="$want" 'BEGIN { exit !(s <= w) }' ||
 ok "systemd-analyze security llcd.service: exposure $score (docs/install.md: $want)"
 
 # --- stop: fail-static ---------------------------------------------------------------------------------
-for _ in $(seq 50); do in llcctl list 2>/dev/null | grep -Eq '^t1 +managed' && break; sleep 0.2; done
-before=$(in virsh -q vcpupin t1 | awk '{ print $2 }' | tr '\n' ' ')
-in systemctl stop llcd
-[ "$(in systemctl is-active llcd)" = inactive ] || fail "llcd is $(in systemctl is-active llcd) after stop"
-jl | grep -q "pins stay where they are (fail-static)" || fail "llcd did not log its fail-static stop"
-after=$(in virsh -q vcpupin t1 | awk '{ print $2 }' | tr '\n' ' ')
+for _ in $(seq 50); do ct llcctl list 2>/dev/null | grep -Eq '^t1 +managed' && break; sleep 0.2; done
+before=$(ct virsh -q vcpupin t1 | awk '{ print $2 }' | tr '\n' ' ')
+ct systemctl stop llcd
+[ "$(ct systemctl is-active llcd)" = inactive ] || fail "llcd is $(ct systemctl is-active llcd) after stop"
+grep -q "pins stay where they are (fail-static)" <<<"$(jl)" || fail "llcd did not log its fail-static stop"
+after=$(ct virsh -q vcpupin t1 | awk '{ print $2 }' | tr '\n' ' ')
 [ "$before" = "$after" ] || fail "pins changed by systemctl stop: '$before' -> '$after'"
 [ "$before" = "$pins" ] || fail "pins before the stop '$before' are not llcd's '$pins'"
-in test ! -e /run/llcd/llcd.sock || fail "llcd left its socket behind"
+ct test ! -e /run/llcd/llcd.sock || fail "llcd left its socket behind"
 ok "systemctl stop llcd: inactive, t1 keeps its pins ($after)"
 echo "nspawn: all checks passed in $(($(date +%s) - t0)) s"

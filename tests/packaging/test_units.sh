@@ -25,7 +25,7 @@ done
 ok "systemd-analyze verify: $(cd "$work" && echo *.service)"
 
 u=$src/packaging/systemd/llcd.service
-for want in Type=notify 'ExecStart=/usr/sbin/llcd -f /etc/llcd/llcd.conf' 'ExecReload=/bin/kill -HUP $MAINPID' \
+for want in Type=notify 'ExecStart=/usr/sbin/llcd -f /etc/llcd/llcd.conf' 'ExecReload=/usr/bin/llcctl reload' \
 	RuntimeDirectory=llcd StateDirectory=llcd ProtectSystem=strict ProtectHome=yes \
 	NoNewPrivileges=yes PrivateTmp=yes RestrictAddressFamilies=AF_UNIX Restart=on-failure \
 	PrivateNetwork=yes IPAddressDeny=any UMask=0077 ProtectProc=ptraceable 'SystemCallFilter=~@resources' \
