@@ -1,4 +1,4 @@
-/* config.c - llcd.conf parser. */
+/* config.c - llcd.conf: the table of directives and its parser. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ config_defaults(struct config *c)
 	c->overcommit = 1.0;
 	c->overcommit_isolated = 1.0;
 	c->max_moves = 256;
-	snprintf(c->counters, sizeof(c->counters), "auto");
+	c->counters = CONFIG_COUNTERS_AUTO;
 	snprintf(c->socket, sizeof(c->socket), "/run/llcd/llcd.sock");
 	snprintf(c->socket_group, sizeof(c->socket_group), "llcd");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/llcd");
@@ -29,39 +30,7 @@ config_defaults(struct config *c)
 	c->log_level = 1;
 }
 
-const char *
-config_log_level_name(int level)
-{
-	return level <= 0 ? "warning" : level == 1 ? "info" : "debug";
-}
-
-static int
-parse_int(const char *v, long lo, long hi, long *out)
-{
-	char *end;
-	long x;
-
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (errno || end == v || *end || x < lo || x > hi)
-		return -1;
-	*out = x;
-	return 0;
-}
-
-static int
-parse_bool(const char *v, bool *out)
-{
-	if (!strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "true")) {
-		*out = true;
-		return 0;
-	}
-	if (!strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "false")) {
-		*out = false;
-		return 0;
-	}
-	return -1;
-}
+/* --- parsers: one per kind of value ----------------------------------------- */
 
 static int
 set_str(char *dst, size_t len, const char *key, const char *v, struct llcd_err *err)
@@ -70,6 +39,245 @@ set_str(char *dst, size_t len, const char *key, const char *v, struct llcd_err *
 		return llcd_err_set(err, "'%s': value longer than %zu characters", key, len - 1);
 	snprintf(dst, len, "%s", v);
 	return 0;
+}
+
+/* a string; dir->empty (if any) stands for "" */
+static int
+p_string(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	if (dir->empty && !strcmp(v, dir->empty))
+		v = "";
+	return set_str(field, dir->size, dir->name, v, err);
+}
+
+static void
+f_string(const struct config_directive *dir, const void *field, char *buf, size_t len)
+{
+	const char *v = field;
+	snprintf(buf, len, "%s", v[0] == '\0' && dir->empty ? dir->empty : v);
+}
+
+#define f_cpus f_string
+#define f_path f_string
+
+/* an absolute path, at most dir->hi characters when hi is set */
+static int
+p_path(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	if (v[0] != '/')
+		return llcd_err_set(err, "'%s': '%s' is not an absolute path", dir->name, v);
+	if (dir->hi > 0 && strlen(v) > (size_t)dir->hi)
+		return llcd_err_set(err, "'%s': path longer than %.0f characters", dir->name, dir->hi);
+	return set_str(field, dir->size, dir->name, v, err);
+}
+
+/* an int from dir->lo to dir->hi */
+static int
+p_int(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || end == v || *end || x < dir->lo || x > dir->hi)
+		return llcd_err_set(err, "'%s': '%s' is not %s from %g to %g", dir->name, v, dir->what, dir->lo, dir->hi);
+	*(int *)field = (int)x;
+	return 0;
+}
+
+static void
+f_int(const struct config_directive *dir, const void *field, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d", *(const int *)field);
+}
+
+/* a double from dir->lo to dir->hi */
+static int
+p_double(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	char *end;
+	double x = strtod(v, &end);
+
+	if (end == v || *end || !isfinite(x) || x < dir->lo || x > dir->hi)
+		return llcd_err_set(err, "'%s': '%s' is not %s from %g to %g", dir->name, v, dir->what, dir->lo, dir->hi);
+	*(double *)field = x;
+	return 0;
+}
+
+static void
+f_double(const struct config_directive *dir, const void *field, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", *(const double *)field);
+}
+
+/* a CPU list, checked here and kept as written; dir->empty stands for "" */
+static int
+p_cpus(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	struct cpuset s;
+	struct llcd_err e2;
+
+	if (!strcmp(v, dir->empty))
+		v = "";
+	if (cpuset_parse(&s, v, &e2) < 0)
+		return llcd_err_set(err, "'%s': %s", dir->name, e2.msg);
+	return set_str(field, dir->size, dir->name, v, err);
+}
+
+/* one of dir->choices, into an int-sized enum */
+static int
+p_choice(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	char names[256] = "";
+
+	for (const struct config_choice *c = dir->choices; c->name; c++) {
+		if (!strcmp(v, c->name)) {
+			*(int *)field = c->value;
+			return 0;
+		}
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+		    c == dir->choices ? "" : ", ", c->name);
+	}
+	return llcd_err_set(err, "'%s': '%s' is not one of %s", dir->name, v, names);
+}
+
+static void
+f_choice(const struct config_directive *dir, const void *field, char *buf, size_t len)
+{
+	const struct config_choice *c;
+
+	for (c = dir->choices; c->name && c->value != *(const int *)field; c++)
+		;
+	snprintf(buf, len, "%s", c->name ? c->name : "?");
+}
+
+static int
+p_bool(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "true")) {
+		*(bool *)field = true;
+		return 0;
+	}
+	if (!strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "false")) {
+		*(bool *)field = false;
+		return 0;
+	}
+	return llcd_err_set(err, "'%s': '%s' is not yes or no", dir->name, v);
+}
+
+static void
+f_bool(const struct config_directive *dir, const void *field, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
+}
+
+/* metrics-listen: dir->empty ("off") or what config_parse_listen() takes */
+static int
+p_listen(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	struct llcd_err e2;
+
+	if (!strcmp(v, dir->empty) || !strcmp(v, "none"))
+		v = "";
+	else if (config_parse_listen(v, NULL, NULL, &e2) < 0)
+		return llcd_err_set(err, "'%s': %s", dir->name, e2.msg);
+	return set_str(field, dir->size, dir->name, v, err);
+}
+
+#define f_listen f_string
+
+/* --- the directives ---------------------------------------------------------- */
+
+_Static_assert(sizeof(enum policy_mode) == sizeof(int) && sizeof(enum policy_isolation) == sizeof(int) &&
+    sizeof(enum config_counters) == sizeof(int), "p_choice writes an int");
+
+static const struct config_choice modes[] = {
+	{ "none", POLICY_MODE_NONE }, { "static", POLICY_MODE_STATIC },
+	{ "aggregate", POLICY_MODE_AGGREGATE }, { "spread", POLICY_MODE_SPREAD }, { NULL, 0 },
+};
+static const struct config_choice isolations[] = {
+	{ "core", POLICY_ISO_CORE }, { "none", POLICY_ISO_NONE }, { NULL, 0 },
+};
+static const struct config_choice counter_modes[] = {
+	{ "auto", CONFIG_COUNTERS_AUTO }, { "on", CONFIG_COUNTERS_ON }, { "off", CONFIG_COUNTERS_OFF }, { NULL, 0 },
+};
+static const struct config_choice log_levels[] = {
+	{ "warning", 0 }, { "info", 1 }, { "debug", 2 }, { NULL, 0 },
+};
+
+#define RELOAD CONFIG_RELOAD
+#define TUNE (CONFIG_RELOAD | CONFIG_TUNE)
+#define RESTART 0
+/* name, kind of value (parser p_KIND, format f_KIND), field of struct
+ * config, when a change takes effect, the parser's parameters */
+#define DIRECTIVE(n, kind, fld, fl, ...) { .name = n, .parse = p_##kind, .format = f_##kind, \
+	.offset = offsetof(struct config, fld), .size = sizeof(((struct config *)0)->fld), .flags = fl, __VA_ARGS__ }
+
+/* One row per directive (test_man.sh and test_config.sh read the names,
+ * and TUNE, from these lines). */
+const struct config_directive config_directives[] = {
+	DIRECTIVE("uri", string, uri, RESTART),
+	DIRECTIVE("topology", string, topology, RESTART, .empty = "live"),
+	DIRECTIVE("period-ms", int, period_ms, TUNE, .lo = 10, .hi = 600000, .what = "a number of milliseconds"),
+	DIRECTIVE("default-mode", choice, default_mode, TUNE, .choices = modes),
+	DIRECTIVE("default-isolation", choice, default_isolation, TUNE, .choices = isolations),
+	DIRECTIVE("reserved-cpus", cpus, reserved, TUNE, .empty = "none"),
+	DIRECTIVE("shared-pool", cpus, shared_pool, TUNE, .empty = "dynamic"),
+	DIRECTIVE("overcommit", double, overcommit, TUNE, .lo = 0.1, .hi = 64, .what = "a ratio of vCPUs per CPU"),
+	DIRECTIVE("overcommit-isolated", double, overcommit_isolated, TUNE, .lo = 0.1, .hi = 64,
+	    .what = "a ratio of vCPUs per CPU"),
+	DIRECTIVE("max-moves", int, max_moves, TUNE, .lo = 1, .hi = 100000, .what = "a number"),
+	DIRECTIVE("counters", choice, counters, TUNE, .choices = counter_modes),
+	DIRECTIVE("socket", path, socket, RESTART, .hi = 107),
+	DIRECTIVE("socket-group", string, socket_group, RESTART, .empty = "none"),
+	DIRECTIVE("state-dir", path, state_dir, RESTART),
+	DIRECTIVE("guest-channel-dir", path, guest_channel_dir, RESTART),
+	DIRECTIVE("log-level", choice, log_level, TUNE, .choices = log_levels),
+	DIRECTIVE("qmp-passthrough", bool, qmp_passthrough, RESTART),
+	DIRECTIVE("release-on-exit", bool, release_on_exit, RELOAD),
+	DIRECTIVE("metrics-listen", listen, metrics_listen, RELOAD, .empty = "off"),
+	{ .name = NULL },
+};
+
+const struct config_directive *
+config_directive(const char *name)
+{
+	for (const struct config_directive *d = config_directives; d->name; d++)
+		if (!strcmp(d->name, name))
+			return d;
+	return NULL;
+}
+
+void
+config_format(const struct config *c, const struct config_directive *dir, char *buf, size_t len)
+{
+	dir->format(dir, (const char *)c + dir->offset, buf, len);
+}
+
+bool
+config_same(const struct config *a, const struct config *b, const struct config_directive *dir)
+{
+	char x[CONFIG_PATH_MAX + 32], y[CONFIG_PATH_MAX + 32];
+
+	config_format(a, dir, x, sizeof(x));
+	config_format(b, dir, y, sizeof(y));
+	return !strcmp(x, y);
+}
+
+void
+config_copy(struct config *dst, const struct config *src, const struct config_directive *dir)
+{
+	memcpy((char *)dst + dir->offset, (const char *)src + dir->offset, dir->size);
+}
+
+void
+config_list(unsigned flags, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (const struct config_directive *d = config_directives; d->name; d++)
+		if ((d->flags & flags) == flags)
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", d->name);
 }
 
 int
@@ -132,114 +340,11 @@ config_parse_listen(const char *spec, void *addr, unsigned *addrlen, struct llcd
 int
 config_set(struct config *c, const char *key, const char *v, struct llcd_err *err)
 {
-	long n;
-	bool b;
+	const struct config_directive *d = config_directive(key);
 
-	if (!strcmp(key, "uri"))
-		return set_str(c->uri, sizeof(c->uri), key, v, err);
-	if (!strcmp(key, "topology"))
-		return set_str(c->topology, sizeof(c->topology), key, strcmp(v, "live") ? v : "", err);
-	if (!strcmp(key, "period-ms")) {
-		if (parse_int(v, 10, 600000, &n) < 0)
-			return llcd_err_set(err, "'period-ms': '%s' is not a number of milliseconds from 10 to 600000", v);
-		c->period_ms = (int)n;
-		return 0;
-	}
-	if (!strcmp(key, "default-mode")) {
-		static const struct { const char *n; enum policy_mode m; } modes[] = {
-			{ "none", POLICY_MODE_NONE }, { "static", POLICY_MODE_STATIC },
-			{ "aggregate", POLICY_MODE_AGGREGATE }, { "spread", POLICY_MODE_SPREAD },
-		};
-		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-			if (!strcmp(v, modes[i].n)) {
-				c->default_mode = modes[i].m;
-				return 0;
-			}
-		return llcd_err_set(err, "'default-mode': '%s' is not one of none, static, aggregate, spread", v);
-	}
-	if (!strcmp(key, "default-isolation")) {
-		if (!strcmp(v, "core") || !strcmp(v, "none")) {
-			c->default_isolation = !strcmp(v, "core");
-			return 0;
-		}
-		return llcd_err_set(err, "'default-isolation': '%s' is not one of core, none", v);
-	}
-	if (!strcmp(key, "reserved-cpus") || !strcmp(key, "shared-pool")) {
-		struct cpuset s;
-		struct llcd_err e2;
-		if (!strcmp(v, !strcmp(key, "reserved-cpus") ? "none" : "dynamic"))
-			v = "";
-		if (cpuset_parse(&s, v, &e2) < 0)
-			return llcd_err_set(err, "'%s': %s", key, e2.msg);
-		return set_str(!strcmp(key, "reserved-cpus") ? c->reserved : c->shared_pool,
-		    sizeof(c->reserved), key, v, err);
-	}
-	if (!strcmp(key, "overcommit") || !strcmp(key, "overcommit-isolated")) {
-		char *end;
-		double d = strtod(v, &end);
-		if (end == v || *end || !isfinite(d) || d < 0.1 || d > 64)
-			return llcd_err_set(err, "'%s': '%s' is not a ratio of vCPUs per CPU from 0.1 to 64", key, v);
-		if (!strcmp(key, "overcommit"))
-			c->overcommit = d;
-		else
-			c->overcommit_isolated = d;
-		return 0;
-	}
-	if (!strcmp(key, "max-moves")) {
-		if (parse_int(v, 1, 100000, &n) < 0)
-			return llcd_err_set(err, "'max-moves': '%s' is not a number from 1 to 100000", v);
-		c->max_moves = (int)n;
-		return 0;
-	}
-	if (!strcmp(key, "counters")) {
-		if (strcmp(v, "auto") && strcmp(v, "on") && strcmp(v, "off"))
-			return llcd_err_set(err, "'counters': '%s' is not one of auto, on, off", v);
-		return set_str(c->counters, sizeof(c->counters), key, v, err);
-	}
-	if (!strcmp(key, "socket")) {
-		if (v[0] != '/')
-			return llcd_err_set(err, "'socket': '%s' is not an absolute path", v);
-		if (strlen(v) >= 108)
-			return llcd_err_set(err, "'socket': path longer than 107 characters");
-		return set_str(c->socket, sizeof(c->socket), key, v, err);
-	}
-	if (!strcmp(key, "socket-group"))
-		return set_str(c->socket_group, sizeof(c->socket_group), key, strcmp(v, "none") ? v : "", err);
-	if (!strcmp(key, "state-dir") || !strcmp(key, "guest-channel-dir")) {
-		if (v[0] != '/')
-			return llcd_err_set(err, "'%s': '%s' is not an absolute path", key, v);
-		return set_str(!strcmp(key, "state-dir") ? c->state_dir : c->guest_channel_dir,
-		    sizeof(c->state_dir), key, v, err);
-	}
-	if (!strcmp(key, "log-level")) {
-		if (!strcmp(v, "warning"))
-			c->log_level = 0;
-		else if (!strcmp(v, "info"))
-			c->log_level = 1;
-		else if (!strcmp(v, "debug"))
-			c->log_level = 2;
-		else
-			return llcd_err_set(err, "'log-level': '%s' is not one of warning, info, debug", v);
-		return 0;
-	}
-	if (!strcmp(key, "qmp-passthrough") || !strcmp(key, "release-on-exit")) {
-		if (parse_bool(v, &b) < 0)
-			return llcd_err_set(err, "'%s': '%s' is not yes or no", key, v);
-		if (!strcmp(key, "qmp-passthrough"))
-			c->qmp_passthrough = b;
-		else
-			c->release_on_exit = b;
-		return 0;
-	}
-	if (!strcmp(key, "metrics-listen")) {
-		struct llcd_err e2;
-		if (!strcmp(v, "off") || !strcmp(v, "none"))
-			v = "";
-		else if (config_parse_listen(v, NULL, NULL, &e2) < 0)
-			return llcd_err_set(err, "'metrics-listen': %s", e2.msg);
-		return set_str(c->metrics_listen, sizeof(c->metrics_listen), key, v, err);
-	}
-	return llcd_err_set(err, "unknown directive '%s' (see llcd.conf(5))", key);
+	if (d == NULL)
+		return llcd_err_set(err, "unknown directive '%s' (see llcd.conf(5))", key);
+	return d->parse(d, (char *)c + d->offset, v, err);
 }
 
 int
@@ -320,23 +425,10 @@ config_load(struct config *c, const char *path, bool missing_ok, struct llcd_err
 void
 config_print(const struct config *c, FILE *f)
 {
-	fprintf(f, "uri %s\n", c->uri);
-	fprintf(f, "topology %s\n", c->topology[0] ? c->topology : "live");
-	fprintf(f, "period-ms %d\n", c->period_ms);
-	fprintf(f, "default-mode %s\n", policy_mode_name(c->default_mode));
-	fprintf(f, "default-isolation %s\n", c->default_isolation ? "core" : "none");
-	fprintf(f, "reserved-cpus %s\n", c->reserved[0] ? c->reserved : "none");
-	fprintf(f, "shared-pool %s\n", c->shared_pool[0] ? c->shared_pool : "dynamic");
-	fprintf(f, "overcommit %g\n", c->overcommit);
-	fprintf(f, "overcommit-isolated %g\n", c->overcommit_isolated);
-	fprintf(f, "max-moves %d\n", c->max_moves);
-	fprintf(f, "counters %s\n", c->counters);
-	fprintf(f, "socket %s\n", c->socket);
-	fprintf(f, "socket-group %s\n", c->socket_group[0] ? c->socket_group : "none");
-	fprintf(f, "state-dir %s\n", c->state_dir);
-	fprintf(f, "guest-channel-dir %s\n", c->guest_channel_dir);
-	fprintf(f, "log-level %s\n", config_log_level_name(c->log_level));
-	fprintf(f, "qmp-passthrough %s\n", c->qmp_passthrough ? "yes" : "no");
-	fprintf(f, "release-on-exit %s\n", c->release_on_exit ? "yes" : "no");
-	fprintf(f, "metrics-listen %s\n", c->metrics_listen[0] ? c->metrics_listen : "off");
+	char buf[CONFIG_PATH_MAX + 32];
+
+	for (const struct config_directive *d = config_directives; d->name; d++) {
+		config_format(c, d, buf, sizeof(buf));
+		fprintf(f, "%s %s\n", d->name, buf);
+	}
 }

@@ -1,5 +1,8 @@
 /* config.h - llcd.conf: one `keyword value` per line, '#' comments.
- * Every directive is documented in llcd.conf(5) and docs/llcd.conf.md. */
+ * Every directive is one row of config_directives[] (config.c), which
+ * parsing, `llcd -nv`, `llcctl tune`, reload and the man-page check
+ * (tests/packaging/test_man.sh) all read; each is documented in
+ * llcd.conf(5) (packaging/man/llcd.conf.5) and docs/llcd.md. */
 #ifndef LLCD_CONFIG_H
 #define LLCD_CONFIG_H
 
@@ -12,17 +15,24 @@
 
 #define CONFIG_PATH_MAX 256
 
+/* counters: the values are live_config.counters' (live.h) */
+enum config_counters {
+	CONFIG_COUNTERS_OFF = -1,
+	CONFIG_COUNTERS_AUTO = 0,               /* where the host has them */
+	CONFIG_COUNTERS_ON = 1,                 /* warn when missing */
+};
+
 struct config {
 	char uri[CONFIG_PATH_MAX];              /* libvirt URI */
 	char topology[CONFIG_PATH_MAX];         /* "" live host, XML file or synthetic */
 	int period_ms;                          /* sampling period */
 	enum policy_mode default_mode;          /* for unannotated domains */
-	bool default_isolation;                 /* default-isolation core|none */
+	enum policy_isolation default_isolation;        /* for unannotated domains */
 	char reserved[CONFIG_PATH_MAX];         /* CPU list, as written */
 	char shared_pool[CONFIG_PATH_MAX];      /* CPU list, "" = dynamic */
 	double overcommit, overcommit_isolated;
 	int max_moves;                          /* vCPU moves per period, all domains */
-	char counters[8];                       /* auto|on|off */
+	enum config_counters counters;
 	char socket[CONFIG_PATH_MAX];
 	char socket_group[64];                  /* "" = leave root's group */
 	char state_dir[CONFIG_PATH_MAX];
@@ -32,6 +42,43 @@ struct config {
 	bool release_on_exit;                   /* give domains back on SIGTERM */
 	char metrics_listen[128];               /* "" off, else ADDRESS:PORT (httpd.h) */
 };
+
+/* One directive: its name, the parser that reads its value into its
+ * field of struct config, and when a change takes effect. */
+enum {
+	CONFIG_RELOAD = 1 << 0,                 /* reload applies it (else: the next start) */
+	CONFIG_TUNE = 1 << 1,                   /* llcctl tune may set it (implies CONFIG_RELOAD) */
+};
+struct config_choice {
+	const char *name;
+	int value;
+};
+struct config_directive {
+	const char *name;
+	/* parse v into field; err says "'name': reason" */
+	int (*parse)(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err);
+	/* the normalised value, as -nv prints it and parse reads it back */
+	void (*format)(const struct config_directive *dir, const void *field, char *buf, size_t len);
+	size_t offset, size;                    /* the field in struct config */
+	unsigned flags;                         /* CONFIG_RELOAD, CONFIG_TUNE */
+	/* the parser's parameters */
+	double lo, hi;                          /* numbers: the range; paths: hi is the longest */
+	const char *what;                       /* numbers: "a number of milliseconds" */
+	const char *empty;                      /* strings, CPU lists: the word for "" ("live") */
+	const struct config_choice *choices;    /* one of these names, { NULL } last */
+};
+/* Every directive, in the order -nv prints them; { NULL } last. */
+extern const struct config_directive config_directives[];
+/* The directive called name, NULL if there is none. */
+const struct config_directive *config_directive(const char *name);
+/* A directive's normalised value in c. */
+void config_format(const struct config *c, const struct config_directive *dir, char *buf, size_t len);
+/* Whether the directive has the same value in a and b. */
+bool config_same(const struct config *a, const struct config *b, const struct config_directive *dir);
+/* Copy the directive's value from src to dst. */
+void config_copy(struct config *dst, const struct config *src, const struct config_directive *dir);
+/* The names of the directives with all of flags, ", "-separated (messages). */
+void config_list(unsigned flags, char *buf, size_t len);
 
 void config_defaults(struct config *c);
 /* Parse a config file; on error err says "file:line: reason" and c holds
@@ -44,7 +91,6 @@ int config_parse(struct config *c, const char *text, const char *name, struct ll
 int config_set(struct config *c, const char *key, const char *value, struct llcd_err *err);
 /* Print the normalised configuration (llcd -nv). */
 void config_print(const struct config *c, FILE *f);
-const char *config_log_level_name(int level);
 /* Parse a metrics-listen value: "PORT" (127.0.0.1), "ADDRESS:PORT" with a
  * numeric IPv4 address, "localhost" or "*" (every IPv4 address), or
  * "[IPv6]:PORT" ("[::]" every address). Fills addr (a struct

@@ -1,6 +1,8 @@
 /* control.c - llcd's control socket server. */
 #include "control.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,10 +18,14 @@ struct client {
 	uid_t uid;
 	pid_t pid;
 	bool events;
-	bool closing;           /* close once the queue is flushed */
+	bool closing;           /* close once the queue is flushed; read no more */
+	bool eof;               /* the peer shut its write side: answer, then close */
 	struct ctl_reader rd;
+	uint8_t in[CONTROL_IN_BUF];     /* received, not yet fed to rd */
+	size_t inoff, inlen;
 	uint8_t *out;
 	size_t outlen, outoff, outcap;
+	uint64_t active_ns;     /* last byte received or sent */
 };
 
 struct control {
@@ -29,8 +35,25 @@ struct control {
 	void *ctx;
 	struct client *clients[CONTROL_MAX_CLIENTS];
 	int nclients;
+	unsigned rr;            /* rotating start among non-root clients */
+	uint64_t idle_ns;
+	size_t queued;          /* sum of (outlen - outoff) over all clients */
 	struct control_stats stats;
 };
+
+static size_t
+client_queued(const struct client *cl)
+{
+	return cl->outlen - cl->outoff;
+}
+
+/* Forget what the client did not read (it is gone or being dropped). */
+static void
+client_discard(struct control *c, struct client *cl)
+{
+	c->queued -= client_queued(cl);
+	cl->outlen = cl->outoff = 0;
+}
 
 static void
 client_free(struct client *cl)
@@ -47,23 +70,28 @@ client_free(struct client *cl)
 static void
 client_drop(struct control *c, int i)
 {
+	client_discard(c, c->clients[i]);
 	client_free(c->clients[i]);
 	c->clients[i] = c->clients[--c->nclients];
 	c->clients[c->nclients] = NULL;
 }
 
 /* Queue a frame; false (and the client marked for dropping) when its queue
- * would exceed the bound. */
+ * would exceed its bound: one reply, or CONTROL_MAX_EVENT_QUEUE of events. */
 static bool
 client_queue(struct control *c, struct client *cl, uint16_t type, uint32_t seq, int32_t result,
              const char *payload, size_t len)
 {
 	size_t flen;
 	uint8_t *f;
+	bool event = type == CTL_DATA && seq == 0 && cl->events;
+	size_t bound = CONTROL_MAX_EVENT_QUEUE + (event ? 0 : CTL_MAX_REPLY + 2 * CTL_HDR_LEN + 1024);
 
-	if (cl->outlen - cl->outoff + CTL_HDR_LEN + len > CONTROL_MAX_QUEUE) {
+	if (cl->closing && cl->outlen == cl->outoff && event)
+		return false;
+	if (client_queued(cl) + CTL_HDR_LEN + len > bound) {
 		cl->closing = true;
-		cl->outlen = cl->outoff = 0;    /* drop what it did not read */
+		client_discard(c, cl);  /* drop what it did not read */
 		c->stats.dropped_clients++;
 		return false;
 	}
@@ -86,6 +114,7 @@ client_queue(struct control *c, struct client *cl, uint16_t type, uint32_t seq, 
 	}
 	memcpy(cl->out + cl->outlen, f, flen);
 	cl->outlen += flen;
+	c->queued += flen;
 	free(f);
 	return true;
 }
@@ -131,6 +160,7 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	c->handler = h;
 	c->ctx = ctx;
+	c->idle_ns = (uint64_t)CONTROL_IDLE_MS * 1000000ull;
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->lfd < 0) {
 		llcd_err_set(err, "control socket: %s", strerror(errno));
@@ -170,6 +200,23 @@ control_free(struct control *c)
 	free(c);
 }
 
+/* A client whose previous reply is still queued, or (not root) while all
+ * clients together have too much queued, gets no new request handled:
+ * back-pressure instead of memory. */
+static bool
+client_blocked(const struct control *c, const struct client *cl)
+{
+	if (cl->closing || client_queued(cl) > 0)
+		return true;
+	return cl->uid != 0 && c->queued >= CONTROL_MAX_TOTAL_QUEUE;
+}
+
+static bool
+client_wants_input(const struct control *c, const struct client *cl)
+{
+	return !cl->closing && !cl->eof && cl->inlen < sizeof(cl->in) && !client_blocked(c, cl);
+}
+
 int
 control_pollfds(const struct control *c, struct pollfd *pfd, int max)
 {
@@ -180,7 +227,7 @@ control_pollfds(const struct control *c, struct pollfd *pfd, int max)
 	pfd[n++] = (struct pollfd){ .fd = c->lfd, .events = POLLIN };
 	for (int i = 0; i < c->nclients && n < max; i++) {
 		const struct client *cl = c->clients[i];
-		short ev = cl->closing ? 0 : POLLIN;
+		short ev = client_wants_input(c, cl) ? POLLIN : 0;
 		if (cl->outlen > cl->outoff)
 			ev |= POLLOUT;
 		pfd[n++] = (struct pollfd){ .fd = cl->fd, .events = ev };
@@ -188,8 +235,51 @@ control_pollfds(const struct control *c, struct pollfd *pfd, int max)
 	return n;
 }
 
+bool
+control_pending(const struct control *c)
+{
+	for (int i = 0; c != NULL && i < c->nclients; i++) {
+		const struct client *cl = c->clients[i];
+		if (cl->inlen > cl->inoff && !client_blocked(c, cl))
+			return true;
+	}
+	return false;
+}
+
+void
+control_set_idle_timeout(struct control *c, unsigned ms)
+{
+	c->idle_ns = (uint64_t)ms * 1000000ull;
+}
+
+size_t
+control_queued(const struct control *c)
+{
+	return c->queued;
+}
+
+/* Refuse a connection over a slot limit with one frame that says which. */
 static void
-accept_clients(struct control *c)
+refuse_busy(struct control *c, int fd, const char *why)
+{
+	json_object *o = json_object_new_object();
+	size_t flen;
+
+	json_object_object_add(o, "error", json_object_new_string(why));
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	uint8_t *f = ctl_frame(CTL_END, 0, CTL_E_BUSY, s, strlen(s), &flen);
+	if (f != NULL && send(fd, f, flen, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* the peer may be gone already; it learns from the close */
+	}
+	free(f);
+	json_object_put(o);
+	close(fd);
+	c->stats.busy_refused++;
+	c->stats.dropped_clients++;
+}
+
+static void
+accept_clients(struct control *c, uint64_t now)
 {
 	for (;;) {
 		int fd = accept4(c->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -197,10 +287,34 @@ accept_clients(struct control *c)
 			return;
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
-		if (c->nclients >= CONTROL_MAX_CLIENTS ||
-		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 			close(fd);
 			c->stats.dropped_clients++;
+			continue;
+		}
+		int mine = 0, others = 0;
+		for (int i = 0; i < c->nclients; i++) {
+			if (c->clients[i]->uid == cred.uid)
+				mine++;
+			if (c->clients[i]->uid != 0)
+				others++;
+		}
+		char why[160];
+		if (c->nclients >= CONTROL_MAX_CLIENTS) {
+			snprintf(why, sizeof(why), "llcd has %d control connections, its limit", c->nclients);
+			refuse_busy(c, fd, why);
+			continue;
+		}
+		if (cred.uid != 0 && others >= CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS) {
+			snprintf(why, sizeof(why), "the control connections not kept for root (%d) are all in use",
+			    CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS);
+			refuse_busy(c, fd, why);
+			continue;
+		}
+		if (cred.uid != 0 && mine >= CONTROL_MAX_PER_UID) {
+			snprintf(why, sizeof(why), "uid %u has %d control connections, the limit per user",
+			    (unsigned)cred.uid, mine);
+			refuse_busy(c, fd, why);
 			continue;
 		}
 		struct client *cl = calloc(1, sizeof(*cl));
@@ -211,6 +325,7 @@ accept_clients(struct control *c)
 		cl->fd = fd;
 		cl->uid = cred.uid;
 		cl->pid = cred.pid;
+		cl->active_ns = now;
 		ctl_reader_init(&cl->rd, CTL_MAX_REQUEST);
 		c->clients[c->nclients++] = cl;
 	}
@@ -263,49 +378,68 @@ handle_frame(struct control *c, struct client *cl)
 	client_end(c, cl, h->seq, rc, req.error);
 }
 
+/* One recv into the client's input buffer (at most CONTROL_IN_BUF held). */
 static void
-read_client(struct control *c, struct client *cl)
+read_client(struct control *c, struct client *cl, uint64_t now)
 {
-	uint8_t buf[8192];
-	struct llcd_err err;
-
-	/* at most 32 reads per wake-up, so one chatty client cannot hold the
-	 * daemon's loop */
-	for (int reads = 0; reads < 32; reads++) {
-		ssize_t n = recv(cl->fd, buf, sizeof(buf), 0);
+	if (cl->inoff > 0 && cl->inoff == cl->inlen)
+		cl->inoff = cl->inlen = 0;
+	if (cl->inoff > 0 && cl->inlen == sizeof(cl->in)) {
+		memmove(cl->in, cl->in + cl->inoff, cl->inlen - cl->inoff);
+		cl->inlen -= cl->inoff;
+		cl->inoff = 0;
+	}
+	if (cl->inlen == sizeof(cl->in))
+		return;
+	for (;;) {
+		ssize_t n = recv(cl->fd, cl->in + cl->inlen, sizeof(cl->in) - cl->inlen, 0);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				cl->closing = true, cl->outlen = cl->outoff = 0;
+			if (errno != EAGAIN && errno != EWOULDBLOCK) {
+				cl->closing = true;     /* reset: nobody to answer */
+				client_discard(c, cl);
+			}
 			return;
 		}
 		if (n == 0) {
-			cl->closing = true;
-			cl->outlen = cl->outoff = 0;    /* peer gone: nothing to flush */
+			cl->eof = true;         /* answer what it sent, then close */
 			return;
 		}
-		size_t off = 0;
-		while (off < (size_t)n && !cl->closing) {
-			size_t used;
-			int rc = ctl_reader_feed(&cl->rd, buf + off, (size_t)n - off, &used, &err);
-			off += used;
-			if (rc < 0) {
-				c->stats.malformed++;
-				client_end(c, cl, cl->rd.hdr.seq, -rc, err.msg);
-				cl->closing = true;
-				return;
-			}
-			if (rc == 1) {
-				handle_frame(c, cl);
-				ctl_reader_next(&cl->rd);
-			}
-		}
+		cl->inlen += (size_t)n;
+		cl->active_ns = now;
+		return;
 	}
 }
 
+/* Feed buffered input until one whole frame is handled; false when the
+ * buffer holds no whole frame. */
+static bool
+handle_one(struct control *c, struct client *cl)
+{
+	struct llcd_err err;
+
+	while (cl->inoff < cl->inlen && !cl->closing) {
+		size_t used;
+		int rc = ctl_reader_feed(&cl->rd, cl->in + cl->inoff, cl->inlen - cl->inoff, &used, &err);
+		cl->inoff += used;
+		if (rc < 0) {
+			c->stats.malformed++;
+			client_end(c, cl, cl->rd.hdr.seq, -rc, err.msg);
+			cl->closing = true;
+			return true;
+		}
+		if (rc == 1) {
+			handle_frame(c, cl);
+			ctl_reader_next(&cl->rd);
+			return true;
+		}
+	}
+	return false;
+}
+
 static void
-write_client(struct client *cl)
+write_client(struct control *c, struct client *cl, uint64_t now)
 {
 	while (cl->outoff < cl->outlen) {
 		ssize_t n = send(cl->fd, cl->out + cl->outoff, cl->outlen - cl->outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -314,39 +448,85 @@ write_client(struct client *cl)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK) {
 				cl->closing = true;
-				cl->outlen = cl->outoff = 0;
+				client_discard(c, cl);
 			}
 			return;
 		}
 		cl->outoff += (size_t)n;
+		c->queued -= (size_t)n;
+		cl->active_ns = now;
 	}
 	cl->outoff = cl->outlen = 0;
+}
+
+/* Rounds of one request per client, root's clients first, the others from
+ * a rotating start, until the budget is spent or nothing is left. */
+static void
+handle_requests(struct control *c, uint64_t t0)
+{
+	int frames = 0;
+
+	for (bool any = true; any;) {
+		any = false;
+		for (int pass = 0; pass < 2; pass++) {
+			int n = c->nclients;
+			for (int k = 0; k < n; k++) {
+				struct client *cl = c->clients[pass == 0 ? k : (int)((c->rr + (unsigned)k) % (unsigned)n)];
+				if ((pass == 0) != (cl->uid == 0) || client_blocked(c, cl) || cl->inoff == cl->inlen)
+					continue;
+				if (frames >= CONTROL_BUDGET_FRAMES || llcd_mono_ns() - t0 >= CONTROL_BUDGET_NS) {
+					c->stats.deferred++;
+					return;
+				}
+				if (handle_one(c, cl)) {
+					frames++;
+					any = true;
+				}
+				if (cl->outlen > cl->outoff)
+					write_client(c, cl, t0);
+			}
+		}
+	}
 }
 
 void
 control_dispatch(struct control *c, const struct pollfd *pfd, int n)
 {
+	uint64_t now = llcd_mono_ns();
+
+	c->rr++;
 	for (int k = 1; k < n; k++) {
+		if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR | POLLOUT)))
+			continue;
 		for (int i = 0; i < c->nclients; i++) {
 			struct client *cl = c->clients[i];
 			if (cl->fd != pfd[k].fd)
 				continue;
-			if (pfd[k].revents & (POLLIN | POLLHUP | POLLERR))
-				read_client(c, cl);
 			if (cl->outlen > cl->outoff)
-				write_client(cl);
+				write_client(c, cl, now);
+			if ((pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) && !cl->closing && !cl->eof)
+				read_client(c, cl, now);
 			break;
 		}
 	}
+	handle_requests(c, now);
 	for (int i = 0; i < c->nclients; i++) {
 		struct client *cl = c->clients[i];
-		if (cl->closing && cl->outlen == cl->outoff) {
+		bool flushed = cl->outlen == cl->outoff;
+		bool idle = c->idle_ns > 0 && !cl->events && flushed && cl->inoff == cl->inlen &&
+		            now - cl->active_ns > c->idle_ns;
+		if (idle && !cl->closing)
+			c->stats.idle_closed++;
+		/* a half-closed client is closed once every request it sent is
+		 * answered; a follower's stream ends when it closes */
+		bool done = cl->eof && flushed && (cl->events || cl->inoff == cl->inlen);
+		if ((cl->closing && flushed) || done || idle) {
 			client_drop(c, i);
 			i--;
 		}
 	}
 	if (n > 0 && (pfd[0].revents & POLLIN))
-		accept_clients(c);
+		accept_clients(c, now);
 }
 
 void
@@ -354,12 +534,13 @@ control_broadcast(struct control *c, struct json_object *obj)
 {
 	const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
 	size_t len = strlen(s);
+	uint64_t now = llcd_mono_ns();
 
 	for (int i = 0; i < c->nclients; i++) {
 		struct client *cl = c->clients[i];
 		if (cl->events && !cl->closing) {
 			client_queue(c, cl, CTL_DATA, 0, 0, s, len);
-			write_client(cl);
+			write_client(c, cl, now);
 		}
 	}
 }

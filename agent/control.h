@@ -1,11 +1,34 @@
 /* control.h - llcd's control socket server (the daemon side of ctl.h).
  *
  * A UNIX stream socket created with mode 0660 and the configured group.
- * Every client is non-blocking with a bounded input frame (CTL_MAX_REQUEST)
- * and a bounded output queue (CONTROL_MAX_QUEUE): a client that sends a
- * malformed or oversized frame gets an error result and is closed; a client
- * that does not read its replies is dropped when its queue is full, so no
- * client can stall the daemon. Mutating requests need uid 0 (SO_PEERCRED).
+ * Mutating requests need uid 0 (SO_PEERCRED). Limits on hostile local
+ * clients (a read-only member of group llcd can connect; docs/protocol.md):
+ *
+ * - Slots: CONTROL_MAX_CLIENTS connections, of which CONTROL_ROOT_SLOTS are
+ *   kept for uid 0, and at most CONTROL_MAX_PER_UID for any other uid. A
+ *   connection over a limit gets one CTL_E_BUSY frame naming the limit and
+ *   is closed. A client that sends nothing for the idle timeout
+ *   (CONTROL_IDLE_MS, control_set_idle_timeout) and waits for nothing is
+ *   closed; event followers are not idle.
+ * - Work: one control_dispatch() handles at most CONTROL_BUDGET_FRAMES
+ *   requests and stops starting new ones after CONTROL_BUDGET_NS, one
+ *   request per client per round, root's clients first, the others from a
+ *   rotating start. Input not handled yet stays buffered
+ *   (CONTROL_IN_BUF per client, which stops reading from it) and
+ *   control_pending() tells the loop to come back without sleeping. So
+ *   control work delays a period by at most the budget plus the one
+ *   request that was running when it ran out.
+ * - Memory: a client's next request is handled only once its previous
+ *   reply has been sent (back-pressure: one reply of at most CTL_MAX_REPLY
+ *   queued per client), events queue up to CONTROL_MAX_EVENT_QUEUE per
+ *   follower (past it the follower is dropped), and while all clients
+ *   together have CONTROL_MAX_TOTAL_QUEUE bytes queued no request of a
+ *   non-root client is handled. Queued replies thus stay under
+ *   CONTROL_MAX_TOTAL_QUEUE + CTL_MAX_REPLY for non-root clients.
+ * - A client that half-closes (shutdown(SHUT_WR)) after its requests still
+ *   gets every reply before llcd closes it.
+ * - Malformed or oversized frames get an error result and the connection is
+ *   closed.
  */
 #ifndef LLCD_CONTROL_H
 #define LLCD_CONTROL_H
@@ -20,7 +43,14 @@
 #include "err.h"
 
 #define CONTROL_MAX_CLIENTS 64
-#define CONTROL_MAX_QUEUE (8 * 1024 * 1024)
+#define CONTROL_ROOT_SLOTS 8
+#define CONTROL_MAX_PER_UID 16
+#define CONTROL_IDLE_MS 30000
+#define CONTROL_BUDGET_FRAMES 256
+#define CONTROL_BUDGET_NS (20 * 1000000ull)
+#define CONTROL_IN_BUF (64 * 1024)
+#define CONTROL_MAX_EVENT_QUEUE (1024 * 1024)
+#define CONTROL_MAX_TOTAL_QUEUE (32 * 1024 * 1024)
 
 struct control;
 
@@ -48,14 +78,25 @@ void control_free(struct control *c);
 
 /* Poll integration: fill up to max pollfds; returns how many. */
 int control_pollfds(const struct control *c, struct pollfd *pfd, int max);
-/* Handle the revents of the pollfds just filled. */
+/* Handle the revents of the pollfds just filled (call it after every poll,
+ * also one that timed out: idle clients are closed here). */
 void control_dispatch(struct control *c, const struct pollfd *pfd, int n);
+/* True when buffered requests wait for the next dispatch: poll with a zero
+ * timeout. */
+bool control_pending(const struct control *c);
+/* Close clients idle for longer than ms (0: never). */
+void control_set_idle_timeout(struct control *c, unsigned ms);
+/* Bytes queued for all clients now. */
+size_t control_queued(const struct control *c);
 /* Send a CTL_DATA frame with obj to every client following events. */
 void control_broadcast(struct control *c, struct json_object *obj);
 int control_nclients(const struct control *c);
 
 struct control_stats {
 	uint64_t requests, refused, malformed, dropped_clients;
+	uint64_t busy_refused;          /* connections over a slot limit */
+	uint64_t idle_closed;           /* clients closed after the idle timeout */
+	uint64_t deferred;              /* dispatches that left requests for the next */
 };
 void control_get_stats(const struct control *c, struct control_stats *st);
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "daemon_int.h"
 #include "httpd.h"
@@ -24,15 +25,6 @@ _Static_assert(sizeof(((struct daemon *)0)->actions) / sizeof(uint64_t) == POLIC
     "actions[] has one counter per policy action type");
 _Static_assert(sizeof(((struct daemon *)0)->results) / sizeof(uint64_t) == AGENT_RESULT_COUNT,
     "results[] has one counter per apply result");
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- configuration -> engine settings ------------------------------------- */
 
@@ -63,7 +55,7 @@ host_from_config(const struct config *c, const struct topo *t, bool counters, st
 	h->overcommit = c->overcommit;
 	h->overcommit_isolated = c->overcommit_isolated;
 	h->max_moves_total = c->max_moves;
-	h->counters = !strcmp(c->counters, "on") || (!strcmp(c->counters, "auto") && counters);
+	h->counters = c->counters == CONFIG_COUNTERS_ON || (c->counters == CONFIG_COUNTERS_AUTO && counters);
 	return 0;
 }
 
@@ -103,7 +95,7 @@ wrap_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			in->annotated = true;
 			policy_annotation_defaults(&in->annot);
 			in->annot.mode = d->cfg.default_mode;
-			in->annot.isolation = d->cfg.default_isolation ? POLICY_ISO_CORE : POLICY_ISO_NONE;
+			in->annot.isolation = d->cfg.default_isolation;
 		}
 	}
 	return 0;
@@ -200,7 +192,7 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		free(d);
 		return NULL;
 	}
-	d->start_ns = d->now_ns = mono_ns();
+	d->start_ns = d->now_ns = llcd_mono_ns();
 	return d;
 }
 
@@ -255,7 +247,7 @@ publish_metrics(struct daemon *d)
 
 	if (d->httpd == NULL || (text = daemon_metrics_text(d)) == NULL)
 		return;
-	httpd_publish(d->httpd, text, mono_ns());
+	httpd_publish(d->httpd, text, llcd_mono_ns());
 	free(text);
 }
 
@@ -334,17 +326,9 @@ daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *e
 	if (host_from_config(c, d->topo, d->be.counters, &h, err) < 0 ||
 	    relisten_metrics(d, c->metrics_listen, err) < 0)
 		return -1;
-	d->cfg.period_ms = c->period_ms;
-	d->cfg.default_mode = c->default_mode;
-	d->cfg.default_isolation = c->default_isolation;
-	snprintf(d->cfg.reserved, sizeof(d->cfg.reserved), "%s", c->reserved);
-	snprintf(d->cfg.shared_pool, sizeof(d->cfg.shared_pool), "%s", c->shared_pool);
-	d->cfg.overcommit = c->overcommit;
-	d->cfg.overcommit_isolated = c->overcommit_isolated;
-	d->cfg.max_moves = c->max_moves;
-	snprintf(d->cfg.counters, sizeof(d->cfg.counters), "%s", c->counters);
-	d->cfg.log_level = c->log_level;
-	d->cfg.release_on_exit = c->release_on_exit;
+	for (const struct config_directive *dir = config_directives; dir->name; dir++)
+		if (dir->flags & CONFIG_RELOAD)
+			config_copy(&d->cfg, c, dir);
 	log_setverbose(c->log_level);
 	d->host = h;
 	agent_loop_set_host(d->loop, &h, (uint64_t)c->period_ms * 1000000ull);
@@ -384,8 +368,10 @@ daemon_reload(struct daemon *d, char *msg, size_t len)
 		return CTL_E_INVAL;
 	}
 	/* settings that need a restart are reported, not silently ignored */
-	const char *restart = strcmp(c.uri, d->cfg.uri) ? "uri" : strcmp(c.socket, d->cfg.socket) ? "socket" :
-	    strcmp(c.topology, d->cfg.topology) ? "topology" : strcmp(c.state_dir, d->cfg.state_dir) ? "state-dir" : NULL;
+	const char *restart = NULL;
+	for (const struct config_directive *dir = config_directives; restart == NULL && dir->name; dir++)
+		if (!(dir->flags & CONFIG_RELOAD) && !config_same(&c, &d->cfg, dir))
+			restart = dir->name;
 	snprintf(msg, len, "reloaded %s%s%s", d->config_path, restart ? "; a change of '" : "",
 	    restart ? restart : "");
 	if (restart)
@@ -480,11 +466,11 @@ check_cpus(struct daemon *d)
 int
 daemon_run(struct daemon *d)
 {
-	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = mono_ns();
+	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = llcd_mono_ns();
 	struct llcd_err err;
 
 	while (!d->stop) {
-		uint64_t now = mono_ns();
+		uint64_t now = llcd_mono_ns();
 		if (d->reload) {
 			char msg[512];
 			d->reload = 0;
@@ -512,17 +498,21 @@ daemon_run(struct daemon *d)
 		if (efd >= 0)
 			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
+		if (d->ctl && control_pending(d->ctl))
+			timeout = 0;    /* requests left over from a dispatch's budget */
 		int rc = poll(pfd, (nfds_t)(n + (efd >= 0)), timeout);
 		if (rc < 0 && errno != EINTR) {
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0) {
-			if (efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
-			    d->be.handle_events(HOOK(d), mono_ns(), &err) < 0)
-				log_warnx("%s: %s", d->be.name, err.msg);
-			if (d->ctl)
-				control_dispatch(d->ctl, pfd, n);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
+		    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
+			log_warnx("%s: %s", d->be.name, err.msg);
+		if (d->ctl) {
+			if (rc <= 0)
+				for (int k = 0; k < n; k++)
+					pfd[k].revents = 0;
+			control_dispatch(d->ctl, pfd, n);       /* also closes idle clients */
 		}
 	}
 	if (d->cfg.release_on_exit)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "guestproto.h"
+#include "jsonget.h"
 
 #define PID_LIMIT 4194304               /* PID_MAX_LIMIT on 64-bit Linux */
 #define SHARE_LIMIT 4096.0              /* cpu_share: CPUs */
@@ -87,28 +88,15 @@ guestchan_sanitize_name(const char *name, size_t len, int pid, char *out)
 		snprintf(out, POLICY_GROUP_NAME, "pid%d", pid);
 }
 
-static bool
-get_int(json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *v)
-{
-	json_object *x;
-
-	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
-		return false;
-	errno = 0;
-	*v = json_object_get_int64(x);
-	return errno == 0 && *v >= lo && *v <= hi;
-}
-
-/* An optional integer: absent is fine, present must be in range. */
+/* An optional integer: absent is fine (*v = -1), present must be in range. */
 static bool
 opt_int(json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *v)
 {
-	json_object *x;
+	enum jget r = jget_int(o, key, lo, hi, v);
 
-	*v = -1;
-	if (!json_object_object_get_ex(o, key, &x))
-		return true;
-	return get_int(o, key, lo, hi, v);
+	if (r == JGET_ABSENT)
+		*v = -1;
+	return r == JGET_OK || r == JGET_ABSENT;
 }
 
 static int
@@ -117,13 +105,15 @@ parse_proc(json_object *p, int i, int nvcpus, struct policy_hot_report *r,
 {
 	json_object *x;
 	int64_t pid, v;
+	double share;
+	enum jget got;
 	size_t n;
 
 	if (!json_object_is_type(p, json_type_object))
 		return llcd_err_set(err, "process %d: not an object", i);
-	if (!get_int(p, "pid", 1, PID_LIMIT, &pid))
+	if (jget_int(p, "pid", 1, PID_LIMIT, &pid) != JGET_OK)
 		return llcd_err_set(err, "process %d: \"pid\" missing or not an integer in 1..%d", i, PID_LIMIT);
-	if (!json_object_object_get_ex(p, "name", &x) || !json_object_is_type(x, json_type_string) ||
+	if (jget_typed(p, "name", json_type_string, &x) != JGET_OK ||
 	    (n = (size_t)json_object_get_string_len(x)) > GUESTPROTO_MAX_NAME)
 		return llcd_err_set(err, "process %d: \"name\" missing, not a string or longer than %d bytes",
 		                    i, GUESTPROTO_MAX_NAME);
@@ -134,24 +124,24 @@ parse_proc(json_object *p, int i, int nvcpus, struct policy_hot_report *r,
 		return llcd_err_set(err, "process %d: \"threads\" not an integer in 0..%d", i, PID_LIMIT);
 	if (!opt_int(p, "busy_threads", 0, PID_LIMIT, &v))
 		return llcd_err_set(err, "process %d: \"busy_threads\" not an integer in 0..%d", i, PID_LIMIT);
-	if (json_object_object_get_ex(p, "cpu_share", &x)) {
-		double d;
-
-		if (!json_object_is_type(x, json_type_double) && !json_object_is_type(x, json_type_int))
-			return llcd_err_set(err, "process %d: \"cpu_share\" not a number", i);
-		d = json_object_get_double(x);
-		if (!isfinite(d) || d < 0 || d > SHARE_LIMIT)
-			return llcd_err_set(err, "process %d: \"cpu_share\" not in 0..%g", i, SHARE_LIMIT);
+	switch (jget_num(p, "cpu_share", 0, SHARE_LIMIT, &share)) {
+	case JGET_OK:
+	case JGET_ABSENT:
+		break;
+	case JGET_RANGE:
+		return llcd_err_set(err, "process %d: \"cpu_share\" not in 0..%g", i, SHARE_LIMIT);
+	default:
+		return llcd_err_set(err, "process %d: \"cpu_share\" not a number", i);
 	}
-	if (json_object_object_get_ex(p, "llcs", &x)) {
-		if (!json_object_is_type(x, json_type_array) || json_object_array_length(x) > LLCS_LIMIT)
+	if ((got = jget_typed(p, "llcs", json_type_array, &x)) != JGET_ABSENT) {
+		if (got != JGET_OK || json_object_array_length(x) > LLCS_LIMIT)
 			return llcd_err_set(err, "process %d: \"llcs\" not an array of at most %d entries", i, LLCS_LIMIT);
 		for (size_t k = 0; k < json_object_array_length(x); k++) {
 			if (!json_object_is_type(json_object_array_get_idx(x, k), json_type_int))
 				return llcd_err_set(err, "process %d: \"llcs\" entry %zu not an integer", i, k);
 		}
 	}
-	if (!json_object_object_get_ex(p, "vcpus", &x) || !json_object_is_type(x, json_type_array))
+	if (jget_typed(p, "vcpus", json_type_array, &x) != JGET_OK)
 		return llcd_err_set(err, "process %d: \"vcpus\" missing or not an array", i);
 	n = json_object_array_length(x);
 	if (n > (size_t)nvcpus)
@@ -260,7 +250,7 @@ guestchan_parse(const char *line, size_t len, int nvcpus, int max_procs,
 	}
 	if (meta)
 		meta->dropped = v;
-	if (!json_object_object_get_ex(root, "procs", &procs) || !json_object_is_type(procs, json_type_array)) {
+	if (jget_typed(root, "procs", json_type_array, &procs) != JGET_OK) {
 		llcd_err_set(err, "\"procs\" missing or not an array");
 		goto out;
 	}

@@ -160,4 +160,11 @@ int guestchan_sock_path(const char *dir, const char *id, char *buf, size_t len,
  * Returns the length, or -1 with err set (truncation). */
 int guestchan_channel_xml(const char *sock_path, char *buf, size_t len, struct llcd_err *err);
 
+/* The host end of the guest helper's channel as a domain XML defines it
+ * (the element above: type 'unix', target name org.llcd.guest.0): its
+ * socket path into path. The XML is read with xmlsafe_read_domain()
+ * (guestchan_xml.c). Returns 0, or -1 when the XML has no such channel
+ * (or is not a readable domain XML, or the path does not fit plen). */
+int guestchan_from_domain_xml(const char *xml, size_t len, char *path, size_t plen);
+
 #endif

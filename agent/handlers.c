@@ -12,6 +12,7 @@
 #include "daemon_int.h"
 #include "guesttopo.h"
 #include "guestxml.h"
+#include "jsonget.h"
 #include "log.h"
 #include "topo_hwloc.h"
 
@@ -23,24 +24,12 @@ jstr(const char *s)
 	return json_object_new_string(s ? s : "");
 }
 
-static json_object *
-jset(const struct cpuset *s)
-{
-	char buf[2048];
-
-	if (cpuset_format(s, buf, sizeof(buf)) < 0)
-		snprintf(buf, sizeof(buf), "(too long)");
-	return json_object_new_string(buf);
-}
-
 static const char *
 arg_str(const struct control_request *req, const char *key)
 {
-	json_object *v;
+	const char *v;
 
-	if (!json_object_object_get_ex(req->args, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
+	return jget_str(req->args, key, &v) == JGET_OK ? v : NULL;
 }
 
 static bool
@@ -96,20 +85,20 @@ topology_json(const struct daemon *d)
 	json_object_object_add(o, "summary", jstr(sum));
 	json_object_object_add(o, "source", jstr(t->desc));
 	json_object_object_add(o, "smt", json_object_new_int(t->smt));
-	json_object_object_add(o, "cpus", jset(&t->all));
-	json_object_object_add(o, "reserved", jset(&d->host.reserved));
-	json_object_object_add(o, "shared_pool", d->cfg.shared_pool[0] ? jset(&d->host.shared_pool) : jstr("dynamic"));
+	json_object_object_add(o, "cpus", cpuset_json(&t->all));
+	json_object_object_add(o, "reserved", cpuset_json(&d->host.reserved));
+	json_object_object_add(o, "shared_pool", d->cfg.shared_pool[0] ? cpuset_json(&d->host.shared_pool) : jstr("dynamic"));
 	for (int i = 0; i < topo_count(t, TOPO_PACKAGE); i++) {
 		json_object *p = json_object_new_object();
 		json_object_object_add(p, "package", json_object_new_int(i));
-		json_object_object_add(p, "cpus", jset(&topo_get(t, TOPO_PACKAGE, i)->cpus));
+		json_object_object_add(p, "cpus", cpuset_json(&topo_get(t, TOPO_PACKAGE, i)->cpus));
 		json_object_array_add(pkgs, p);
 	}
 	for (int i = 0; i < topo_count(t, TOPO_NUMA); i++) {
 		const struct topo_node *n = topo_get(t, TOPO_NUMA, i);
 		json_object *p = json_object_new_object();
 		json_object_object_add(p, "node", json_object_new_int(n->os_index));
-		json_object_object_add(p, "cpus", jset(&n->cpus));
+		json_object_object_add(p, "cpus", cpuset_json(&n->cpus));
 		json_object_object_add(p, "memory_bytes", json_object_new_int64((int64_t)n->size));
 		json_object_array_add(nodes, p);
 	}
@@ -120,7 +109,7 @@ topology_json(const struct daemon *d)
 		for (int c = 0; c < n->nchildren; c++)
 			ncores += n->children[c]->type == TOPO_CORE;
 		json_object_object_add(p, "llc", json_object_new_int(i));
-		json_object_object_add(p, "cpus", jset(&n->cpus));
+		json_object_object_add(p, "cpus", cpuset_json(&n->cpus));
 		json_object_object_add(p, "cores", json_object_new_int(ncores));
 		json_object_object_add(p, "size_bytes", json_object_new_int64((int64_t)n->size));
 		json_object_object_add(p, "numa_node", json_object_new_int(t->llc_numa[i] >= 0 ?
@@ -149,7 +138,7 @@ llcs_in_use(const struct daemon *d, const struct policy_domain_in *in)
 		if (llc >= 0)
 			cpuset_set(&l, llc);
 	}
-	return jset(&l);
+	return cpuset_json(&l);
 }
 
 static void
@@ -185,7 +174,7 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	json_object_object_add(o, "reason", jstr(reason));
 	json_object_object_add(o, "llcs", llcs_in_use(d, in));
 	if (known)
-		json_object_object_add(o, "allotment", jset(&info.allotment));
+		json_object_object_add(o, "allotment", cpuset_json(&info.allotment));
 	if (d->be.describe) {
 		d->be.describe(HOOK(d), in->key, o);
 		/* a back-end's annotation error makes the domain an error */
@@ -207,7 +196,7 @@ groups_json(const struct policy_domain_info *info)
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "name", jstr(gi->name));
 		json_object_object_add(o, "rule", jstr(policy_group_rule_name(gi->rule)));
-		json_object_object_add(o, "vcpus", jset(&gi->vcpus));
+		json_object_object_add(o, "vcpus", cpuset_json(&gi->vcpus));
 		json_object_object_add(o, "preferred_llc", json_object_new_int(gi->pref_llc));
 		json_object_object_add(o, "occupancy", json_object_new_double(round(gi->pref_occ * 100) / 100));
 		json_object_object_add(o, "best_llc", json_object_new_int(gi->best_llc));
@@ -220,19 +209,80 @@ groups_json(const struct policy_domain_info *info)
 	return a;
 }
 
+/* `list` pages: domains in key order after the key `after`, as many as fit
+ * in `max_bytes` (default LIST_PAGE_BYTES, at least one domain); "next" is
+ * the key to ask after when more remain. So no reply nears CTL_MAX_REPLY
+ * however many domains the host runs, and a page is consistent with the
+ * others even when domains come and go between them. */
+#define LIST_PAGE_BYTES (1024 * 1024)
+#define LIST_PAGE_MIN 4096
+
+static int
+key_order(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct policy_domain_in *const *)a)->key;
+	uint64_t y = (*(const struct policy_domain_in *const *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
 static int
 h_list(struct daemon *d, struct control_request *req)
 {
 	const struct agent_obs *o = agent_loop_obs(d->loop);
-	json_object *arr = json_object_new_array();
+	int n = o ? o->ndomains : 0;
+	const struct policy_domain_in **by_key = calloc((size_t)(n ? n : 1), sizeof(*by_key));
+	json_object *v, *arr;
+	uint64_t after = 0;
+	bool have_after = false;
+	int64_t max_bytes = LIST_PAGE_BYTES;
+	size_t used = 0;
 
-	for (int i = 0; o && i < o->ndomains; i++) {
+	if (by_key == NULL) {
+		snprintf(req->error, sizeof(req->error), "out of memory");
+		return CTL_E_INTERNAL;
+	}
+	if (json_object_object_get_ex(req->args, "after", &v)) {
+		if (!json_object_is_type(v, json_type_int)) {
+			free(by_key);
+			snprintf(req->error, sizeof(req->error), "'after' must be a domain key (an integer)");
+			return CTL_E_INVAL;
+		}
+		after = (uint64_t)json_object_get_int64(v);
+		have_after = true;
+	}
+	if (json_object_object_get_ex(req->args, "max_bytes", &v)) {
+		max_bytes = json_object_get_int64(v);
+		if (!json_object_is_type(v, json_type_int) || max_bytes < LIST_PAGE_MIN ||
+		    max_bytes > CTL_MAX_REPLY / 2) {
+			free(by_key);
+			snprintf(req->error, sizeof(req->error), "'max_bytes' must be %d-%d", LIST_PAGE_MIN,
+			    CTL_MAX_REPLY / 2);
+			return CTL_E_INVAL;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		by_key[i] = &o->domains[i];
+	qsort(by_key, (size_t)n, sizeof(*by_key), key_order);
+	arr = json_object_new_array();
+	req->reply = json_object_new_object();
+	for (int i = 0; i < n; i++) {
+		if (have_after && by_key[i]->key <= after)
+			continue;
 		json_object *e = json_object_new_object();
-		domain_summary(d, &o->domains[i], e);
+		domain_summary(d, by_key[i], e);
+		size_t len = strlen(json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN)) + 1;
+		if (json_object_array_length(arr) > 0 && used + len > (size_t)max_bytes) {
+			json_object_put(e);
+			json_object_object_add(req->reply, "next",
+			    json_object_new_int64((int64_t)by_key[i - 1]->key));
+			break;
+		}
+		used += len;
 		json_object_array_add(arr, e);
 	}
-	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "domains", arr);
+	free(by_key);
 	return CTL_OK;
 }
 
@@ -263,24 +313,6 @@ h_dominfo(struct daemon *d, struct control_request *req)
 	return CTL_OK;
 }
 
-/* Guest position of vCPU v: libvirt numbers vCPUs socket, die, cluster,
- * core, thread (thread fastest). */
-static void
-guest_pos(const struct policy_guest_topo *g, int v, int pos[5])
-{
-	int th = g->threads > 0 ? g->threads : 1, co = g->cores > 0 ? g->cores : 1;
-	int cl = g->clusters > 0 ? g->clusters : 1, di = g->dies > 0 ? g->dies : 1;
-
-	pos[4] = v % th;
-	v /= th;
-	pos[3] = v % co;
-	v /= co;
-	pos[2] = v % cl;
-	v /= cl;
-	pos[1] = v % di;
-	pos[0] = v / di;
-}
-
 static int
 h_vcpuinfo(struct daemon *d, struct control_request *req)
 {
@@ -296,16 +328,16 @@ h_vcpuinfo(struct daemon *d, struct control_request *req)
 	for (int v = 0; v < in->nvcpus; v++) {
 		const struct policy_vcpu_sample *s = &in->vcpus[v];
 		json_object *o = json_object_new_object();
-		int pos[5];
-		guest_pos(&in->guest, v, pos);
+		struct guesttopo_pos pos;
+		guesttopo_position(&in->guest, v, &pos);
 		json_object_object_add(o, "vcpu", json_object_new_int(v));
 		json_object_object_add(o, "tid", json_object_new_int(s->tid));
-		json_object_object_add(o, "socket", json_object_new_int(pos[0]));
-		json_object_object_add(o, "die", json_object_new_int(pos[1]));
-		json_object_object_add(o, "cluster", json_object_new_int(pos[2]));
-		json_object_object_add(o, "core", json_object_new_int(pos[3]));
-		json_object_object_add(o, "thread", json_object_new_int(pos[4]));
-		json_object_object_add(o, "pinned", jset(&s->pinned));
+		json_object_object_add(o, "socket", json_object_new_int(pos.socket));
+		json_object_object_add(o, "die", json_object_new_int(pos.die));
+		json_object_object_add(o, "cluster", json_object_new_int(pos.cluster));
+		json_object_object_add(o, "core", json_object_new_int(pos.core));
+		json_object_object_add(o, "thread", json_object_new_int(pos.thread));
+		json_object_object_add(o, "pinned", cpuset_json(&s->pinned));
 		json_object_object_add(o, "last_cpu", json_object_new_int(s->last_cpu));
 		json_object_object_add(o, "llc", json_object_new_int(topo_llc_of(d->topo, s->last_cpu)));
 		json_object_object_add(o, "util", json_object_new_double(
@@ -345,7 +377,7 @@ annot_json(const struct policy_annotation *a, json_object *o)
 	for (int i = 0; i < a->ngroups; i++) {
 		json_object *e = json_object_new_object();
 		json_object_object_add(e, "name", jstr(a->groups[i].name));
-		json_object_object_add(e, "vcpus", jset(&a->groups[i].vcpus));
+		json_object_object_add(e, "vcpus", cpuset_json(&a->groups[i].vcpus));
 		json_object_array_add(g, e);
 	}
 	json_object_object_add(o, "groups", g);
@@ -466,7 +498,7 @@ h_hot(struct daemon *d, struct control_request *req)
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "name", jstr(in->reports[r].name));
 		json_object_object_add(o, "pid", json_object_new_int(in->reports[r].pid));
-		json_object_object_add(o, "vcpus", jset(&in->reports[r].vcpus));
+		json_object_object_add(o, "vcpus", cpuset_json(&in->reports[r].vcpus));
 		json_object_array_add(reps, o);
 	}
 	req->reply = json_object_new_object();
@@ -594,6 +626,10 @@ stats_fill(struct daemon *d, json_object *o)
 		json_object_object_add(o, "control_refused", json_object_new_int64((int64_t)cs.refused));
 		json_object_object_add(o, "control_malformed", json_object_new_int64((int64_t)cs.malformed));
 		json_object_object_add(o, "control_dropped_clients", json_object_new_int64((int64_t)cs.dropped_clients));
+		json_object_object_add(o, "control_busy_refused", json_object_new_int64((int64_t)cs.busy_refused));
+		json_object_object_add(o, "control_idle_closed", json_object_new_int64((int64_t)cs.idle_closed));
+		json_object_object_add(o, "control_deferred", json_object_new_int64((int64_t)cs.deferred));
+		json_object_object_add(o, "control_queued_bytes", json_object_new_int64((int64_t)control_queued(d->ctl)));
 	}
 }
 
@@ -628,22 +664,19 @@ h_metrics(struct daemon *d, struct control_request *req)
 static int
 h_tune(struct daemon *d, struct control_request *req)
 {
-	static const char *const knobs[] = { "period-ms", "max-moves", "overcommit", "overcommit-isolated",
-		"log-level", "counters", "default-mode", "default-isolation", "reserved-cpus", "shared-pool" };
 	const char *k = arg_str(req, "knob"), *v = arg_str(req, "value");
+	const struct config_directive *dir;
 	struct config c = d->cfg;
 	struct llcd_err err;
-	size_t i;
 
 	if (k == NULL || v == NULL) {
 		snprintf(req->error, sizeof(req->error), "tune needs a knob and a value");
 		return CTL_E_INVAL;
 	}
-	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]) && strcmp(k, knobs[i]); i++)
-		;
-	if (i == sizeof(knobs) / sizeof(knobs[0])) {
-		snprintf(req->error, sizeof(req->error), "unknown knob '%.64s' (period-ms, max-moves, overcommit, "
-		    "overcommit-isolated, log-level, counters, default-mode, default-isolation, reserved-cpus, shared-pool)", k);
+	if ((dir = config_directive(k)) == NULL || !(dir->flags & CONFIG_TUNE)) {
+		char knobs[512];
+		config_list(CONFIG_TUNE, knobs, sizeof(knobs));
+		snprintf(req->error, sizeof(req->error), "unknown knob '%.64s' (%.400s)", k, knobs);
 		return CTL_E_INVAL;
 	}
 	if (config_set(&c, k, v, &err) < 0 || daemon_apply_config(d, &c, &err) < 0) {
@@ -751,7 +784,7 @@ h_topology_domain(struct daemon *d, struct control_request *req)
 	json_object *r = gtopo_json(&rec->topo), *reasons = json_object_new_array();
 	json_object_object_add(r, "cache", jstr(rec->cache_mode));
 	json_object_object_add(r, "numa_cells", json_object_new_int(rec->ncells));
-	json_object_object_add(r, "nodeset", jset(&rec->nodeset));
+	json_object_object_add(r, "nodeset", cpuset_json(&rec->nodeset));
 	json_object_object_add(req->reply, "recommended", r);
 	for (int i = 0; i < rec->nreasons; i++)
 		json_object_array_add(reasons, jstr(rec->reasons[i]));
@@ -827,8 +860,11 @@ h_check(struct daemon *d, struct control_request *req)
 		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
 	}
 	pins = calloc((size_t)in->nvcpus, sizeof(*pins));
+	/* an empty set is a thread the back-end found allowed everywhere and
+	 * llcd never pinned (ops.h): that is where it may run, so check it as
+	 * llc-guesttopo checks a vCPU without <vcpupin>: on every host CPU */
 	for (int v = 0; pins && v < in->nvcpus; v++)
-		pins[v] = in->vcpus[v].pinned;
+		pins[v] = cpuset_empty(&in->vcpus[v].pinned) ? d->topo->all : in->vcpus[v].pinned;
 	if (pins == NULL || guesttopo_check(d->topo, &in->guest, in->nvcpus, pins, 64, c, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", pins ? err.msg : "out of memory");
 		free(pins);

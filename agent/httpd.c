@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "metrics.h"
@@ -32,15 +33,6 @@ struct httpd {
 static const char index_page[] =
 	"<html><head><title>llcd</title></head><body><h1>llcd</h1>"
 	"<p><a href=\"/metrics\">metrics</a></p></body></html>\n";
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static enum MHD_Result
 reply(struct MHD_Connection *c, unsigned status, const char *type, const char *body, size_t len)
@@ -89,7 +81,7 @@ serve(void *cls, struct MHD_Connection *c, const char *url, const char *method, 
 	}
 	{
 		char age[64];
-		metrics_format_value(age, sizeof(age), (double)((mono_ns() - h->at_ns) / 1000000) / 1000);
+		metrics_format_value(age, sizeof(age), (double)((llcd_mono_ns() - h->at_ns) / 1000000) / 1000);
 		n = asprintf(&body, "%s# HELP llcd_metrics_age_seconds Age of this snapshot: the loop publishes one "
 		    "each period.\n# TYPE llcd_metrics_age_seconds gauge\nllcd_metrics_age_seconds %s\n", h->text, age);
 	}

@@ -1,5 +1,6 @@
 # llcagent_live: the live I/O modules of llcd (/proc, libvirt, core
-# scheduling, logging) and the live back-end of the agent loop (live.c).
+# scheduling, logging) and the live back-end of the agent loop (agent/live/,
+# one concern per file: agent/live/live_int.h lists them).
 # policy/ stays pure; everything here does I/O.
 if(NOT LIBVIRT_FOUND)
   message(FATAL_ERROR "agent/: libvirt not found (pkg-config libvirt); "
@@ -15,9 +16,17 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/coresched.c
   ${CMAKE_CURRENT_LIST_DIR}/virt.c
   ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
-  ${CMAKE_CURRENT_LIST_DIR}/live.c
-  ${CMAKE_CURRENT_LIST_DIR}/live_backend.c)
-target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(llcagent_live PUBLIC llcagent_core llcagent_guestchan llcpolicy_io llcqmp
+  ${CMAKE_CURRENT_LIST_DIR}/live/live.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/domains.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/observe.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/apply.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/state.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/kcas.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/describe.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/qmpcheck.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/requests.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/backend.c)
+target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_LIST_DIR}/live)
+target_link_libraries(llcagent_live PUBLIC llcagent_core llcagent_guestchan llcpolicy_io llcqmp llcommon_json
                       PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU
                       PkgConfig::LIBXML2 PkgConfig::JSONC Threads::Threads)

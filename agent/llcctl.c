@@ -12,7 +12,7 @@
 
 #define DEFAULT_SOCKET "/run/llcd/llcd.sock"
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3 };
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_DISAGREE = 4 };
 
 static bool opt_json;
 static bool opt_color;
@@ -165,11 +165,12 @@ print_check(json_object *r)
 }
 
 static void
-print_list(json_object *r)
+print_list(json_object *r, bool header)
 {
 	json_object *a = ja(r, "domains");
 
-	printf("%-20s %-9s %-9s %-9s %5s %-10s %s\n", "NAME", "STATE", "MODE", "ISOLATION", "VCPUS", "LLCS", "REASON");
+	if (header)
+		printf("%-20s %-9s %-9s %-9s %5s %-10s %s\n", "NAME", "STATE", "MODE", "ISOLATION", "VCPUS", "LLCS", "REASON");
 	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
 		json_object *d = json_object_array_get_idx(a, i);
 		printf("%-20s %-9s %-9s %-9s %5lld %-10s %s\n", js(d, "name"), js(d, "state"), js(d, "mode"),
@@ -271,12 +272,27 @@ print_map(json_object *r)
 	json_object *doms = ja(r, "domains"), *llcs = ja(r, "llcs");
 	size_t nd = doms ? json_object_array_length(doms) : 0;
 
+	/* letters follow the names: A for the first name in sort order */
+	int *rank = calloc(nd ? nd : 1, sizeof(*rank));
+	for (size_t i = 0; rank && i < nd; i++) {
+		const char *ni = js(json_object_array_get_idx(doms, i), "name");
+		for (size_t j = 0; j < nd; j++) {
+			int c = strcmp(js(json_object_array_get_idx(doms, j), "name"), ni);
+			if (c < 0 || (c == 0 && j < i))
+				rank[i]++;
+		}
+	}
+#define MAP_TAG(i) (rank && (size_t)(i) < nd ? rank[(i)] : (int)(i))
 	printf("legend:");
-	for (size_t i = 0; i < nd; i++) {
+	for (size_t j = 0; j < nd; j++) {
+		size_t i = j;
+		for (size_t k = 0; rank && k < nd; k++)
+			if (rank[k] == (int)j)
+				i = k;
 		json_object *d = json_object_array_get_idx(doms, i);
-		char tag = (char)('A' + (i % 26));
+		char tag = (char)('A' + (MAP_TAG(i) % 26));
 		if (opt_color)
-			printf(" \033[%sm%c\033[0m=%s%s", palette[i % 12], tag, js(d, "name"),
+			printf(" \033[%sm%c\033[0m=%s%s", palette[MAP_TAG(i) % 12], tag, js(d, "name"),
 			    json_object_get_boolean(json_object_object_get(d, "isolated")) ? "(isolated)" : "");
 		else
 			printf(" %c=%s%s", tag, js(d, "name"),
@@ -302,11 +318,12 @@ print_map(json_object *r)
 					json_object *x = json_object_array_get_idx(vs, k);
 					int64_t di = ji(x, "domain");
 					double u = json_object_get_double(json_object_object_get(x, "util"));
-					char tag = (char)((u >= 0.5 ? 'A' : 'a') + (di % 26));
+					int t = di >= 0 ? MAP_TAG(di) : 0;
+					char tag = (char)((u >= 0.5 ? 'A' : 'a') + (t % 26));
 					if (k)
 						printf(",");
 					if (opt_color)
-						printf("\033[%sm%c%lld\033[0m", palette[di % 12], tag, (long long)ji(x, "vcpu"));
+						printf("\033[%sm%c%lld\033[0m", palette[t % 12], tag, (long long)ji(x, "vcpu"));
 					else
 						printf("%c%lld", tag, (long long)ji(x, "vcpu"));
 				}
@@ -315,6 +332,8 @@ print_map(json_object *r)
 		}
 		printf("\n");
 	}
+#undef MAP_TAG
+	free(rank);
 }
 
 static void
@@ -475,9 +494,29 @@ main(int argc, char **argv)
 
 	struct ctl_reader rd;
 	int rc = EXIT_FAIL, got;
+	bool disagree = false;
+	/* `list` comes in pages (docs/protocol.md): ask for the next one on the
+	 * same connection until llcd names none; --json prints them as one */
+	json_object *pages = type == CTL_LIST && opt_json ? json_object_new_array() : NULL;
+	bool list_header = false, more = false;
+	int64_t next = 0;
 	ctl_reader_init(&rd, CTL_MAX_REPLY);
 	while ((got = ctl_recv(fd, &rd, &err)) == 1) {
 		if (rd.hdr.type == CTL_END) {
+			if (rd.hdr.result == CTL_OK && more) {
+				json_object *a2 = json_object_new_object();
+				json_object_object_add(a2, "after", json_object_new_int64(next));
+				more = false;
+				int s2 = ctl_send(fd, CTL_LIST, rd.hdr.seq + 1,
+				    json_object_to_json_string_ext(a2, JSON_C_TO_STRING_PLAIN), &err);
+				json_object_put(a2);
+				ctl_reader_next(&rd);
+				if (s2 < 0) {
+					fprintf(stderr, "llcctl: %s\n", err.msg);
+					break;
+				}
+				continue;
+			}
 			if (rd.hdr.result == CTL_OK) {
 				rc = EXIT_OK;
 			} else {
@@ -493,7 +532,16 @@ main(int argc, char **argv)
 			fprintf(stderr, "llcctl: llcd sent a reply that is not JSON\n");
 			break;
 		}
-		if (opt_json) {
+		if (type == CTL_LIST) {
+			json_object *nx;
+			more = json_object_object_get_ex(r, "next", &nx);
+			next = more ? json_object_get_int64(nx) : 0;
+		}
+		if (pages) {
+			json_object *a = ja(r, "domains");
+			for (size_t i = 0; a && i < json_object_array_length(a); i++)
+				json_object_array_add(pages, json_object_get(json_object_array_get_idx(a, i)));
+		} else if (opt_json) {
 			printf("%s\n", json_object_to_json_string_ext(r, type == CTL_EVENTS ? JSON_C_TO_STRING_PLAIN :
 			    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 			fflush(stdout);
@@ -508,13 +556,18 @@ main(int argc, char **argv)
 			case CTL_TOPOLOGY_APPLY:
 				printf("%s%s: %s\n", js(r, "diff"), js(r, "name"), js(r, "message"));
 				break;
-			case CTL_CHECK: print_check(r); break;
+			case CTL_CHECK:
+				print_check(r);
+				break;
 			case CTL_GUEST_CHANNEL:
 				printf("%s: guest channel added%s; socket %s\n", js(r, "name"),
 				    json_object_get_boolean(json_object_object_get(r, "live")) ? " (also to the running guest)" :
 				    " (takes effect at the next start)", js(r, "socket"));
 				break;
-			case CTL_LIST: print_list(r); break;
+			case CTL_LIST:
+				print_list(r, !list_header);
+				list_header = true;
+				break;
 			case CTL_DOMINFO: print_dominfo(r); break;
 			case CTL_VCPUINFO: print_vcpuinfo(r); break;
 			case CTL_POLICY_GET: print_policy(r); break;
@@ -535,13 +588,28 @@ main(int argc, char **argv)
 			default: print_kv(r); break;
 			}
 		}
+		if (type == CTL_CHECK && !json_object_get_boolean(json_object_object_get(r, "agree")))
+			disagree = true;
 		json_object_put(r);
 		ctl_reader_next(&rd);
 	}
-	if (got == 0 && type == CTL_EVENTS)
-		rc = EXIT_OK;           /* llcd stopped */
-	else if (got < 0)
+	if (got == 0 && type == CTL_EVENTS) {
+		fprintf(stderr, "llcctl: llcd closed the connection (stopped or restarted): no more events\n");
+		rc = EXIT_CONNECT;
+	} else if (got < 0) {
 		fprintf(stderr, "llcctl: %s\n", err.msg);
+	}
+	if (pages) {
+		if (rc == EXIT_OK) {
+			json_object *all = json_object_new_object();
+			json_object_object_add(all, "domains", json_object_get(pages));
+			printf("%s\n", json_object_to_json_string_ext(all, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(all);
+		}
+		json_object_put(pages);
+	}
+	if (rc == EXIT_OK && disagree)
+		rc = EXIT_DISAGREE;     /* `check`: scripts can tell */
 	ctl_reader_reset(&rd);
 	close(fd);
 	return rc;

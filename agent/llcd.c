@@ -14,6 +14,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
+#include "clock.h"
 #include "config.h"
 #include "daemon.h"
 #include "live_backend.h"
@@ -220,7 +221,7 @@ main(int argc, char **argv)
 		lc.state_dir = cfg.state_dir;
 		lc.dry_run = dry;
 		lc.guest_channel_dir = cfg.guest_channel_dir;
-		lc.counters = !strcmp(cfg.counters, "off") ? -1 : !strcmp(cfg.counters, "on") ? 1 : 0;
+		lc.counters = (int)cfg.counters;        /* the same values */
 		if (cpuset_parse(&lc.reserved, cfg.reserved, &err) < 0 ||
 		    (live = live_new(&lc, &err)) == NULL) {
 			fprintf(stderr, "llcd: %s\n", err.msg);
@@ -262,9 +263,7 @@ main(int argc, char **argv)
 			daemon_watch_cpus(the_daemon, true);
 	}
 	if (oneshot) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if (daemon_step(the_daemon, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, &err) < 0) {
+		if (daemon_step(the_daemon, llcd_mono_ns(), &err) < 0) {
 			fprintf(stderr, "llcd: %s\n", err.msg);
 			goto out;
 		}

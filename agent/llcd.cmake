@@ -11,7 +11,7 @@ add_library(llcd_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/simbackend.c)
 target_include_directories(llcd_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(llcd_core PUBLIC LLCD_VERSION="${PROJECT_VERSION}")
-target_link_libraries(llcd_core PUBLIC llcctl_proto llcagent_core llcagent_live llcagent_guestchan llcsim_core llcpolicy_io PkgConfig::MHD m)
+target_link_libraries(llcd_core PUBLIC llcctl_proto llcagent_core llcagent_live llcagent_guestchan llcsim_core llcpolicy_io llcommon_json PkgConfig::MHD m)
 
 add_executable(llcd ${CMAKE_CURRENT_LIST_DIR}/llcd.c)
 target_link_libraries(llcd PRIVATE llcd_core)

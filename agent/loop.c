@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
+
 struct agent_loop {
 	const struct agent_ops *ops;
 	void *ctx;
@@ -259,15 +261,6 @@ abandon(struct agent_loop *l, uint64_t key)
 	l->nabandoned++;
 }
 
-static uint64_t
-wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int
 agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *st,
                 struct llcd_err *err)
@@ -294,10 +287,10 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	in.now_ns = now_ns;
 	in.period_ns = l->period_ns;
 
-	t0 = wall_ns();
+	t0 = llcd_mono_ns();
 	if (policy_step(l->state, &in, l->plan, err) < 0)
 		return llcd_err_prefix(err, "policy");
-	st->policy_wall_ns = wall_ns() - t0;
+	st->policy_wall_ns = llcd_mono_ns() - t0;
 
 	st->actions = l->plan->n;
 	for (int i = 0; i < l->plan->n; i++) {

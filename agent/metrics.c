@@ -27,11 +27,11 @@ metrics_hist_observe(struct metrics_hist *h, uint64_t ns)
 }
 
 /* One stats member: its metric (rows of one metric are adjacent, the
- * first carries help and type) and the value's unit: base units per stats unit
- * (1000: milliseconds). Dividing keeps 18.9 us at 1.89e-05. */
+ * first carries help and type) and how many stats units make one base unit
+ * (1000 for milliseconds): the stats value is divided by it. */
 static const struct metric_row {
 	const char *key, *name, *labels, *type;
-	double unit;                    /* the value is in units of 1/unit */
+	double unit;                    /* stats units per base unit */
 	const char *help;
 } rows[] = {
 	{ "uptime_s", "llcd_uptime_seconds", NULL, "gauge", 1, "Seconds since llcd started." },
@@ -51,7 +51,7 @@ static const struct metric_row {
 	  "Actions that failed, by class: transient (retried), gone (domain or thread vanished), permanent." },
 	{ "errors_gone", "llcd_apply_errors_total", "class=\"gone\"", NULL, 1, NULL },
 	{ "errors_permanent", "llcd_apply_errors_total", "class=\"permanent\"", NULL, 1, NULL },
-	{ "policy_step_us_p50", "llcd_policy_step_recent_seconds", "quantile=\"0.5\"", "gauge", 1e-6,
+	{ "policy_step_us_p50", "llcd_policy_step_recent_seconds", "quantile=\"0.5\"", "gauge", 1e6,
 	  "Policy step time over the last 256 periods: median, 99th percentile, and the maximum since start." },
 	{ "policy_step_us_p99", "llcd_policy_step_recent_seconds", "quantile=\"0.99\"", NULL, 1e6, NULL },
 	{ "policy_step_us_max", "llcd_policy_step_recent_seconds", "quantile=\"1\"", NULL, 1e6, NULL },
@@ -61,6 +61,14 @@ static const struct metric_row {
 	{ "control_malformed", "llcd_control_malformed_total", NULL, "counter", 1, "Malformed control frames." },
 	{ "control_dropped_clients", "llcd_control_dropped_clients_total", NULL, "counter", 1,
 	  "Control clients dropped (overflow, errors)." },
+	{ "control_busy_refused", "llcd_control_busy_refused_total", NULL, "counter", 1,
+	  "Control connections refused over a slot limit." },
+	{ "control_idle_closed", "llcd_control_idle_closed_total", NULL, "counter", 1,
+	  "Control clients closed after the idle timeout." },
+	{ "control_deferred", "llcd_control_deferred_total", NULL, "counter", 1,
+	  "Control dispatches that left requests for the next wake-up (work budget)." },
+	{ "control_queued_bytes", "llcd_control_queued_bytes", NULL, "gauge", 1,
+	  "Reply bytes queued for control clients." },
 };
 
 void
@@ -78,11 +86,10 @@ metrics_format_value(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.0f", v);
 		return;
 	}
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(buf, len, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			return;
-	}
+	/* 15 significant digits: every decimal of 15 digits survives the
+	 * trip through a double, so the binary noise of a scaled value
+	 * (18.9 us / 1e6 = 1.8899999999999998e-05) never shows */
+	snprintf(buf, len, "%.15g", v);
 }
 
 static const struct metric_row *

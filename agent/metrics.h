@@ -34,9 +34,9 @@ void metrics_hist_observe(struct metrics_hist *h, uint64_t ns);
  * memory. */
 char *metrics_render(json_object *stats, const struct metrics_hist *step, const char *version);
 
-/* Print a sample value the way Prometheus writes them: integers without a
- * fraction, other values in the shortest form that reads back exactly
- * (18.9, not 18.899999999999999), NaN and +Inf/-Inf by name. */
+/* Print a sample value: integers without a fraction, other values with at
+ * most 15 significant digits (18.9, not 18.899999999999999; 1.89e-05 for
+ * 18.9 us in seconds), NaN and +Inf/-Inf by name. */
 void metrics_format_value(char *buf, size_t len, double v);
 
 #endif

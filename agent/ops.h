@@ -16,7 +16,9 @@
 #include "policy.h"
 
 /* How applying one action went. Errors are sorted the way the daemon
- * reacts to them (CONVENTIONS.md, house style). */
+ * reacts to them: retry, forget, or stop managing the domain and say why
+ * (docs/agent.md, "Pinning and the error classes", lists which libvirt
+ * errors fall in each class). */
 enum agent_result {
 	AGENT_OK = 0,
 	AGENT_TRANSIENT,        /* try again later (busy, EAGAIN, timeout) */

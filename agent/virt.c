@@ -20,6 +20,7 @@
 #include <libxml/tree.h>
 
 #include "log.h"
+#include "xmlsafe.h"
 
 #define QUEUE_MAX 4096
 #define NCALLBACKS 3
@@ -536,7 +537,7 @@ attr_int(xmlNodePtr n, const char *name, int *out)
 		return 0;
 	errno = 0;
 	val = strtol((const char *)s, &end, 10);
-	if (errno != 0 || end == (char *)s || *end != '\0' || val < 0 || val > 65536) {
+	if (errno != 0 || end == (char *)s || *end != '\0' || val < 0 || val > XMLSAFE_MAX_VCPUS) {
 		xmlFree(s);
 		return -1;
 	}
@@ -562,12 +563,8 @@ virt_parse_domain_xml(const char *xml, size_t len, struct virt_domain *d,
 	long val;
 	int rc = -1;
 
-	if (len > VIRT_DOMAIN_XML_MAX || len > INT_MAX)
-		return llcd_err_set(err, "domain XML: longer than %d bytes", VIRT_DOMAIN_XML_MAX);
-	doc = xmlReadMemory(xml, (int)len, "domain.xml", NULL,
-	    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	if (doc == NULL)
-		return llcd_err_set(err, "domain XML: not well-formed");
+	if ((doc = xmlsafe_read_domain(xml, len, err)) == NULL)
+		return -1;
 	root = xmlDocGetRootElement(doc);
 	if (root == NULL || !is_elem(root, "domain")) {
 		llcd_err_set(err, "domain XML: root element is not <domain>");
@@ -589,7 +586,7 @@ virt_parse_domain_xml(const char *xml, size_t len, struct virt_domain *d,
 			s = xmlNodeGetContent(n);
 			errno = 0;
 			val = s ? strtol((const char *)s, &end, 10) : -1;
-			if (s == NULL || errno != 0 || end == (char *)s || val < 1 || val > 65536) {
+			if (s == NULL || errno != 0 || end == (char *)s || val < 1 || val > XMLSAFE_MAX_VCPUS) {
 				llcd_err_set(err, "domain XML: <vcpu> is not a vCPU count");
 				xmlFree(s);
 				goto out;
@@ -1074,4 +1071,55 @@ virt_define_xml(struct virt *v, const char *xml, struct llcd_err *err)
 		return classify_last(v, NULL, err, "virDomainDefineXML");
 	virDomainFree(dom);
 	return VIRT_OK;
+}
+
+/* ---- domain keys ---------------------------------------------------------- */
+
+uint64_t
+virt_uuid_key(const char *uuid)
+{
+	unsigned char b[16];
+	int n = 0;
+	uint64_t hi = 0, lo = 0, k;
+
+	for (const char *p = uuid; p && *p; p++) {
+		int x;
+		if (*p == '-')
+			continue;
+		if (*p >= '0' && *p <= '9')
+			x = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			x = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			x = *p - 'A' + 10;
+		else
+			return 0;
+		if (n >= 32)
+			return 0;
+		if (n % 2 == 0)
+			b[n / 2] = (unsigned char)(x << 4);
+		else
+			b[n / 2] |= (unsigned char)x;
+		n++;
+	}
+	if (n != 32)
+		return 0;
+	for (int i = 0; i < 8; i++) {
+		hi = hi << 8 | b[i];
+		lo = lo << 8 | b[8 + i];
+	}
+	/* version-4 UUIDs are random in both halves; fold them */
+	k = hi ^ (lo * 0x9e3779b97f4a7c15ull);
+	return k ? k : 1;
+}
+
+uint64_t
+virt_domain_key(const char *uuid, int pid)
+{
+	uint64_t k = virt_uuid_key(uuid);
+
+	if (k == 0)
+		return 0;
+	k ^= (uint64_t)(unsigned)pid * 0xff51afd7ed558ccdull;
+	return k ? k : 1;
 }

@@ -52,7 +52,6 @@
 #define VIRT_POLICY_PREFIX "llc"
 #define VIRT_DEFAULT_URI "qemu:///system"
 #define VIRT_DEFAULT_PID_DIR "/run/libvirt/qemu"
-#define VIRT_DOMAIN_XML_MAX (4 * 1024 * 1024)
 
 /* Same order and meaning as the agent's result classes (ops.h). */
 enum virt_result {
@@ -200,7 +199,9 @@ enum virt_result virt_get_pins(struct virt *v, const char *uuid,
 enum virt_result virt_classify(int code, int int1, bool conn_alive,
     int dom_active);
 const char *virt_result_name(enum virt_result r);
-/* name, uuid, <vcpu> and <cpu><topology> of a domain XML. */
+/* name, uuid, <vcpu> and <cpu><topology> of a domain XML, read with
+ * xmlsafe_read_domain() (at most XMLSAFE_DOMAIN_MAX bytes, no DOCTYPE);
+ * counts above XMLSAFE_MAX_VCPUS are errors. */
 int virt_parse_domain_xml(const char *xml, size_t len, struct virt_domain *d,
     struct llcd_err *err);
 /* pid of the QEMU of domain name/uuid from pid_dir/<name>.pid, checked
@@ -208,5 +209,14 @@ int virt_parse_domain_xml(const char *xml, size_t len, struct virt_domain *d,
  * process, or a process that is not this domain's QEMU. */
 enum virt_result virt_qemu_pid(const char *pid_dir, const char *proc_root,
     const char *name, const char *uuid, int *pid, struct llcd_err *err);
+
+/* Domain keys (pure). virt_uuid_key: a stable nonzero 64-bit key from a
+ * UUID string (either form, with or without dashes); 0 for a malformed
+ * UUID. virt_domain_key: the engine's key of one run of a domain, the UUID's
+ * key mixed with the QEMU pid (0 when unknown): stable for one run, across
+ * llcd restarts; a restarted guest is a new domain to the engine. 0 for a
+ * malformed UUID. */
+uint64_t virt_uuid_key(const char *uuid);
+uint64_t virt_domain_key(const char *uuid, int pid);
 
 #endif

@@ -26,10 +26,26 @@
  * and prints its CPU time per scan (utime + stime of /proc/<pid>/stat,
  * scans counted in its log).
  *
+ * With --sampler bpf the same run adds the in-kernel tracer
+ * (agent/live/tracer.h): every stand-in thread registered as a vCPU, then
+ * per period what a sampler on the tracer does (read every thread's
+ * figures through the mapping, drain the wakeup edges), timed like the
+ * baseline, plus the programs' own run time (kernel.bpf_stats_enabled,
+ * run_time_ns of each program) over --bpf-s seconds of real time while the
+ * stand-in threads wake --wake-hz times a second (idle guests' vCPUs wake
+ * on their timer ticks). --storm ROUNDS instead measures what the
+ * programs add to a host context switch: two threads pinned to one CPU
+ * ping-pong through pipes, with the programs detached / attached
+ * (untracked threads) / attached with both threads tracked as vCPUs of one
+ * domain (every switch and wakeup takes the counting path), the best of 11
+ * alternating runs each.
+ *
  * It prints numbers; it never passes or fails on a time.
  *
  *   bench_agent_overhead [--threads 1000,4000,8000] [--per-proc 16]
  *                        [--periods 20] [--numad] [--numad-s 10]
+ *                        [--sampler proc|bpf] [--wake-hz 0] [--bpf-s 5]
+ *   bench_agent_overhead --storm 200000
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,17 +55,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "live.h"
 #include "log.h"
 #include "loop.h"
 #include "procstat.h"
 #include "topo_hwloc.h"
+#include "tracer.h"
 
 #define HOST_TOPO "pack:2 [numa] l3:8 core:8 pu:2"
 
@@ -62,16 +82,9 @@ cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- stand-in processes ------------------------------------------------ */
+
+static int wake_hz;             /* stand-in threads wake this often; 0: never */
 
 static void *
 idle_thread(void *arg)
@@ -80,6 +93,11 @@ idle_thread(void *arg)
 
 	snprintf(name, sizeof(name), "CPU %d/KVM", (int)(intptr_t)arg);
 	prctl(PR_SET_NAME, name);
+	if (wake_hz > 0) {
+		struct timespec ts = { 0, 1000000000L / wake_hz };
+		for (;;)
+			nanosleep(&ts, NULL);
+	}
 	for (;;)
 		pause();
 	return NULL;
@@ -183,7 +201,7 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 	struct llcd_err err;
 	struct agent_loop *loop;
 	struct live *l;
-	uint64_t now = mono_ns(), t0, pol = 0;
+	uint64_t now = llcd_mono_ns(), t0, pol = 0;
 	int n = nproc * per_proc, acts = 0;
 	char name[32];
 
@@ -234,6 +252,219 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 	*policy_us = (double)pol / 1000.0 / (double)n / (double)periods;
 	*actions_steady = acts;
 	return (double)t0 / 1000.0 / (double)n / (double)periods;
+}
+
+/* ---- the tracer -------------------------------------------------------------- */
+
+static int
+bpf_stats_enable(int on)
+{
+	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDWR | O_CLOEXEC), old = -1;
+	char c;
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) == 1)
+		old = c == '1';
+	if (pwrite(fd, on ? "1" : "0", 1, 0) != 1)
+		old = -1;
+	close(fd);
+	return old;
+}
+
+/* Every stand-in vCPU registered; per period: read each thread through the
+ * mapping and drain the edges (CPU time per thread per period, like the
+ * baseline). *prog_us: the programs' run time per thread per second over
+ * bpf_s seconds of real time, *prog_ns_run: per program run. */
+static double
+bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_s, double *prog_us,
+          double *prog_ns_run, double *runs_per_s)
+{
+	struct tracer_prog_stats a, b;
+	struct tracer_sample smp;
+	struct llcd_err err;
+	int *slots, *doms = calloc((size_t)nproc, sizeof(int)), n = 0, cap = 0;
+	uint64_t t0, w0, sum = 0;
+
+	slots = NULL;
+	for (int p = 0; p < nproc; p++) {
+		struct procstat_task *tasks;
+		struct procstat *ps = procstat_new(NULL, NULL);
+		int nt;
+		if ((doms[p] = tracer_domain_add(tr, &err)) < 0) {
+			fprintf(stderr, "%s\n", err.msg);
+			exit(1);
+		}
+		procstat_list_tasks(ps, pids[p], &tasks, &nt, NULL);
+		for (int i = 0; i < nt; i++) {
+			if (tasks[i].kind != PROCSTAT_VCPU)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				slots = realloc(slots, sizeof(int) * (size_t)cap);
+			}
+			if ((slots[n] = tracer_thread_add(tr, doms[p], tasks[i].tid, tasks[i].index, &err)) < 0) {
+				fprintf(stderr, "%s\n", err.msg);
+				exit(1);
+			}
+			n++;
+		}
+		free(tasks);
+		procstat_free(ps);
+	}
+	t0 = cpu_ns();
+	for (int r = 0; r < periods; r++) {
+		uint64_t now = llcd_mono_ns();
+		for (int i = 0; i < n; i++)
+			if (tracer_thread_read(tr, slots[i], now, &smp) == 0)
+				sum += smp.runtime_ns;
+		if (tracer_drain_edges(tr, &err) < 0)
+			fprintf(stderr, "%s\n", err.msg);
+	}
+	t0 = cpu_ns() - t0;
+	/* the programs' own time, over real seconds */
+	tracer_prog_stats(tr, &a, &err);
+	w0 = llcd_mono_ns();
+	sleep((unsigned)bpf_s);
+	tracer_prog_stats(tr, &b, &err);
+	w0 = llcd_mono_ns() - w0;
+	*prog_us = (double)(b.run_time_ns - a.run_time_ns) / 1000.0 / (double)n / ((double)w0 / 1e9);
+	*prog_ns_run = b.run_cnt > a.run_cnt ?
+	    (double)(b.run_time_ns - a.run_time_ns) / (double)(b.run_cnt - a.run_cnt) : 0;
+	*runs_per_s = (double)(b.run_cnt - a.run_cnt) / ((double)w0 / 1e9);
+	for (int p = 0; p < nproc; p++)
+		tracer_domain_remove(tr, doms[p]);
+	free(doms);
+	free(slots);
+	(void)sum;
+	return (double)t0 / 1000.0 / (double)n / (double)periods;
+}
+
+/* ---- context-switch storm --------------------------------------------------- */
+
+struct pp {
+	int a[2], b[2];
+	int rounds;
+	atomic_int tid;
+};
+
+static void
+pin_cpu0(void)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+static void *
+pong(void *arg)
+{
+	struct pp *p = arg;
+	char c;
+
+	pin_cpu0();
+	atomic_store(&p->tid, gettid());
+	for (;;) {
+		if (read(p->a[0], &c, 1) != 1 || c == 'q')
+			return NULL;
+		if (write(p->b[1], &c, 1) != 1)
+			return NULL;
+	}
+}
+
+static clockid_t pong_clock;
+
+static uint64_t
+clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU ns of both threads per round trip (two switches, two wakeups): CPU
+ * time, not wall time, so that other work on CPU 0 of a shared machine
+ * does not count */
+static double
+storm_once(struct pp *p)
+{
+	uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) + clock_ns(pong_clock);
+	char c = 'x';
+
+	for (int i = 0; i < p->rounds; i++)
+		if (write(p->a[1], &c, 1) != 1 || read(p->b[0], &c, 1) != 1)
+			break;
+	return (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) + clock_ns(pong_clock) - t0) / (double)p->rounds;
+}
+
+static int
+storm(int rounds)
+{
+	struct pp p = { .rounds = rounds };
+	struct llcd_err err;
+	struct tracer *tr;
+	pthread_t th;
+	double off = 1e18, on = 1e18, tracked = 1e18;
+	char c = 'q';
+
+	if (pipe(p.a) < 0 || pipe(p.b) < 0)
+		return 1;
+	pin_cpu0();
+	pthread_create(&th, NULL, pong, &p);
+	while (atomic_load(&p.tid) == 0)
+		usleep(1000);
+	if (pthread_getcpuclockid(th, &pong_clock) != 0)
+		return 1;
+	int stats_old = bpf_stats_enable(0);
+	uint64_t prog_ns = 0, prog_runs = 0;
+	storm_once(&p);         /* warm */
+	for (int k = 0; k < 11; k++) {
+		double x = storm_once(&p);
+		if (x < off)
+			off = x;
+		if ((tr = tracer_new(&err)) == NULL) {
+			fprintf(stderr, "%s\n", err.msg);
+			return 1;
+		}
+		x = storm_once(&p);
+		if (x < on)
+			on = x;
+		int d = tracer_domain_add(tr, &err);
+		tracer_thread_add(tr, d, gettid(), 0, &err);
+		tracer_thread_add(tr, d, atomic_load(&p.tid), 1, &err);
+		x = storm_once(&p);
+		if (x < tracked)
+			tracked = x;
+		/* once more with the kernel timing the programs (which costs) */
+		struct tracer_prog_stats a, b;
+		bpf_stats_enable(1);
+		tracer_prog_stats(tr, &a, &err);
+		storm_once(&p);
+		tracer_prog_stats(tr, &b, &err);
+		bpf_stats_enable(0);
+		prog_ns += b.run_time_ns - a.run_time_ns;
+		prog_runs += b.run_cnt - a.run_cnt;
+		tracer_drain_edges(tr, &err);
+		tracer_free(tr);
+	}
+	if (stats_old == 1)
+		bpf_stats_enable(1);
+	if (write(p.a[1], &c, 1) != 1)
+		return 1;
+	pthread_join(th, NULL);
+	printf("# context-switch storm: two threads on CPU 0 ping-pong through pipes, %d round trips "
+	    "(2 switches each), CPU time of both threads, best of 11\n", rounds);
+	printf("%22s %12s %12s %14s\n", "", "ns/switch", "ratio", "added_ns/switch");
+	printf("%22s %12.1f %12.3f %14s\n", "detached", off / 2, 1.0, "-");
+	printf("%22s %12.1f %12.3f %14.1f\n", "attached, untracked", on / 2, on / off, (on - off) / 2);
+	printf("%22s %12.1f %12.3f %14.1f\n", "attached, tracked", tracked / 2, tracked / off, (tracked - off) / 2);
+	printf("# programs' own run time (run_time_ns, a 4th pass with kernel.bpf_stats_enabled=1), tracked: %.1f ns per run, %.1f runs per switch, "
+	    "%.1f ns per switch\n", prog_runs ? (double)prog_ns / (double)prog_runs : 0,
+	    (double)prog_runs / (11.0 * 2 * rounds), (double)prog_ns / (11.0 * 2 * rounds));
+	return 0;
 }
 
 /* ---- numad ---------------------------------------------------------------- */
@@ -319,10 +550,16 @@ main(int argc, char **argv)
 		{ "periods", required_argument, NULL, 'n' },
 		{ "numad", no_argument, NULL, 'N' },
 		{ "numad-s", required_argument, NULL, 's' },
+		{ "sampler", required_argument, NULL, 'S' },
+		{ "wake-hz", required_argument, NULL, 'w' },
+		{ "bpf-s", required_argument, NULL, 'b' },
+		{ "storm", required_argument, NULL, 'x' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char list[256] = "1000,4000,8000";
-	int per_proc = 16, periods = 20, with_numad = 0, numad_s = 10, c;
+	int per_proc = 16, periods = 20, with_numad = 0, numad_s = 10, c, bpf = 0, bpf_s = 5;
+	int storm_rounds = 0, stats_old = -1;
+	struct tracer *tr = NULL;
 	struct llcd_err err;
 	struct topo *t;
 
@@ -333,14 +570,38 @@ main(int argc, char **argv)
 		case 'n': periods = atoi(optarg); break;
 		case 'N': with_numad = 1; break;
 		case 's': numad_s = atoi(optarg); break;
+		case 'S':
+			if (strcmp(optarg, "bpf") == 0)
+				bpf = 1;
+			else if (strcmp(optarg, "proc") == 0)
+				bpf = 0;
+			else {
+				fprintf(stderr, "--sampler: bpf or proc, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'w': wake_hz = atoi(optarg); break;
+		case 'b': bpf_s = atoi(optarg); break;
+		case 'x': storm_rounds = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: bench_agent_overhead [--threads N,N..] [--per-proc T] [--periods M] "
-			    "[--numad] [--numad-s S]\n");
+			    "[--numad] [--numad-s S] [--sampler proc|bpf] [--wake-hz H] [--bpf-s S]\n"
+			    "       bench_agent_overhead --storm ROUNDS\n");
 			return 2;
 		}
 	}
-	if (per_proc < 1 || periods < 1)
+	if (per_proc < 1 || periods < 1 || wake_hz < 0 || wake_hz > 1000 || bpf_s < 1)
 		return 2;
+	if (storm_rounds > 0)
+		return storm(storm_rounds);
+	if (bpf) {
+		struct llcd_err e;
+		if ((tr = tracer_new(&e)) == NULL) {
+			fprintf(stderr, "--sampler bpf: %s\n", e.msg);
+			return 1;
+		}
+		stats_old = bpf_stats_enable(1);
+	}
 	log_init(true, 0);
 	log_set_sink(quiet, NULL);      /* the back-end logs every placement */
 	if ((t = topo_load(HOST_TOPO, &err)) == NULL) {
@@ -349,12 +610,16 @@ main(int argc, char **argv)
 	}
 	printf("# agent overhead: CPU time per vCPU thread per period (us); host model %s, %d threads per "
 	    "stand-in process, %d periods\n", HOST_TOPO, per_proc, periods);
-	printf("%8s %6s %12s %12s %12s %8s %9s %10s%s\n", "threads", "procs", "baseline_us", "llcd_us", "policy_us",
-	    "ratio", "warm_act", "steady_act", with_numad ? "  numad_ms/scan numad_us/thread" : "");
+	if (bpf)
+		printf("# bpf: stand-in threads wake %d times a second; programs' run time over %d s\n", wake_hz, bpf_s);
+	printf("%8s %6s %12s %12s %12s %8s %9s %10s%s%s\n", "threads", "procs", "baseline_us", "llcd_us", "policy_us",
+	    "ratio", "warm_act", "steady_act",
+	    bpf ? "  bpf_read_us bpf_prog_us bpf_total_us  vs_proc prog_ns/run runs/s" : "",
+	    with_numad ? "  numad_ms/scan numad_us/thread" : "");
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		int n = atoi(tok), nproc = (n + per_proc - 1) / per_proc;
 		pid_t *pids = calloc((size_t)nproc, sizeof(pid_t));
-		double b, lc, pol, nm = 0;
+		double b, lc, pol, nm = 0, br = 0, bp = 0, bns = 0, brs = 0;
 		int acts = 0, warm = 0, scans = 0;
 		for (int p = 0; p < nproc; p++) {
 			if ((pids[p] = spawn(per_proc)) < 0) {
@@ -365,9 +630,13 @@ main(int argc, char **argv)
 		n = nproc * per_proc;
 		b = baseline(pids, nproc, per_proc, periods, t->max_cpu + 1);
 		lc = llcd(t, pids, nproc, per_proc, periods, &pol, &acts, &warm);
+		if (bpf)
+			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &brs);
 		if (with_numad && numad_run(numad_s, &nm, &scans) < 0)
 			nm = -1;
 		printf("%8d %6d %12.2f %12.2f %12.2f %8.2f %9d %10d", n, nproc, b, lc, pol, lc / b, warm, acts);
+		if (bpf)
+			printf("  %11.3f %11.3f %12.3f %8.3f %11.1f %6.0f", br, bp, br + bp, (br + bp) / b, bns, brs);
 		if (with_numad)
 			printf("  %13.2f %15.3f", nm, nm >= 0 ? nm * 1000.0 / n : -1);
 		printf("\n");
@@ -379,5 +648,8 @@ main(int argc, char **argv)
 		free(pids);
 	}
 	topo_free(t);
+	tracer_free(tr);
+	if (stats_old == 0)
+		bpf_stats_enable(0);
 	return 0;
 }

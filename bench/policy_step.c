@@ -13,19 +13,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "policy.h"
 #include "topo_hwloc.h"
 
 #define NDOM 200
 #define NVCPU_TOTAL 10000
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int
 cmp_u64(const void *a, const void *b)
@@ -107,17 +100,17 @@ main(int argc, char **argv)
 			}
 		in.now_ns = (uint64_t)(step + 20) * period;
 		/* baseline first, on the samples the world just wrote: read each once */
-		uint64_t t0 = now_ns(), acc = 0;
+		uint64_t t0 = llcd_mono_ns(), acc = 0;
 		for (int i = 0; i < NDOM; i++)
 			for (int v = 0; v < doms[i].nvcpus; v++)
 				acc += doms[i].vcpus[v].runtime_ns + (uint64_t)doms[i].vcpus[v].last_cpu;
 		sink = acc;
-		uint64_t t1 = now_ns();
+		uint64_t t1 = llcd_mono_ns();
 		if (policy_step(st, &in, plan, &err) < 0) {
 			fprintf(stderr, "policy_step: %s\n", err.msg);
 			return 1;
 		}
-		uint64_t t2 = now_ns();
+		uint64_t t2 = llcd_mono_ns();
 		for (int a = 0; a < plan->n; a++)
 			if (plan->actions[a].type == POLICY_ACT_PIN_VCPU)
 				((struct policy_vcpu_sample *)&doms[plan->actions[a].domain].vcpus[plan->actions[a].vcpu])->pinned =

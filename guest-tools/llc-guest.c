@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gaggr.h"
 #include "greport.h"
 #include "gscan.h"
@@ -53,15 +54,6 @@ on_signal(int sig)
 {
 	(void)sig;
 	quit = 1;
-}
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void
@@ -448,9 +440,9 @@ main(int argc, char **argv)
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	next = now_ns();
+	next = llcd_mono_ns();
 	while (!quit) {
-		uint64_t t = now_ns();
+		uint64_t t = llcd_mono_ns();
 		struct gscan_snap *now = ring[cur], *old;
 		int omitted = 0, len;
 
@@ -507,12 +499,12 @@ main(int argc, char **argv)
 		if (o.once)
 			break;
 		next += (uint64_t)(o.period * 1e9);
-		if (next < now_ns())            /* we fell behind: do not catch up */
-			next = now_ns();
+		if (next < llcd_mono_ns())            /* we fell behind: do not catch up */
+			next = llcd_mono_ns();
 		sleep_until(next);
 	}
 	if (aggr) {
-		if (quit && gscan_read(ring[cur], o.proc_root, now_ns(), &err) == 0)
+		if (quit && gscan_read(ring[cur], o.proc_root, llcd_mono_ns(), &err) == 0)
 			gaggr_release_all(aggr, ring[cur]);
 		gaggr_free(aggr);
 	}

@@ -23,6 +23,7 @@ policy_annotation_defaults(struct policy_annotation *a)
 	a->mode = POLICY_MODE_NONE;
 	a->isolation = POLICY_ISO_NONE;
 	a->topology = POLICY_TOPO_KEEP;
+	a->infer = POLICY_INFER_WAKEUPS;
 	policy_tune_defaults(&a->tune);
 }
 
@@ -48,4 +49,10 @@ const char *
 policy_topology_name(enum policy_topology t)
 {
 	return t == POLICY_TOPO_MATCH ? "match" : "keep";
+}
+
+const char *
+policy_infer_name(enum policy_infer i)
+{
+	return i == POLICY_INFER_NONE ? "none" : "wakeups";
 }

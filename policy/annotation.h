@@ -2,7 +2,7 @@
  *
  * Users write, inside the domain XML's <metadata>:
  *   <llc:llc-policy xmlns:llc="urn:llcd:llc-policy:1" mode="aggregate"
- *                   isolation="core" topology="match">
+ *                   isolation="core" topology="match" infer="wakeups">
  *     <llc:tune aggr-tolerance="1" overaggr-pct="50" imb-pct="20"
  *               epoch-ms="10" affinity-timeout="5"/>
  *     <llc:group name="sim" vcpus="0-7"/>
@@ -39,6 +39,11 @@ enum policy_topology {
 	POLICY_TOPO_MATCH,      /* shape the guest's dies/caches like its LLCs */
 };
 
+enum policy_infer {
+	POLICY_INFER_WAKEUPS,   /* aggregate: groups from vCPU wakeups (default) */
+	POLICY_INFER_NONE,      /* only annotated and reported groups */
+};
+
 /* Per-domain knobs; defaults are the kernel's (policy_tune_defaults()). */
 struct policy_tune {
 	int aggr_tolerance;     /* 0 off, 1 strict .. >=100 ignore size guard */
@@ -60,6 +65,7 @@ struct policy_annotation {
 	enum policy_mode mode;
 	enum policy_isolation isolation;
 	enum policy_topology topology;
+	enum policy_infer infer;
 	struct policy_tune tune;
 	int ngroups;
 	struct policy_group_spec groups[POLICY_MAX_GROUPS];
@@ -72,5 +78,6 @@ void policy_annotation_defaults(struct policy_annotation *a);
 const char *policy_mode_name(enum policy_mode m);
 const char *policy_isolation_name(enum policy_isolation i);
 const char *policy_topology_name(enum policy_topology t);
+const char *policy_infer_name(enum policy_infer i);
 
 #endif

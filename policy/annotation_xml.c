@@ -48,6 +48,12 @@ static const struct enum_value topologies[] = {
 	{ NULL, 0 },
 };
 
+static const struct enum_value infers[] = {
+	{ "wakeups", POLICY_INFER_WAKEUPS },
+	{ "none", POLICY_INFER_NONE },
+	{ NULL, 0 },
+};
+
 static const struct enum_value on_off[] = {
 	{ "on", 1 },
 	{ "off", 0 },
@@ -73,7 +79,8 @@ static const struct tune_knob knobs[] = {
 };
 #define NKNOBS (sizeof(knobs) / sizeof(knobs[0]))
 
-static const char *const root_attrs[] = { "mode", "isolation", "topology", NULL };
+static const char *const root_attrs[] = { "mode", "isolation", "topology", "infer",
+	NULL };
 static const char *const tune_attrs[] = { "aggr-tolerance", "overaggr-pct",
 	"imb-pct", "epoch-ms", "affinity-timeout", "max-moves", "benefit-check",
 	"holddown-s", NULL };
@@ -283,6 +290,10 @@ annot_check(const struct policy_annotation *a, int nvcpus, struct llcd_err *err)
 		snprintf(v, sizeof(v), "%d", (int)a->topology);
 		return enum_error(err, ROOT, "topology", v, topologies);
 	}
+	if (a->infer != POLICY_INFER_WAKEUPS && a->infer != POLICY_INFER_NONE) {
+		snprintf(v, sizeof(v), "%d", (int)a->infer);
+		return enum_error(err, ROOT, "infer", v, infers);
+	}
 	for (size_t k = 0; k < NKNOBS; k++) {
 		int x = knob_get(&a->tune, &knobs[k]);
 
@@ -313,7 +324,8 @@ bool
 annot_equal(const struct policy_annotation *a, const struct policy_annotation *b)
 {
 	if (a->mode != b->mode || a->isolation != b->isolation ||
-	    a->topology != b->topology || a->ngroups != b->ngroups)
+	    a->topology != b->topology || a->infer != b->infer ||
+	    a->ngroups != b->ngroups)
 		return false;
 	for (size_t k = 0; k < NKNOBS; k++)
 		if (knob_get(&a->tune, &knobs[k]) != knob_get(&b->tune, &knobs[k]))
@@ -533,6 +545,10 @@ parse_element(const xmlNode *root, int nvcpus, struct policy_annotation *a,
 	if (parse_enum_attr(root, ROOT, "topology", topologies, &v, err) < 0)
 		return -1;
 	a->topology = v;
+	v = a->infer;
+	if (parse_enum_attr(root, ROOT, "infer", infers, &v, err) < 0)
+		return -1;
+	a->infer = v;
 
 	for (const xmlNode *c = root->children; c != NULL; c = c->next) {
 		const char *name = (const char *)c->name;
@@ -821,6 +837,8 @@ format(const struct policy_annotation *a, bool prefixed, char *buf,
 		put(&o, " isolation=\"%s\"", enum_name(isolations, a->isolation));
 	if (a->topology != POLICY_TOPO_KEEP)
 		put(&o, " topology=\"%s\"", enum_name(topologies, a->topology));
+	if (a->infer != POLICY_INFER_WAKEUPS)
+		put(&o, " infer=\"%s\"", enum_name(infers, a->infer));
 	for (size_t k = 0; k < NKNOBS; k++)
 		tune |= knob_get(&a->tune, &knobs[k]) != knob_get(&def, &knobs[k]);
 	tune |= a->tune.benefit_check != def.benefit_check;

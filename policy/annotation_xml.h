@@ -22,9 +22,10 @@
 
 #include "annotation.h"
 #include "err.h"
+#include "xmlsafe.h"
 
 #define ANNOT_XML_MAX (64 * 1024)               /* a standalone element */
-#define ANNOT_DOMAIN_XML_MAX (4 * 1024 * 1024)  /* a whole domain XML */
+#define ANNOT_DOMAIN_XML_MAX XMLSAFE_DOMAIN_MAX    /* a whole domain XML */
 #define ANNOT_NS_PREFIX "llc"                   /* used by annot_format() */
 #define ANNOT_NS_BASE "urn:llcd:llc-policy:"    /* + version; ours is 1 */
 

@@ -725,3 +725,18 @@ guesttopo_check(const struct topo *t, const struct policy_guest_topo *g, int nvc
 oom:
 	return llcd_err_set(err, "guesttopo: out of memory");
 }
+
+void
+guesttopo_position(const struct policy_guest_topo *g, int vcpu, struct guesttopo_pos *pos)
+{
+	int th = g->threads > 0 ? g->threads : 1;
+	int co = g->cores > 0 ? g->cores : 1;
+	int cl = g->clusters > 0 ? g->clusters : 1;
+	int di = g->dies > 0 ? g->dies : 1;
+
+	pos->thread = vcpu % th;
+	pos->core = (vcpu / th) % co;
+	pos->cluster = (vcpu / (th * co)) % cl;
+	pos->die = (vcpu / (th * co * cl)) % di;
+	pos->socket = vcpu / (th * co * cl * di);
+}

@@ -142,4 +142,14 @@ int guesttopo_check(const struct topo *t, const struct policy_guest_topo *g, int
 
 const char *guesttopo_issue_name(enum guesttopo_issue_kind k);
 
+/* A vCPU's position in a guest topology, in libvirt's (and QEMU's) order:
+ * socket, die, cluster, core, thread, the thread fastest; core counts
+ * within its cluster (QEMU's core-id). Numbers <= 0 in g count as 1. The
+ * one place llcd computes it (llcctl vcpuinfo, dominfo's vcpu_threads and
+ * the QMP cross-check). */
+struct guesttopo_pos {
+	int socket, die, cluster, core, thread;
+};
+void guesttopo_position(const struct policy_guest_topo *g, int vcpu, struct guesttopo_pos *pos);
+
 #endif

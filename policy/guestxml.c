@@ -76,7 +76,7 @@ sb_mem(struct sbuf *b, const char *s, size_t n)
 static xmlDocPtr
 read_doc(const char *buf, size_t len, struct llcd_err *err)
 {
-	return xmlsafe_read(buf, len, GUESTXML_MAX, WHAT, 0, err);
+	return xmlsafe_read_domain(buf, len, err);
 }
 
 static bool
@@ -194,9 +194,9 @@ read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err)
 		x = strtol(v ? (const char *)v : "", &end, 10);
 		while (end && isspace((unsigned char)*end))
 			end++;
-		if (v == NULL || errno || end == (char *)v || *end != '\0' || x < 1 || x > CPUSET_MAX) {
+		if (v == NULL || errno || end == (char *)v || *end != '\0' || x < 1 || x > XMLSAFE_MAX_VCPUS) {
 			llcd_err_set(err, WHAT ": <vcpu>: '%.32s' is not a vCPU count in 1..%d",
-			    v ? (const char *)v : "", CPUSET_MAX);
+			    v ? (const char *)v : "", XMLSAFE_MAX_VCPUS);
 			xmlFree(v);
 			return -1;
 		}
@@ -227,11 +227,11 @@ read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err)
 	if ((topo = child(cpu, "topology")) != NULL) {
 		struct policy_guest_topo g = { 1, 1, 1, 1, 1 };
 		d->has_topology = true;
-		if (attr_int(topo, "sockets", 1, CPUSET_MAX, &g.sockets, err) < 0 ||
-		    attr_int(topo, "dies", 1, CPUSET_MAX, &g.dies, err) < 0 ||
-		    attr_int(topo, "clusters", 1, CPUSET_MAX, &g.clusters, err) < 0 ||
-		    attr_int(topo, "cores", 1, CPUSET_MAX, &g.cores, err) < 0 ||
-		    attr_int(topo, "threads", 1, CPUSET_MAX, &g.threads, err) < 0)
+		if (attr_int(topo, "sockets", 1, XMLSAFE_MAX_VCPUS, &g.sockets, err) < 0 ||
+		    attr_int(topo, "dies", 1, XMLSAFE_MAX_VCPUS, &g.dies, err) < 0 ||
+		    attr_int(topo, "clusters", 1, XMLSAFE_MAX_VCPUS, &g.clusters, err) < 0 ||
+		    attr_int(topo, "cores", 1, XMLSAFE_MAX_VCPUS, &g.cores, err) < 0 ||
+		    attr_int(topo, "threads", 1, XMLSAFE_MAX_VCPUS, &g.threads, err) < 0)
 			return -1;
 		d->topo = g;
 	}

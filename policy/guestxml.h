@@ -25,8 +25,9 @@
 #include "err.h"
 #include "guesttopo.h"
 #include "policy.h"
+#include "xmlsafe.h"
 
-#define GUESTXML_MAX (4 * 1024 * 1024)
+#define GUESTXML_MAX XMLSAFE_DOMAIN_MAX
 
 /* Which elements guestxml_apply() writes. */
 enum guestxml_part {

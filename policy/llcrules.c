@@ -66,7 +66,21 @@ llc_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_w
 	scale = 1 + (r->aggr_tolerance - 1);
 	if (r->kernel)  /* !fits_capacity(nr * smt, scale * llc): c*1280 < m*1024 */
 		return !(nr_avg * r->smt * 1280.0 < (double)scale * llc_weight * 1024.0);
-	return nr_avg * r->smt > (double)scale * llc_weight + 1e-9;
+	/* compared as reported, to a tenth of a busy thread: 1.0 busy
+	 * threads do not exceed 1 PU, however the average was rounded */
+	return lround(nr_avg * 10.0) * r->smt > scale * llc_weight * 10L;
+}
+
+bool
+llc_size_guard(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight, bool guarded)
+{
+	long scale;
+
+	if (!guarded || r->kernel || nthreads <= 1 || r->aggr_tolerance <= 0 || r->aggr_tolerance >= 100)
+		return llc_invalid_nr(r, nthreads, nr_avg, llc_weight);
+	scale = 1 + (r->aggr_tolerance - 1);
+	/* leave only at or below LLC_GUARD_LEAVE_PCT % of the limit */
+	return lround(nr_avg * 10.0) * r->smt * 100L > scale * llc_weight * 10L * LLC_GUARD_LEAVE_PCT;
 }
 
 double

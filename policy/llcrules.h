@@ -45,6 +45,15 @@ enum llc_mig llc_can_migrate(const struct llc_rules *r, double src_util, double 
  * PUs (too many threads for the LLC, or a single thread). */
 bool llc_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight);
 
+/* The size guard with hysteresis, for a group that is `guarded` now or
+ * not. Not guarded: llc_invalid_nr(). Guarded (llcd's flavour): it stays
+ * guarded until nr_avg x smt is at most LLC_GUARD_LEAVE_PCT % of the
+ * limit, so that a group at the limit does not flap in and out (issue 14
+ * item 6). kernel = true: llc_invalid_nr() (the kernel has no hysteresis).
+ * In llcd's flavour nr_avg is compared to a tenth of a thread. */
+#define LLC_GUARD_LEAVE_PCT 90
+bool llc_size_guard(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight, bool guarded);
+
 /* Decay factor for one sampling period: 1/2 per epoch. */
 double llc_decay(double period_ms, double epoch_ms);
 

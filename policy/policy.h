@@ -132,6 +132,7 @@ enum policy_group_rule {
 	POLICY_GROUP_ANNOTATION,        /* <llc:group> in the annotation */
 	POLICY_GROUP_GUEST,             /* reported by the guest helper */
 	POLICY_GROUP_DOMAIN,            /* the whole domain fits one LLC */
+	POLICY_GROUP_WAKEUPS,           /* inferred from vCPU wakeups (wakeups.h) */
 };
 
 struct policy_group_info {
@@ -144,6 +145,9 @@ struct policy_group_info {
 	int best_llc;
 	bool guarded;                   /* a size guard forbids aggregation */
 	bool backed_off;                /* benefit check hold-down active */
+	double wakeups_hz;              /* wakeups rule: summed EWMA rate of the
+	                                 * formed pairs inside the group */
+	int wakeup_pairs;               /* ... and how many pairs */
 	char why[POLICY_REASON];        /* last decision about this group */
 };
 
@@ -172,8 +176,28 @@ int policy_domain_info(const struct policy_state *s, uint64_t key,
 int policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
                         struct cpuset *home, int n);
 
+/* What the wakeup rule sees of a domain (llcctl wakeups): the strongest
+ * tracked pairs (at most max into pairs, by rate), the background and total
+ * rates (Hz), the wakeups the producer dropped. Returns the number of pairs
+ * written, or -1 if the engine keeps no wakeup history for the domain (not
+ * aggregate, not placed, or no wakeups ever given). */
+struct policy_wakeups_info {
+	bool inferring;                 /* infer='wakeups': groups may form */
+	double background_hz, total_hz;
+	uint64_t dropped;
+};
+int policy_domain_wakeups(const struct policy_state *s, uint64_t key,
+                          struct policy_wakeups_info *info,
+                          struct wakeups_pair_info *pairs, int max);
+
 struct policy_stats {
 	uint64_t steps, pins, pref_switches, refusals, backoffs;
+	/* Allocations that failed inside a step. Each skipped one part of the
+	 * step (an action of the plan, a new group, a domain's placement or
+	 * occupancy this period; a group's `why` says so where it was about a
+	 * group) and is retried the next step. policy_step() itself fails with
+	 * "out of memory" only where it cannot go on at all. */
+	uint64_t nomem;
 };
 void policy_stats(const struct policy_state *s, struct policy_stats *st);
 

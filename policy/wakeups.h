@@ -14,8 +14,8 @@
  *
  * Bounds (the input is untrusted in the sense that a guest chooses how often
  * its vCPUs wake each other): at most POLICY_WAKEUP_EDGES edges per domain
- * per period; a producer that has more keeps the strongest and adds the
- * counts of the rest to 'dropped', so that the domain's total wakeup count
+ * per period; a producer that has more keeps what it can (the strongest,
+ * where it knows them) and adds the counts of the rest to 'dropped', so that the domain's total wakeup count
  * (sum of counts + dropped) stays exact and the background rate the rule
  * compares against is not biased by the cap. The engine refuses an input
  * with nedges outside 0..POLICY_WAKEUP_EDGES, a NULL edge list with
@@ -42,5 +42,78 @@ struct policy_wakeups {
 	uint64_t dropped;               /* wakeups between vCPUs of this domain
 	                                 * not in edges[] (cap reached) */
 };
+
+/* --- The inference rule (wakeups.c; used by the group stage) ----------
+ *
+ * Per domain the rule keeps an EWMA (time constant WAKEUPS_TAU_S) of the
+ * wakeup rate of each unordered vCPU pair {a, b} (a->b plus b->a) and of
+ * the domain's total. The pairs are ranked by rate; the background is the
+ * mean rate of every pair of the domain (n(n-1)/2 of them, seen or not)
+ * outside the top k, where k is the largest rank whose pair is at least
+ * WAKEUPS_ENTER_FACTOR times the background of the pairs below it. A pair
+ * becomes a candidate when it is in that top k and at least
+ * WAKEUPS_ENTER_MIN_HZ; it stays one while it is at least
+ * max(WAKEUPS_LEAVE_FACTOR x background, WAKEUPS_LEAVE_MIN_HZ); a candidate
+ * that lasted WAKEUPS_FORM_S is formed; a formed pair is dropped only after
+ * it stayed below that leave level for WAKEUPS_DISSOLVE_S. Groups are the
+ * connected components of formed pairs. docs/design.md explains the
+ * numbers.
+ *
+ * Memory: at most WAKEUPS_PAIRS tracked pairs per domain (the weakest are
+ * forgotten first; a pair not tracked is assumed to run at the mean rate of
+ * the untracked pairs), about 80 KiB, allocated on the first update.
+ */
+#include <stdbool.h>
+
+#include "cpuset.h"
+#include "err.h"
+
+#define WAKEUPS_TAU_S 1.0               /* EWMA time constant */
+#define WAKEUPS_ENTER_FACTOR 4.0        /* x background to become a candidate */
+#define WAKEUPS_ENTER_MIN_HZ 20.0       /* ... and at least this */
+#define WAKEUPS_LEAVE_FACTOR 2.0        /* below max(this x background, */
+#define WAKEUPS_LEAVE_MIN_HZ 10.0       /*   this) a pair is cold */
+#define WAKEUPS_FORM_S 2.0              /* candidate this long: formed */
+#define WAKEUPS_DISSOLVE_S 5.0          /* formed and cold this long: dropped */
+#define WAKEUPS_PAIRS 2048              /* tracked pairs per domain */
+#define WAKEUPS_FORGET_HZ 0.5           /* untracked below this (not candidates) */
+
+struct wakeups_state;
+
+struct wakeups_pair_info {
+	int a, b;                       /* vCPUs, a < b */
+	double rate_hz;                 /* EWMA of a->b plus b->a */
+	double ab_hz, ba_hz;            /* the two directions */
+	bool candidate, formed;
+};
+
+struct wakeups_state *wakeups_state_new(void);
+void wakeups_state_free(struct wakeups_state *s);
+
+/* Validate one period's input for a domain of nvcpus (the rules above). */
+int wakeups_check(const struct policy_wakeups *w, int nvcpus, struct llcd_err *err);
+
+/* Feed one period that ended at now_ns. w == NULL: nothing was seen for
+ * period_ns (all rates decay). w must have passed wakeups_check(). A change
+ * of nvcpus forgets everything. Returns 0, or -1 on out of memory (the
+ * state is then unchanged). */
+int wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups *w,
+                   uint64_t period_ns, uint64_t now_ns);
+
+/* The inferred groups (components of formed pairs with >= 2 vCPUs), in
+ * order of their lowest vCPU; returns how many (at most max). */
+int wakeups_groups(const struct wakeups_state *s, struct cpuset *out, int max);
+
+/* The strongest tracked pairs, by rate, at most max; returns how many. */
+int wakeups_pairs(const struct wakeups_state *s, struct wakeups_pair_info *out, int max);
+
+/* Background rate per pair and the domain's total rate (Hz). */
+double wakeups_background_hz(const struct wakeups_state *s);
+double wakeups_total_hz(const struct wakeups_state *s);
+/* Wakeups dropped by the producer (cap reached), summed since the start. */
+uint64_t wakeups_dropped(const struct wakeups_state *s);
+
+/* Summed rate of the formed pairs inside vcpus (Hz), and how many. */
+double wakeups_set_rate_hz(const struct wakeups_state *s, const struct cpuset *vcpus, int *npairs);
 
 #endif

@@ -3,6 +3,10 @@
 
 #include <string.h>
 
+#include "cpuset.h"
+
+_Static_assert(XMLSAFE_MAX_VCPUS <= CPUSET_MAX, "a vCPU per modelled CPU at most");
+
 static int doctype_seen;        /* only its address is used, as a marker */
 
 static void
@@ -65,4 +69,10 @@ xmlsafe_read(const char *buf, size_t len, size_t max, const char *what, int extr
 		xmlFreeDoc(ctxt->myDoc);
 	xmlFreeParserCtxt(ctxt);
 	return doc;
+}
+
+xmlDocPtr
+xmlsafe_read_domain(const char *xml, size_t len, struct llcd_err *err)
+{
+	return xmlsafe_read(xml, len, XMLSAFE_DOMAIN_MAX, "domain XML", 0, err);
 }

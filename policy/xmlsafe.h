@@ -11,10 +11,23 @@
 
 #include "err.h"
 
+/* A libvirt domain XML: at most this many bytes, and at most this many
+ * vCPUs (<vcpu>, and each <cpu><topology> number): CPUSET_MAX, the CPUs the
+ * engine models. virt.c (listing domains), guestxml.c (llcctl topology) and
+ * the guest channel lookup (guestchan_xml.c) read domain XML through
+ * xmlsafe_read_domain() and check vCPU numbers against this one limit. */
+#define XMLSAFE_DOMAIN_MAX (4 * 1024 * 1024)
+#define XMLSAFE_MAX_VCPUS 2048
+
 /* Parse buf (len bytes, at most max) into a document, or NULL with err
  * ("WHAT: ..."). extra_options are added to XML_PARSE_NONET |
  * XML_PARSE_NOERROR | XML_PARSE_NOWARNING. */
 xmlDocPtr xmlsafe_read(const char *buf, size_t len, size_t max, const char *what,
                        int extra_options, struct llcd_err *err);
+
+/* xmlsafe_read() of a whole domain XML: at most XMLSAFE_DOMAIN_MAX bytes,
+ * errors start with "domain XML: ". The root element is the caller's to
+ * check. */
+xmlDocPtr xmlsafe_read_domain(const char *xml, size_t len, struct llcd_err *err);
 
 #endif

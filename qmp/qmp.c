@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "jsonget.h"
+
 #define JSON_DEPTH 64          /* QMP replies nest a few levels; bound it */
 #define READS_PER_STEP 16      /* fairness: at most this many reads per step */
 /* Every byte JSON allows outside strings.  Checked by the framer, so that
@@ -151,15 +154,6 @@ excerpt(const char *s, size_t len, char *buf, size_t size)
 	}
 	buf[o] = '\0';
 	return buf;
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* --- output ----------------------------------------------------------- */
@@ -388,16 +382,13 @@ qmp_event_name(struct json_object *ev)
 	return json_object_get_string(n);
 }
 
+/* A version number: an integer in 0..1000000. */
 static bool
 get_int(struct json_object *o, const char *key, int *v)
 {
-	struct json_object *x;
 	int64_t i;
 
-	if (!json_object_object_get_ex(o, key, &x) || !json_object_is_type(x, json_type_int))
-		return false;
-	i = json_object_get_int64(x);
-	if (i < 0 || i > 1000000)
+	if (jget_int(o, key, 0, 1000000, &i) != JGET_OK)
 		return false;
 	*v = (int)i;
 	return true;
@@ -743,7 +734,7 @@ static enum qmp_rc
 wait_for(struct qmp *q, int timeout_ms, bool (*done)(struct qmp *, void *), void *arg,
          struct llcd_err *err)
 {
-	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int64_t deadline = timeout_ms < 0 ? -1 : (int64_t)llcd_mono_ms() + timeout_ms;
 
 	for (;;) {
 		struct pollfd pfd;
@@ -758,7 +749,7 @@ wait_for(struct qmp *q, int timeout_ms, bool (*done)(struct qmp *, void *), void
 			return QMP_ERR_CONN;
 		}
 		if (deadline >= 0) {
-			int64_t l = deadline - now_ms();
+			int64_t l = deadline - (int64_t)llcd_mono_ms();
 
 			if (l <= 0)
 				return QMP_ERR_TIMEOUT;

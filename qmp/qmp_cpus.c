@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
+
 #define CPUS_MAX 65536          /* more vCPU entries than any QEMU allows */
 #define ID_MAX 1000000          /* bound on any topology id or cpu-index */
 
@@ -55,17 +57,17 @@ static int
 member_int(struct json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *v,
            const char *what, size_t idx, struct llcd_err *err)
 {
-	struct json_object *x;
-
-	if (!json_object_object_get_ex(o, key, &x))
+	switch (jget_int(o, key, lo, hi, v)) {
+	case JGET_OK:
+		return 1;
+	case JGET_ABSENT:
 		return 0;
-	if (!json_object_is_type(x, json_type_int))
-		return llcd_err_set(err, "%s[%zu]: \"%s\" is not an integer", what, idx, key);
-	*v = json_object_get_int64(x);
-	if (*v < lo || *v > hi)
+	case JGET_RANGE:
 		return llcd_err_set(err, "%s[%zu]: \"%s\" %lld out of range %lld-%lld", what, idx,
 		                    key, (long long)*v, (long long)lo, (long long)hi);
-	return 1;
+	default:
+		return llcd_err_set(err, "%s[%zu]: \"%s\" is not an integer", what, idx, key);
+	}
 }
 
 /* Member key as a fresh string: 1 found, 0 absent, -1 error. */
@@ -73,13 +75,14 @@ static int
 member_str(struct json_object *o, const char *key, char **s, const char *what, size_t idx,
            struct llcd_err *err)
 {
-	struct json_object *x;
+	const char *v;
+	enum jget r = jget_str(o, key, &v);
 
-	if (!json_object_object_get_ex(o, key, &x))
+	if (r == JGET_ABSENT)
 		return 0;
-	if (!json_object_is_type(x, json_type_string))
+	if (r != JGET_OK)
 		return llcd_err_set(err, "%s[%zu]: \"%s\" is not a string", what, idx, key);
-	*s = strdup(json_object_get_string(x));
+	*s = strdup(v);
 	if (*s == NULL)
 		return llcd_err_set(err, "out of memory");
 	return 1;
@@ -124,21 +127,23 @@ parse_props(struct json_object *e, struct qmp_cpu_props *p, const char *what, si
 		{ "thread-id", offsetof(struct qmp_cpu_props, thread_id) },
 	};
 	struct json_object *props;
+	enum jget r;
 	size_t i;
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		*(int *)((char *)p + keys[i].off) = -1;
-	if (!json_object_object_get_ex(e, "props", &props))
+	r = jget_typed(e, "props", json_type_object, &props);
+	if (r == JGET_ABSENT)
 		return 0;
-	if (!json_object_is_type(props, json_type_object))
+	if (r != JGET_OK)
 		return llcd_err_set(err, "%s[%zu]: \"props\" is not an object", what, idx);
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		int64_t v;
-		int r = member_int(props, keys[i].key, 0, ID_MAX, &v, what, idx, err);
+		int got = member_int(props, keys[i].key, 0, ID_MAX, &v, what, idx, err);
 
-		if (r == -1)
+		if (got == -1)
 			return llcd_err_prefix(err, "props");
-		if (r == 1)
+		if (got == 1)
 			*(int *)((char *)p + keys[i].off) = (int)v;
 	}
 	return 0;

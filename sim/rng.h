@@ -3,6 +3,7 @@
 #ifndef LLCSIM_RNG_H
 #define LLCSIM_RNG_H
 
+#include <math.h>
 #include <stdint.h>
 
 struct sim_rng {
@@ -45,6 +46,34 @@ static inline uint32_t
 sim_rng_below(struct sim_rng *r, uint32_t n)
 {
 	return (uint32_t)(((sim_rng_next(r) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* Uniform in [0, 1) with 53 bits. */
+static inline double
+sim_rng_unit(struct sim_rng *r)
+{
+	return (double)(sim_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Poisson(lambda), exact: Knuth's product of uniforms on chunks of at most
+ * 16 (a sum of Poisson draws is Poisson), so that exp() never underflows;
+ * O(lambda) draws, which the simulator pays anyway (one partner per wakeup). */
+static inline uint64_t
+sim_rng_poisson(struct sim_rng *r, double lambda)
+{
+	uint64_t n = 0;
+
+	while (lambda > 0) {
+		double chunk = lambda > 16 ? 16 : lambda, limit = exp(-chunk), p = 1.0;
+		lambda -= chunk;
+		for (;;) {
+			p *= sim_rng_unit(r);
+			if (p <= limit)
+				break;
+			n++;
+		}
+	}
+	return n;
 }
 
 #endif

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
+
 void
 sim_model_defaults(struct sim_model *m)
 {
@@ -84,22 +86,24 @@ static int
 get_num(struct ctx *c, json_object *o, const char *path, const char *key, bool required,
         double lo, double hi, double *v)
 {
-	json_object *f;
+	double d;
 	char p[256];
 
 	join(p, sizeof(p), path, key);
-	if (!json_object_object_get_ex(o, key, &f) || f == NULL) {
-		if (required)
-			return fail(c, p, "missing (required)");
+	switch (jget_num(o, key, lo, hi, &d)) {
+	case JGET_OK:
+		*v = d;
 		return 0;
-	}
-	if (!json_object_is_type(f, json_type_int) && !json_object_is_type(f, json_type_double))
-		return fail(c, p, "must be a number, got %s", json_type_to_name(json_object_get_type(f)));
-	double d = json_object_get_double(f);
-	if (!isfinite(d) || d < lo || d > hi)
+	case JGET_ABSENT:
+	case JGET_NULL:
+		return required ? fail(c, p, "missing (required)") : 0;
+	case JGET_TYPE:
+		return fail(c, p, "must be a number, got %s",
+		            json_type_to_name(json_object_get_type(json_object_object_get(o, key))));
+	case JGET_RANGE:
+	default:
 		return fail(c, p, "must be in [%g, %g], got %g", lo, hi, d);
-	*v = d;
-	return 0;
+	}
 }
 
 static int
@@ -122,16 +126,13 @@ get_int(struct ctx *c, json_object *o, const char *path, const char *key, bool r
 static int
 get_bool(struct ctx *c, json_object *o, const char *path, const char *key, bool *v)
 {
-	json_object *f;
+	enum jget r = jget_bool(o, key, v);
 	char p[256];
 
-	if (!json_object_object_get_ex(o, key, &f) || f == NULL)
+	if (r == JGET_OK || r == JGET_ABSENT || r == JGET_NULL)
 		return 0;
 	join(p, sizeof(p), path, key);
-	if (!json_object_is_type(f, json_type_boolean))
-		return fail(c, p, "must be true or false");
-	*v = json_object_get_boolean(f);
-	return 0;
+	return fail(c, p, "must be true or false");
 }
 
 /* String field; absent or null -> NULL (error if required). */
@@ -139,39 +140,34 @@ static int
 get_str(struct ctx *c, json_object *o, const char *path, const char *key, bool required,
         const char **v)
 {
-	json_object *f;
+	enum jget r;
 	char p[256];
 
 	join(p, sizeof(p), path, key);
 	*v = NULL;
-	if (!json_object_object_get_ex(o, key, &f) || f == NULL) {
-		if (required)
-			return fail(c, p, "missing (required)");
+	r = jget_str(o, key, v);
+	if (r == JGET_OK)
 		return 0;
-	}
-	if (!json_object_is_type(f, json_type_string))
-		return fail(c, p, "must be a string");
-	*v = json_object_get_string(f);
-	return 0;
+	if (r == JGET_ABSENT || r == JGET_NULL)
+		return required ? fail(c, p, "missing (required)") : 0;
+	return fail(c, p, "must be a string");
 }
 
 static int
 get_obj(struct ctx *c, json_object *o, const char *path, const char *key, bool required,
         json_type type, json_object **v)
 {
+	enum jget r;
 	char p[256];
 
 	join(p, sizeof(p), path, key);
 	*v = NULL;
-	if (!json_object_object_get_ex(o, key, v) || *v == NULL) {
-		*v = NULL;
-		if (required)
-			return fail(c, p, "missing (required)");
+	r = jget_typed(o, key, type, v);
+	if (r == JGET_OK)
 		return 0;
-	}
-	if (!json_object_is_type(*v, type))
-		return fail(c, p, "must be %s", type == json_type_array ? "an array" : "an object");
-	return 0;
+	if (r == JGET_ABSENT || r == JGET_NULL)
+		return required ? fail(c, p, "missing (required)") : 0;
+	return fail(c, p, "must be %s", type == json_type_array ? "an array" : "an object");
 }
 
 /* --- sections ---------------------------------------------------------- */

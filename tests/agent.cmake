@@ -23,3 +23,8 @@ llcd_libvirt_test(test_virt_session
   SOURCES libvirt/test_virt_session.c libvirt/lvd.c LIBS llcagent_live)
 llcd_libvirt_test(test_virt_system
   SOURCES libvirt/test_virt_system.c LIBS llcagent_live)
+
+# The in-kernel tracer with its real BPF programs (root; fails where BPF
+# cannot load: this machine has BTF and the capabilities).
+llcd_unit_test(test_tracer SOURCES unit/test_tracer.c LIBS llcagent_tracer Threads::Threads LABELS bpf)
+set_tests_properties(test_tracer PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)

@@ -6,8 +6,8 @@ llcd_unit_test(test_annotation SOURCES unit/test_annotation.c LIBS llcpolicy_io)
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_annotation
   SOURCES fuzz/fuzz_annotation.c ../policy/annotation_xml.c ../policy/xmlsafe.c
-          ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
-  INCLUDES ../policy
+          ../policy/annotation.c ../common/cpuset.c ../common/err.c
+  INCLUDES ../policy ../common
   PKGS libxml-2.0
   CORPUS fuzz/corpus/annotation
   DICT fuzz/annotation.dict

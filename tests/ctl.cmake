@@ -3,19 +3,20 @@ llcd_unit_test(test_ctl SOURCES unit/test_ctl.c LIBS llcctl_proto pthread)
 
 include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_ctl
-  SOURCES fuzz/fuzz_ctl.c ../agent/ctl.c ../policy/err.c
-  INCLUDES ../agent ../policy
+  SOURCES fuzz/fuzz_ctl.c ../agent/ctl.c ../common/err.c
+  INCLUDES ../agent ../policy ../common
   PKGS json-c
   CORPUS fuzz/corpus/ctl
   SECONDS 10)
 llcd_fuzz_target(fuzz_config
-  SOURCES fuzz/fuzz_config.c ../agent/config.c ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
-  INCLUDES ../agent ../policy
+  SOURCES fuzz/fuzz_config.c ../agent/config.c ../policy/annotation.c ../common/cpuset.c ../common/err.c
+  INCLUDES ../agent ../policy ../common
   CORPUS fuzz/corpus/config
   SECONDS 10)
 llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llcpolicy)
 target_include_directories(test_config PRIVATE ${CMAKE_SOURCE_DIR}/agent)
 llcd_unit_test(test_perfcount SOURCES unit/test_perfcount.c ../agent/perfcount.c LIBS llcpolicy)
 target_include_directories(test_perfcount PRIVATE ${CMAKE_SOURCE_DIR}/agent)
+llcd_unit_test(test_metrics SOURCES unit/test_metrics.c LIBS llcd_core)
 llcd_unit_test(test_daemon SOURCES unit/test_daemon.c LIBS llcd_core)
 target_compile_definitions(test_daemon PRIVATE LLCD_SRC="${CMAKE_SOURCE_DIR}")

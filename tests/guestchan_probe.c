@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "guestchan.h"
 
 #define MAXCH 8
@@ -39,15 +40,6 @@ on_term(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void
@@ -147,10 +139,10 @@ main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGTERM, on_term);       /* ends the run, counters still printed */
-	end = now_ns() + (uint64_t)(seconds * 1e9);
-	while (!stop && now_ns() < end && !(exit_after && got >= exit_after)) {
+	end = llcd_mono_ns() + (uint64_t)(seconds * 1e9);
+	while (!stop && llcd_mono_ns() < end && !(exit_after && got >= exit_after)) {
 		struct pollfd pfd[MAXCH];
-		uint64_t t = now_ns(), next = t + 100000000;    /* llcd: its period */
+		uint64_t t = llcd_mono_ns(), next = t + 100000000;    /* llcd: its period */
 
 		for (int i = 0; i < n; i++) {
 			pfd[i].fd = guestchan_fd(ch[i]);
@@ -159,7 +151,7 @@ main(int argc, char **argv)
 				next = guestchan_next_ns(ch[i]);
 		}
 		poll(pfd, (nfds_t)n, next > t ? (int)((next - t) / 1000000) + 1 : 0);
-		t = now_ns();
+		t = llcd_mono_ns();
 		for (int i = 0; i < n; i++) {
 			struct policy_hot_report rep[16];
 			struct guestchan_stats st;

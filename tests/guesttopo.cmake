@@ -16,9 +16,10 @@ set_tests_properties(guestxml_schema PROPERTIES LABELS "schema" SKIP_RETURN_CODE
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_guestxml
   SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/xmlsafe.c ../policy/guesttopo.c
-          ../policy/policy.c ../policy/llcrules.c ../policy/topo.c
-          ../policy/annotation.c ../policy/cpuset.c ../policy/err.c
-  INCLUDES ../policy
+          ../policy/policy.c ../policy/step.c ../policy/placement.c ../policy/groups.c
+          ../policy/steer.c ../policy/benefit.c ../policy/wakeups.c ../policy/llcrules.c ../policy/topo.c
+          ../policy/annotation.c ../common/cpuset.c ../common/err.c
+  INCLUDES ../policy ../common
   PKGS libxml-2.0
   CORPUS fuzz/corpus/guestxml
   SECONDS 15)

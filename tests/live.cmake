@@ -1,4 +1,4 @@
-# The live back-end (agent/live.c): unit tests, the standalone driver the
+# The live back-end (agent/live/): unit tests, the standalone driver the
 # e2e tests run (not installed), and the e2e tests' wiring.
 llcd_unit_test(test_live SOURCES unit/test_live.c LIBS llcagent_live)
 

@@ -1,4 +1,4 @@
-# Tests of qmp/ (libqmp and llc-qmp).
+# Tests of qmp/ (libqmp) and tools/llc-qmp.c (llc-qmp).
 find_package(Threads REQUIRED)
 llcd_unit_test(test_qmp_replay SOURCES unit/test_qmp_replay.c unit/qmp_fake.c
                LIBS llcqmp Threads::Threads)
@@ -25,12 +25,13 @@ set(LLCD_FUZZ_SECONDS 20 CACHE STRING "How long the fuzz tests run")
 if(LLCD_CLANG)
   set(_fuzz_src ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_qmp.c
       ${PROJECT_SOURCE_DIR}/qmp/qmp.c ${PROJECT_SOURCE_DIR}/qmp/qmp_cpus.c
-      ${PROJECT_SOURCE_DIR}/policy/err.c)
+      ${PROJECT_SOURCE_DIR}/common/err.c ${PROJECT_SOURCE_DIR}/common/clock.c
+      ${PROJECT_SOURCE_DIR}/common/jsonget.c ${PROJECT_SOURCE_DIR}/common/cpuset.c)
   add_custom_command(
     OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fuzz_qmp
     COMMAND ${LLCD_CLANG} -std=gnu11 -g -O1 -D_GNU_SOURCE
             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-            -I${PROJECT_SOURCE_DIR}/qmp -I${PROJECT_SOURCE_DIR}/policy ${JSONC_CFLAGS}
+            -I${PROJECT_SOURCE_DIR}/qmp -I${PROJECT_SOURCE_DIR}/common ${JSONC_CFLAGS}
             ${_fuzz_src} ${JSONC_LDFLAGS} -o ${CMAKE_CURRENT_BINARY_DIR}/fuzz_qmp
     DEPENDS ${_fuzz_src} ${PROJECT_SOURCE_DIR}/qmp/qmp.h
     COMMENT "Building the libFuzzer target fuzz_qmp with clang"

@@ -1,21 +1,19 @@
 # Tests of sim/ (llcsim): unit tests of the cost model and parser, and one
 # check per shipped scenario asserting the expected ordering of policies.
-if(TARGET llcsim)
-  llcd_unit_test(test_sim_world SOURCES unit/test_sim_world.c LIBS llcsim_core LABELS sim)
-  llcd_unit_test(test_sim_scenario SOURCES unit/test_sim_scenario.c LIBS llcsim_core LABELS sim)
+llcd_unit_test(test_sim_world SOURCES unit/test_sim_world.c LIBS llcsim_core LABELS sim)
+llcd_unit_test(test_sim_scenario SOURCES unit/test_sim_scenario.c LIBS llcsim_core LABELS sim)
 
-  find_program(PYTHON3 python3)
-  set(_scen ${PROJECT_SOURCE_DIR}/sim/scenarios)
-  foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-server)
-    add_test(NAME sim_${s}
-             COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
-                     $<TARGET_FILE:llcsim> ${_scen} ${s})
-    set_tests_properties(sim_${s} PROPERTIES LABELS "sim" TIMEOUT 120)
-  endforeach()
-  add_test(NAME sim_determinism
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_determinism.sh
-                   $<TARGET_FILE:llcsim> ${_scen}/xiangshan-8ccx.json)
-  add_test(NAME sim_errors
-           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_errors.sh $<TARGET_FILE:llcsim>)
-  set_tests_properties(sim_determinism sim_errors PROPERTIES LABELS "sim" TIMEOUT 120)
-endif()
+find_program(PYTHON3 python3)
+set(_scen ${PROJECT_SOURCE_DIR}/sim/scenarios)
+foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-server)
+  add_test(NAME sim_${s}
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
+                   $<TARGET_FILE:llcsim> ${_scen} ${s})
+  set_tests_properties(sim_${s} PROPERTIES LABELS "sim" TIMEOUT 120)
+endforeach()
+add_test(NAME sim_determinism
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_determinism.sh
+                 $<TARGET_FILE:llcsim> ${_scen}/xiangshan-8ccx.json)
+add_test(NAME sim_errors
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_errors.sh $<TARGET_FILE:llcsim>)
+set_tests_properties(sim_determinism sim_errors PROPERTIES LABELS "sim" TIMEOUT 120)

@@ -68,8 +68,10 @@ grep -q "^# TYPE llcd_periods_total counter" <<<"$out" || fail "metrics types: $
 out=$("$llcctl" policy xs); grep -q 'mode="aggregate"' <<<"$out" || fail "policy: $out"; ok "policy (show)"
 out=$("$llcctl" topology xs); grep -q "^recommended: sockets=1 dies=8 cores=8 threads=2" <<<"$out" || fail "topology xs: $out"
 grep -q "die 3    socket 0, vCPUs 48-63 -> host LLC 3" <<<"$out" || fail "topology xs dies: $out"; ok "topology DOMAIN"
-out=$("$llcctl" check xs); grep -q "guest die 7 (socket 0, vCPUs 112-127) is pinned across 8 host LLCs" <<<"$out" || fail "check: $out"
-grep -q "disagree" <<<"$out" || fail "check verdict: $out"; ok "check (LLC-wide pins under topology=keep disagree with 8 guest dies)"
+rc=0; out=$("$llcctl" check xs) || rc=$?
+[ "$rc" = 4 ] || fail "check exits $rc on a disagreement, want 4"
+grep -q "guest die 7 (socket 0, vCPUs 112-127) is pinned across 8 host LLCs" <<<"$out" || fail "check: $out"
+grep -q "disagree" <<<"$out" || fail "check verdict: $out"; ok "check (LLC-wide pins under topology=keep disagree with 8 guest dies; exit 4)"
 if "$llcctl" topology xs --dry-run 2>"$work/err"; then fail "topology --dry-run on llcsim"; fi
 grep -q "has no domain XML to rewrite" "$work/err" || fail "dry-run: $(cat "$work/err")"; ok "topology --dry-run refused on the simulated back-end"
 
@@ -134,6 +136,13 @@ grep -q "^xs *unmanaged.*released by llcctl release" <<<"$("$llcctl" list)" || f
 ok "release"
 if "$llcctl" -c "$work/none.sock" list 2>"$work/err"; then fail "connect to a missing socket"; fi
 grep -q "is llcd running?" "$work/err" || fail "missing socket: $(cat "$work/err")"; ok "clear error without llcd"
+"$llcctl" events >"$work/events2" 2>&1 &
+evpid=$!
+sleep 0.3
 kill "$pid"; wait "$pid" || true; pid=
+rc=0; wait "$evpid" || rc=$?
+[ "$rc" = 3 ] || fail "events exited $rc when llcd stopped, want 3"
+grep -q "llcd closed the connection" "$work/events2" || fail "events: $(cat "$work/events2")"
+ok "events says so and exits 3 when llcd stops"
 [ ! -e "$sock" ] || fail "llcd left its socket behind"; ok "llcd stops on SIGTERM and removes its socket"
 echo "llcctl: all checks passed"

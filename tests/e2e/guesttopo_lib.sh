@@ -6,11 +6,11 @@
 # gt_tool: path of the llc-guesttopo binary of this build tree.
 gt_tool() {
 	local t
-	for t in "${LLCD_BUILD_DIR:-}/policy/llc-guesttopo" "$E2E_SRC/build/policy/llc-guesttopo"; do
+	for t in "${LLCD_BUILD_DIR:-}/tools/llc-guesttopo" "$E2E_SRC/build/tools/llc-guesttopo"; do
 		[ -x "$t" ] && { echo "$t"; return 0; }
 	done
 	e2e_fail "llc-guesttopo is not built (cmake -S . -B build && cmake --build build), looked in" \
-		"${LLCD_BUILD_DIR:-<LLCD_BUILD_DIR unset>}/policy and $E2E_SRC/build/policy"
+		"${LLCD_BUILD_DIR:-<LLCD_BUILD_DIR unset>}/tools and $E2E_SRC/build/tools"
 }
 
 # gt_list FIRST LAST: a Linux CPU list for a range ("3" or "0-3").

@@ -85,7 +85,7 @@ live_alive() {
 	}
 }
 
-# What the daemon applied, from its log (agent/live.c logs every applied
+# What the daemon applied, from its log (agent/live/apply.c logs every applied
 # action at info level, one line each):
 #   domain D vcpu V tid T: pinned to CPUS: REASON
 #   domain D: emulator threads pinned to CPUS: REASON

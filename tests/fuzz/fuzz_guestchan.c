@@ -2,7 +2,10 @@
  * report parser on every input (for 1..130 vCPUs taken from the first
  * byte), and the channel reading the input through a real socket with a
  * fake clock (line splitting, over-long lines, throttle, back-off).
- * Checks: no crash or leak, every accepted vCPU in range, names sanitised. */
+ * Checks: no crash or leak, every accepted vCPU in range, names sanitised.
+ * SIGPIPE is ignored: once the channel backs off it closes its end while
+ * the harness is still writing (corpus seed backoff-sigpipe). */
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +17,18 @@
 
 #include "guestchan.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The harness writes the input into the channel; a write after llcd's end
+ * closed must fail with EPIPE, as in llcd (which ignores SIGPIPE), rather
+ * than kill the fuzzer. */
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
 
 static void
 check(const struct policy_hot_report *r, int n, int nvcpus)

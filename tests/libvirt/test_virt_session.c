@@ -31,6 +31,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
+#include "clock.h"
 #include "log.h"
 #include "lvd.h"
 #include "procstat.h"
@@ -60,15 +61,6 @@ struct ctx {
 
 static struct ctx C;
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void
 sink(int pri, const char *msg, void *arg)
 {
@@ -88,13 +80,13 @@ static bool
 wait_event(enum virt_event_type type, const char *uuid, int timeout_ms,
     struct virt_event *out)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = llcd_mono_ms() + (uint64_t)timeout_ms;
 	struct pollfd pfd = { .fd = virt_event_fd(C.v), .events = POLLIN };
 	struct virt_event ev;
 	struct llcd_err err;
 
-	while (now_ms() < end) {
-		virt_maintain(C.v, now_ms(), &err);
+	while (llcd_mono_ms() < end) {
+		virt_maintain(C.v, llcd_mono_ms(), &err);
 		while (virt_next_event(C.v, &ev)) {
 			fprintf(stderr, "  event: %s %s %d/%d %s\n", virt_event_name(ev.type),
 			    ev.name, ev.event, ev.detail, ev.text);
@@ -143,7 +135,7 @@ test_connect_define_list(void **state)
 	int n;
 
 	assert_non_null(C.v = virt_new(&cfg, &err));
-	assert_int_equal(virt_connect(C.v, now_ms(), &err), 0);
+	assert_int_equal(virt_connect(C.v, llcd_mono_ms(), &err), 0);
 	assert_true(virt_connected(C.v));
 	assert_int_equal(virt_list_domains(C.v, &doms, &n, &err), 0);
 	assert_int_equal(n, 0);
@@ -254,12 +246,12 @@ test_running_pin(void **state)
 	uint64_t t0;
 
 	assert_non_null(dom = virDomainLookupByUUIDString(C.raw, C.uuid));
-	t0 = now_ms();
+	t0 = llcd_mono_ms();
 	assert_int_equal(virDomainCreate(dom), 0);
 	assert_true(wait_event(VIRT_EV_LIFECYCLE, C.uuid, 10000, &ev));
 	while (ev.event != VIR_DOMAIN_EVENT_STARTED)
 		assert_true(wait_event(VIRT_EV_LIFECYCLE, C.uuid, 10000, &ev));
-	print_message("domain started in %llu ms\n", (unsigned long long)(now_ms() - t0));
+	print_message("domain started in %llu ms\n", (unsigned long long)(llcd_mono_ms() - t0));
 
 	assert_int_equal(virt_domain_get(C.v, C.uuid, &d, &err), VIRT_OK);
 	assert_true(d.active);
@@ -353,11 +345,11 @@ test_restart_libvirtd(void **state)
 	int n, nv, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t t0, t1;
 
-	t0 = now_ms();
+	t0 = llcd_mono_ms();
 	lvd_kill(&C.lvd, SIGKILL);
 	assert_true(wait_event(VIRT_EV_DISCONNECTED, "", 10000, &ev));
 	print_message("close callback after %llu ms (reason %d: %s)\n",
-	    (unsigned long long)(now_ms() - t0), ev.event, ev.text);
+	    (unsigned long long)(llcd_mono_ms() - t0), ev.event, ev.text);
 	assert_false(virt_connected(C.v));
 	/* while libvirtd is down: calls fail as transient, attempts back off */
 	assert_int_equal(virt_list_domains(C.v, &doms, &n, &err), -1);
@@ -367,11 +359,11 @@ test_restart_libvirtd(void **state)
 	assert_false(wait_event(VIRT_EV_RECONNECTED, "", 1000, &ev));
 	assert_true(virt_retry_at_ms(C.v) > 0);
 
-	t1 = now_ms();
+	t1 = llcd_mono_ms();
 	assert_int_equal(lvd_start(&C.lvd), 0);
 	assert_true(wait_event(VIRT_EV_RECONNECTED, "", 10000, &ev));
 	print_message("reconnected %llu ms after libvirtd was started again (%llu ms after the kill)\n",
-	    (unsigned long long)(now_ms() - t1), (unsigned long long)(now_ms() - t0));
+	    (unsigned long long)(llcd_mono_ms() - t1), (unsigned long long)(llcd_mono_ms() - t0));
 	assert_true(virt_connected(C.v));
 	assert_int_equal(virt_reconnects(C.v), 1);
 

@@ -28,6 +28,7 @@
 
 #include <libvirt/libvirt.h>
 
+#include "clock.h"
 #include "log.h"
 #include "virt.h"
 
@@ -41,15 +42,6 @@ static struct {
 	char uuid[VIRT_UUID_LEN];
 	char logs[4096];
 } S;
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void
 sink(int pri, const char *msg, void *arg)
@@ -155,15 +147,15 @@ teardown(void **state)
 static bool
 wait_event(enum virt_event_type type, int event, int timeout_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = llcd_mono_ms() + (uint64_t)timeout_ms;
 	struct pollfd pfd;
 	struct virt_event ev;
 	struct llcd_err err;
 
 	pfd.fd = virt_event_fd(S.v);
 	pfd.events = POLLIN;
-	while (now_ms() < end) {
-		virt_maintain(S.v, now_ms(), &err);
+	while (llcd_mono_ms() < end) {
+		virt_maintain(S.v, llcd_mono_ms(), &err);
 		while (virt_next_event(S.v, &ev))
 			if (ev.type == type && strcmp(ev.uuid, S.uuid) == 0 &&
 			    (event < 0 || ev.event == event))
@@ -185,16 +177,16 @@ test_system(void **state)
 	uint64_t t0;
 
 	assert_non_null(S.v = virt_new(NULL, &err));           /* qemu:///system */
-	assert_int_equal(virt_connect(S.v, now_ms(), &err), 0);
+	assert_int_equal(virt_connect(S.v, llcd_mono_ms(), &err), 0);
 	assert_non_null(S.raw = virConnectOpen(VIRT_DEFAULT_URI));
 	snprintf(xml, sizeof(xml),
 	    "<domain type='qemu'><name>%s</name><memory unit='MiB'>64</memory>"
 	    "<vcpu current='3'>4</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os>"
 	    "<cpu><topology sockets='1' dies='2' cores='1' threads='2'/></cpu>"
 	    "<devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices></domain>", S.name);
-	t0 = now_ms();
+	t0 = llcd_mono_ms();
 	assert_non_null(dom = virDomainDefineXML(S.raw, xml));
-	print_message("define took %llu ms\n", (unsigned long long)(now_ms() - t0));
+	print_message("define took %llu ms\n", (unsigned long long)(llcd_mono_ms() - t0));
 	assert_int_equal(virDomainGetUUIDString(dom, S.uuid), 0);
 	virDomainFree(dom);
 	assert_true(wait_event(VIRT_EV_LIFECYCLE, VIR_DOMAIN_EVENT_DEFINED, 5000));

@@ -42,6 +42,7 @@
 
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "live.h"
 #include "log.h"
 #include "loop.h"
@@ -56,15 +57,6 @@ on_signal(int sig)
 {
 	(void)sig;
 	quit = 1;
-}
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static const char *
@@ -232,9 +224,9 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	log_info("live_driver: topology %s, period %ld ms, %ld periods", topo->desc, period_ms, periods);
 
-	next = mono_ns();
+	next = llcd_mono_ns();
 	while (!quit) {
-		uint64_t now = mono_ns();
+		uint64_t now = llcd_mono_ns();
 		if (now >= next) {
 			struct agent_step_stats st;
 			cur_period++;
@@ -264,7 +256,7 @@ main(int argc, char **argv)
 		int ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		if (poll(&pfd, pfd.fd >= 0 ? 1 : 0, ms) < 0 && errno != EINTR)
 			fatal("poll");
-		if (live_handle_events(g_live, mono_ns(), &err) < 0)
+		if (live_handle_events(g_live, llcd_mono_ns(), &err) < 0)
 			log_warnx("%s", err.msg);
 	}
 	log_info("live_driver: stopping after %llu periods; pins stay as they are",

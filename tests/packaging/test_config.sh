@@ -40,18 +40,19 @@ WANT
 diff -u "$work/want" "$work/got" || fail "llcd -nv: normalised configuration differs (above)"
 ok "llcd -nv prints the expected configuration"
 
-# every directive of config_set() (agent/config.c), and no other, is in
+# every directive of config_directives[] (agent/config.c), and no other, is in
 # the file, as "#directive value" or "directive value"
-directives=$(sed -n '/^config_set(/,/^}/p' "$src/agent/config.c" | grep -o 'strcmp(key, "[a-z-]*")' |
-	sed 's/.*"\(.*\)".*/\1/' | sort -u)
-[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_set()"
+# the table of directives in agent/config.c: DIRECTIVE("name", kind, field, flags, ...)
+table() { sed -n '/^const struct config_directive config_directives\[\] = {/,/^};/p' "$src/agent/config.c"; }
+directives=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)".*/\1/p' | sort -u)
+[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/config.c"
 for d in $directives; do
 	grep -Eq "^#?$d " "$conf" || fail "packaging/llcd.conf does not mention '$d'"
 done
 for d in $(sed -n 's/^#\{0,1\}\([a-z][a-z-]*\) .*/\1/p' "$conf" | sort -u); do
-	grep -qx "$d" <<<"$directives" || fail "packaging/llcd.conf names '$d', which config_set() does not accept"
+	grep -qx "$d" <<<"$directives" || fail "packaging/llcd.conf names '$d', which config_directives[] does not have"
 done
-ok "packaging/llcd.conf lists all $(wc -w <<<"$directives") directives of config_set()"
+ok "packaging/llcd.conf lists all $(wc -w <<<"$directives") directives of config_directives[]"
 # every directive of -nv is in the file too (what config_print() prints)
 cut -d' ' -f1 "$work/got" | while read -r d; do grep -qx "$d" <<<"$directives" || fail "-nv prints '$d', not a directive"; done
 

@@ -1,9 +1,10 @@
 #!/bin/bash
 # test_man.sh - every man page in packaging/man renders without a warning
 # (groff -ww and man -l), and names what the source accepts:
-#   llcctl.8     every command of cmds[] in agent/llcctl.c, and its options
+#   llcctl.8     every command of cmds[] in agent/llcctl.c, its options, and
+#                every tune knob (the TUNE rows of config_directives[])
 #   llcd.8       every long option of llcd (agent/llcd.c)
-#   llcd.conf.5  every directive of config_set() (agent/config.c)
+#   llcd.conf.5  every directive of config_directives[] (agent/config.c)
 #   llc-policy.5 every attribute of the annotation (policy/annotation_xml.c)
 # and llc-guest's page, in packaging/man or guest-tools/, renders too.
 # Usage: test_man.sh SRC_DIR
@@ -51,10 +52,12 @@ ok "llcctl.8 documents all $(wc -w <<<"$cmds") commands of cmds[]"
 opts=$(sed -n '/static const struct option [gc]opts\[\]/,/};/p' "$src/agent/llcctl.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//' | sort -u)
 for o in $opts; do has llcctl.8 "--$o" || fail "llcctl.8 does not document --$o"; done
 ok "llcctl.8 documents every llcctl option ($(echo $opts))"
-knobs=$(sed -n '/^h_tune(/,/^}/p' "$src"/agent/daemon.c "$src"/agent/handlers.c | sed -n '/knobs\[\] = {/,/};/p' | grep -o '"[a-z-]*"' | tr -d '"')
-[ -n "$knobs" ] || fail "parsed no knobs from h_tune() in agent/daemon.c or agent/handlers.c"
+# the tune knobs: the directives flagged TUNE in agent/config.c's table
+table() { sed -n '/^const struct config_directive config_directives\[\] = {/,/^};/p' "$src/agent/config.c"; }
+knobs=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)", [a-z]*, [a-z_]*, TUNE\b.*/\1/p')
+[ "$(wc -w <<<"$knobs")" -ge 10 ] || fail "parsed only $(wc -w <<<"$knobs") tune knobs from config_directives[] in agent/config.c"
 for k in $knobs; do has llcctl.8 "$k" || fail "llcctl.8 does not list the tune knob '$k'"; done
-ok "llcctl.8 lists every tune knob"
+ok "llcctl.8 lists every tune knob ($(echo $knobs))"
 
 lopts=$(sed -n '/static const struct option opts\[\]/,/};/p' "$src/agent/llcd.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//')
 [ "$(wc -l <<<"$lopts")" -ge 8 ] || fail "parsed only $(wc -l <<<"$lopts") options from agent/llcd.c"
@@ -62,11 +65,18 @@ for o in $lopts; do tagged llcd.8 OPTIONS "(-[a-z], )?--$o" || fail "llcd.8 has 
 for s in SIGHUP SIGTERM fail-static /etc/llcd/llcd.conf /run/llcd/llcd.sock; do has llcd.8 "$s" || fail "llcd.8 does not mention $s"; done
 ok "llcd.8 documents all $(wc -w <<<"$lopts") options, the signals and the files"
 
-directives=$(sed -n '/^config_set(/,/^}/p' "$src/agent/config.c" | grep -o 'strcmp(key, "[a-z-]*")' |
-	sed 's/.*"\(.*\)".*/\1/' | sort -u)
-[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_set()"
+directives=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)".*/\1/p' | sort -u)
+[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/config.c"
 for d in $directives; do tagged llcd.conf.5 DIRECTIVES "$d" || fail "llcd.conf.5 has no entry for the directive '$d' under DIRECTIVES"; done
-ok "llcd.conf.5 documents all $(wc -w <<<"$directives") directives of config_set()"
+ok "llcd.conf.5 documents all $(wc -w <<<"$directives") directives of config_directives[]"
+# "Needs a restart." in exactly the entries of the RESTART rows (reload
+# applies every other directive, and names these when they change)
+restart=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)", [a-z]*, [a-z_]*, RESTART\b.*/\1/p' | sort)
+[ "$(wc -w <<<"$restart")" -ge 4 ] || fail "parsed only $(wc -w <<<"$restart") restart-only directives from config_directives[]"
+marked=$(text llcd.conf.5 | awk '/^[A-Z]/ { on = ($0 == "DIRECTIVES") } on' |
+	awk '/^       [a-z]/ { name = $1 } /^              / && /Needs a restart\./ { print name }' | sort -u)
+[ "$marked" = "$restart" ] || fail "llcd.conf.5 marks '$(echo $marked)' as needing a restart, config_directives[] '$(echo $restart)'"
+ok "llcd.conf.5 marks exactly the restart-only directives ($(echo $restart))"
 
 attrs=$(sed -n 's/^[[:space:]]*{ "\([a-z-]*\)", offsetof(struct policy_tune.*/\1/p' "$src/policy/annotation_xml.c")
 [ "$(wc -l <<<"$attrs")" -ge 5 ] || fail "parsed only $(wc -l <<<"$attrs") tune attributes from policy/annotation_xml.c"

@@ -119,6 +119,10 @@ python3 -c "import sys; sys.exit(not float('$p2') > float('$p1'))" || fail "llcd
 dom=$(val 'llcd_domains{job="llcd"}')
 [ "$dom" -ge 1 ] 2>/dev/null || fail "llcd_domains is '$dom'"
 [ "$(q 'llcd_apply_errors_total{job="llcd"}' | jq '.data.result | length')" = 3 ] || fail "llcd_apply_errors_total has not 3 classes"
+# seconds, not microseconds: the recent median is below a second, like the histogram's
+rp=$(val 'llcd_policy_step_recent_seconds{job="llcd",quantile="0.5"}')
+python3 -c "import sys; v=float('$rp'); sys.exit(not 0 < v < 1)" || fail "llcd_policy_step_recent_seconds{quantile=\"0.5\"} is '$rp'"
+[ "$(val 'llcd_period_seconds{job="llcd"}')" = 0.1 ] || fail "llcd_period_seconds is not 0.1 (period-ms 100)"
 hq=$(val 'histogram_quantile(0.5, rate(llcd_policy_step_seconds_bucket{job="llcd"}[5s]))')
 python3 -c "import sys; v=float('$hq'); sys.exit(not 0 < v < 1)" || fail "histogram_quantile of the step time: '$hq'"
 # the series in Prometheus are the series llcd serves

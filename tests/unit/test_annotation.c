@@ -105,6 +105,7 @@ test_minimal_and_defaults(void **state)
 	assert_int_equal(a.mode, POLICY_MODE_AGGREGATE);
 	assert_int_equal(a.isolation, POLICY_ISO_NONE);
 	assert_int_equal(a.topology, POLICY_TOPO_KEEP);
+	assert_int_equal(a.infer, POLICY_INFER_WAKEUPS);
 	assert_int_equal(a.tune.overaggr_pct, 0);       /* auto */
 	assert_int_equal(a.tune.epoch_ms, 0);           /* one sampling period */
 	assert_int_equal(a.ngroups, 0);
@@ -117,6 +118,36 @@ test_minimal_and_defaults(void **state)
 	    "<llc-policy xmlns='urn:llcd:llc-policy:1'>\n  <!-- nothing -->\n"
 	    "  <tune/>\n</llc-policy>", 0, &a, &err), 0);
 	assert_defaults(&a);
+}
+
+/* infer='none' turns wakeup inference off; it is written back only when
+ * it is not the default. */
+static void
+test_infer(void **state)
+{
+	struct policy_annotation a, b;
+	struct llcd_err err;
+	char buf[512];
+
+	(void)state;
+	assert_int_equal(parse("<llc-policy xmlns='urn:llcd:llc-policy:1' "
+	    "mode='aggregate' infer='none'/>", 0, &a, &err), 0);
+	assert_int_equal(a.infer, POLICY_INFER_NONE);
+	assert_string_equal(policy_infer_name(a.infer), "none");
+	assert_int_equal(annot_format(&a, buf, sizeof(buf), &err), 0);
+	assert_string_equal(buf, "<llc:llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" "
+	    "mode=\"aggregate\" infer=\"none\"/>");
+	assert_int_equal(annot_parse(buf, strlen(buf), 0, &b, &err), 0);
+	assert_true(annot_equal(&a, &b));
+	b.infer = POLICY_INFER_WAKEUPS;
+	assert_false(annot_equal(&a, &b));
+	assert_int_equal(parse("<llc-policy xmlns='urn:llcd:llc-policy:1' "
+	    "mode='aggregate' infer='wakeups'/>", 0, &a, &err), 0);
+	assert_int_equal(a.infer, POLICY_INFER_WAKEUPS);
+	assert_string_equal(policy_infer_name(a.infer), "wakeups");
+	assert_int_equal(annot_format(&a, buf, sizeof(buf), &err), 0);
+	assert_string_equal(buf, "<llc:llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" "
+	    "mode=\"aggregate\"/>");
 }
 
 static void
@@ -205,10 +236,16 @@ static const struct bad bad[] = {
 	  "llc-policy: attribute 'isolation': 'socket' is not one of core, none" },
 	{ P("topology='yes'/>"), 0,
 	  "llc-policy: attribute 'topology': 'yes' is not one of match, keep" },
+	{ P("infer='off'/>"), 0,
+	  "llc-policy: attribute 'infer': 'off' is not one of wakeups, none" },
+	{ P("infer='Wakeups'/>"), 0,
+	  "llc-policy: attribute 'infer': 'Wakeups' is not one of wakeups, none" },
+	{ P("infer=''/>"), 0,
+	  "llc-policy: attribute 'infer': '' is not one of wakeups, none" },
 	{ P("speed='11'/>"), 0,
-	  "llc-policy: unknown attribute 'speed' (allowed, without prefix: mode, isolation, topology)" },
+	  "llc-policy: unknown attribute 'speed' (allowed, without prefix: mode, isolation, topology, infer)" },
 	{ "<llc:llc-policy " NS " llc:mode='aggregate'/>", 0,
-	  "llc-policy: unknown attribute 'llc:mode' (allowed, without prefix: mode, isolation, topology)" },
+	  "llc-policy: unknown attribute 'llc:mode' (allowed, without prefix: mode, isolation, topology, infer)" },
 	/* <tune> */
 	{ P("><tune aggr-tolerance='101'/></llc-policy>"), 0,
 	  "llc-policy: tune: attribute 'aggr-tolerance': '101' is not an integer in 0..100" },
@@ -517,6 +554,11 @@ test_format(void **state)
 	assert_string_equal(err.msg, "llc-policy: attribute 'mode': '7' is not one of "
 	    "aggregate, spread, static, none");
 	a.mode = POLICY_MODE_AGGREGATE;
+	a.infer = (enum policy_infer)2;
+	assert_int_equal(annot_format(&a, buf, sizeof(buf), &err), -1);
+	assert_string_equal(err.msg, "llc-policy: attribute 'infer': '2' is not one of "
+	    "wakeups, none");
+	a.infer = POLICY_INFER_WAKEUPS;
 	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "a\"b");
 	assert_int_equal(annot_format(&a, buf, sizeof(buf), &err), -1);
 	assert_string_equal(err.msg, "llc-policy: group #1: attribute 'name': 'a\"b' is "
@@ -605,6 +647,7 @@ test_roundtrip_random(void **state)
 		a.mode = (enum policy_mode)(rand_r(&seed) % 4);
 		a.isolation = (enum policy_isolation)(rand_r(&seed) % 2);
 		a.topology = (enum policy_topology)(rand_r(&seed) % 2);
+		a.infer = (enum policy_infer)(rand_r(&seed) % 2);
 		if (rand_r(&seed) % 2) {
 			a.tune.aggr_tolerance = rand_r(&seed) % 101;
 			a.tune.overaggr_pct = rand_r(&seed) % 101;        /* 0 = auto */
@@ -652,6 +695,7 @@ main(void)
 		cmocka_unit_test(test_issue_example),
 		cmocka_unit_test(test_minimal_and_defaults),
 		cmocka_unit_test(test_every_knob),
+		cmocka_unit_test(test_infer),
 		cmocka_unit_test(test_max_groups),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_limits),

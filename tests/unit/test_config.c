@@ -34,7 +34,7 @@ test_defaults_and_directives(void **state)
 	assert_string_equal(c.shared_pool, "2-31");
 	assert_true(c.overcommit == 2.5);
 	assert_int_equal(c.max_moves, 16);
-	assert_string_equal(c.counters, "on");
+	assert_int_equal(c.counters, CONFIG_COUNTERS_ON);
 	assert_string_equal(c.socket_group, "kvm");
 	assert_int_equal(c.log_level, 2);
 	assert_true(c.qmp_passthrough && c.release_on_exit);
@@ -55,6 +55,11 @@ test_errors(void **state)
 		{ "log-level loud\n", "t.conf:1: 'log-level': 'loud' is not one of warning, info, debug" },
 		{ "qmp-passthrough maybe\n", "t.conf:1: 'qmp-passthrough': 'maybe' is not yes or no" },
 		{ "counters sometimes\n", "t.conf:1: 'counters': 'sometimes' is not one of auto, on, off" },
+		{ "metrics-listen 70000\n", "t.conf:1: 'metrics-listen': '70000': '70000' is not a port number from 0 to 65535" },
+		{ "metrics-listen host:80\n", "t.conf:1: 'metrics-listen': 'host:80': 'host' is not an IPv4 address, localhost or *" },
+		{ "metrics-listen ::1:80\n", "t.conf:1: 'metrics-listen': '::1:80' is not ADDRESS:PORT (an IPv6 address goes in brackets)" },
+		{ "metrics-listen [::1:80\n", "t.conf:1: 'metrics-listen': '[::1:80' is not [IPv6]:PORT" },
+		{ "metrics-listen [1.2.3.4]:80\n", "t.conf:1: 'metrics-listen': '[1.2.3.4]:80': '1.2.3.4' is not an IPv6 address" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct config c;
@@ -84,6 +89,71 @@ test_print_roundtrip(void **state)
 	free(text);
 }
 
+/* the table: unique names, tune implies reload, and every directive's
+ * printed value reads back as the same value */
+static void
+test_table(void **state)
+{
+	struct config def, c;
+	struct llcd_err err;
+	char buf[512], list[512];
+	int n = 0, ntune = 0;
+
+	config_defaults(&def);
+	for (const struct config_directive *d = config_directives; d->name; d++, n++) {
+		assert_ptr_equal(config_directive(d->name), d);
+		if (d->flags & CONFIG_TUNE) {
+			assert_true(d->flags & CONFIG_RELOAD);
+			ntune++;
+		}
+		config_format(&def, d, buf, sizeof(buf));
+		config_defaults(&c);
+		c.period_ms = 20, c.max_moves = 7, c.overcommit = c.overcommit_isolated = 3;
+		c.default_mode = POLICY_MODE_SPREAD, c.default_isolation = POLICY_ISO_CORE;
+		c.counters = CONFIG_COUNTERS_OFF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
+		snprintf(c.uri, sizeof(c.uri), "x"), snprintf(c.topology, sizeof(c.topology), "y");
+		snprintf(c.reserved, sizeof(c.reserved), "1"), snprintf(c.shared_pool, sizeof(c.shared_pool), "2");
+		snprintf(c.socket, sizeof(c.socket), "/s"), snprintf(c.socket_group, sizeof(c.socket_group), "g");
+		snprintf(c.state_dir, sizeof(c.state_dir), "/d");
+		snprintf(c.guest_channel_dir, sizeof(c.guest_channel_dir), "/c");
+		snprintf(c.metrics_listen, sizeof(c.metrics_listen), "9");
+		assert_false(config_same(&c, &def, d));         /* every field was changed above */
+		assert_int_equal(config_set(&c, d->name, buf, &err), 0);
+		assert_true(config_same(&c, &def, d));
+		config_copy(&c, &def, d);
+		assert_true(config_same(&c, &def, d));
+	}
+	assert_int_equal(n, 19);
+	assert_null(config_directive("bogus"));
+	config_list(CONFIG_TUNE, list, sizeof(list));
+	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
+	    "overcommit-isolated, max-moves, counters, log-level");
+	assert_int_equal(ntune, 10);
+	config_list(CONFIG_RELOAD, list, sizeof(list));
+	assert_non_null(strstr(list, "release-on-exit"));
+	assert_null(strstr(list, "socket"));
+}
+
+/* metrics-listen: the forms it takes, normalised as written ("off": "") */
+static void
+test_metrics_listen(void **state)
+{
+	static const char *const good[] = { "9560", "127.0.0.1:9560", "localhost:0", "*:9560", "[::1]:9560", "[::]:1" };
+	struct config c;
+	struct llcd_err err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		config_defaults(&c);
+		assert_int_equal(config_set(&c, "metrics-listen", good[i], &err), 0);
+		assert_string_equal(c.metrics_listen, good[i]);
+	}
+	assert_int_equal(config_set(&c, "metrics-listen", "off", &err), 0);
+	assert_string_equal(c.metrics_listen, "");
+	config_defaults(&c);
+	assert_string_equal(c.metrics_listen, "");
+}
+
 static void
 test_load_missing(void **state)
 {
@@ -103,6 +173,8 @@ main(void)
 		cmocka_unit_test(test_defaults_and_directives),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_print_roundtrip),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_load_missing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,14 @@
 /* test_ctl.c - control protocol framing and the control socket server:
  * round trips, hostile frames, the root-only rule with a real non-root
- * peer, events, and a client that never reads. */
+ * peer, events, a client that never reads, and the limits on hostile local
+ * clients (slots kept for root, per-uid bound, idle timeout, back-pressure,
+ * the per-dispatch work budget, half-close). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +112,7 @@ struct srv {
 	char dir[64], path[128];
 	pthread_t th;
 	volatile int stop;
-	int handled, mutating;
+	int handled, mutating, lists;
 	pthread_mutex_t mu;
 };
 
@@ -136,6 +139,9 @@ handler(void *ctx, struct control_request *req)
 		return CTL_OK;
 	case CTL_TUNE:
 		s->mutating++;
+		return CTL_OK;
+	case CTL_LIST:
+		s->lists++;
 		return CTL_OK;
 	default:
 		return CTL_E_UNSUPPORTED;
@@ -379,6 +385,256 @@ test_server_events_and_slow_reader(void **state)
 	close(slow);
 }
 
+
+/* A client that sends its request and shuts down its write side still gets
+ * the reply. */
+static void
+test_server_half_close(void **state)
+{
+	struct srv *s = *state;
+	struct llcd_err err;
+	struct ctl_reader r;
+	int fd = ctl_connect(s->path, &err);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ctl_send(fd, CTL_PING, 9, NULL, &err), 0);
+	assert_int_equal(ctl_send(fd, CTL_DOMINFO, 10, "{}", &err), 0);
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.type, CTL_DATA);
+	assert_string_equal((char *)r.payload, "{\"version\":\"test\"}");
+	ctl_reader_next(&r);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.type, CTL_END);
+	assert_int_equal(r.hdr.seq, 9);
+	assert_int_equal(r.hdr.result, CTL_OK);
+	ctl_reader_next(&r);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.seq, 10);
+	assert_int_equal(r.hdr.result, CTL_E_INVAL);
+	ctl_reader_next(&r);
+	assert_int_equal(ctl_recv(fd, &r, &err), 0);   /* then llcd closes */
+	ctl_reader_reset(&r);
+	close(fd);
+}
+
+/* Four unprivileged uids open 16 connections each (64, every slot there
+ * is) and keep them: the per-uid bound and the slots kept for root leave
+ * root a way in, and the connections over a limit are told why. */
+static void
+test_server_root_slots(void **state)
+{
+	struct srv *s = *state;
+	int ready[2], hold[2];
+
+	if (getuid() != 0)
+		fail_msg("this test needs root to switch to unprivileged uids (run the suite as root)");
+	assert_int_equal(chmod(s->path, 0666), 0);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	pid_t kids[4];
+	for (int u = 0; u < 4; u++) {
+		kids[u] = fork();
+		assert_true(kids[u] >= 0);
+		if (kids[u] > 0)
+			continue;
+		close(ready[0]);
+		close(hold[1]);
+		uid_t uid = (uid_t)(65534 - u);
+		if (setgid(65534) < 0 || setuid(uid) < 0)
+			_exit(10);
+		int fds[18], busy = 0;
+		struct llcd_err err;
+		for (int i = 0; i < 18; i++) {
+			fds[i] = ctl_connect(s->path, &err);
+			if (fds[i] < 0)
+				_exit(11);
+			usleep(20000);  /* let the server accept in order */
+		}
+		/* the server answers connections over a limit with CTL_E_BUSY */
+		for (int i = 0; i < 18; i++) {
+			struct pollfd p = { .fd = fds[i], .events = POLLIN };
+			if (poll(&p, 1, 200) == 1) {
+				struct ctl_reader r;
+				ctl_reader_init(&r, CTL_MAX_REPLY);
+				if (ctl_recv(fds[i], &r, &err) == 1 && r.hdr.result == CTL_E_BUSY)
+					busy++;
+				ctl_reader_reset(&r);
+			}
+		}
+		char b = (char)busy;
+		if (write(ready[1], &b, 1) != 1)
+			_exit(12);
+		if (read(hold[0], &b, 1) < 0)   /* hold the others open until told */
+			_exit(13);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	int busy = 0;
+	for (int u = 0; u < 4; u++) {
+		char b;
+		assert_int_equal(read(ready[0], &b, 1), 1);
+		busy += b;
+	}
+	/* 72 tried: 16 per uid at most, 56 for all of them together */
+	assert_int_equal(control_nclients(s->c), CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS);
+	assert_int_equal(busy, 4 * 18 - (CONTROL_MAX_CLIENTS - CONTROL_ROOT_SLOTS));
+	char data[64];
+	assert_int_equal(request(s->path, CTL_PING, NULL, data, sizeof(data), NULL, 0), CTL_OK);
+	assert_string_equal(data, "{\"version\":\"test\"}");
+	close(hold[1]);
+	for (int u = 0; u < 4; u++) {
+		int status;
+		waitpid(kids[u], &status, 0);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	close(ready[0]);
+	chmod(s->path, 0660);
+	struct control_stats st;
+	control_get_stats(s->c, &st);
+	assert_int_equal(st.busy_refused, (uint64_t)busy);
+}
+
+/* A client that sends nothing is closed after the idle timeout; a follower
+ * of events is not. */
+static void
+test_server_idle_timeout(void **state)
+{
+	struct srv *s = *state;
+	struct llcd_err err;
+	struct ctl_reader r;
+
+	pthread_mutex_lock(&s->mu);
+	control_set_idle_timeout(s->c, 200);
+	pthread_mutex_unlock(&s->mu);
+	int idle = ctl_connect(s->path, &err);
+	int follower = ctl_connect(s->path, &err);
+	assert_int_equal(ctl_send(follower, CTL_EVENTS, 1, "{}", &err), 0);
+	struct pollfd p = { .fd = idle, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 5000), 1);        /* closed by llcd */
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	assert_int_equal(ctl_recv(idle, &r, &err), 0);
+	usleep(300000);
+	assert_int_equal(control_nclients(s->c), 1);  /* the follower stays */
+	struct control_stats st;
+	control_get_stats(s->c, &st);
+	assert_int_equal(st.idle_closed, 1);
+	ctl_reader_reset(&r);
+	close(idle);
+	close(follower);
+}
+
+/* Pipeline n requests in one write (small sends would each take a socket
+ * buffer's worth of bookkeeping and block long before the bytes add up). */
+static void
+send_frames(int fd, uint16_t type, int n)
+{
+	size_t flen, len = 0;
+	uint8_t *buf = NULL;
+
+	for (int i = 0; i < n; i++) {
+		uint8_t *f = ctl_frame(type, (uint32_t)i + 1, 0, NULL, 0, &flen);
+		buf = realloc(buf, len + flen);
+		memcpy(buf + len, f, flen);
+		len += flen;
+		free(f);
+	}
+	for (size_t off = 0; off < len;) {
+		ssize_t w = send(fd, buf + off, len - off, 0);
+		assert_true(w > 0);
+		off += (size_t)w;
+	}
+	free(buf);
+}
+
+/* A client that pipelines requests and reads no reply gets one reply queued,
+ * not one per request; once it reads, every request is answered in order. */
+static void
+test_server_backpressure(void **state)
+{
+	struct srv *s = *state;
+	struct llcd_err err;
+	struct ctl_reader r;
+	enum { N = 2000 };
+	int fd = ctl_connect(s->path, &err);
+	int rcvbuf = 4096;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	send_frames(fd, CTL_PING, N);
+	usleep(300000);
+	pthread_mutex_lock(&s->mu);
+	int handled = s->handled;
+	size_t queued = control_queued(s->c);
+	pthread_mutex_unlock(&s->mu);
+	assert_true(handled < N);
+	assert_true(queued <= 256);    /* at most the reply not yet sent */
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(ctl_recv(fd, &r, &err), 1);
+		assert_int_equal(r.hdr.type, CTL_DATA);
+		assert_int_equal(r.hdr.seq, (uint32_t)i + 1);
+		ctl_reader_next(&r);
+		assert_int_equal(ctl_recv(fd, &r, &err), 1);
+		assert_int_equal(r.hdr.type, CTL_END);
+		ctl_reader_next(&r);
+	}
+	ctl_reader_reset(&r);
+	close(fd);
+}
+
+/* One dispatch handles a bounded amount of work, one request per client per
+ * round: a flood of pipelined requests from one client leaves the others'
+ * requests answered in the same dispatch and the rest for later. */
+static void
+test_server_budget(void **state)
+{
+	struct srv s = { 0 };
+	struct llcd_err err;
+	struct pollfd pfd[CONTROL_MAX_CLIENTS + 1];
+	enum { N = 2000 };
+
+	snprintf(s.dir, sizeof(s.dir), "/tmp/llcd-ctl-XXXXXX");
+	assert_non_null(mkdtemp(s.dir));
+	snprintf(s.path, sizeof(s.path), "%s/llcd.sock", s.dir);
+	s.c = control_new(s.path, (gid_t)-1, handler, &s, &err);
+	assert_non_null(s.c);
+	int flood = ctl_connect(s.path, &err), other = ctl_connect(s.path, &err);
+	int n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+	assert_int_equal(poll(pfd, (nfds_t)n, 1000), 1);
+	control_dispatch(s.c, pfd, n);  /* accepts both */
+	assert_int_equal(control_nclients(s.c), 2);
+	send_frames(flood, CTL_PING, N);
+	assert_int_equal(ctl_send(other, CTL_LIST, 1, NULL, &err), 0);
+	usleep(50000);
+	n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+	assert_true(poll(pfd, (nfds_t)n, 1000) >= 2);
+	control_dispatch(s.c, pfd, n);
+	assert_int_equal(s.lists, 1);                  /* the other client is served */
+	assert_true(s.handled - s.lists <= CONTROL_BUDGET_FRAMES);
+	assert_true(s.handled - s.lists < N);
+	assert_true(control_pending(s.c));             /* the loop comes back at once */
+	struct control_stats st;
+	control_get_stats(s.c, &st);
+	assert_true(st.deferred >= 1);
+	/* the rest is served by later dispatches; nothing is lost */
+	for (int k = 0; k < 1000 && s.handled - s.lists < N; k++) {
+		n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+		poll(pfd, (nfds_t)n, control_pending(s.c) ? 0 : 100);
+		control_dispatch(s.c, pfd, n);
+		char drain[65536];
+		while (recv(flood, drain, sizeof(drain), MSG_DONTWAIT) > 0) {
+		}
+	}
+	assert_int_equal(s.handled - s.lists, N);
+	close(flood);
+	close(other);
+	control_free(s.c);
+	rmdir(s.dir);
+}
+
 int
 main(void)
 {
@@ -389,6 +645,11 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_server_hostile_frames, srv_setup, srv_teardown),
 		cmocka_unit_test_setup_teardown(test_server_nonroot_refused, srv_setup, srv_teardown),
 		cmocka_unit_test_setup_teardown(test_server_events_and_slow_reader, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(test_server_half_close, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(test_server_root_slots, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
+		cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
+		cmocka_unit_test(test_server_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

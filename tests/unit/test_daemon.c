@@ -1,12 +1,18 @@
 /* test_daemon.c - llcd's core on the simulated back-end: a topology swap
  * (what CPU hotplug does) keeps valid pins and refuses a configuration
- * that no longer fits. */
+ * that no longer fits; `check` of a domain llcd never pinned. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "ctl.h"
 
 #include "daemon.h"
 #include "simbackend.h"
@@ -68,11 +74,162 @@ test_topology_swap(void **state)
 	simbe_free(s);
 }
 
+
+/* The live back-end reports a vCPU thread that llcd never pinned and that
+ * may run everywhere as an empty set ("not placed"); wrap the simulated
+ * back-end to report the same. */
+static const struct agent_ops *sim_ops;
+
+static int
+observe_unplaced(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	int rc = sim_ops->observe(ctx, now_ns, obs, err);
+
+	for (int i = 0; rc == 0 && i < obs->ndomains; i++)
+		for (int v = 0; v < obs->domains[i].nvcpus; v++)
+			cpuset_zero(&obs->vcpus[i][v].pinned);
+	return rc;
+}
+
+/* `check` on an unpinned one-die domain allowed on two LLCs finds the die
+ * split, as llc-guesttopo --check does on its XML (issue 16 item 3). */
+static void
+test_check_unpinned(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	char path[] = "/tmp/llcd-check-XXXXXX";
+	int fd = mkstemp(path);
+	const char *scen =
+	    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:1\", \"reserved_cpus\": \"\" },"
+	    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
+	    "  \"domains\": [ { \"name\": \"one\", \"vcpus\": 4,"
+	    "    \"guest_topology\": { \"sockets\": 1, \"dies\": 1, \"cores\": 4, \"threads\": 1 },"
+	    "    \"load\": [ { \"vcpus\": \"0-3\", \"util\": 0.1 } ] } ] }";
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, scen, strlen(scen)), (ssize_t)strlen(scen));
+	close(fd);
+	struct simbe *s = simbe_new(path, &err);
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	sim_ops = be.ops;
+	struct agent_ops ops = *be.ops;
+	ops.observe = observe_unplaced;
+	be.ops = &ops;
+	config_defaults(&cfg);
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	uint64_t now = 1000000000ull;
+	for (int i = 0; i < 3; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct control_request req = { .type = CTL_CHECK, .args = json_object_new_object() };
+	json_object_object_add(req.args, "domain", json_object_new_string("one"));
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	assert_non_null(req.reply);
+	assert_false(json_object_get_boolean(json_object_object_get(req.reply, "agree")));
+	json_object *issues = json_object_object_get(req.reply, "issues");
+	assert_int_equal(json_object_array_length(issues), 1);
+	const char *msg = json_object_get_string(json_object_object_get(json_object_array_get_idx(issues, 0), "message"));
+	assert_non_null(strstr(msg, "guest die 0 (socket 0, vCPUs 0-3) is pinned across 2 host LLCs"));
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	daemon_free(d);
+	simbe_free(s);
+	unlink(path);
+}
+
+
+static json_object *
+list_page(struct daemon *d, int64_t after, bool have_after, int max_bytes)
+{
+	struct control_request req = { .type = CTL_LIST, .args = json_object_new_object() };
+
+	if (have_after)
+		json_object_object_add(req.args, "after", json_object_new_int64(after));
+	json_object_object_add(req.args, "max_bytes", json_object_new_int(max_bytes));
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object_put(req.args);
+	return req.reply;
+}
+
+/* `list` pages by key: every domain once, no page over its byte budget
+ * (one domain apiece at most over), so no reply nears the frame limit on a
+ * host with thousands of domains (issue 15 item 5). */
+static void
+test_list_pages(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/genoa-churn.json", &err);
+
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	config_defaults(&cfg);
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	uint64_t now = 1000000000ull;
+	for (int i = 0; i < 500; i++, now += 100000000ull)     /* 50 s: most domains run */
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	json_object *one = list_page(d, 0, false, CTL_MAX_REPLY / 2);
+	assert_false(json_object_object_get_ex(one, "next", NULL));
+	size_t n = json_object_array_length(json_object_object_get(one, "domains"));
+	assert_true(n >= 20);
+	int64_t *keys = calloc(n, sizeof(*keys));
+	size_t got = 0;
+	int pages = 0;
+	int64_t after = 0;
+	bool have_after = false;
+	for (;;) {
+		json_object *p = list_page(d, after, have_after, 4096), *nx;
+		json_object *a = json_object_object_get(p, "domains");
+		size_t len = 0;
+		pages++;
+		assert_true(json_object_array_length(a) >= 1);
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *e = json_object_array_get_idx(a, i);
+			int64_t k = json_object_get_int64(json_object_object_get(e, "key"));
+			for (size_t j = 0; j < got; j++)
+				assert_true(keys[j] != k);      /* no domain twice */
+			assert_true(got < n);
+			keys[got++] = k;
+			if (i + 1 < json_object_array_length(a))
+				len += strlen(json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN)) + 1;
+		}
+		assert_true(len <= 4096);
+		bool more = json_object_object_get_ex(p, "next", &nx);
+		if (more) {
+			after = json_object_get_int64(nx);
+			have_after = true;
+		}
+		json_object_put(p);
+		if (!more)
+			break;
+	}
+	assert_int_equal(got, n);
+	assert_true(pages > 1);
+	/* a bad page argument is refused with the allowed range */
+	struct control_request bad = { .type = CTL_LIST, .args = json_object_new_object() };
+	json_object_object_add(bad.args, "max_bytes", json_object_new_int(10));
+	assert_int_equal(daemon_handle(d, &bad), CTL_E_INVAL);
+	assert_string_equal(bad.error, "'max_bytes' must be 4096-2097152");
+	json_object_put(bad.reply);
+	json_object_put(bad.args);
+	free(keys);
+	json_object_put(one);
+	daemon_free(d);
+	simbe_free(s);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_topology_swap),
+		cmocka_unit_test(test_check_unpinned),
+		cmocka_unit_test(test_list_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -622,6 +622,35 @@ test_check_bad_topology(void **state)
 	fx_done(&f);
 }
 
+static void
+test_guest_position(void **state)
+{
+	(void)state;
+	/* 8 vCPUs: sockets=1 dies=2 cores=2 threads=2, as QEMU numbers them
+	 * (research/real-stack.md section 4.1: core-id counts within a die) */
+	struct policy_guest_topo g = { 1, 2, 1, 2, 2 };
+	struct guesttopo_pos p;
+	static const int want[8][3] = {        /* die, core, thread */
+		{ 0, 0, 0 }, { 0, 0, 1 }, { 0, 1, 0 }, { 0, 1, 1 },
+		{ 1, 0, 0 }, { 1, 0, 1 }, { 1, 1, 0 }, { 1, 1, 1 },
+	};
+
+	for (int v = 0; v < 8; v++) {
+		guesttopo_position(&g, v, &p);
+		assert_int_equal(p.socket, 0);
+		assert_int_equal(p.cluster, 0);
+		assert_int_equal(p.die, want[v][0]);
+		assert_int_equal(p.core, want[v][1]);
+		assert_int_equal(p.thread, want[v][2]);
+	}
+	/* 2 sockets of 2 cores */
+	struct policy_guest_topo g2 = { 2, 1, 1, 2, 1 };
+	guesttopo_position(&g2, 3, &p);
+	assert_int_equal(p.socket, 1);
+	assert_int_equal(p.core, 1);
+	assert_int_equal(p.thread, 0);
+}
+
 int
 main(void)
 {
@@ -646,6 +675,7 @@ main(void)
 		cmocka_unit_test(test_check_die_split),
 		cmocka_unit_test(test_check_smt),
 		cmocka_unit_test(test_check_bad_topology),
+		cmocka_unit_test(test_guest_position),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* test_live.c - the live back-end without libvirt: UUID keys, guest
- * positions, the state file, kernel cache-aware scheduling detection, and
+/* test_live.c - the live back-end without libvirt: the state file, kernel
+ * cache-aware scheduling detection, and
  * the agent loop driving real threads of this process named like QEMU's
  * vCPU threads (pinned with sched_setaffinity, since there is no libvirt),
  * with core-scheduling cookies through a fake prctl. */
@@ -21,10 +21,12 @@
 
 #include <json-c/json.h>
 
+#include "kcas.h"
 #include "live.h"
 #include "log.h"
 #include "loop.h"
 #include "procstat.h"
+#include "state.h"
 #include "topo_hwloc.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -55,62 +57,6 @@ write_file(const char *path, const char *text)
 }
 
 /* ---- pure helpers ------------------------------------------------------- */
-
-static void
-test_uuid_key(void **state)
-{
-	(void)state;
-	uint64_t a = live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b");
-	uint64_t b = live_uuid_key("6f1c2e3a9b7d4c1e8a2b3c4d5e6f7a8b");
-	uint64_t c = live_uuid_key("6F1C2E3A-9B7D-4C1E-8A2B-3C4D5E6F7A8B");
-	uint64_t d = live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8c");
-
-	assert_true(a != 0);
-	assert_true(a == b && b == c);
-	assert_true(a != d);
-	assert_true(live_uuid_key("00000000-0000-0000-0000-000000000000") != 0);
-	assert_int_equal(live_uuid_key("not-a-uuid"), 0);
-	assert_int_equal(live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8"), 0);
-	assert_int_equal(live_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b0"), 0);
-	assert_int_equal(live_uuid_key(""), 0);
-	/* one run of a domain: UUID and QEMU pid */
-	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 0) == a);
-	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) != a);
-	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) ==
-	    live_domain_key("6F1C2E3A9B7D4C1E8A2B3C4D5E6F7A8B", 1234));
-	assert_true(live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) !=
-	    live_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1235));
-	assert_int_equal(live_domain_key("x", 1), 0);
-}
-
-static void
-test_guest_position(void **state)
-{
-	(void)state;
-	/* 8 vCPUs: sockets=1 dies=2 cores=2 threads=2, as QEMU numbers them
-	 * (research/real-stack.md section 4.1: core-id counts within a die) */
-	struct policy_guest_topo g = { 1, 2, 1, 2, 2 };
-	struct live_vcpu_pos p;
-	static const int want[8][3] = {        /* die, core, thread */
-		{ 0, 0, 0 }, { 0, 0, 1 }, { 0, 1, 0 }, { 0, 1, 1 },
-		{ 1, 0, 0 }, { 1, 0, 1 }, { 1, 1, 0 }, { 1, 1, 1 },
-	};
-
-	for (int v = 0; v < 8; v++) {
-		live_guest_position(&g, v, &p);
-		assert_int_equal(p.socket, 0);
-		assert_int_equal(p.cluster, 0);
-		assert_int_equal(p.die, want[v][0]);
-		assert_int_equal(p.core, want[v][1]);
-		assert_int_equal(p.thread, want[v][2]);
-	}
-	/* 2 sockets of 2 cores */
-	struct policy_guest_topo g2 = { 2, 1, 1, 2, 1 };
-	live_guest_position(&g2, 3, &p);
-	assert_int_equal(p.socket, 1);
-	assert_int_equal(p.core, 1);
-	assert_int_equal(p.thread, 0);
-}
 
 static void
 test_kernel_cas(void **state)
@@ -582,8 +528,6 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_uuid_key),
-		cmocka_unit_test(test_guest_position),
 		cmocka_unit_test(test_kernel_cas),
 		cmocka_unit_test(test_state_roundtrip),
 		cmocka_unit_test(test_loop_real_threads),

@@ -41,6 +41,13 @@ test_rules_match_kernel_code(void **state)
 	struct llc_rules a = { .aggr_tolerance = 1, .imb_pct = 20, .smt = 2, .kernel = false };
 	assert_false(llc_invalid_nr(&a, 8, 8.0, 16));
 	assert_true(llc_invalid_nr(&a, 9, 8.5, 16));
+	/* issue 14 item 6: compared as shown (to a tenth of a thread):
+	 * 1.0 busy threads do not exceed an LLC of 1 PU */
+	a.smt = 1;
+	assert_false(llc_invalid_nr(&a, 2, 1.0000001, 1));
+	assert_false(llc_invalid_nr(&a, 2, 1.04, 1));
+	assert_true(llc_invalid_nr(&a, 2, 1.1, 1));
+	a.smt = 2;
 	assert_true(llc_fits(&a, 8, 16));
 	assert_false(llc_fits(&k, 8, 16));
 	/* decay: 1/2 per epoch */
@@ -294,6 +301,59 @@ test_group_larger_than_llc_not_aggregated(void **state)
 	h_free(h);
 }
 
+/* Issue 14 item 6: the size guard at its limit. Two vCPUs of a group on
+ * a host whose LLCs have 1 PU each use 1.02 and 0.98 CPUs in turn: the
+ * group neither flaps in and out of the guard (the real stack saw 118 pins
+ * in 3 minutes) nor is kept off an LLC its 1.0 busy threads fit. */
+static int
+guard_edge_prefers(struct harness *h, int d, int steps, double hi, double lo)
+{
+	int prefer = 0;
+
+	for (int step = 0; step < steps; step++) {
+		double x = (step & 1) ? hi : lo;
+		h->dom[d].demand[0] = x / 2;
+		h->dom[d].demand[1] = x / 2;
+		assert_int_equal(h_step(h), 0);
+		prefer += h_count(h, POLICY_ACT_PREFER);
+	}
+	return prefer;
+}
+
+static void
+test_size_guard_exact_and_hysteresis(void **state)
+{
+	struct harness *h = h_new("pack:1 l3:2 core:1 pu:1");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "edge");
+	cpuset_set_range(&a.groups[0].vcpus, 0, 1);
+	int d = h_add(h, "e", 2, 1, 2, 1, &a);
+	struct policy_domain_info info;
+
+	/* 1.0 busy on average: fits, one preference, no flapping */
+	assert_true(guard_edge_prefers(h, d, 60, 1.02, 0.98) <= 1);
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_false(info.groups[0].guarded);
+	assert_true(info.groups[0].pref_llc >= 0);
+	/* 2 busy: guarded, the preference dropped */
+	assert_int_equal(guard_edge_prefers(h, d, 20, 2.0, 2.0), 1);
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_true(info.groups[0].guarded);
+	assert_int_equal(info.groups[0].pref_llc, -1);
+	/* back to 1.0: a guarded group leaves the guard only well below the
+	 * limit (hysteresis), so it stays guarded ... */
+	assert_int_equal(guard_edge_prefers(h, d, 60, 1.02, 0.98), 0);
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_true(info.groups[0].guarded);
+	/* ... and leaves it at 0.8 busy threads */
+	assert_int_equal(guard_edge_prefers(h, d, 20, 0.8, 0.8), 1);
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_false(info.groups[0].guarded);
+	assert_true(info.groups[0].pref_llc >= 0);
+	h_free(h);
+}
+
 static void
 test_power_like_smt4_llc_not_aggregated(void **state)
 {
@@ -389,6 +449,47 @@ test_epoch_default_damps_transients(void **state)
 	int kernel = burst_switches(10);         /* the kernel's 10 ms at 1 s periods */
 	assert_int_equal(damped, 1);            /* only the first preference */
 	assert_int_equal(kernel, 3);            /* first, dropped, re-acquired */
+}
+
+/* Issue 14 item 2: a group's runtime and the per-CPU totals it is divided
+ * by decay with the same factor, whatever epoch-ms is: 4 busy vCPUs that
+ * are all the load on 4 PUs occupy just under 4 PUs' worth of their LLC
+ * (before: 2.00 with a 10 ms epoch at 1 s periods, far over 4 with 20 s). */
+static double
+steady_occupancy(int epoch_ms)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.tune.epoch_ms = epoch_ms;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	int vc[4] = { 0, 2, 4, 6 };
+	for (int i = 0; i < 4; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	int d = h_add(h, "o", 32, 2, 8, 2, &a);
+	for (int i = 0; i < 4; i++)
+		h->dom[d].demand[vc[i]] = 1.0;
+	for (int step = 0; step < 30; step++)
+		assert_int_equal(h_step(h), 0);
+	struct policy_domain_info info;
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 1);
+	double occ = info.groups[0].best_occ;
+	assert_int_equal(info.groups[0].pref_llc, info.groups[0].best_llc);
+	assert_float_equal(info.groups[0].pref_occ, occ, 1e-9);
+	h_free(h);
+	return occ;
+}
+
+static void
+test_occupancy_same_decay_any_epoch(void **state)
+{
+	int epochs[] = { 0, 10, 1000, 20000 };
+	for (size_t i = 0; i < sizeof(epochs) / sizeof(epochs[0]); i++) {
+		double occ = steady_occupancy(epochs[i]);
+		if (occ < 3.9 || occ > 4.0)
+			fail_msg("epoch-ms %d: occupancy %.2f, expected 3.9-4.0", epochs[i], occ);
+	}
 }
 
 /* --- benefit check ----------------------------------------------------------- */
@@ -488,6 +589,46 @@ test_benefit_check_keeps_gain(void **state)
 	h_free(h);
 }
 
+/* Issue 14 item 5: a group that is only partly aggregated (the rest
+ * cannot move: both LLCs busy) is measured all the same. Guest die i on
+ * host LLC i (16 PUs each); the group is 4 busy vCPUs on each; other busy
+ * vCPUs of the domain make it 7 busy threads on LLC 0 and 12 on LLC 1: one
+ * vCPU moves into LLC 0 (then 8 busy, full), the other 3 stay out (both
+ * LLCs busy: the balancer's business). */
+static void
+test_partly_aggregated_group_measured(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "part");
+	int vc[8] = { 0, 1, 2, 3, 16, 17, 18, 19 };
+	for (int i = 0; i < 8; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h->host.counters = true;
+	int d = h_add(h, "p", 32, 2, 8, 2, &a);
+	for (int i = 0; i < 8; i++)
+		h->dom[d].demand[vc[i]] = 1.0;
+	for (int v = 4; v < 7; v++)
+		h->dom[d].demand[v] = 1.0;
+	for (int v = 20; v < 28; v++)
+		h->dom[d].demand[v] = 1.0;
+	for (int step = 0; step < 40; step++)
+		assert_int_equal(h_step(h), 0);
+	int in0 = 0;
+	for (int i = 0; i < 8; i++)
+		in0 += h_llc(h, d, vc[i]) == 0;
+	assert_int_equal(in0, 5);               /* partly aggregated */
+	struct policy_domain_info info;
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_int_equal(info.groups[0].pref_llc, 0);
+	if (strstr(info.groups[0].why, "kept: progress per CPU-second") == NULL)
+		fail_msg("not measured: %s", info.groups[0].why);
+	assert_non_null(strstr(info.groups[0].why, "3 of 8 vCPUs could not move"));
+	h_free(h);
+}
+
 /* --- spread ------------------------------------------------------------------- */
 
 static void
@@ -550,6 +691,46 @@ test_guest_report_hostile_and_dissolve(void **state)
 	policy_domain_info(h->st, h->dom[d].in.key, &info);
 	assert_int_equal(info.ngroups, 0);
 	/* and its vCPUs are back on their own LLCs (guest die = host LLC) */
+	assert_int_not_equal(h_llc(h, d, 1), h_llc(h, d, 17));
+	h_free(h);
+}
+
+/* Issue 14 item 4: vCPUs a fresh report takes from a silent group do not
+ * keep the silent group's LLC pin when their new group never gets a
+ * preference (here: it stays idle). */
+static void
+test_taken_vcpus_not_left_on_stale_pins(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;         /* guest die i on host LLC i */
+	int d = h_add(h, "st", 32, 2, 8, 2, &a);
+	int vc[2] = { 1, 17 };
+	struct policy_domain_info info;
+
+	report(h, d, "old", vc, 2);
+	h->dom[d].demand[1] = h->dom[d].demand[17] = 1.0;
+	for (int step = 0; step < 10; step++)
+		assert_int_equal(h_step(h), 0);
+	/* aggregated: both on one LLC */
+	assert_true(h_llc(h, d, 1) >= 0);
+	assert_int_equal(h_llc(h, d, 1), h_llc(h, d, 17));
+	/* another process now reports the same vCPUs, and they go quiet */
+	report(h, d, "new", vc, 2);
+	h->dom[d].rep[0].pid = 4343;
+	h->dom[d].demand[1] = h->dom[d].demand[17] = 0.0;
+	for (int step = 0; step < 20; step++)
+		assert_int_equal(h_step(h), 0);
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 1);
+	assert_string_equal(info.groups[0].name, "new");
+	assert_int_equal(info.groups[0].pref_llc, -1);
+	/* both back on their own placement: different LLCs */
+	int slots[32];
+	struct cpuset home[32];
+	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, home, 32), 32);
+	for (int i = 0; i < 2; i++)
+		assert_true(cpuset_equal(&h->dom[d].s[vc[i]].pinned, &home[vc[i]]));
 	assert_int_not_equal(h_llc(h, d, 1), h_llc(h, d, 17));
 	h_free(h);
 }
@@ -801,13 +982,17 @@ main(void)
 		cmocka_unit_test(test_isolation_keeps_shared_pool),
 		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
 		cmocka_unit_test(test_group_larger_than_llc_not_aggregated),
+		cmocka_unit_test(test_size_guard_exact_and_hysteresis),
 		cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
 		cmocka_unit_test(test_no_ping_pong),
 		cmocka_unit_test(test_epoch_default_damps_transients),
+		cmocka_unit_test(test_occupancy_same_decay_any_epoch),
 		cmocka_unit_test(test_benefit_check_backs_off),
 		cmocka_unit_test(test_benefit_check_keeps_gain),
+		cmocka_unit_test(test_partly_aggregated_group_measured),
 		cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
 		cmocka_unit_test(test_guest_report_hostile_and_dissolve),
+		cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),
 		cmocka_unit_test(test_annotation_change),
 		cmocka_unit_test(test_isolation_random_churn),
 		cmocka_unit_test(test_input_order_irrelevant),

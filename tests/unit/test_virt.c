@@ -97,9 +97,13 @@ test_domain_xml_errors(void **state)
 		  "domain XML: bad <cpu><topology> attribute" },
 		{ "<domain><name>x</name></domain>", "domain XML: no <vcpu>" },
 		{ "<network/>", "domain XML: root element is not <domain>" },
-		{ "<domain>", "domain XML: not well-formed" },
+		{ "<domain>", "domain XML: malformed XML (line 1): Premature end of data in tag domain line 1" },
 		{ "<!DOCTYPE d [<!ENTITY e SYSTEM 'file:///etc/passwd'>]><domain><name>&e;</name></domain>",
-		  "domain XML: no <vcpu>" },
+		  "domain XML: a DOCTYPE is not allowed" },
+		/* one vCPU limit for every domain XML reader (xmlsafe.h) */
+		{ "<domain><vcpu>2049</vcpu></domain>", "domain XML: <vcpu> is not a vCPU count" },
+		{ "<domain><vcpu>4</vcpu><cpu><topology sockets='2049'/></cpu></domain>",
+		  "domain XML: bad <cpu><topology> attribute" },
 	};
 	size_t i;
 
@@ -136,6 +140,33 @@ test_qemu_pid(void **state)
 	assert_int_equal(virt_qemu_pid(FIX "/run", proc, "../x", uuid, &pid, &err), VIRT_PERMANENT);
 }
 
+static void
+test_uuid_key(void **state)
+{
+	(void)state;
+	uint64_t a = virt_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b");
+	uint64_t b = virt_uuid_key("6f1c2e3a9b7d4c1e8a2b3c4d5e6f7a8b");
+	uint64_t c = virt_uuid_key("6F1C2E3A-9B7D-4C1E-8A2B-3C4D5E6F7A8B");
+	uint64_t d = virt_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8c");
+
+	assert_true(a != 0);
+	assert_true(a == b && b == c);
+	assert_true(a != d);
+	assert_true(virt_uuid_key("00000000-0000-0000-0000-000000000000") != 0);
+	assert_int_equal(virt_uuid_key("not-a-uuid"), 0);
+	assert_int_equal(virt_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8"), 0);
+	assert_int_equal(virt_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b0"), 0);
+	assert_int_equal(virt_uuid_key(""), 0);
+	/* one run of a domain: UUID and QEMU pid */
+	assert_true(virt_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 0) == a);
+	assert_true(virt_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) != a);
+	assert_true(virt_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) ==
+	    virt_domain_key("6F1C2E3A9B7D4C1E8A2B3C4D5E6F7A8B", 1234));
+	assert_true(virt_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1234) !=
+	    virt_domain_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b", 1235));
+	assert_int_equal(virt_domain_key("x", 1), 0);
+}
+
 int
 main(void)
 {
@@ -144,6 +175,7 @@ main(void)
 		cmocka_unit_test(test_domain_xml),
 		cmocka_unit_test(test_domain_xml_errors),
 		cmocka_unit_test(test_qemu_pid),
+		cmocka_unit_test(test_uuid_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

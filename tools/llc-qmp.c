@@ -1,4 +1,4 @@
-/* llc-qmp.c - send QMP commands to a QEMU monitor socket and print the replies. */
+/* llc-qmp.c - llc-qmp: send QMP commands to a QEMU monitor socket and print the replies. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,5 +1,7 @@
-/* live_backend.c - the live back-end's hooks for llcd's daemon core. */
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* backend.c - the live back-end's hooks for llcd's daemon core. */
 #include "live_backend.h"
+#include "live_int.h"
 
 #include <string.h>
 

@@ -1,6 +1,8 @@
 /* live.h - llcd's live back-end of the agent ops table (ops.h): libvirt for
  * domains, annotations and pinning, /proc for vCPU threads and CPU time,
- * core-scheduling cookies for isolated domains, a small state file.
+ * core-scheduling cookies for isolated domains, a small state file
+ * (state.h). The code is in agent/live/, one concern per file
+ * (live_int.h lists them); this header is what other modules use.
  *
  * The daemon (or a test driver) owns the agent loop; this module is its
  * ctx for live_agent_ops. Everything runs on the caller's thread: libvirt
@@ -10,7 +12,7 @@
  *
  * Per domain (running, with a QEMU pid) the back-end caches:
  *   key       a 64-bit key from the UUID and the QEMU pid
- *             (live_domain_key): stable for one run of the domain, across
+ *             (virt_domain_key): stable for one run of the domain, across
  *             llcd restarts; a restarted guest is a new domain to the
  *             engine, placed afresh
  *   name, vCPU count, guest topology, QEMU pid
@@ -57,8 +59,6 @@ struct json_object;
 
 #define LIVE_URI_NONE "none"            /* no libvirt: live_add_process only */
 #define LIVE_DEFAULT_STATE_DIR "/var/lib/llcd"
-#define LIVE_STATE_FILE "live.state"
-#define LIVE_DEFAULT_KCAS_ROOT "/sys/kernel/debug/sched/llc_balancing"
 
 struct live_config {
 	const char *uri;                /* NULL: qemu:///system; "none": no libvirt */
@@ -85,6 +85,9 @@ struct live;
 struct live *live_new(const struct live_config *cfg, struct llcd_err *err);
 /* Saves the state file if it changed. NULL is a no-op. */
 void live_free(struct live *l);
+/* Whether llcd is connected to libvirt now (it retries with a backoff
+ * while not, e.g. before libvirtd is up). */
+bool live_connected(const struct live *l);
 
 /* ctx = struct live *. */
 extern const struct agent_ops live_agent_ops;
@@ -115,29 +118,6 @@ int live_describe(struct live *l, uint64_t key, struct json_object *out);
  * persistent). The metadata event that follows re-reads it. */
 int live_set_annotation(struct live *l, uint64_t key, const char *xml,
     bool live, bool config, struct llcd_err *err);
-/* The raw annotation element of a running domain (NULL: none), malloc'd;
- * its domain XML (inactive: the persistent definition); redefine a domain;
- * whether a key is a running domain. For llcctl through the daemon. */
-int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *err);
-int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
-int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);
-bool live_is_running(const struct live *l, uint64_t key);
-/* Whether llcd is connected to libvirt now (it retries with a backoff
- * while not, e.g. before libvirtd is up). */
-bool live_connected(const struct live *l);
-/* The host topology changed (CPU hotplug): t replaces cfg.topo. */
-void live_set_topology(struct live *l, const struct topo *t);
-/* Whether per-thread instruction counters are read (the benefit check). */
-bool live_counters(const struct live *l);
-/* Add the guest helper's channel (a unix socket under guest_channel_dir)
- * to the domain's persistent definition, and to the running domain when
- * live; *path receives the socket path. */
-int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
-                           struct llcd_err *err);
-/* Host-side facts for `llcctl topology`: libvirt URI and connection,
- * core scheduling, the kernel's cache-aware scheduling, the state file. */
-int live_describe_host(struct live *l, struct json_object *out);
-
 /* Write the state file now if anything changed since the last write
  * (observe does it once per period). */
 int live_save_state(struct live *l, struct llcd_err *err);
@@ -157,55 +137,5 @@ void live_stats(const struct live *l, struct live_stats *st);
  * name. */
 int live_add_process(struct live *l, const char *name, int pid, int nvcpus,
     const struct policy_annotation *a, struct llcd_err *err);
-
-/* Linux 7.2+ cache-aware scheduling (CONFIG_SCHED_CACHE): whether
- * dir/enabled exists (dir NULL: /sys/kernel/debug/sched/llc_balancing) and
- * says 1. detail (may be NULL) gets a one-line description. */
-enum live_kcas {
-	LIVE_KCAS_ABSENT = 0,           /* no such file (older kernel, no debugfs) */
-	LIVE_KCAS_DISABLED,
-	LIVE_KCAS_ENABLED,
-};
-enum live_kcas live_kernel_cas(const char *dir, char *detail, size_t len);
-const char *live_kcas_name(enum live_kcas k);
-
-/* ---- pure helpers, exposed for the unit tests ---- */
-
-/* A stable nonzero 64-bit key from a UUID string (either form, with or
- * without dashes); 0 for a malformed UUID. */
-uint64_t live_uuid_key(const char *uuid);
-
-/* The engine's key of one run of a domain: live_uuid_key() mixed with the
- * QEMU pid (0 when unknown); 0 for a malformed UUID. */
-uint64_t live_domain_key(const char *uuid, int pid);
-
-/* A vCPU's position in the guest topology (libvirt's order: socket, die,
- * cluster, core, thread; core counts within its die, as QEMU's core-id). */
-struct live_vcpu_pos {
-	int socket, die, cluster, core, thread;
-};
-void live_guest_position(const struct policy_guest_topo *g, int vcpu,
-    struct live_vcpu_pos *pos);
-
-/* The state file. */
-struct live_state_dom {
-	uint64_t key;
-	char uuid[40];
-	char name[POLICY_NAME];
-	int nvcpus;
-	struct cpuset *vcpus;           /* nvcpus; empty: never pinned */
-	struct cpuset emulator;         /* empty: never pinned */
-};
-struct live_state {
-	int n;
-	struct live_state_dom *doms;
-};
-void live_state_clear(struct live_state *s);
-/* Parse the file (a missing file is an empty state, not an error). Bad
- * lines are errors naming file:line; the caller then starts empty. */
-int live_state_read(const char *path, struct live_state *s, struct llcd_err *err);
-/* Write atomically: path.tmp, fsync, rename, fsync of the directory. */
-int live_state_write(const char *path, const struct live_state *s,
-    struct llcd_err *err);
 
 #endif

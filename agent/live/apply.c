@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* apply.c - the live back-end's apply(): pins through libvirt (or
+ * sched_setaffinity without it), failures classed and backed off, and
+ * core-scheduling cookies for isolated domains. */
+#include "live_int.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+#define TRANSIENT_STREAK 3              /* periods in a row before backing off */
+#define BACKOFF_MAX_PERIODS 64
+
+static enum agent_result
+to_agent(enum virt_result r)
+{
+	switch (r) {
+	case VIRT_OK: return AGENT_OK;
+	case VIRT_TRANSIENT: return AGENT_TRANSIENT;
+	case VIRT_GONE: return AGENT_GONE;
+	case VIRT_PERMANENT: return AGENT_PERMANENT;
+	}
+	return AGENT_PERMANENT;
+}
+
+static void
+set_error(struct ldom *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+set_error(struct ldom *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->error_msg, sizeof(d->error_msg), fmt, ap);
+	va_end(ap);
+	d->failed = true;
+}
+
+void
+live_note_result(struct live *l, struct ldom *d, enum agent_result r, const char *msg)
+{
+	switch (r) {
+	case AGENT_OK:
+		l->st.pins_ok++;
+		d->transient_streak = 0;
+		d->backoff_until = 0;
+		break;
+	case AGENT_TRANSIENT:
+		l->st.pins_transient++;
+		if (d->last_transient_period == l->period)
+			break;
+		/* in a row: the period after the last failure, or the first one
+		 * after a back-off */
+		d->transient_streak = d->last_transient_period + 1 == l->period ||
+		    (d->backoff_until != 0 && l->period == d->backoff_until) ? d->transient_streak + 1 : 1;
+		d->last_transient_period = l->period;
+		if (d->transient_streak >= TRANSIENT_STREAK) {
+			int sh = d->transient_streak - TRANSIENT_STREAK + 1;
+			uint64_t n = sh >= 6 ? BACKOFF_MAX_PERIODS : (uint64_t)1 << sh;
+			d->backoff_until = l->period + 1 + n;
+			log_dom(LOG_WARNING, d->name, -1, 0, "%d periods in a row with transient failures (%s): "
+			    "no pinning for %llu periods", d->transient_streak, msg, (unsigned long long)n);
+		}
+		break;
+	case AGENT_GONE:
+		l->st.pins_gone++;
+		d->todo |= LDOM_TODO_DISCOVER;
+		break;
+	case AGENT_PERMANENT:
+		l->st.pins_permanent++;
+		if (!d->failed)
+			set_error(d, "%s", msg);
+		break;
+	}
+}
+
+static enum agent_result
+pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struct llcd_err *err)
+{
+	struct lvcpu *c = &d->v[v];
+	enum agent_result r;
+
+	if (l->cfg.dry_run) {
+		r = AGENT_OK;
+	} else if (l->virt != NULL) {
+		r = to_agent(virt_pin_vcpu(l->virt, d->uuid, d->name, v, c->tid, cpus, err));
+	} else {
+		/* no libvirt (live_add_process): the thread directly */
+		cpu_set_t *set = CPU_ALLOC(CPUSET_MAX);
+		size_t sz = CPU_ALLOC_SIZE(CPUSET_MAX);
+		int cpu;
+		if (set == NULL)
+			return AGENT_TRANSIENT;
+		CPU_ZERO_S(sz, set);
+		CPUSET_FOREACH(cpu, cpus)
+			CPU_SET_S((size_t)cpu, sz, set);
+		r = AGENT_OK;
+		if (c->tid <= 0 || sched_setaffinity(c->tid, sz, set) < 0) {
+			int en = c->tid <= 0 ? ESRCH : errno;
+			llcd_err_set(err, "sched_setaffinity: %s", strerror(en));
+			r = en == ESRCH ? AGENT_GONE : AGENT_PERMANENT;
+		}
+		CPU_FREE(set);
+	}
+	if (r == AGENT_OK) {
+		c->applied = *cpus;
+		c->affinity = *cpus;
+		d->touched = true;
+		l->state_dirty = true;
+	}
+	return r;
+}
+
+enum agent_result
+live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, bool *called,
+    struct llcd_err *err)
+{
+	enum agent_result r = AGENT_OK;
+	struct cpuset now;
+	struct llcd_err e;
+
+	*called = true;
+	/* after a restart the engine re-sends the emulator pin it cannot
+	 * observe; where llcd left it and the kernel agrees, do not call */
+	if (cpuset_equal(&d->emu_applied, cpus) && d->pid > 0 &&
+	    procstat_affinity(d->pid, &now, &e) == PROCSTAT_OK && cpuset_equal(&now, cpus)) {
+		log_dom(LOG_DEBUG, d->name, -1, d->pid, "emulator threads already on the wanted CPUs");
+		*called = false;
+		return AGENT_OK;
+	}
+	if (!l->cfg.dry_run && l->virt != NULL)
+		r = to_agent(virt_pin_emulator(l->virt, d->uuid, d->name, cpus, err));
+	if (r == AGENT_OK) {
+		d->emu_applied = *cpus;
+		cpuset_zero(&d->emu_pending);
+		l->state_dirty = true;
+	} else if (r == AGENT_TRANSIENT) {
+		/* the engine cannot observe emulator pins and does not send
+		 * this one again: the back-end retries it, once per period */
+		d->emu_pending = *cpus;
+	}
+	return r;
+}
+
+static enum agent_result
+worse(enum agent_result a, enum agent_result b)
+{
+	static const int rank[] = { [AGENT_OK] = 0, [AGENT_TRANSIENT] = 1, [AGENT_PERMANENT] = 2, [AGENT_GONE] = 3 };
+	return rank[b] > rank[a] ? b : a;
+}
+
+enum agent_result
+live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
+{
+	struct live *l = ctx;
+	struct ldom *d = ldom_by_key(l, a->key);
+	enum agent_result r = AGENT_OK;
+	char buf[256];
+
+	if (d == NULL) {
+		llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)a->key);
+		return AGENT_GONE;
+	}
+	switch (a->type) {
+	case POLICY_ACT_PIN_VCPU:
+	case POLICY_ACT_PIN_EMULATOR:
+	case POLICY_ACT_RELEASE:
+		if (l->period < d->backoff_until) {
+			l->st.backoff_skips++;
+			llcd_err_set(err, "domain %s: backing off after %d periods of transient failures", d->name,
+			    d->transient_streak);
+			return AGENT_TRANSIENT;
+		}
+		break;
+	default:
+		break;
+	}
+	if (a->type == POLICY_ACT_PIN_VCPU || a->type == POLICY_ACT_PIN_EMULATOR)
+		d->touched = true;      /* from now on report the real affinity, so
+		                         * that a failed pin is planned again */
+	switch (a->type) {
+	case POLICY_ACT_PIN_VCPU:
+		if (a->vcpu < 0 || a->vcpu >= d->nvcpus) {
+			llcd_err_set(err, "domain %s has no vCPU %d (%d online)", d->name, a->vcpu, d->nvcpus);
+			r = AGENT_PERMANENT;
+			break;
+		}
+		r = pin_vcpu(l, d, a->vcpu, &a->cpus, err);
+		if (r == AGENT_OK) {
+			cpuset_format(&a->cpus, buf, sizeof(buf));
+			log_dom(LOG_INFO, d->name, a->vcpu, d->v[a->vcpu].tid, "pinned to %s: %s", buf, a->reason);
+		}
+		break;
+	case POLICY_ACT_PIN_EMULATOR: {
+		bool called;
+		r = live_pin_emulator(l, d, &a->cpus, &called, err);
+		if (r == AGENT_OK && called) {
+			cpuset_format(&a->cpus, buf, sizeof(buf));
+			log_dom(LOG_INFO, d->name, -1, 0, "emulator threads pinned to %s: %s", buf, a->reason);
+		}
+		break;
+	}
+	case POLICY_ACT_RELEASE: {
+		struct llcd_err one;
+		one.msg[0] = '\0';
+		for (int v = 0; v < d->nvcpus; v++) {
+			enum agent_result rv = pin_vcpu(l, d, v, &a->cpus, &one);
+			if (rv != AGENT_OK && r == AGENT_OK)
+				llcd_err_set(err, "vcpu %d: %s", v, one.msg);
+			r = worse(r, rv);
+		}
+		bool called;
+		enum agent_result re = live_pin_emulator(l, d, &a->cpus, &called, &one);
+		if (re == AGENT_TRANSIENT)
+			cpuset_zero(&d->emu_pending);   /* RELEASE is planned again */
+		if (re != AGENT_OK && r == AGENT_OK)
+			llcd_err_set(err, "emulator: %s", one.msg);
+		r = worse(r, re);
+		if (r == AGENT_OK) {
+			/* released: llcd no longer holds these pins */
+			for (int v = 0; v < d->maxvcpus; v++)
+				cpuset_zero(&d->v[v].applied);
+			cpuset_zero(&d->emu_applied);
+			d->touched = false;
+			cpuset_format(&a->cpus, buf, sizeof(buf));
+			log_dom(LOG_INFO, d->name, -1, 0, "released to %s: %s", buf, a->reason);
+		}
+		break;
+	}
+	case POLICY_ACT_REFUSE:
+		if (!d->refuse_msg[0] || strcmp(d->refuse_msg, a->reason) != 0)
+			log_dom(LOG_WARNING, d->name, -1, 0, "not placed: %s", a->reason);
+		snprintf(d->refuse_msg, sizeof(d->refuse_msg), "%s", a->reason);
+		if (d->state == LDOM_MANAGED)
+			d->state = LDOM_REFUSED;
+		return AGENT_OK;
+	case POLICY_ACT_PREFER:
+		log_dom(LOG_DEBUG, d->name, -1, 0, "%s", a->reason);
+		return AGENT_OK;
+	case POLICY_ACT_BACKOFF:
+		log_dom(LOG_INFO, d->name, -1, 0, "%s", a->reason);
+		return AGENT_OK;
+	}
+	if (a->type == POLICY_ACT_PIN_VCPU && r == AGENT_OK)
+		ldom_refusal_lifted(d);
+	live_note_result(l, d, r, err->msg);
+	return r;
+}
+
+void
+live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg)
+{
+	struct live *l = ctx;
+	struct ldom *d = ldom_by_key(l, a->key);
+
+	if (r == AGENT_PERMANENT)
+		log_dom(LOG_WARNING, d ? d->name : NULL, a->vcpu, d && a->vcpu >= 0 && a->vcpu < d->maxvcpus ?
+		    d->v[a->vcpu].tid : 0, "%s failed permanently, domain no longer managed: %s",
+		    policy_action_name(a->type), msg);
+}
+
+void
+live_coresched(struct live *l, struct ldom *d, const int *newtids, int nnew)
+{
+	struct llcd_err e;
+	enum coresched_result r;
+
+	if (!ldom_annotated(d) || d->annot.isolation != POLICY_ISO_CORE || d->annot.mode == POLICY_MODE_NONE ||
+	    d->pid <= 0 || nnew == 0)
+		return;
+	if (coresched_probe(l->cs) != CORESCHED_AVAIL_YES)
+		return;         /* said once at start */
+	if (d->cs_state == LDOM_CS_NONE) {
+		uint64_t ck = 0;
+		/* a cookie already there (llcd restarted): keep it, share it to
+		 * any thread that lacks it */
+		if (coresched_get(l->cs, newtids[0], &ck, &e) == CORESCHED_OK && ck != 0) {
+			d->cs_state = LDOM_CS_COOKIE;
+			d->cs_tid = newtids[0];
+			log_dom(LOG_INFO, d->name, -1, newtids[0], "core-scheduling cookie already set; kept");
+			if (nnew > 1)
+				live_coresched(l, d, newtids + 1, nnew - 1);
+			return;
+		}
+		r = coresched_assign(l->cs, d->pid, newtids[0], &e);
+		if (r == CORESCHED_OK) {
+			d->cs_state = LDOM_CS_COOKIE;
+			d->cs_tid = newtids[0];
+			l->st.coresched_assigned++;
+			log_dom(LOG_INFO, d->name, -1, newtids[0], "core-scheduling cookie for QEMU pid %d", d->pid);
+		} else if (r != CORESCHED_TRANSIENT) {
+			d->cs_state = LDOM_CS_GAVE_UP; /* do not retry gone / permanent */
+			log_dom(LOG_WARNING, d->name, -1, newtids[0], "core scheduling: %s [%s]", e.msg,
+			    coresched_result_name(r));
+		}
+		return;
+	}
+	if (d->cs_state == LDOM_CS_COOKIE && d->cs_tid > 0) {
+		int nshared = 0;
+		r = coresched_share(l->cs, d->cs_tid, newtids, nnew, &nshared, &e);
+		if (r != CORESCHED_OK)
+			log_dom(LOG_WARNING, d->name, -1, d->cs_tid, "core scheduling: sharing to new vCPU threads: %s [%s]",
+			    e.msg, coresched_result_name(r));
+		else if (nshared)
+			log_dom(LOG_INFO, d->name, -1, d->cs_tid, "core-scheduling cookie shared to %d new thread%s",
+			    nshared, nshared == 1 ? "" : "s");
+	}
+}

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* domains.c - the live back-end's domains: listed from libvirt (or added
+ * with live_add_process), kept current by libvirt's events, their
+ * annotation read and their vCPU threads discovered in /proc. */
+#include "live_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "annotation_xml.h"
+#include "guestchan.h"
+#include "log.h"
+
+#define RELIST_RETRY_NS 2000000000ull
+
+struct ldom *
+ldom_by_key(const struct live *l, uint64_t key)
+{
+	for (int i = 0; i < l->ndoms; i++)
+		if (l->doms[i]->key == key)
+			return l->doms[i];
+	return NULL;
+}
+
+static struct ldom *
+dom_by_uuid(const struct live *l, const char *uuid)
+{
+	uint64_t k = virt_uuid_key(uuid);
+
+	for (int i = 0; k != 0 && i < l->ndoms; i++)
+		if (virt_uuid_key(l->doms[i]->uuid) == k)
+			return l->doms[i];
+	return NULL;
+}
+
+static void
+vcpu_close(struct lvcpu *c)
+{
+	if (c->perf_fd >= 0)
+		close(c->perf_fd);
+	c->perf_fd = -1;
+	c->have_instr = false;
+	procstat_thread_free(c->th);
+	c->th = NULL;
+	c->tid = 0;
+	c->have_prev = false;
+	c->last_cpu = -1;
+	cpuset_zero(&c->affinity);
+}
+
+void
+ldom_free(struct ldom *d)
+{
+	if (d == NULL)
+		return;
+	for (int v = 0; v < d->maxvcpus; v++)
+		vcpu_close(&d->v[v]);
+	guestchan_free(d->gc);
+	free(d->v);
+	free(d);
+}
+
+static void
+dom_remove(struct live *l, struct ldom *d, const char *why)
+{
+	for (int i = 0; i < l->ndoms; i++) {
+		if (l->doms[i] != d)
+			continue;
+		log_dom(LOG_INFO, d->name, -1, 0, "no longer managed: %s", why);
+		memmove(&l->doms[i], &l->doms[i + 1], sizeof(l->doms[0]) * (size_t)(l->ndoms - i - 1));
+		l->ndoms--;
+		ldom_free(d);
+		return;
+	}
+}
+
+static int
+dom_resize(struct ldom *d, int maxvcpus)
+{
+	struct lvcpu *v;
+
+	if (maxvcpus < 1)
+		maxvcpus = 1;
+	if (maxvcpus <= d->maxvcpus && d->v != NULL) {
+		for (int i = maxvcpus; i < d->maxvcpus; i++)
+			vcpu_close(&d->v[i]);
+		d->maxvcpus = maxvcpus;
+		return 0;
+	}
+	if ((v = realloc(d->v, sizeof(*v) * (size_t)maxvcpus)) == NULL)
+		return -1;
+	for (int i = d->v ? d->maxvcpus : 0; i < maxvcpus; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].last_cpu = -1;
+		v[i].perf_fd = -1;
+	}
+	d->v = v;
+	d->maxvcpus = maxvcpus;
+	return 0;
+}
+
+static struct ldom *
+dom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
+        int nvcpus, int maxvcpus)
+{
+	struct ldom *d;
+
+	if (l->ndoms == l->cap) {
+		int ncap = l->cap ? l->cap * 2 : 16;
+		struct ldom **n = realloc(l->doms, sizeof(*n) * (size_t)ncap);
+		if (n == NULL)
+			return NULL;
+		l->doms = n;
+		l->cap = ncap;
+	}
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return NULL;
+	if (dom_resize(d, maxvcpus) < 0) {
+		free(d);
+		return NULL;
+	}
+	d->key = key;
+	snprintf(d->uuid, sizeof(d->uuid), "%s", uuid);
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->pid = pid;
+	d->nvcpus = nvcpus;
+	d->state = LDOM_NEW;
+	d->todo = LDOM_TODO_DISCOVER | LDOM_TODO_ANNOT | LDOM_TODO_OBS;
+	policy_annotation_defaults(&d->annot);
+	l->doms[l->ndoms++] = d;
+	return d;
+}
+
+static void
+guest_topo(const struct virt_topology *t, int maxvcpus, struct policy_guest_topo *g)
+{
+	if (t->sockets == 0 && t->dies == 0 && t->clusters == 0 && t->cores == 0 && t->threads == 0) {
+		/* no <topology>: QEMU's -smp N gives N sockets of one core */
+		g->sockets = maxvcpus > 0 ? maxvcpus : 1;
+		g->dies = g->clusters = g->cores = g->threads = 1;
+		return;
+	}
+	g->sockets = t->sockets > 0 ? t->sockets : 1;
+	g->dies = t->dies > 0 ? t->dies : 1;
+	g->clusters = t->clusters > 0 ? t->clusters : 1;
+	g->cores = t->cores > 0 ? t->cores : 1;
+	g->threads = t->threads > 0 ? t->threads : 1;
+}
+
+/* Read and parse the annotation (the state's moves from NEW, UNANNOTATED,
+ * INVALID, MANAGED and REFUSED: live_int.h); VIRT_TRANSIENT leaves it for
+ * later. */
+void
+ldom_read_annotation(struct live *l, struct ldom *d)
+{
+	struct policy_annotation a;
+	struct llcd_err e = { "" };
+	char *xml = NULL;
+	enum virt_result r;
+	bool was = ldom_annotated(d);
+	char old_err[LLCD_ERR_MSG];
+
+	if (l->virt == NULL) {
+		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
+		return;
+	}
+	r = virt_get_annotation(l->virt, d->uuid, &xml, &e);
+	if (r != VIRT_OK) {
+		if (r == VIRT_TRANSIENT)
+			return;         /* LDOM_TODO_ANNOT stays: retried next period */
+		log_dom(LOG_WARNING, d->name, -1, 0, "cannot read the llc-policy annotation: %s", e.msg);
+		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
+		return;
+	}
+	l->st.annot_reads++;
+	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
+	snprintf(old_err, sizeof(old_err), "%s", d->annot_err);
+	d->annot_err[0] = '\0';
+	if (xml == NULL) {
+		policy_annotation_defaults(&d->annot);
+		if (was || d->state == LDOM_NEW)
+			log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation: left to the default scheduler "
+			    "(confined to the shared pool as a whole while isolated domains exist)");
+		d->state = LDOM_UNANNOTATED;
+	} else if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
+		d->state = LDOM_INVALID;
+		policy_annotation_defaults(&d->annot);
+		snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
+		if (strcmp(old_err, d->annot_err) != 0)
+			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", e.msg);
+	} else {
+		if (!was || !annot_equal(&a, &d->annot))
+			log_dom(LOG_INFO, d->name, -1, 0, "annotation: mode %s, isolation %s, topology %s, %d group%s",
+			    policy_mode_name(a.mode), policy_isolation_name(a.isolation),
+			    policy_topology_name(a.topology), a.ngroups, a.ngroups == 1 ? "" : "s");
+		d->state = d->refuse_msg[0] ? LDOM_REFUSED : LDOM_MANAGED;
+		d->annot = a;
+	}
+	d->todo |= LDOM_TODO_OBS;
+	free(xml);
+}
+
+/* Insert or update a running domain from libvirt. */
+static void
+upsert(struct live *l, const struct virt_domain *vd)
+{
+	uint64_t key = virt_domain_key(vd->uuid, vd->pid);
+	struct ldom *d = dom_by_uuid(l, vd->uuid);
+	int maxv = vd->maxvcpus > vd->nvcpus ? vd->maxvcpus : vd->nvcpus;
+
+	if (key == 0)
+		return;
+	if (d != NULL && d->pid != vd->pid) {
+		/* a new QEMU (restarted between two looks, or its pid just
+		 * became known): a new key, so the engine places it afresh */
+		dom_remove(l, d, d->pid ? "its QEMU process changed" : "its QEMU pid is known now");
+		d = NULL;
+	}
+	if (d == NULL) {
+		d = dom_add(l, key, vd->uuid, vd->name, vd->pid, vd->nvcpus, maxv);
+		if (d == NULL) {
+			log_dom(LOG_WARNING, vd->name, -1, 0, "out of memory; not managed");
+			return;
+		}
+		log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", vd->pid,
+		    vd->nvcpus, vd->nvcpus == 1 ? "" : "s", vd->maxvcpus);
+	}
+	if (d->nvcpus != vd->nvcpus || d->maxvcpus < maxv) {
+		if (d->maxvcpus < maxv && dom_resize(d, maxv) < 0) {
+			log_dom(LOG_WARNING, d->name, -1, 0, "out of memory");
+			return;
+		}
+		if (d->nvcpus != vd->nvcpus)
+			log_dom(LOG_INFO, d->name, -1, 0, "%d vCPUs online (was %d)", vd->nvcpus, d->nvcpus);
+		d->nvcpus = vd->nvcpus;
+		d->todo |= LDOM_TODO_DISCOVER;
+		d->todo |= LDOM_TODO_OBS;
+	}
+	snprintf(d->name, sizeof(d->name), "%s", vd->name);
+	d->pid = vd->pid;
+	d->persistent = vd->persistent;
+	guest_topo(&vd->topo, vd->maxvcpus, &d->guest);
+	d->seen = true;
+	l->st.refreshes++;
+}
+
+static void
+refresh_uuid(struct live *l, const char *uuid)
+{
+	struct virt_domain vd;
+	struct llcd_err e;
+	enum virt_result r = virt_domain_get(l->virt, uuid, &vd, &e);
+	struct ldom *d = dom_by_uuid(l, uuid);
+
+	if (r == VIRT_OK && vd.active) {
+		upsert(l, &vd);
+		if ((d = dom_by_uuid(l, uuid)) != NULL && (d->todo & LDOM_TODO_ANNOT))
+			ldom_read_annotation(l, d);
+	} else if (r == VIRT_OK || r == VIRT_GONE) {
+		if (d != NULL)
+			dom_remove(l, d, r == VIRT_GONE ? "undefined" : "not running");
+	} else if (r == VIRT_TRANSIENT) {
+		l->need_relist = true;
+	} else {
+		log_warnx("domain %s: %s", uuid, e.msg);
+	}
+}
+
+/* Find the vCPU threads of a domain's QEMU and open them. */
+void
+ldom_discover(struct live *l, struct ldom *d)
+{
+	struct procstat_task *tasks = NULL;
+	struct llcd_err e;
+	enum procstat_status st;
+	int n = 0, nfound = 0, nnew = 0;
+	int *newtids;
+	bool *found;
+
+	d->todo &= ~(unsigned)LDOM_TODO_DISCOVER;
+	d->discovered_period = l->period;
+	if (d->pid <= 0) {
+		d->threads_missing = true;
+		return;
+	}
+	st = procstat_list_tasks(l->ps, d->pid, &tasks, &n, &e);
+	if (st == PROCSTAT_GONE) {
+		d->threads_missing = true;
+		if (l->virt)
+			refresh_uuid(l, d->uuid);   /* stopped? */
+		return;
+	}
+	if (st != PROCSTAT_OK) {
+		log_dom(LOG_WARNING, d->name, -1, 0, "listing QEMU threads: %s", e.msg);
+		d->threads_missing = true;
+		return;
+	}
+	l->st.discoveries++;
+	newtids = calloc((size_t)d->maxvcpus, sizeof(int));
+	found = calloc((size_t)d->maxvcpus, sizeof(bool));
+	if (newtids == NULL || found == NULL) {
+		free(newtids);
+		free(found);
+		free(tasks);
+		d->todo |= LDOM_TODO_DISCOVER;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		int v = tasks[i].index;
+		struct lvcpu *c;
+		if (tasks[i].kind != PROCSTAT_VCPU || v < 0)
+			continue;
+		if (v >= d->nvcpus && l->virt != NULL && !l->need_relist) {
+			/* hot-plugged (setvcpus sends no event): libvirt's
+			 * count is re-read, then the threads again */
+			log_dom(LOG_INFO, d->name, v, tasks[i].tid, "vCPU beyond the %d online; re-reading the domain",
+			    d->nvcpus);
+			l->need_relist = true;
+		}
+		if (v >= d->maxvcpus)
+			continue;
+		found[v] = true;
+		c = &d->v[v];
+		if (c->tid == tasks[i].tid && c->th != NULL)
+			continue;
+		vcpu_close(c);
+		c->th = procstat_thread_open(l->ps, d->pid, tasks[i].tid, &st, &e);
+		if (c->th == NULL) {
+			if (st != PROCSTAT_GONE)
+				log_dom(LOG_WARNING, d->name, v, tasks[i].tid, "cannot open /proc files: %s", e.msg);
+			found[v] = false;
+			continue;
+		}
+		c->tid = tasks[i].tid;
+		if (procstat_affinity(c->tid, &c->affinity, &e) != PROCSTAT_OK)
+			cpuset_zero(&c->affinity);
+		newtids[nnew++] = c->tid;
+		log_dom(LOG_DEBUG, d->name, v, c->tid, "vCPU thread found");
+	}
+	for (int v = 0; v < d->maxvcpus; v++) {
+		if (!found[v] && d->v[v].tid) {
+			log_dom(LOG_INFO, d->name, v, d->v[v].tid, "vCPU thread gone");
+			vcpu_close(&d->v[v]);
+			if (v < d->nvcpus && l->virt != NULL)
+				l->need_relist = true;  /* hot-unplug, or the guest stopped */
+		}
+		if (v < d->nvcpus && d->v[v].tid)
+			nfound++;
+	}
+	d->threads_missing = nfound < d->nvcpus;
+	d->nthreads_seen = n;
+	if (!d->state_checked && !d->threads_missing)
+		live_state_check(l, d);
+	live_coresched(l, d, newtids, nnew);
+	free(newtids);
+	free(found);
+	free(tasks);
+}
+
+static void
+relist(struct live *l)
+{
+	struct virt_domain *vds = NULL;
+	struct llcd_err e;
+	int n = 0;
+
+	if (virt_list_domains(l->virt, &vds, &n, &e) < 0) {
+		log_warnx("listing domains: %s", e.msg);
+		l->need_relist = true;
+		l->relist_due_ns = l->now_ns + RELIST_RETRY_NS;
+		return;
+	}
+	l->st.relists++;
+	l->need_relist = false;
+	for (int i = 0; i < l->ndoms; i++)
+		l->doms[i]->seen = l->doms[i]->fake;
+	for (int i = 0; i < n; i++)
+		if (vds[i].active)
+			upsert(l, &vds[i]);
+	for (int i = 0; i < l->ndoms; i++) {
+		if (!l->doms[i]->seen) {
+			dom_remove(l, l->doms[i], "not running");
+			i--;
+		}
+	}
+	for (int i = 0; i < l->ndoms; i++)
+		if (l->doms[i]->todo & LDOM_TODO_ANNOT)
+			ldom_read_annotation(l, l->doms[i]);
+	if (!l->listed_once) {
+		for (int i = 0; i < l->saved.n; i++)
+			if (ldom_by_key(l, l->saved.doms[i].key) == NULL)
+				log_info("state file: domain %s (%s) is no longer running", l->saved.doms[i].name,
+				    l->saved.doms[i].uuid);
+		l->listed_once = true;
+		l->state_dirty = true;  /* drop what is gone from the file */
+	}
+	free(vds);
+}
+
+int
+live_event_fd(const struct live *l)
+{
+	return l->virt ? virt_event_fd(l->virt) : -1;
+}
+
+uint64_t
+live_next_due_ns(const struct live *l)
+{
+	if (l->virt == NULL)
+		return 0;
+	if (!virt_connected(l->virt))
+		return virt_retry_at_ms(l->virt) * 1000000ull;
+	if (l->need_relist)
+		return l->relist_due_ns ? l->relist_due_ns : 1;
+	return 0;
+}
+
+int
+live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
+{
+	struct virt_event ev;
+	struct llcd_err e;
+	struct ldom *d;
+	bool was = false;
+
+	if (l->virt == NULL)
+		return 0;
+	l->now_ns = now_ns;
+	was = virt_connected(l->virt);
+	if (virt_maintain(l->virt, now_ns / 1000000u, &e) == 1 && !was)
+		l->need_relist = true;
+	while (virt_next_event(l->virt, &ev) == 1) {
+		switch (ev.type) {
+		case VIRT_EV_LIFECYCLE:
+			log_dom(LOG_DEBUG, ev.name, -1, 0, "lifecycle event %d/%d", ev.event, ev.detail);
+			if (virt_connected(l->virt))
+				refresh_uuid(l, ev.uuid);
+			break;
+		case VIRT_EV_METADATA:
+			if (ev.text[0] && strcmp(ev.text, VIRT_POLICY_NS) != 0)
+				break;
+			if ((d = dom_by_uuid(l, ev.uuid)) != NULL) {
+				log_dom(LOG_INFO, d->name, -1, 0, "llc-policy annotation changed");
+				d->todo |= LDOM_TODO_ANNOT;
+				ldom_read_annotation(l, d);
+			}
+			break;
+		case VIRT_EV_TUNABLE:
+			if ((d = dom_by_uuid(l, ev.uuid)) != NULL)
+				d->todo |= LDOM_TODO_AFFINITY;
+			break;
+		case VIRT_EV_DISCONNECTED:
+			log_warnx("libvirt connection lost (reason %d); pins stay as they are, reconnecting", ev.event);
+			break;
+		case VIRT_EV_RECONNECTED:
+			log_info("libvirt reconnected after %u reconnect%s; re-listing domains",
+			    virt_reconnects(l->virt), virt_reconnects(l->virt) == 1 ? "" : "s");
+			l->need_relist = true;
+			break;
+		case VIRT_EV_OVERFLOW:
+			log_warnx("libvirt event queue overflowed; re-listing domains");
+			l->need_relist = true;
+			break;
+		}
+	}
+	if (l->need_relist && virt_connected(l->virt) && now_ns >= l->relist_due_ns) {
+		relist(l);
+		if (l->need_relist)
+			return llcd_err_set(err, "re-listing libvirt domains failed; retrying");
+	}
+	return 0;
+}
+
+int
+live_add_process(struct live *l, const char *name, int pid, int nvcpus,
+    const struct policy_annotation *a, struct llcd_err *err)
+{
+	char uuid[VIRT_UUID_LEN];
+	struct ldom *d;
+
+	if (nvcpus < 1 || nvcpus > CPUSET_MAX)
+		return llcd_err_set(err, "live_add_process: bad vCPU count %d", nvcpus);
+	/* a made-up UUID from the pid, so that keys stay stable */
+	snprintf(uuid, sizeof(uuid), "00000000-0000-4000-8000-%012x", (unsigned)pid);
+	if (dom_by_uuid(l, uuid) != NULL)
+		return llcd_err_set(err, "live_add_process: pid %d already added", pid);
+	if ((d = dom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
+		return llcd_err_set(err, "out of memory");
+	d->fake = true;
+	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
+	d->state = LDOM_UNANNOTATED;
+	d->guest.sockets = 1;
+	d->guest.dies = d->guest.clusters = d->guest.threads = 1;
+	d->guest.cores = nvcpus;
+	if (a != NULL) {
+		d->state = LDOM_MANAGED;
+		d->annot = *a;
+	}
+	return 0;
+}
+
+int
+live_domains(const struct live *l, uint64_t *keys, int max)
+{
+	for (int i = 0; i < l->ndoms && i < max; i++)
+		keys[i] = l->doms[i]->key;
+	return l->ndoms;
+}
+
+int
+live_find(struct live *l, const char *name_or_uuid, uint64_t *key)
+{
+	uint64_t k = virt_uuid_key(name_or_uuid);
+
+	for (int i = 0; i < l->ndoms; i++) {
+		if ((k != 0 && virt_uuid_key(l->doms[i]->uuid) == k) || strcmp(l->doms[i]->name, name_or_uuid) == 0) {
+			*key = l->doms[i]->key;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+bool
+live_is_running(const struct live *l, uint64_t key)
+{
+	return ldom_by_key(l, key) != NULL;
+}

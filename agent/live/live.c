@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* live.c - the live back-end's life cycle (live.h): configuration, the
+ * libvirt connection, the probes said once at start, the ops table. */
+#include "live_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "perfcount.h"
+
+/* "allowed everywhere" = every CPU of the topology this host has online
+ * (an hwloc XML or synthetic host may name CPUs it lacks). */
+static void
+set_everywhere(struct live *l)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	char buf[4096];
+	struct cpuset on;
+	struct llcd_err e;
+
+	l->everywhere = l->cfg.topo->all;
+	if (f == NULL)
+		return;
+	if (fgets(buf, sizeof(buf), f) != NULL) {
+		buf[strcspn(buf, "\n")] = '\0';
+		if (cpuset_parse(&on, buf, &e) == 0 && cpuset_intersects(&on, &l->cfg.topo->all))
+			cpuset_and(&l->everywhere, &l->everywhere, &on);
+	}
+	fclose(f);
+}
+
+void
+live_set_topology(struct live *l, const struct topo *t)
+{
+	l->cfg.topo = t;
+	set_everywhere(l);
+	for (int i = 0; i < l->ndoms; i++)
+		l->doms[i]->todo |= LDOM_TODO_AFFINITY;
+}
+
+struct live *
+live_new(const struct live_config *cfg, struct llcd_err *err)
+{
+	struct live *l;
+	const char *dir;
+	struct llcd_err e;
+
+	if (cfg == NULL || cfg->topo == NULL) {
+		llcd_err_set(err, "live: no topology");
+		return NULL;
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		llcd_err_set(err, "out of memory");
+		return NULL;
+	}
+	l->cfg = *cfg;
+	if ((l->ps = procstat_new(cfg->proc_root, err)) == NULL)
+		goto fail;
+	if ((l->cs = coresched_new(cfg->coresched_ops)) == NULL) {
+		llcd_err_set(err, "out of memory");
+		goto fail;
+	}
+	if (coresched_probe(l->cs) != CORESCHED_AVAIL_YES)
+		log_info("core scheduling unavailable (%s): isolation=\"core\" relies on placement alone",
+		    coresched_reason(l->cs));
+	l->kcas = live_kernel_cas(NULL, l->kcas_detail, sizeof(l->kcas_detail));
+	set_everywhere(l);
+	if (l->kcas != LIVE_KCAS_ABSENT)
+		log_info("%s", l->kcas_detail);
+	/* instruction counters for the benefit check */
+	if (cfg->counters < 0) {
+		snprintf(l->counters_reason, sizeof(l->counters_reason), "instruction counters off (counters off)");
+	} else {
+		l->counters = perfcount_available(l->counters_reason, sizeof(l->counters_reason));
+		if (!l->counters && cfg->counters > 0)
+			log_warnx("counters on: %s", l->counters_reason);
+		else
+			log_info("%s", l->counters_reason);
+	}
+
+	dir = cfg->state_dir ? cfg->state_dir : LIVE_DEFAULT_STATE_DIR;
+	if (dir[0] != '\0') {
+		if (snprintf(l->state_path, sizeof(l->state_path), "%s/%s", dir, LIVE_STATE_FILE) >=
+		    (int)sizeof(l->state_path)) {
+			llcd_err_set(err, "state directory path too long: %s", dir);
+			goto fail;
+		}
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			llcd_err_set(err, "state directory %s: %s", dir, strerror(errno));
+			goto fail;
+		}
+		l->state_enabled = true;
+		if (live_state_read(l->state_path, &l->saved, &e) < 0)
+			log_warnx("state file ignored: %s", e.msg);
+		else if (l->saved.n)
+			log_info("state file %s: %d domain%s llcd pinned before", l->state_path, l->saved.n,
+			    l->saved.n == 1 ? "" : "s");
+	}
+
+	if (cfg->uri == NULL || strcmp(cfg->uri, LIVE_URI_NONE) != 0) {
+		struct virt_config vc = {
+			.uri = cfg->uri, .pid_dir = cfg->pid_dir, .proc_root = cfg->proc_root,
+			.backoff_min_ms = cfg->backoff_min_ms, .backoff_max_ms = cfg->backoff_max_ms,
+		};
+		if ((l->virt = virt_new(&vc, err)) == NULL)
+			goto fail;
+		l->need_relist = true;
+		if (virt_connect(l->virt, 0, &e) < 0)
+			log_warnx("libvirt: %s; retrying with backoff", e.msg);
+	}
+	return l;
+fail:
+	live_free(l);
+	return NULL;
+}
+
+void
+live_free(struct live *l)
+{
+	struct llcd_err e;
+
+	if (l == NULL)
+		return;
+	if (live_save_state(l, &e) < 0)
+		log_warnx("state file: %s", e.msg);
+	for (int i = 0; i < l->ndoms; i++)
+		ldom_free(l->doms[i]);
+	free(l->doms);
+	virt_free(l->virt);
+	procstat_free(l->ps);
+	coresched_free(l->cs);
+	live_state_clear(&l->saved);
+	free(l->cpu_prev);
+	free(l->cpu_cur);
+	free(l);
+}
+
+void
+live_stats(const struct live *l, struct live_stats *st)
+{
+	*st = l->st;
+}
+
+bool
+live_connected(const struct live *l)
+{
+	return l->virt != NULL && virt_connected(l->virt);
+}
+
+bool
+live_counters(const struct live *l)
+{
+	return l->counters;
+}
+
+const struct agent_ops live_agent_ops = {
+	.name = "libvirt",
+	.observe = live_observe,
+	.apply = live_apply,
+	.report = live_report,
+};

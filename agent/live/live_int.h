@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* live_int.h - what the files of the live back-end (agent/live/) share; not
+ * for other modules, which use live.h.
+ *
+ *   live.c      life cycle: live_new/live_free, probes, the ops table
+ *   domains.c   domains from libvirt and its events; annotation; vCPU
+ *               thread discovery
+ *   observe.c   observe(): /proc samples, counters, the guest channel
+ *   apply.c     apply(): pins, failure classes and back-off, core
+ *               scheduling cookies
+ *   state.c     the state file (state.h)
+ *   kcas.c      the kernel cache-aware-scheduling probe (kcas.h)
+ *   describe.c  dominfo and topology facts for llcctl
+ *   qmpcheck.c  the QMP cross-check of vCPU positions
+ *   requests.c  llcctl's requests passed to libvirt (annotation, XML,
+ *               guest channel)
+ *   backend.c   the daemon's back-end hooks (live_backend.h)
+ *
+ * Everything runs on the caller's thread; no locks.
+ */
+#ifndef LLCD_LIVE_INT_H
+#define LLCD_LIVE_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "coresched.h"
+#include "cpuset.h"
+#include "err.h"
+#include "kcas.h"
+#include "live.h"
+#include "ops.h"
+#include "policy.h"
+#include "procstat.h"
+#include "state.h"
+#include "virt.h"
+
+struct json_object;
+struct qmp_cpus;
+struct guesttopo_pos;
+
+struct lvcpu {
+	int tid;                        /* 0: thread not found */
+	struct procstat_thread *th;
+	uint64_t prev_runtime;
+	bool have_prev;
+	int last_cpu;
+	struct cpuset affinity;         /* cached kernel affinity; empty unknown */
+	struct cpuset applied;          /* what llcd last pinned; empty: nothing */
+	int perf_fd;                    /* instruction counter; -1 none, -2 failed */
+	uint64_t prev_instr;
+	bool have_instr;
+};
+
+/* A domain's life in the back-end, as far as llcd manages it (ldom.state).
+ * Each state and the events that move it, with the function that moves it:
+ *
+ *   LDOM_NEW          listed (domains.c upsert) and its annotation not read
+ *                     yet. A transient libvirt error keeps it NEW and the
+ *                     annotation is read again the next period; another
+ *                     error keeps it NEW until the next metadata event.
+ *                     annotation read (ldom_read_annotation):
+ *                       none -> UNANNOTATED, invalid -> INVALID,
+ *                       valid -> MANAGED (REFUSED while a refusal stands)
+ *   LDOM_UNANNOTATED  no llc-policy annotation: left to the default
+ *                     scheduler (confined to the shared pool as a whole
+ *                     while isolated domains exist).
+ *                     annotation re-read (metadata event, llcctl annotate):
+ *                       as from NEW
+ *   LDOM_INVALID      the annotation does not parse (annot_err): unmanaged.
+ *                     annotation re-read: as from NEW
+ *   LDOM_MANAGED      a valid annotation (annot): the engine places it.
+ *                     REFUSE action (live_apply) -> REFUSED;
+ *                     annotation re-read: as from NEW
+ *   LDOM_REFUSED      a valid annotation, but the engine's last word was
+ *                     REFUSE (refuse_msg): not placed.
+ *                     a vCPU pinned (live_apply) -> MANAGED;
+ *                     annotation re-read: as from NEW
+ *
+ * live_add_process() starts a domain in MANAGED (with an annotation) or
+ * UNANNOTATED; it is never re-read. A domain leaves the table (ldom_remove)
+ * when libvirt says it stopped or its QEMU changed, whatever its state.
+ *
+ * A refusal (refuse_msg) is recorded whatever the state and stands until a
+ * vCPU is pinned, so that a domain re-annotated while refused is REFUSED.
+ *
+ * Beside the state, not in it: a permanent failure to apply (failed,
+ * error_msg; apply.c live_note_result). The loop abandons the domain's key,
+ * but the engine still counts the domain, so the back-end keeps reading its
+ * annotation and threads and reporting them; describe shows the failure
+ * first. It lasts until the domain stops.
+ */
+enum ldom_state {
+	LDOM_NEW = 0,
+	LDOM_UNANNOTATED,
+	LDOM_INVALID,
+	LDOM_MANAGED,
+	LDOM_REFUSED,
+};
+
+/* Work a domain has pending, done in the next observe() (or at once where
+ * the event handler can): set by the events named, cleared when done. */
+enum {
+	LDOM_TODO_ANNOT = 1 << 0,       /* read the annotation: listed, metadata
+	                                 * event, llcctl annotate */
+	LDOM_TODO_DISCOVER = 1 << 1,    /* find the vCPU threads: listed, vCPU
+	                                 * count changed, a thread vanished or its
+	                                 * QEMU's thread count changed, a pin said
+	                                 * "gone" */
+	LDOM_TODO_AFFINITY = 1 << 2,    /* re-read the kernel's affinities: tunable
+	                                 * event (someone pinned), CPU hotplug */
+	LDOM_TODO_OBS = 1 << 3,         /* refill the engine's view of it (name,
+	                                 * guest topology, annotation): listed,
+	                                 * vCPU count changed, annotation read */
+};
+
+/* Core scheduling of an isolated domain (apply.c live_coresched). */
+enum ldom_cs {
+	LDOM_CS_NONE = 0,               /* no cookie yet (or not isolated) */
+	LDOM_CS_COOKIE,                 /* cookie of cs_tid, shared to new threads */
+	LDOM_CS_GAVE_UP,                /* assigning failed (gone, permanent) */
+};
+
+struct ldom {
+	uint64_t key;
+	char uuid[VIRT_UUID_LEN];
+	char name[VIRT_NAME_MAX];
+	int pid;
+	int nvcpus, maxvcpus;
+	bool persistent;
+	bool fake;                      /* live_add_process: not a libvirt domain */
+	struct policy_guest_topo guest;
+	enum ldom_state state;
+	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
+	char annot_err[LLCD_ERR_MSG];   /* INVALID: why */
+	char refuse_msg[POLICY_REASON]; /* the standing refusal; "" none */
+	bool failed;                    /* a permanent failure (see above) */
+	char error_msg[LLCD_ERR_MSG];
+	unsigned todo;                  /* LDOM_TODO_* */
+	struct lvcpu *v;                /* maxvcpus */
+	int nthreads_seen;
+	uint64_t discovered_period;
+	bool threads_missing;           /* an online vCPU's thread not found */
+	struct cpuset emu_applied;
+	struct cpuset emu_pending;      /* an emulator pin that failed transiently */
+	int transient_streak;
+	uint64_t last_transient_period;
+	uint64_t backoff_until;         /* period number */
+	enum ldom_cs cs_state;
+	int cs_tid;
+	bool state_checked;             /* the state file compared (once) */
+	bool touched;                   /* llcd tried to pin it (or the state file says so) */
+	bool seen;                      /* relist(): listed this time */
+	struct guestchan *gc;           /* the guest helper's channel, or NULL */
+	bool gc_looked;                 /* domain XML searched for the channel */
+};
+
+/* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
+static inline void
+ldom_refusal_lifted(struct ldom *d)
+{
+	d->refuse_msg[0] = '\0';
+	if (d->state == LDOM_REFUSED)
+		d->state = LDOM_MANAGED;
+}
+
+/* Whether the domain has a valid annotation (the engine's "annotated"). */
+static inline bool
+ldom_annotated(const struct ldom *d)
+{
+	return d->state == LDOM_MANAGED || d->state == LDOM_REFUSED;
+}
+
+
+struct live {
+	struct live_config cfg;
+	char state_path[PATH_MAX];
+	bool state_enabled;
+	struct virt *virt;
+	struct procstat *ps;
+	struct coresched *cs;
+	struct ldom **doms;
+	int ndoms, cap;
+	bool need_relist;
+	bool listed_once;
+	uint64_t relist_due_ns;
+	uint64_t now_ns;
+	uint64_t period;
+	struct live_state saved;        /* state file read at start */
+	bool state_dirty;
+	int ncpus;
+	uint64_t *cpu_prev, *cpu_cur;
+	bool have_cpu_prev;
+	struct live_stats st;
+	enum live_kcas kcas;
+	char kcas_detail[256];
+	struct cpuset everywhere;       /* topology CPUs this host has online */
+	bool counters;                  /* instruction counters are read */
+	char counters_reason[256];
+};
+
+/* domains.c */
+struct ldom *ldom_by_key(const struct live *l, uint64_t key);
+void ldom_free(struct ldom *d);
+/* Read and parse the annotation; a transient libvirt error leaves it for
+ * the next period. */
+void ldom_read_annotation(struct live *l, struct ldom *d);
+/* Find the vCPU threads of a domain's QEMU and open them. */
+void ldom_discover(struct live *l, struct ldom *d);
+
+/* observe.c, apply.c: the ops table's entries (live.c) */
+int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);
+enum agent_result live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err);
+void live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg);
+
+/* apply.c */
+/* Count a result of applying and back off after transient failures in a
+ * row; a permanent one marks the domain failed. */
+void live_note_result(struct live *l, struct ldom *d, enum agent_result r, const char *msg);
+/* Pin the emulator threads (*called false when they already were there). */
+enum agent_result live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    bool *called, struct llcd_err *err);
+/* Core-scheduling cookie for newly found vCPU threads of an isolated
+ * domain (assigned once, then shared to new threads). */
+void live_coresched(struct live *l, struct ldom *d, const int *newtids, int nnew);
+
+/* state.c */
+/* Compare a domain's threads with what the state file says llcd left
+ * (once, when all its threads are found): adopt the pins, log moves. */
+void live_state_check(struct live *l, struct ldom *d);
+
+/* qmpcheck.c */
+/* QMP query-cpus-fast through libvirt: NULL when not allowed or failed
+ * (why says why). Free with qmp_cpus_free(). */
+struct qmp_cpus *live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len);
+/* Check one vCPU (its tid and computed position) against the reply: why
+ * gets "match" or the difference. */
+void live_qmp_check(const struct qmp_cpus *qc, int vcpu, int tid, const struct guesttopo_pos *p,
+    char *why, size_t len);
+
+/* requests.c, describe.c, live.c: for the daemon's hooks (backend.c) */
+int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *err);
+int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
+int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);
+bool live_is_running(const struct live *l, uint64_t key);
+/* The host topology changed (CPU hotplug): t replaces cfg.topo. */
+void live_set_topology(struct live *l, const struct topo *t);
+/* Whether per-thread instruction counters are read (the benefit check). */
+bool live_counters(const struct live *l);
+/* Add the guest helper's channel (a unix socket under guest_channel_dir)
+ * to the domain's persistent definition, and to the running domain when
+ * live; *path receives the socket path. */
+int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+                           struct llcd_err *err);
+/* Host-side facts for `llcctl topology`: libvirt URI and connection,
+ * core scheduling, the kernel's cache-aware scheduling, the state file. */
+int live_describe_host(struct live *l, struct json_object *out);
+
+#endif

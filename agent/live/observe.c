@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* observe.c - the live back-end's observe(): per period, the CPUs' busy
+ * time from /proc/stat, each domain's vCPU runtime, last CPU, affinity and
+ * instruction count, and the guest helper's reports. */
+#include "live_int.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guestchan.h"
+#include "guestproto.h"
+#include "log.h"
+#include "perfcount.h"
+
+#define REDISCOVER_PERIODS 10           /* thread-count hint: at most this often */
+
+static void
+refresh_affinity(struct live *l, struct ldom *d)
+{
+	struct llcd_err e;
+	char a[256], b[256];
+
+	d->todo &= ~(unsigned)LDOM_TODO_AFFINITY;
+	for (int v = 0; v < d->nvcpus; v++) {
+		struct lvcpu *c = &d->v[v];
+		struct cpuset now;
+		if (c->tid == 0 || procstat_affinity(c->tid, &now, &e) != PROCSTAT_OK)
+			continue;
+		if (l->cfg.dry_run)
+			continue;       /* the pins are only remembered, not in the kernel */
+		if (!cpuset_empty(&c->applied) && !cpuset_equal(&now, &c->applied) &&
+		    !cpuset_equal(&now, &c->affinity)) {
+			cpuset_format(&c->applied, a, sizeof(a));
+			cpuset_format(&now, b, sizeof(b));
+			log_dom(LOG_WARNING, d->name, v, c->tid, "moved by someone else: llcd pinned it to %s, it is on %s now",
+			    a, b);
+			l->st.moved_by_others++;
+		}
+		c->affinity = now;
+	}
+}
+
+static void
+sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
+              struct policy_vcpu_sample *out)
+{
+	struct procstat_sample s;
+	struct llcd_err e;
+	bool rediscover = false;
+
+	for (int v = 0; v < d->nvcpus; v++) {
+		struct lvcpu *c = &d->v[v];
+		struct policy_vcpu_sample *o = &out[v];
+		o->tid = c->tid;
+		o->runtime_ns = 0;
+		o->instructions = 0;
+		o->last_cpu = c->last_cpu;
+		if (c->th != NULL) {
+			enum procstat_status st = procstat_thread_read(c->th, &s, &e);
+			if (st == PROCSTAT_OK) {
+				o->runtime_ns = c->have_prev && s.runtime_ns >= c->prev_runtime ?
+				    s.runtime_ns - c->prev_runtime : 0;
+				c->prev_runtime = s.runtime_ns;
+				c->have_prev = true;
+				o->last_cpu = c->last_cpu = s.last_cpu;
+				if (l->counters && c->perf_fd == -1 && c->tid > 0) {
+					c->perf_fd = perfcount_open(c->tid, &e);
+					if (c->perf_fd < 0) {
+						c->perf_fd = -2;        /* do not retry this thread */
+						log_dom(LOG_INFO, d->name, v, c->tid, "%s", e.msg);
+					}
+				}
+				uint64_t instr;
+				if (c->perf_fd >= 0 && perfcount_read(c->perf_fd, &instr, &e) == 0) {
+					o->instructions = c->have_instr && instr >= c->prev_instr ? instr - c->prev_instr : 0;
+					c->prev_instr = instr;
+					c->have_instr = true;
+				}
+				if (s.num_threads != d->nthreads_seen &&
+				    l->period - d->discovered_period >= REDISCOVER_PERIODS)
+					rediscover = true;
+			} else {
+				if (st == PROCSTAT_ERROR)
+					log_dom(LOG_WARNING, d->name, v, c->tid, "sampling: %s", e.msg);
+				rediscover = true;
+			}
+		}
+		/* A thread allowed on every CPU of the host, in a domain llcd
+		 * has not pinned (since it was found, or per the state file),
+		 * is not placed at all (libvirt's default): report "unknown",
+		 * so that the engine places the domain instead of adopting
+		 * "everywhere" as a placement. Once llcd pinned the domain the
+		 * real affinity is reported, so that a hot-plugged vCPU or one
+		 * someone else released is pinned again. */
+		if (!d->touched && cpuset_subset(&l->everywhere, &c->affinity))
+			cpuset_zero(&o->pinned);
+		else
+			o->pinned = c->affinity;
+	}
+	if (d->threads_missing)
+		rediscover = true;
+	if (rediscover)
+		d->todo |= LDOM_TODO_DISCOVER;
+	(void)in;
+}
+
+/* Open the guest helper's channel of a domain, once: the socket the domain
+ * XML names, else the one `llcctl guest-channel --add` would add. */
+static void
+open_channel(struct live *l, struct ldom *d)
+{
+	char path[PATH_MAX], *xml = NULL;
+	struct llcd_err e;
+
+	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
+		return;
+	d->gc_looked = true;
+	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK && guestchan_from_domain_xml(xml, strlen(xml), path, sizeof(path)) == 0) {
+		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
+		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", path);
+	} else if (l->cfg.guest_channel_dir && l->cfg.guest_channel_dir[0] &&
+	           guestchan_sock_path(l->cfg.guest_channel_dir, d->uuid, path, sizeof(path), &e) == 0) {
+		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
+	}
+	free(xml);
+}
+
+int
+live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	struct live *l = ctx;
+	struct llcd_err e;
+	int refresh = l->cfg.affinity_refresh > 0 ? l->cfg.affinity_refresh : 10;
+
+	l->period++;
+	l->now_ns = now_ns;
+	if (live_handle_events(l, now_ns, &e) < 0)
+		log_warnx("%s", e.msg);
+	if (live_save_state(l, &e) < 0) {
+		log_warnx("state file: %s", e.msg);
+		l->state_dirty = false;         /* try again after the next change */
+	}
+
+	/* per-CPU busy time over the period */
+	if (obs->ncpus > 0) {
+		if (obs->ncpus > l->ncpus) {
+			uint64_t *p = realloc(l->cpu_prev, sizeof(uint64_t) * (size_t)obs->ncpus);
+			uint64_t *c = p ? realloc(l->cpu_cur, sizeof(uint64_t) * (size_t)obs->ncpus) : NULL;
+			if (p)
+				l->cpu_prev = p;
+			if (c == NULL)
+				return llcd_err_set(err, "out of memory");
+			l->cpu_cur = c;
+			l->ncpus = obs->ncpus;
+			l->have_cpu_prev = false;
+		}
+		if (procstat_cpu_busy(l->ps, l->cpu_cur, obs->ncpus, NULL, &e) == 0) {
+			for (int i = 0; i < obs->ncpus && l->have_cpu_prev; i++)
+				obs->cpu_busy_ns[i] = l->cpu_cur[i] >= l->cpu_prev[i] ? l->cpu_cur[i] - l->cpu_prev[i] : 0;
+			memcpy(l->cpu_prev, l->cpu_cur, sizeof(uint64_t) * (size_t)obs->ncpus);
+			l->have_cpu_prev = true;
+		} else {
+			log_warnx("/proc/stat: %s", e.msg);
+		}
+	}
+
+	for (int i = 0; i < l->ndoms; i++) {
+		struct ldom *d = l->doms[i];
+		int slot;
+		if ((d->todo & LDOM_TODO_ANNOT))
+			ldom_read_annotation(l, d);
+		if ((d->todo & LDOM_TODO_DISCOVER))
+			ldom_discover(l, d);
+		if (i >= l->ndoms || l->doms[i] != d) {     /* removed meanwhile */
+			i--;
+			continue;
+		}
+		if ((d->todo & LDOM_TODO_AFFINITY) || (l->period % (uint64_t)refresh) == 0)
+			refresh_affinity(l, d);
+		if (!cpuset_empty(&d->emu_pending)) {
+			if (l->period < d->backoff_until) {
+				l->st.backoff_skips++;
+			} else {
+				struct cpuset want = d->emu_pending;
+				bool called;
+				enum agent_result r = live_pin_emulator(l, d, &want, &called, &e);
+				live_note_result(l, d, r, e.msg);
+				if (r == AGENT_OK)
+					log_dom(LOG_INFO, d->name, -1, 0, "emulator threads pinned to the CPUs of an earlier "
+					    "plan after a transient failure");
+				else if (r != AGENT_TRANSIENT)
+					cpuset_zero(&d->emu_pending);
+			}
+		}
+		/* the guest helper's reports (read once per period; the
+		 * channel bounds what one guest can make llcd read) */
+		struct policy_hot_report reps[GUESTPROTO_MAX_PROCS];
+		int nrep = 0;
+		open_channel(l, d);
+		if (d->gc) {
+			guestchan_set_nvcpus(d->gc, d->nvcpus);
+			int ev = guestchan_handle(d->gc, now_ns);
+			if (ev & (GUESTCHAN_EV_BAD | GUESTCHAN_EV_BACKOFF)) {
+				struct guestchan_stats gs;
+				guestchan_stats(d->gc, &gs);
+				log_dom(LOG_WARNING, d->name, -1, 0, "guest channel: %s%s", gs.last_error,
+				    ev & GUESTCHAN_EV_BACKOFF ? "; closed for a back-off" : "");
+			}
+			nrep = guestchan_reports(d->gc, reps, GUESTPROTO_MAX_PROCS, now_ns);
+			if (nrep < 0)
+				nrep = 0;
+		}
+		if ((slot = agent_obs_add(obs, d->nvcpus, nrep, err)) < 0)
+			return -1;
+		struct policy_domain_in *in = &obs->domains[slot];
+		if (nrep > 0)
+			memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
+		in->reports = obs->reports[slot];
+		in->nreports = nrep;
+		if (in->key != d->key || (d->todo & LDOM_TODO_OBS)) {
+			in->key = d->key;
+			snprintf(in->name, sizeof(in->name), "%.*s", (int)sizeof(in->name) - 1, d->name);
+			in->guest = d->guest;
+			in->annotated = ldom_annotated(d);
+			if (in->annotated)
+				in->annot = d->annot;
+			else
+				policy_annotation_defaults(&in->annot);
+			d->todo &= ~(unsigned)LDOM_TODO_OBS;
+		}
+		sample_domain(l, d, in, obs->vcpus[slot]);
+	}
+	return 0;
+}

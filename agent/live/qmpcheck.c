@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* qmpcheck.c - the QMP cross-check of vCPU positions: query-cpus-fast
+ * through libvirt's monitor passthrough (allow_qmp_passthrough only). */
+#include "live_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <json-c/json.h>
+
+#include "guesttopo.h"
+#include "qmp.h"
+
+struct qmp_cpus *
+live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len)
+{
+	struct qmp_cpus *cpus = NULL;
+	struct json_object *reply, *ret;
+	struct llcd_err e;
+	char *txt = NULL;
+
+	if (!l->cfg.allow_qmp_passthrough || l->virt == NULL) {
+		snprintf(why, len, "QMP cross-check off (allow_qmp_passthrough is not set)");
+		return NULL;
+	}
+	if (virt_qemu_monitor(l->virt, d->uuid, "{\"execute\":\"query-cpus-fast\"}", &txt, &e) != VIRT_OK) {
+		snprintf(why, len, "%s", e.msg);
+		return NULL;
+	}
+	reply = json_tokener_parse(txt);
+	free(txt);
+	if (reply == NULL || !json_object_object_get_ex(reply, "return", &ret)) {
+		snprintf(why, len, "query-cpus-fast: no \"return\" in the reply");
+	} else if (qmp_cpus_parse(ret, &cpus, &e) < 0) {
+		snprintf(why, len, "query-cpus-fast: %.400s", e.msg);
+		cpus = NULL;
+	}
+	json_object_put(reply);
+	return cpus;
+}
+
+void
+live_qmp_check(const struct qmp_cpus *qc, int vcpu, int tid, const struct guesttopo_pos *p,
+    char *why, size_t len)
+{
+	const struct qmp_cpu *q = NULL;
+
+	for (size_t k = 0; k < qc->n; k++)
+		if (qc->cpu[k].cpu_index == vcpu)
+			q = &qc->cpu[k];
+	if (q == NULL)
+		snprintf(why, len, "not in query-cpus-fast");
+	else if (q->tid != tid)
+		snprintf(why, len, "QMP thread-id %d, /proc says %d", (int)q->tid, tid);
+	else if ((q->props.socket_id >= 0 && q->props.socket_id != p->socket) ||
+	         (q->props.die_id >= 0 && q->props.die_id != p->die) ||
+	         (q->props.core_id >= 0 && q->props.core_id != p->core) ||
+	         (q->props.thread_id >= 0 && q->props.thread_id != p->thread))
+		snprintf(why, len, "QMP says socket %d die %d core %d thread %d",
+		    q->props.socket_id, q->props.die_id, q->props.core_id, q->props.thread_id);
+	else
+		snprintf(why, len, "match");
+}

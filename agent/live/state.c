@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* state.c - the live back-end's state file (state.h): the pins llcd last
+ * applied per domain, written atomically each period that changed them and
+ * read back at start to adopt the domains llcd left. */
+#include "live_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+void
+live_state_clear(struct live_state *s)
+{
+	for (int i = 0; i < s->n; i++)
+		free(s->doms[i].vcpus);
+	free(s->doms);
+	s->doms = NULL;
+	s->n = 0;
+}
+
+static struct live_state_dom *
+state_find(const struct live_state *s, uint64_t key)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->doms[i].key == key)
+			return &s->doms[i];
+	return NULL;
+}
+
+int
+live_state_read(const char *path, struct live_state *s, struct llcd_err *err)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int lineno = 0, rc = -1;
+	struct live_state_dom *cur = NULL;
+
+	memset(s, 0, sizeof(*s));
+	if ((f = fopen(path, "re")) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		return llcd_err_set(err, "%s: %s", path, strerror(errno));
+	}
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		char kw[16], cpus[16384];
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0 || line[0] == '#')
+			continue;
+		if (lineno == 1 || sscanf(line, "%15s", kw) != 1) {
+			if (strcmp(line, "llcd-live-state 1") != 0) {
+				llcd_err_set(err, "%s:%d: not an llcd state file (want \"llcd-live-state 1\")", path, lineno);
+				goto out;
+			}
+			continue;
+		}
+		if (strcmp(kw, "llcd-live-state") == 0) {
+			llcd_err_set(err, "%s:%d: header repeated", path, lineno);
+			goto out;
+		} else if (strcmp(kw, "domain") == 0) {
+			unsigned long long key;
+			int nv, off = 0;
+			char uuid[40];
+			struct live_state_dom *d;
+			if (sscanf(line, "domain %llx %39s %d %n", &key, uuid, &nv, &off) != 3 || off == 0 ||
+			    nv < 0 || nv > CPUSET_MAX || key == 0) {
+				llcd_err_set(err, "%s:%d: bad domain line (want: domain KEY UUID NVCPUS NAME)", path, lineno);
+				goto out;
+			}
+			d = realloc(s->doms, sizeof(*d) * (size_t)(s->n + 1));
+			if (d == NULL) {
+				llcd_err_set(err, "out of memory");
+				goto out;
+			}
+			s->doms = d;
+			cur = &s->doms[s->n++];
+			memset(cur, 0, sizeof(*cur));
+			cur->key = key;
+			snprintf(cur->uuid, sizeof(cur->uuid), "%s", uuid);
+			snprintf(cur->name, sizeof(cur->name), "%s", line + off);
+			cur->nvcpus = nv;
+			if ((cur->vcpus = calloc(nv > 0 ? (size_t)nv : 1, sizeof(struct cpuset))) == NULL) {
+				llcd_err_set(err, "out of memory");
+				goto out;
+			}
+		} else if (strcmp(kw, "vcpu") == 0 || strcmp(kw, "emulator") == 0) {
+			int v = -1;
+			struct cpuset set;
+			struct llcd_err cerr;
+			bool vc = kw[0] == 'v';
+			if (cur == NULL) {
+				llcd_err_set(err, "%s:%d: %s line before any domain line", path, lineno, kw);
+				goto out;
+			}
+			if ((vc && sscanf(line, "vcpu %d %16383s", &v, cpus) != 2) ||
+			    (!vc && sscanf(line, "emulator %16383s", cpus) != 1)) {
+				llcd_err_set(err, "%s:%d: bad %s line", path, lineno, kw);
+				goto out;
+			}
+			if (vc && (v < 0 || v >= cur->nvcpus)) {
+				llcd_err_set(err, "%s:%d: vCPU %d out of range (domain has %d)", path, lineno, v, cur->nvcpus);
+				goto out;
+			}
+			if (cpuset_parse(&set, cpus, &cerr) < 0) {
+				llcd_err_set(err, "%s:%d: %s", path, lineno, cerr.msg);
+				goto out;
+			}
+			if (vc)
+				cur->vcpus[v] = set;
+			else
+				cur->emulator = set;
+		} else {
+			llcd_err_set(err, "%s:%d: unknown keyword '%s'", path, lineno, kw);
+			goto out;
+		}
+	}
+	if (lineno == 0) {
+		rc = 0;         /* empty file: empty state */
+		goto out;
+	}
+	rc = 0;
+out:
+	free(line);
+	fclose(f);
+	if (rc < 0)
+		live_state_clear(s);
+	return rc;
+}
+
+static int
+fsync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	int fd, rc;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+int
+live_state_write(const char *path, const struct live_state *s, struct llcd_err *err)
+{
+	char tmp[PATH_MAX + 16], buf[16384];
+	FILE *f;
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return llcd_err_set(err, "state file path too long");
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	if ((f = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	}
+	fprintf(f, "llcd-live-state 1\n"
+	    "# written by llcd (docs/agent.md): the pins llcd last applied per domain\n");
+	for (int i = 0; i < s->n; i++) {
+		const struct live_state_dom *d = &s->doms[i];
+		char name[POLICY_NAME];
+		snprintf(name, sizeof(name), "%s", d->name);
+		for (char *p = name; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = '?';
+		fprintf(f, "domain %016llx %s %d %s\n", (unsigned long long)d->key,
+		    d->uuid[0] ? d->uuid : "-", d->nvcpus, name);
+		for (int v = 0; v < d->nvcpus; v++)
+			if (!cpuset_empty(&d->vcpus[v]) && cpuset_format(&d->vcpus[v], buf, sizeof(buf)) == 0)
+				fprintf(f, "vcpu %d %s\n", v, buf);
+		if (!cpuset_empty(&d->emulator) && cpuset_format(&d->emulator, buf, sizeof(buf)) == 0)
+			fprintf(f, "emulator %s\n", buf);
+	}
+	if (fflush(f) != 0 || fsync(fd) != 0) {
+		llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		unlink(tmp);
+		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	}
+	if (rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return llcd_err_set(err, "rename %s -> %s: %s", tmp, path, strerror(e));
+	}
+	if (fsync_dir(path) < 0)
+		return llcd_err_set(err, "fsync of the directory of %s: %s", path, strerror(errno));
+	return 0;
+}
+
+int
+live_save_state(struct live *l, struct llcd_err *err)
+{
+	struct live_state s = { 0 };
+	int rc;
+
+	if (!l->state_enabled || !l->state_dirty)
+		return 0;
+	/* current domains with anything applied, plus domains of the file
+	 * read at start that have not been listed yet (libvirt down) */
+	s.doms = calloc((size_t)(l->ndoms + l->saved.n + 1), sizeof(*s.doms));
+	if (s.doms == NULL)
+		return llcd_err_set(err, "out of memory");
+	for (int i = 0; i < l->ndoms; i++) {
+		struct ldom *d = l->doms[i];
+		const struct live_state_dom *sd = d->state_checked ? NULL : state_find(&l->saved, d->key);
+		if (sd != NULL) {
+			/* threads not found yet: keep what the file said */
+			struct live_state_dom *o = &s.doms[s.n++];
+			*o = *sd;
+			if ((o->vcpus = calloc((size_t)(sd->nvcpus > 0 ? sd->nvcpus : 1), sizeof(struct cpuset))) == NULL) {
+				live_state_clear(&s);
+				return llcd_err_set(err, "out of memory");
+			}
+			memcpy(o->vcpus, sd->vcpus, sizeof(struct cpuset) * (size_t)sd->nvcpus);
+			continue;
+		}
+		bool any = !cpuset_empty(&d->emu_applied);
+		for (int v = 0; v < d->maxvcpus && !any; v++)
+			any = !cpuset_empty(&d->v[v].applied);
+		if (!any)
+			continue;
+		struct live_state_dom *o = &s.doms[s.n++];
+		o->key = d->key;
+		snprintf(o->uuid, sizeof(o->uuid), "%s", d->uuid);
+		snprintf(o->name, sizeof(o->name), "%.*s", (int)sizeof(o->name) - 1, d->name);
+		o->nvcpus = d->maxvcpus;
+		o->emulator = d->emu_applied;
+		if ((o->vcpus = calloc((size_t)(d->maxvcpus > 0 ? d->maxvcpus : 1), sizeof(struct cpuset))) == NULL) {
+			live_state_clear(&s);
+			return llcd_err_set(err, "out of memory");
+		}
+		for (int v = 0; v < d->maxvcpus; v++)
+			o->vcpus[v] = d->v[v].applied;
+	}
+	if (!l->listed_once) {
+		for (int i = 0; i < l->saved.n; i++) {
+			const struct live_state_dom *sd = &l->saved.doms[i];
+			if (state_find(&s, sd->key))
+				continue;
+			struct live_state_dom *o = &s.doms[s.n++];
+			*o = *sd;
+			if ((o->vcpus = calloc((size_t)(sd->nvcpus > 0 ? sd->nvcpus : 1), sizeof(struct cpuset))) == NULL) {
+				live_state_clear(&s);
+				return llcd_err_set(err, "out of memory");
+			}
+			memcpy(o->vcpus, sd->vcpus, sizeof(struct cpuset) * (size_t)sd->nvcpus);
+		}
+	}
+	rc = live_state_write(l->state_path, &s, err);
+	live_state_clear(&s);
+	if (rc == 0)
+		l->state_dirty = false;
+	return rc;
+}
+
+void
+live_state_check(struct live *l, struct ldom *d)
+{
+	struct live_state_dom *sd = state_find(&l->saved, d->key);
+	int same = 0, moved = 0;
+	char a[256], b[256];
+
+	d->state_checked = true;
+	if (sd == NULL)
+		return;
+	for (int v = 0; v < d->maxvcpus && v < sd->nvcpus; v++) {
+		struct lvcpu *c = &d->v[v];
+		if (cpuset_empty(&sd->vcpus[v]))
+			continue;
+		c->applied = sd->vcpus[v];
+		d->touched = true;
+		if (cpuset_empty(&c->affinity))
+			continue;
+		if (cpuset_equal(&c->affinity, &sd->vcpus[v])) {
+			same++;
+			continue;
+		}
+		cpuset_format(&sd->vcpus[v], a, sizeof(a));
+		cpuset_format(&c->affinity, b, sizeof(b));
+		log_dom(LOG_WARNING, d->name, v, c->tid, "moved by someone else while llcd was not running: "
+		    "llcd left it on %s, it is on %s now", a, b);
+		moved++;
+	}
+	d->emu_applied = sd->emulator;
+	l->st.adopted_vcpus += (uint64_t)same;
+	l->st.moved_by_others += (uint64_t)moved;
+	log_dom(LOG_INFO, d->name, -1, 0, "state file: %d vCPU%s where llcd left them, %d moved by someone else",
+	    same, same == 1 ? "" : "s", moved);
+}

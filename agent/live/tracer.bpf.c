@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* tracer.bpf.c - llcd's in-kernel tracer of vCPU threads (CO-RE; built with
+ * clang -target bpf against a vmlinux.h generated from the running kernel's
+ * BTF; loaded by tracer.c through a bpftool skeleton).
+ *
+ * For the threads llcd registered (tids map -> slot in the mmap'ed threads
+ * array) three BTF-typed tracepoints keep:
+ *   sched_switch   on-CPU time (switch-in to switch-out), the last CPU, and
+ *                  run delay: from the moment a thread became runnable
+ *                  (woken, or preempted while runnable) to its switch-in
+ *   sched_waking   the wakee became runnable (start of its run delay), and,
+ *                  when the waker is a tracked vCPU thread of the same QEMU
+ *                  process, one waker -> wakee edge; a wakeup raised in
+ *                  interrupt context (timer, I/O completion) is not an edge,
+ *                  since `current` there is whoever happened to run
+ *   sched_process_exit  forget an exiting tracked thread (its TID may be
+ *                  reused) and mark its slot exited
+ * Everything else returns after one hash lookup per task involved.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "tracer_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TRACER_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct tracer_slot);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TRACER_MAX_DOMAINS);
+	__type(key, __u32);
+	__type(value, struct tracer_domain);
+} domains SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACER_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACER_MAX_EDGES);
+	__type(key, struct tracer_edge_key);
+	__type(value, __u64);
+} edges SEC(".maps");
+
+/* Set by tracer.c before loading, from the kernel's BTF: where this CPU's
+ * preempt count is relative to this CPU's runqueue (both per-CPU variables,
+ * so their distance is the same on every CPU). 0: not known. */
+const volatile __s64 preempt_from_rq = 0;
+
+#define IRQ_BITS 0x00ff0100u    /* NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET */
+
+/* One bit per possible TID (PID_MAX_LIMIT is 2^22 on 64-bit kernels): set
+ * for the tracked ones, by tracer.c at registration, cleared at removal and
+ * exit. Untracked tasks, nearly every switch on a host, cost one load of
+ * it and no map lookup. */
+__u64 tracked_bits[TRACER_TID_LIMIT / 64];
+
+static __always_inline bool
+maybe_tracked(__u32 tid)
+{
+	__u32 w = tid >> 6;
+
+	/* the mask bounds the index for the verifier; the empty asm keeps
+	 * clang from folding it into the range check */
+	asm volatile("" : "+r"(w));
+	w &= TRACER_TID_LIMIT / 64 - 1;
+	if (tid >= TRACER_TID_LIMIT)
+		return false;
+	return (tracked_bits[w] >> (tid & 63)) & 1;
+}
+
+static __always_inline struct tracer_slot *
+slot_of(__u32 tid)
+{
+	__u32 *idx;
+
+	if (tid == 0 || !maybe_tracked(tid))
+		return 0;
+	idx = bpf_map_lookup_elem(&tids, &tid);
+	if (!idx)
+		return 0;
+	return bpf_map_lookup_elem(&threads, idx);
+}
+
+/* Whether this runs in interrupt context (a timer or device interrupt, a
+ * softirq, an NMI), where `current` is only whoever happened to be on the
+ * CPU and a wakeup is nobody's edge: the preempt count's interrupt bits.
+ * Kernels built without CONFIG_KALLSYMS_ALL cannot resolve the per-CPU
+ * __preempt_count as a ksym, so it is reached from this CPU's runqueue
+ * (current->se.cfs_rq->rq; CONFIG_FAIR_GROUP_SCHED) at the distance
+ * tracer.c found in the BTF. Without either: not checked (timer wakeups
+ * then can look like edges; tracer.c logs it). */
+static __always_inline bool
+in_irq_context(void)
+{
+	struct task_struct *cur;
+	struct rq *rq;
+	__u32 pc = 0;
+
+	if (preempt_from_rq == 0)
+		return false;
+	if (!bpf_core_field_exists(((struct sched_entity *)0)->cfs_rq))
+		return false;
+	cur = bpf_get_current_task_btf();
+	rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	if (!rq)
+		return false;
+	if (bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + preempt_from_rq) != 0)
+		return false;
+	return (pc & IRQ_BITS) != 0;
+}
+
+/* The slot's sequence count, odd while a program updates the slot (only
+ * the CPU the thread is on, or its waker, writes it). On x86 the JIT keeps
+ * stores in program order and the CPU makes them visible in that order, so
+ * a compiler barrier is all a plain increment needs; elsewhere an atomic
+ * add (a full barrier). */
+#define compiler_barrier() asm volatile("" ::: "memory")
+static __always_inline void
+seq_bump(struct tracer_slot *s)
+{
+#if defined(__TARGET_ARCH_x86)
+	compiler_barrier();
+	*(volatile __u32 *)&s->seq = s->seq + 1;
+	compiler_barrier();
+#else
+	__sync_fetch_and_add(&s->seq, 1);
+#endif
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(llcd_switch, bool preempt, struct task_struct *prev,
+             struct task_struct *next)
+{
+	struct tracer_slot *s;
+	__u64 now = 0;
+
+	s = slot_of(prev->pid);
+	if (s) {
+		now = bpf_ktime_get_ns();
+		seq_bump(s);
+		if (s->oncpu_since && now > s->oncpu_since)
+			s->runtime_ns += now - s->oncpu_since;
+		s->oncpu_since = 0;
+		/* still runnable (preempted, or yielded): it waits from now */
+		s->queued_since = prev->__state == 0 ? now : 0;
+		seq_bump(s);
+	}
+	s = slot_of(next->pid);
+	if (s) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		seq_bump(s);
+		if (s->queued_since && now > s->queued_since)
+			s->delay_ns += now - s->queued_since;
+		s->queued_since = 0;
+		s->oncpu_since = now;
+		s->last_cpu = bpf_get_smp_processor_id();
+		seq_bump(s);
+	}
+	return 0;
+}
+
+static __always_inline void
+count_edge(struct tracer_slot *waker, struct tracer_slot *wakee)
+{
+	struct tracer_edge_key k = {};
+	struct tracer_domain *d;
+	__u32 dom = wakee->dom;
+	__u64 one = 1, *c;
+
+	d = bpf_map_lookup_elem(&domains, &dom);
+	if (!d || d->id != wakee->dom_id)
+		return;
+	k.dom_id = wakee->dom_id;
+	k.waker = (__u16)waker->vcpu;
+	k.wakee = (__u16)wakee->vcpu;
+	c = bpf_map_lookup_elem(&edges, &k);
+	if (c) {
+		__sync_fetch_and_add(c, 1);
+		return;
+	}
+	if (d->inserted - d->drained >= TRACER_EDGES_PER_DOMAIN) {
+		__sync_fetch_and_add(&d->dropped, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&edges, &k, &one, BPF_NOEXIST) == 0) {
+		__sync_fetch_and_add(&d->inserted, 1);
+		return;
+	}
+	c = bpf_map_lookup_elem(&edges, &k);     /* lost a race to insert it */
+	if (c)
+		__sync_fetch_and_add(c, 1);
+	else
+		__sync_fetch_and_add(&d->dropped, 1);   /* the map is full */
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(llcd_waking, struct task_struct *p)
+{
+	struct tracer_slot *wakee, *waker;
+
+	wakee = slot_of(p->pid);
+	if (!wakee)
+		return 0;
+	wakee->wakeups++;       /* a statistic: a lost race costs one */
+	if (!wakee->oncpu_since && !wakee->queued_since) {
+		__u64 now = bpf_ktime_get_ns();
+		seq_bump(wakee);
+		wakee->queued_since = now;
+		seq_bump(wakee);
+	}
+	if (wakee->vcpu < 0)
+		return 0;
+	waker = slot_of((__u32)bpf_get_current_pid_tgid());
+	if (!waker || waker == wakee || waker->vcpu < 0 ||
+	    waker->dom != wakee->dom || waker->dom_id != wakee->dom_id)
+		return 0;
+	if (in_irq_context())   /* last: the dearest test */
+		return 0;
+	count_edge(waker, wakee);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(llcd_exit)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct tracer_slot *s = slot_of(tid);
+
+	if (!s)
+		return 0;
+	s->exited = 1;
+	bpf_map_delete_elem(&tids, &tid);
+	if (tid < TRACER_TID_LIMIT) {
+		__u32 w = tid >> 6;
+		asm volatile("" : "+r"(w));
+		w &= TRACER_TID_LIMIT / 64 - 1;
+		__sync_fetch_and_and(&tracked_bits[w], ~(1ull << (tid & 63)));
+	}
+	return 0;
+}

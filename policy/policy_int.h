@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* policy_int.h - what the engine's stages share; private to policy/ (the
+ * API is policy.h). One file per stage of a step:
+ *
+ *   step.c       policy_step(): validate, reconcile, account, then the
+ *                stages below in key order, and emit the pins;
+ *   placement.c  stage 3: adopt valid pins, initial placement, re-placing
+ *                shared domains off cores isolated domains now own;
+ *   groups.c     the vCPU groups of a domain: annotation groups, the whole
+ *                domain, groups the guest reports, groups inferred from
+ *                wakeups (groups_update() is the group-formation stage of
+ *                a step; the rule itself is wakeups.c);
+ *   steer.c      stage 4: the preferred-LLC hysteresis, size guard and
+ *                moves of an aggregate group; spreading for spread domains;
+ *   benefit.c    the benefit check of an aggregated group;
+ *   policy.c     plan, state, set helpers, introspection.
+ *
+ * Everything here stays pure: no I/O, no globals, no clocks, no logging.
+ * Allocation failures inside a step are counted in policy_stats.nomem and,
+ * where a group is concerned, said in its `why`.
+ */
+#ifndef LLCD_POLICY_INT_H
+#define LLCD_POLICY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "llcrules.h"
+#include "policy.h"
+#include "wakeups.h"
+
+#define MAX_VCPUS CPUSET_MAX
+#define RETRY_FAILS 2           /* kernel: cache_nice_tries + 1 */
+#define SETTLE_PERIODS 3        /* benefit check: periods after the last move */
+#define MEASURE_PERIODS 5       /* benefit check: periods measured after */
+#define BENEFIT_LOSS 0.05       /* back off when progress drops by > 5 % */
+#define BUSY_PU 0.5             /* a PU at least this busy counts as busy */
+#define BUSY_VCPU 0.5           /* spread: a vCPU this busy is a busy one */
+#define ACTIVE_CPUS 0.5         /* a group using less is idle */
+#define ACTIVE_PERIODS 2        /* active periods before a preference */
+
+/* The benefit check of one group (benefit.c). */
+enum benefit_state {
+	BENEFIT_IDLE,           /* as placed; learning the baseline rate */
+	BENEFIT_AGGREGATING,    /* moves into the preferred LLC under way */
+	BENEFIT_SETTLING,       /* all in; waiting SETTLE_PERIODS */
+	BENEFIT_MEASURING,      /* summing progress over MEASURE_PERIODS */
+	BENEFIT_KEPT,           /* measured no loss: aggregation kept */
+	BENEFIT_HOLD,           /* measured a loss: released until hold_until_ns */
+};
+
+/* One vCPU group of a domain. */
+struct grp {
+	char name[POLICY_GROUP_NAME];
+	enum policy_group_rule rule;
+	int pid;                        /* guest groups: reported pid */
+	struct cpuset vcpus;
+	double *rt_ns;                  /* decayed runtime per host PU (ncpu entries) */
+	double *tot_ns;                 /* every thread's busy time per host PU, decayed
+	                                 * with rt_ns's factor (occupancy's divisor) */
+	uint64_t born_step;             /* the step that created the group */
+	int pref_llc;                   /* preferred LLC, -1 none */
+	double idle_epochs;             /* epochs since the group was last active */
+	double busy_avg;                /* busy threads, EWMA (the kernel's nr_running_avg) */
+	bool busy_avg_init;             /* busy_avg holds a sample */
+	int active_periods;             /* consecutive active periods */
+	uint64_t last_report_step;      /* guest groups: step of the last report */
+	bool guarded;                   /* the size guard forbids aggregation */
+	double pref_occ, best_occ;      /* occupancy of the preferred / best LLC */
+	int best_llc;
+	int forbid_fails;               /* periods no move was allowed (kernel: nr_fails) */
+	uint64_t retry_after_ns;        /* no moves into the preferred LLC before */
+	/* benefit check */
+	enum benefit_state bstate;
+	int bstate_periods;             /* periods spent settling / measuring */
+	double rate_ewma;               /* instructions per runtime-ns while placed */
+	bool rate_valid;                /* rate_ewma holds a sample */
+	double base_rate;               /* rate_ewma when aggregation began */
+	double meas_instr, meas_rt_ns;  /* summed while measuring */
+	double meas_load;               /* CPUs in use when last measured */
+	int load_changed_periods;       /* consecutive periods the load differs */
+	uint64_t recheck_after_ns;      /* no re-measurement before */
+	uint64_t hold_until_ns;         /* BENEFIT_HOLD until */
+	char why[POLICY_REASON];        /* last decision about this group */
+};
+
+enum dom_state { DOM_NEW, DOM_PLACED, DOM_REFUSED, DOM_UNMANAGED };
+
+struct dom {
+	uint64_t key;
+	char name[POLICY_NAME];
+	int nvcpus;
+	struct policy_guest_topo guest;
+	bool annotated;
+	struct policy_annotation annot;
+	enum dom_state state;
+	bool isolated;
+	bool confined;                  /* unmanaged, pinned to the shared pool */
+	bool no_adopt;                  /* re-placed: do not adopt old pins */
+	bool released_sent;
+	struct cpuset allot;            /* PUs placed on (isolated: owned) */
+	int *slot;                      /* per vCPU: the PU its slot is on */
+	struct cpuset *home, *want;     /* per vCPU pins */
+	struct cpuset *sent;            /* per vCPU: the pin last emitted (empty: none) */
+	double *vutil;                  /* per vCPU: busy fraction, EWMA */
+	struct cpuset emu_want;
+	bool emu_sent;
+	int ngroups;
+	struct grp *groups;
+	int *vgroup;
+	struct wakeups_state *wk;       /* wakeup history (aggregate), NULL until
+	                                 * wakeups are first given */
+	uint64_t refused_gen;
+	char refuse_reason[POLICY_REASON];
+	uint64_t pref_switches, moves;
+	int in_idx;                     /* index in this step's input */
+	bool seen;
+};
+
+struct policy_state {
+	const struct topo *topo;
+	int ncpu;                       /* max_cpu + 1 */
+	int nllc;
+	struct dom **doms;              /* sorted by key */
+	int ndoms;
+	double *cpu_rt;                 /* decayed busy runtime per CPU */
+	double *cpu_busy;               /* busy time per CPU this period (ns) */
+	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
+	int *core_owner;                /* per core: index into doms, -1 */
+	int *llc_load;                  /* shared-pool vCPU slots per LLC */
+	int *pu_load;                   /* vCPU slots per PU */
+	uint64_t res_gen;               /* bumped when resources are freed */
+	int nwords;                     /* cpuset words that can hold host PUs */
+	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
+	uint64_t step;
+	int moves_left;
+	struct policy_stats stats;
+};
+
+/* policy.c: plan, state, helpers ------------------------------------------ */
+
+/* Append an action; NULL (and stats.nomem counted) when out of memory. */
+struct policy_action *plan_add(struct policy_state *s, struct policy_plan *p,
+                               enum policy_action_type type, const struct dom *d, int vcpu,
+                               const struct cpuset *cpus, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+int state_bind_topo(struct policy_state *s, const struct topo *t);
+struct dom *dom_new(const struct policy_domain_in *in);
+void dom_free(struct dom *d);
+int dom_find(const struct policy_state *s, uint64_t key);
+int dom_insert(struct policy_state *s, struct dom *d);
+bool dom_managed_mode(const struct dom *d);
+void dom_unplace(struct policy_state *s, struct dom *d);
+bool annot_shape_changed(const struct policy_annotation *a, const struct policy_annotation *b);
+void annot_copy(struct policy_annotation *dst, const struct policy_annotation *src);
+
+struct llc_rules rules_of(const struct policy_state *s, const struct dom *d);
+const struct cpuset *llc_cpus(const struct policy_state *s, int llc);
+bool set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b);
+bool set_empty(const struct policy_state *s, const struct cpuset *a);
+bool set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
+int pin_llc(const struct policy_state *s, const struct cpuset *pin);
+void fmt_set(const struct cpuset *c, char *buf, size_t len);
+void shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out);
+void dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out);
+
+/* step.c: accounting --------------------------------------------------------- */
+
+/* Core ownership (isolated domains) and shared-pool slots from the placed
+ * domains. */
+void rebuild_ownership(struct policy_state *s);
+
+/* placement.c: stage 3 ------------------------------------------------------- */
+
+void placement_stage(struct policy_state *s, const struct policy_input *in,
+                     struct policy_plan *plan);
+
+/* groups.c: the vCPU groups -------------------------------------------------- */
+
+/* Groups fixed at placement: annotation groups, else the whole domain when
+ * it fits one LLC. */
+void groups_init(struct policy_state *s, struct dom *d);
+/* The group-formation stage of a step for an aggregate domain: rebuild
+ * guest-reported groups from this period's reports, dissolve silent ones,
+ * then feed the period's wakeups to the domain's wakeup history and match
+ * the groups it infers (annotation and guest groups win their vCPUs). */
+void groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                   const struct policy_domain_in *di, double epochs_per_period);
+void grp_clear(struct grp *g);
+/* Back to the placement: every vCPU of the group to its home pin, the
+ * preference dropped. */
+void grp_release(struct dom *d, struct grp *g);
+/* Every vCPU of the group to its home pin (the preference kept). */
+void grp_send_home(struct dom *d, const struct grp *g);
+
+/* steer.c: stage 4 ----------------------------------------------------------- */
+
+void steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                 const struct policy_domain_in *di, struct grp *g, double k,
+                 double epochs_per_period, const struct cpuset *allowed,
+                 struct policy_plan *plan);
+void steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
+                  const struct cpuset *allowed);
+int vcpu_llc(const struct policy_state *s, const struct dom *d,
+             const struct policy_domain_in *in, int v);
+
+/* benefit.c ------------------------------------------------------------------- */
+
+/* One period of the benefit check. outside: vCPUs of the group outside
+ * the preferred LLC; moved: some moved this period; load: CPUs in use. */
+void benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                    const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
+                    double load, struct policy_plan *plan);
+
+#endif

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* steer.c - stage 4 of a step: where the vCPUs of a placed domain run
+ * within its allotment. An aggregate group follows the kernel's
+ * cache-aware scheduling (llcrules.h): its preferred LLC is the one with
+ * the most of its decayed runtime (2x hysteresis), the size guard keeps a
+ * group too large for an LLC where it is, and its busiest threads move in
+ * while can_migrate_llc() allows it, a few per period. A spread domain's
+ * busy vCPUs get an LLC each. See docs/design.md, "Steering".
+ */
+#include "policy_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+vcpu_llc(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *in, int v)
+{
+	int l = pin_llc(s, &d->want[v]);
+
+	return l >= 0 ? l : topo_llc_of(s->topo, in->vcpus[v].last_cpu);
+}
+
+/* The group's share of this period. */
+struct grp_sample {
+	int nthreads;           /* vCPUs in the group */
+	double cpus_in_use;     /* its runtime this period, in CPUs */
+};
+
+/* Decay the group's per-PU runtime and add this period's; track whether it
+ * is active (at least ACTIVE_CPUS). */
+static void
+grp_sample(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *di,
+           struct grp *g, double k, double epochs_per_period, double period, struct grp_sample *out)
+{
+	const struct topo *t = s->topo;
+	int v, cpu;
+
+	out->nthreads = 0;
+	out->cpus_in_use = 0;
+	/* the totals it is divided by decay with the same factor (the step
+	 * that created the group copied them, this period's time included) */
+	for (cpu = 0; cpu < s->ncpu; cpu++) {
+		g->rt_ns[cpu] *= k;
+		if (g->born_step != s->step)
+			g->tot_ns[cpu] = g->tot_ns[cpu] * k + s->cpu_busy[cpu];
+	}
+	CPUSET_FOREACH(v, &g->vcpus) {
+		if (v >= d->nvcpus)
+			break;
+		out->nthreads++;
+		const struct policy_vcpu_sample *sm = &di->vcpus[v];
+		if (sm->last_cpu >= 0 && sm->last_cpu < s->ncpu && cpuset_isset(&t->all, sm->last_cpu))
+			g->rt_ns[sm->last_cpu] += (double)sm->runtime_ns;
+		out->cpus_in_use += (double)sm->runtime_ns / period;
+	}
+	bool active = out->cpus_in_use >= ACTIVE_CPUS;
+	g->active_periods = active ? g->active_periods + 1 : 0;
+	g->idle_epochs = active ? 0 : g->idle_epochs + epochs_per_period;
+}
+
+/* Occupancy: the group's share of each allowed PU's runtime, summed per
+ * LLC into occ[]; returns the LLC with the most (-1 none) in *best. */
+static double
+grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cpuset *allowed,
+              double *occ, int *best)
+{
+	const struct topo *t = s->topo;
+	double occ_best = -1;
+	int cpu;
+
+	*best = -1;
+	CPUSET_FOREACH(cpu, allowed)
+		if (g->rt_ns[cpu] > 0)
+			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (g->tot_ns[cpu] + 1.0);
+	for (int l = 0; l < s->nllc; l++) {
+		if (!cpuset_intersects(llc_cpus(s, l), allowed))
+			continue;
+		if (occ[l] > occ_best) {
+			occ_best = occ[l];
+			*best = l;
+		}
+	}
+	return occ_best;
+}
+
+/* The kernel's nr_running_avg: busy threads, EWMA by the LLC's size. */
+static void
+grp_busy_avg(struct grp *g, double cpus_in_use, int llc_weight)
+{
+	if (!g->busy_avg_init) {
+		g->busy_avg = cpus_in_use;      /* start from the first sample */
+		g->busy_avg_init = true;
+	} else {
+		g->busy_avg += (cpus_in_use - g->busy_avg) / llc_nr_avg_div(llc_weight > 0 ? llc_weight : 16);
+	}
+}
+
+/* The size guard and the idle timeout: true when the group must not be
+ * aggregated now (its preference dropped, `why` says why). A group held
+ * back without a preference still sends its vCPUs home: a fresh report
+ * may have taken them from a group that had one (issue 14 item 4). */
+static bool
+grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r,
+              int nthreads, int wbest, struct policy_plan *plan)
+{
+	const struct topo *t = s->topo;
+	int w = g->pref_llc >= 0 ? topo_llc_weight(t, g->pref_llc) : wbest;
+	bool was = g->guarded;
+
+	g->guarded = llc_size_guard(r, nthreads, g->busy_avg, w, was);
+	if (g->guarded) {
+		if (g->pref_llc >= 0) {
+			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
+			    "group '%s': preference for LLC %d dropped: %.1f busy threads x SMT%d exceed the LLC's %d PUs "
+			    "(aggr-tolerance %d)", g->name, g->pref_llc, g->busy_avg, t->smt,
+			    topo_llc_weight(t, g->pref_llc), r->aggr_tolerance);
+			grp_release(d, g);
+		} else {
+			grp_send_home(d, g);    /* vCPUs it took from another group */
+		}
+		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs "
+		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance,
+		    was && !llc_invalid_nr(r, nthreads, g->busy_avg, w) ? "; held until it is well below the limit" : "");
+		return true;
+	}
+	if (g->idle_epochs > d->annot.tune.affinity_timeout) {
+		if (g->pref_llc >= 0) {
+			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
+			    "group '%s': preference for LLC %d dropped after %.0f idle epochs",
+			    g->name, g->pref_llc, g->idle_epochs);
+			grp_release(d, g);
+		} else {
+			grp_send_home(d, g);
+		}
+		snprintf(g->why, sizeof(g->why), "idle");
+		return true;
+	}
+	return false;
+}
+
+/* The 2x hysteresis: switch the preference to the best LLC when it has
+ * twice the occupancy of the current one; returns the preferred LLC's
+ * occupancy. */
+static double
+grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, double occ_best,
+           const double *occ, struct policy_plan *plan)
+{
+	double occ_pref = g->pref_llc >= 0 ? occ[g->pref_llc] : 0;
+
+	if (best >= 0 && best != g->pref_llc && g->active_periods >= ACTIVE_PERIODS &&
+	    llc_should_switch(occ_best, occ_pref)) {
+		struct policy_action *a = plan_add(s, plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
+		    "group '%s': preferred LLC %d -> %d: occupancy %.2f > 2 x %.2f",
+		    g->name, g->pref_llc, best, occ_best, occ_pref);
+		if (a)
+			a->llc = best;
+		g->pref_llc = best;
+		g->forbid_fails = 0;
+		d->pref_switches++;
+		s->stats.pref_switches++;
+		occ_pref = occ_best;
+	}
+	return occ_pref;
+}
+
+/* The group's vCPUs whose wanted pin is not the LLC P, busiest first, into
+ * order; returns how many. */
+static int
+outside_busiest_first(const struct policy_state *s, const struct dom *d, const struct grp *g,
+                      int P, int *order)
+{
+	int no = 0, v;
+
+	CPUSET_FOREACH(v, &g->vcpus)
+		if (v < d->nvcpus && pin_llc(s, &d->want[v]) != P)
+			order[no++] = v;
+	for (int i = 1; i < no; i++) {
+		int x = order[i], j = i - 1;
+		while (j >= 0 && d->vutil[order[j]] < d->vutil[x]) {
+			order[j + 1] = order[j];
+			j--;
+		}
+		order[j + 1] = x;
+	}
+	return no;
+}
+
+/* Moves into the preferred LLC P (pin dst) this period. */
+struct aggr_moves {
+	int moved;              /* vCPUs moved in */
+	int forbid;             /* moves can_migrate_llc() forbade */
+	int outside;            /* vCPUs still outside P */
+};
+
+/* Move the vCPUs in order (no of them) into P while the kernel's rules,
+ * the domain's max-moves and the step's move budget allow. */
+static void
+aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
+               const struct llc_rules *r, int P, const struct cpuset *dst, const int *order, int no,
+               struct aggr_moves *m)
+{
+	for (int i = 0; i < no; i++) {
+		int v = order[i];
+		/* where it runs now: its pin's LLC, or where it last ran */
+		int src = vcpu_llc(s, d, di, v);
+		double tu = d->vutil[v];
+		if (src == P) {
+			/* already there, only not held: pin it, no migration */
+			d->want[v] = *dst;
+			m->outside--;
+			continue;
+		}
+		enum llc_mig mig = src < 0 ? LLC_MIG_LLC :
+		    llc_can_migrate(r, s->llc_util[src], s->llc_cap[src], s->llc_util[P], s->llc_cap[P], tu, true);
+		if (mig == LLC_MIG_FORBID) {
+			m->forbid++;
+			continue;
+		}
+		if (mig != LLC_MIG_LLC || m->moved >= d->annot.tune.max_moves || s->moves_left <= 0)
+			continue;
+		d->want[v] = *dst;
+		if (src >= 0)
+			s->llc_util[src] -= tu;
+		s->llc_util[P] += tu;
+		m->moved++;
+		m->outside--;
+		s->moves_left--;
+		d->moves++;
+	}
+}
+
+/* After RETRY_FAILS periods in which every move was forbidden, release the
+ * group to its placement and retry after affinity-timeout epochs; returns
+ * true when released. */
+static bool
+release_after_fails(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                    struct grp *g, int P, double epochs_per_period, const struct aggr_moves *m)
+{
+	if (m->moved)
+		g->forbid_fails = 0;
+	else if (m->forbid)
+		g->forbid_fails++;
+	if (g->forbid_fails < RETRY_FAILS)
+		return false;
+	snprintf(g->why, sizeof(g->why), "LLC %d too busy to take the group (%.1f of %.0f PUs busy); "
+	    "released to its placement, retry in %d epochs", P, s->llc_util[P], s->llc_cap[P],
+	    d->annot.tune.affinity_timeout);
+	grp_release(d, g);
+	g->retry_after_ns = in->now_ns +
+	    (uint64_t)((double)d->annot.tune.affinity_timeout / epochs_per_period * (double)in->period_ns);
+	return true;
+}
+
+/* Out of the preferred LLC P: one vCPU per period back to its placement
+ * when P is overloaded (can_migrate_llc() towards the least-used LLC). */
+static void
+spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r, int P,
+          const struct cpuset *allowed)
+{
+	int D = -1, v;
+	double du = 0;
+
+	for (int l = 0; l < s->nllc; l++) {
+		if (l == P || !cpuset_intersects(llc_cpus(s, l), allowed))
+			continue;
+		double u = s->llc_util[l] / s->llc_cap[l];
+		if (D < 0 || u < du) {
+			D = l;
+			du = u;
+		}
+	}
+	if (D < 0)
+		return;
+	CPUSET_FOREACH(v, &g->vcpus) {
+		if (v >= d->nvcpus || pin_llc(s, &d->want[v]) != P || pin_llc(s, &d->home[v]) == P)
+			continue;
+		double tu = d->vutil[v];
+		if (llc_can_migrate(r, s->llc_util[P], s->llc_cap[P], s->llc_util[D], s->llc_cap[D],
+		                    tu, false) == LLC_MIG_FORBID)
+			break;
+		d->want[v] = d->home[v];
+		s->llc_util[P] -= tu;
+		s->llc_util[D] += tu;
+		snprintf(g->why, sizeof(g->why), "LLC %d overloaded (%.1f of %.0f PUs busy): vCPU %d back to its placement",
+		    P, s->llc_util[P] + tu, s->llc_cap[P], v);
+		break;
+	}
+}
+
+/* The group has a preferred LLC: move its vCPUs in (or one out), then run
+ * the benefit check. */
+static void
+steer_preferred(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                const struct policy_domain_in *di, struct grp *g, const struct llc_rules *r,
+                double epochs_per_period, double occ_pref, double cpus_in_use,
+                const struct cpuset *allowed, struct policy_plan *plan)
+{
+	bool counters = in->host.counters && d->annot.tune.benefit_check;
+	bool hold = counters && g->bstate == BENEFIT_HOLD;
+	int P = g->pref_llc;
+	struct aggr_moves m = { 0, 0, 0 };
+	struct cpuset dst;
+	int *order;
+
+	cpuset_and(&dst, llc_cpus(s, P), allowed);
+	order = calloc((size_t)d->nvcpus, sizeof(int));
+	if (order == NULL) {
+		s->stats.nomem++;
+		snprintf(g->why, sizeof(g->why), "out of memory: not steered this period");
+		return;
+	}
+	int no = outside_busiest_first(s, d, g, P, order);
+	m.outside = no;
+	if (!hold && in->now_ns >= g->retry_after_ns && !cpuset_empty(&dst)) {
+		aggregate_into(s, d, di, r, P, &dst, order, no, &m);
+		if (release_after_fails(s, in, d, g, P, epochs_per_period, &m))
+			goto bench;
+	}
+	if (!hold)
+		spill_one(s, d, g, r, P, allowed);
+	if (m.moved)
+		snprintf(g->why, sizeof(g->why), "moving into preferred LLC %d (occupancy %.2f): %d moved, %d outside",
+		    P, occ_pref, m.moved, m.outside);
+	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT)
+		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
+		    counters ? "" : "; no instruction counters: kernel guards only");
+	else if (!hold && g->bstate != BENEFIT_KEPT)
+		snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
+		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
+bench:
+	if (counters)
+		benefit_update(s, in, d, di, g, m.outside, m.moved > 0, cpus_in_use, plan);
+	free(order);
+}
+
+void
+steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d,
+            const struct policy_domain_in *di, struct grp *g, double k, double epochs_per_period,
+            const struct cpuset *allowed, struct policy_plan *plan)
+{
+	const struct topo *t = s->topo;
+	struct llc_rules r = rules_of(s, d);
+	struct grp_sample smp;
+	double *occ;
+	int best;
+
+	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
+	occ = calloc((size_t)s->nllc, sizeof(double));
+	if (occ == NULL) {
+		s->stats.nomem++;
+		snprintf(g->why, sizeof(g->why), "out of memory: not steered this period");
+		return;
+	}
+	double occ_best = grp_occupancy(s, g, allowed, occ, &best);
+	int wbest = best >= 0 ? topo_llc_weight(t, best) : 0;
+	grp_busy_avg(g, smp.cpus_in_use, wbest);
+	g->best_llc = best;
+	g->best_occ = occ_best > 0 ? occ_best : 0;
+	if (!grp_hold_back(s, d, g, &r, smp.nthreads, wbest, plan)) {
+		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, plan);
+		if (g->pref_llc >= 0)
+			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, smp.cpus_in_use,
+			    allowed, plan);
+	}
+	free(occ);
+}
+
+/* A spread domain: a busy vCPU sharing an LLC with another busy one moves
+ * to an LLC with none (the least used), a few per period. */
+void
+steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
+             const struct cpuset *allowed)
+{
+	int nllc = s->nllc, moved = 0;
+	int *nbusy = calloc((size_t)nllc, sizeof(int));
+
+	if (nbusy == NULL) {
+		s->stats.nomem++;
+		return;
+	}
+	for (int v = 0; v < d->nvcpus; v++)
+		if (d->vutil[v] >= BUSY_VCPU) {
+			int l = vcpu_llc(s, d, di, v);
+			if (l >= 0)
+				nbusy[l]++;
+		}
+	for (int v = d->nvcpus - 1; v >= 0 && moved < d->annot.tune.max_moves && s->moves_left > 0; v--) {
+		int src = vcpu_llc(s, d, di, v), dst = -1;
+		if (d->vutil[v] < BUSY_VCPU || src < 0 || nbusy[src] < 2)
+			continue;
+		for (int l = 0; l < nllc; l++) {
+			if (nbusy[l] != 0 || !cpuset_intersects(llc_cpus(s, l), allowed))
+				continue;
+			if (dst < 0 || s->llc_util[l] / s->llc_cap[l] < s->llc_util[dst] / s->llc_cap[dst])
+				dst = l;
+		}
+		if (dst < 0)
+			break;
+		cpuset_and(&d->want[v], llc_cpus(s, dst), allowed);
+		nbusy[src]--;
+		nbusy[dst]++;
+		s->llc_util[src] -= d->vutil[v];
+		s->llc_util[dst] += d->vutil[v];
+		moved++;
+		s->moves_left--;
+		d->moves++;
+	}
+	free(nbusy);
+}

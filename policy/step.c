@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* step.c - policy_step(): one period of the engine (see policy.h and
+ * docs/design.md). A step runs in four stages, always over domains in key
+ * order so that the order of the input never changes the plan:
+ *   1. reconcile: match input domains to the state, forget stopped ones,
+ *      reset those whose annotation changed shape;
+ *   2. account: decay per-CPU runtime, measure per-LLC utilisation, rebuild
+ *      core ownership (isolated domains) and shared-pool load;
+ *   3. place (placement.c): adopt current pins of new domains where they
+ *      are valid, place the rest, re-place shared domains off cores that
+ *      isolated domains now own;
+ *   4. steer (groups.c, steer.c, benefit.c): confine unmanaged domains to
+ *      the shared pool while isolated domains exist; form the groups of
+ *      aggregate domains, steer each, spread spread domains; then emit one
+ *      PIN per vCPU whose wanted pin differs from what was observed.
+ */
+#include "policy_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- input --------------------------------------------------------------- */
+
+static int
+validate(const struct policy_input *in, struct llcd_err *err)
+{
+	if (in->host.topo == NULL)
+		return llcd_err_set(err, "policy: no topology");
+	if (in->period_ns == 0)
+		return llcd_err_set(err, "policy: sampling period must be > 0");
+	if (in->host.overcommit <= 0 || in->host.overcommit_isolated <= 0)
+		return llcd_err_set(err, "policy: overcommit ratios must be > 0");
+	if (!cpuset_empty(&in->host.shared_pool)) {
+		struct cpuset x;
+		cpuset_and(&x, &in->host.shared_pool, &in->host.topo->all);
+		cpuset_andnot(&x, &x, &in->host.reserved);
+		if (cpuset_empty(&x))
+			return llcd_err_set(err, "policy: the shared pool has no CPU of this host outside the reserved CPUs");
+	}
+	if (in->ndomains < 0 || (in->ndomains > 0 && in->domains == NULL))
+		return llcd_err_set(err, "policy: bad domain list");
+	for (int i = 0; i < in->ndomains; i++) {
+		const struct policy_domain_in *d = &in->domains[i];
+		if (d->nvcpus < 1 || d->nvcpus > MAX_VCPUS)
+			return llcd_err_set(err, "policy: domain '%s' has %d vCPUs (allowed 1-%d)",
+			    d->name, d->nvcpus, MAX_VCPUS);
+		if (d->vcpus == NULL)
+			return llcd_err_set(err, "policy: domain '%s' has no vCPU samples", d->name);
+		if (d->nreports < 0 || (d->nreports > 0 && d->reports == NULL))
+			return llcd_err_set(err, "policy: domain '%s' has a bad report list", d->name);
+		if (wakeups_check(d->wakeups, d->nvcpus, err) < 0)
+			return llcd_err_prefix(err, "policy: domain '%s'", d->name);
+		for (int j = 0; j < i; j++)
+			if (in->domains[j].key == d->key)
+				return llcd_err_set(err, "policy: domains '%s' and '%s' share key %llu",
+				    in->domains[j].name, d->name, (unsigned long long)d->key);
+	}
+	return 0;
+}
+
+static int
+cmp_in_key(const void *a, const void *b, void *arg)
+{
+	const struct policy_domain_in *in = arg;
+	uint64_t x = in[*(const int *)a].key, y = in[*(const int *)b].key;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --- stage 1: reconcile ---------------------------------------------------- */
+
+/* The state's domain for input di, created or reset as needed; NULL when
+ * out of memory. */
+static struct dom *
+reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
+{
+	int idx = dom_find(s, di->key);
+	struct dom *d = idx >= 0 ? s->doms[idx] : NULL;
+
+	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
+	          (di->annotated && annot_shape_changed(&d->annot, &di->annot)))) {
+		/* re-place: vCPU count or annotation shape changed */
+		bool was_managed = d->state == DOM_PLACED || d->confined;
+		if (d->nvcpus != di->nvcpus) {
+			/* arrays are sized by nvcpus: start over */
+			for (int j = idx; j < s->ndoms - 1; j++)
+				s->doms[j] = s->doms[j + 1];
+			s->ndoms--;
+			dom_free(d);
+			s->res_gen++;
+			d = NULL;
+		} else {
+			dom_unplace(s, d);
+			d->released_sent = !was_managed;
+		}
+	}
+	if (d == NULL) {
+		d = dom_new(di);
+		if (d == NULL || dom_insert(s, d) < 0) {
+			dom_free(d);
+			return NULL;
+		}
+		d->released_sent = true;
+	}
+	snprintf(d->name, sizeof(d->name), "%s", di->name);
+	d->guest = di->guest;
+	d->annotated = di->annotated;
+	if (di->annotated)
+		annot_copy(&d->annot, &di->annot);
+	else
+		policy_annotation_defaults(&d->annot);
+	d->isolated = dom_managed_mode(d) && d->annot.isolation == POLICY_ISO_CORE;
+	return d;
+}
+
+/* Match the input's domains (order: their indices by key) to the state;
+ * forget domains no longer in the input. */
+static int
+reconcile(struct policy_state *s, const struct policy_input *in, const int *order,
+          struct llcd_err *err)
+{
+	for (int i = 0; i < s->ndoms; i++)
+		s->doms[i]->seen = false;
+	for (int oi = 0; oi < in->ndomains; oi++) {
+		struct dom *d = reconcile_one(s, &in->domains[order[oi]]);
+		if (d == NULL)
+			return llcd_err_set(err, "policy: out of memory");
+		d->in_idx = order[oi];
+		d->seen = true;
+	}
+	for (int i = 0; i < s->ndoms; i++) {
+		if (s->doms[i]->seen)
+			continue;
+		dom_free(s->doms[i]);
+		memmove(&s->doms[i], &s->doms[i + 1], sizeof(s->doms[0]) * (size_t)(s->ndoms - i - 1));
+		s->ndoms--;
+		s->res_gen++;
+		i--;
+	}
+	return 0;
+}
+
+/* --- stage 2: account ------------------------------------------------------ */
+
+/* Decay the per-CPU busy runtime by k and add this period's; busy PUs per
+ * LLC (llc_util) and PUs per LLC (llc_cap). Without per-CPU busy time, the
+ * vCPUs' runtime on the PU they last ran on stands in. */
+static void
+account(struct policy_state *s, const struct policy_input *in, double k)
+{
+	const struct topo *t = s->topo;
+	double period = (double)in->period_ns;
+	double *busy = s->cpu_busy;
+	int cpu;
+
+	memset(busy, 0, sizeof(double) * (size_t)s->ncpu);
+	if (in->cpu_busy_ns) {
+		CPUSET_FOREACH(cpu, &t->all)
+			busy[cpu] = (double)in->cpu_busy_ns[cpu];
+	} else {
+		for (int i = 0; i < in->ndomains; i++) {
+			const struct policy_domain_in *di = &in->domains[i];
+			for (int v = 0; v < di->nvcpus; v++) {
+				int c = di->vcpus[v].last_cpu;
+				if (c >= 0 && c < s->ncpu)
+					busy[c] += (double)di->vcpus[v].runtime_ns;
+			}
+		}
+	}
+	for (int l = 0; l < s->nllc; l++) {
+		s->llc_util[l] = 0;
+		s->llc_cap[l] = topo_llc_weight(t, l);
+	}
+	CPUSET_FOREACH(cpu, &t->all) {
+		double f = busy[cpu] / period;
+		s->cpu_rt[cpu] = s->cpu_rt[cpu] * k + busy[cpu];
+		if (f > 1.0)
+			f = 1.0;
+		if (f >= BUSY_PU)
+			s->llc_util[topo_llc_of(t, cpu)] += f;
+	}
+}
+
+void
+rebuild_ownership(struct policy_state *s)
+{
+	const struct topo *t = s->topo;
+	int cpu;
+
+	for (int c = 0; c < topo_count(t, TOPO_CORE); c++)
+		s->core_owner[c] = -1;
+	memset(s->llc_load, 0, sizeof(int) * (size_t)s->nllc);
+	memset(s->pu_load, 0, sizeof(int) * (size_t)s->ncpu);
+	for (int i = 0; i < s->ndoms; i++) {
+		struct dom *d = s->doms[i];
+		if (d->state != DOM_PLACED)
+			continue;
+		if (d->isolated) {
+			CPUSET_FOREACH(cpu, &d->allot)
+				s->core_owner[topo_core_of(t, cpu)] = i;
+		}
+		for (int v = 0; v < d->nvcpus; v++) {
+			s->pu_load[d->slot[v]]++;
+			if (!d->isolated)
+				s->llc_load[t->pu_llc[d->slot[v]]]++;
+		}
+	}
+}
+
+/* --- stage 4: steer and emit ------------------------------------------------ */
+
+/* What every domain's steering this step shares. */
+struct step_ctx {
+	const struct policy_input *in;
+	struct policy_plan *plan;
+	double period_ms;
+	bool any_isolated;              /* an isolated domain is placed */
+	bool pool_changed;              /* the shared pool differs from last step */
+	struct cpuset pool;             /* the shared pool this step */
+};
+
+/* An unmanaged domain: confined to the shared pool as a whole while
+ * isolated domains exist, released otherwise. Returns false when the
+ * domain is done with this step (released: nothing to pin). */
+static bool
+steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
+{
+	const struct cpuset *pool = &cx->pool;
+	char buf[128];
+
+	if (cx->any_isolated) {
+		for (int v = 0; v < d->nvcpus; v++)
+			d->want[v] = *pool;
+		if (!cpuset_empty(pool) && (!d->confined || !cpuset_equal(&d->emu_want, pool))) {
+			fmt_set(pool, buf, sizeof(buf));
+			plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, pool,
+			    "unmanaged domain confined to the shared pool [%s] while isolated domains exist", buf);
+			d->emu_want = *pool;
+		}
+		d->confined = true;
+		d->released_sent = false;
+		return true;
+	}
+	if (d->confined || !d->released_sent) {
+		struct cpuset all_host = s->topo->all;
+		cpuset_andnot(&all_host, &all_host, &cx->in->host.reserved);
+		plan_add(s, cx->plan, POLICY_ACT_RELEASE, d, -1, &all_host,
+		    d->confined ? "no isolated domain left: back to the default scheduler"
+		                : "no longer managed: back to the default scheduler");
+		for (int v = 0; v < d->nvcpus; v++)
+			d->want[v] = all_host;
+		for (int v = 0; v < d->nvcpus; v++)
+			d->sent[v] = all_host;
+	}
+	d->confined = false;
+	d->released_sent = true;
+	return false;
+}
+
+/* Emulator threads: the reserved CPUs for isolated domains when there are
+ * any, else the domain's own PUs. */
+static void
+pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
+{
+	const struct cpuset *reserved = &cx->in->host.reserved;
+	struct cpuset emu = d->allot;
+	char buf[128];
+
+	if (d->isolated && !cpuset_empty(reserved))
+		emu = *reserved;
+	if (cpuset_empty(&emu) || (d->emu_sent && cpuset_equal(&emu, &d->emu_want)))
+		return;
+	fmt_set(&emu, buf, sizeof(buf));
+	plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, &emu, "emulator threads on %s [%s]",
+	    d->isolated && !cpuset_empty(reserved) ? "the reserved CPUs" : "the domain's PUs", buf);
+	d->emu_want = emu;
+	d->emu_sent = true;
+}
+
+/* A placed domain: its groups (aggregate) or spreading, and its emulator
+ * threads. */
+static void
+steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
+              const struct policy_domain_in *di)
+{
+	struct cpuset allowed;
+
+	dom_allowed(s, d, &allowed);
+	double epoch_ms = d->annot.tune.epoch_ms > 0 ? d->annot.tune.epoch_ms : cx->period_ms;
+	double epochs = cx->period_ms / epoch_ms;
+	if (d->annot.mode == POLICY_MODE_AGGREGATE) {
+		double kd = llc_decay(cx->period_ms, epoch_ms);
+		groups_update(s, cx->in, d, di, epochs);
+		for (int g = 0; g < d->ngroups; g++)
+			steer_group(s, cx->in, d, di, &d->groups[g], kd, epochs, &allowed, cx->plan);
+	} else if (d->annot.mode == POLICY_MODE_SPREAD) {
+		steer_spread(s, d, di, &allowed);
+	}
+	pin_emulator(s, cx, d);
+}
+
+/* Shared-pool pins never reach cores an isolated domain owns now. */
+static void
+clip_to_pool(struct dom *d, const struct cpuset *pool)
+{
+	for (int v = 0; v < d->nvcpus; v++) {
+		cpuset_and(&d->home[v], &d->home[v], pool);
+		cpuset_and(&d->want[v], &d->want[v], pool);
+		if (cpuset_empty(&d->want[v]))
+			d->want[v] = d->home[v];
+	}
+}
+
+/* One PIN per vCPU whose wanted pin differs from what was seen. */
+static void
+emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
+          const struct policy_domain_in *di)
+{
+	char buf[128];
+
+	for (int v = 0; v < d->nvcpus; v++) {
+		const struct cpuset *seen = &di->vcpus[v].pinned;
+		/* compare with what was observed, or, when the back-end
+		 * cannot observe pins, with what was last sent */
+		bool differs = !set_eq(s, set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
+		if (!differs || set_empty(s, &d->want[v]))
+			continue;       /* never pin to nothing */
+		int l = pin_llc(s, &d->want[v]);
+		fmt_set(&d->want[v], buf, sizeof(buf));
+		if (d->confined)
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
+		else if (cpuset_equal(&d->want[v], &d->home[v]))
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: LLC %d [%s] (%s, %s)",
+			    l, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool");
+		else
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s LLC %d [%s]",
+			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", l, buf);
+		d->sent[v] = d->want[v];
+		s->stats.pins++;
+	}
+}
+
+static void
+steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
+{
+	const struct policy_domain_in *di = &cx->in->domains[d->in_idx];
+
+	for (int v = 0; v < d->nvcpus; v++) {
+		double u = (double)di->vcpus[v].runtime_ns / (double)cx->in->period_ns;
+		d->vutil[v] = 0.5 * d->vutil[v] + 0.5 * (u > 1 ? 1 : u);
+	}
+	if (d->state != DOM_PLACED) {
+		if (!steer_unmanaged(s, cx, d))
+			return;
+	} else {
+		steer_managed(s, cx, d, di);
+	}
+	if (d->state == DOM_PLACED && !d->isolated && cx->pool_changed)
+		clip_to_pool(d, &cx->pool);
+	emit_pins(s, cx, d, di);
+}
+
+static void
+steer_stage(struct policy_state *s, const struct policy_input *in, struct policy_plan *plan,
+            double period_ms)
+{
+	struct step_ctx cx = { .in = in, .plan = plan, .period_ms = period_ms };
+
+	for (int i = 0; i < s->ndoms; i++)
+		if (s->doms[i]->state == DOM_PLACED && s->doms[i]->isolated)
+			cx.any_isolated = true;
+	shared_pool(s, &in->host, &s->pool);
+	cx.pool = s->pool;
+	cx.pool_changed = !set_eq(s, &s->pool, &s->prev_pool);
+	s->prev_pool = s->pool;
+	for (int i = 0; i < s->ndoms; i++)
+		steer_domain(s, &cx, s->doms[i]);
+}
+
+/* --- the step ----------------------------------------------------------------- */
+
+int
+policy_step(struct policy_state *s, const struct policy_input *in,
+            struct policy_plan *plan, struct llcd_err *err)
+{
+	int *order;
+	double period_ms;
+
+	if (validate(in, err) < 0)
+		return -1;
+	if (state_bind_topo(s, in->host.topo) < 0)
+		return llcd_err_set(err, "policy: out of memory");
+	policy_plan_clear(plan);
+	s->step++;
+	s->stats.steps++;
+	s->moves_left = in->host.max_moves_total > 0 ? in->host.max_moves_total : 256;
+	period_ms = (double)in->period_ns / 1e6;
+
+	/* 1. reconcile, in key order */
+	order = malloc(sizeof(int) * (size_t)(in->ndomains + 1));
+	if (order == NULL)
+		return llcd_err_set(err, "policy: out of memory");
+	for (int i = 0; i < in->ndomains; i++)
+		order[i] = i;
+	qsort_r(order, (size_t)in->ndomains, sizeof(int), cmp_in_key, (void *)in->domains);
+	int rc = reconcile(s, in, order, err);
+	free(order);
+	if (rc < 0)
+		return -1;
+
+	/* 2. account */
+	account(s, in, llc_decay(period_ms, period_ms));   /* per-CPU totals decay per period */
+	rebuild_ownership(s);
+
+	/* 3. place */
+	placement_stage(s, in, plan);
+
+	/* 4. steer and emit */
+	steer_stage(s, in, plan, period_ms);
+	return 0;
+}

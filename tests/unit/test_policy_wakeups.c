@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test_policy_wakeups.c - groups inferred from wakeups inside the engine
+ * (policy/groups.c calling policy/wakeups.c): a barrier group seen only
+ * through its wakeups forms a `wakeups` group and settles on one LLC;
+ * annotation groups and guest-reported groups win their vCPUs; infer='none'
+ * turns inference off (the history is still shown); background wakeups
+ * form nothing; the size guard applies; bad edges are refused with the
+ * exact message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_harness.h"
+
+#define EPYC_9T24 "pack:1 [numa] l3:8 core:8 pu:2"
+
+static struct policy_wakeup_edge edges[POLICY_WAKEUP_EDGES];
+static struct policy_wakeups wk;
+
+/* Deterministic background: every vCPU wakes two neighbours 10 times a
+ * second (20/s per vCPU, the llcsim default). */
+static void
+wk_noise(int nvcpus)
+{
+	for (int v = 0; v < nvcpus && wk.nedges + 2 <= POLICY_WAKEUP_EDGES; v++) {
+		edges[wk.nedges++] = (struct policy_wakeup_edge){ v, (v + 1) % nvcpus, 10 };
+		edges[wk.nedges++] = (struct policy_wakeup_edge){ v, (v + 37) % nvcpus, 10 };
+	}
+}
+
+/* Every ordered pair of set wakes n times a second. */
+static void
+wk_clique(const int *set, int k, uint32_t n)
+{
+	for (int i = 0; i < k; i++)
+		for (int j = 0; j < k; j++)
+			if (i != j && wk.nedges < POLICY_WAKEUP_EDGES)
+				edges[wk.nedges++] = (struct policy_wakeup_edge){ set[i], set[j], n };
+}
+
+static void
+wk_begin(struct harness *h, int d)
+{
+	memset(&wk, 0, sizeof(wk));
+	wk.period_ns = h->period;
+	wk.edges = edges;
+	h->dom[d].in.wakeups = &wk;
+}
+
+static const struct policy_group_info *
+find_rule(const struct policy_domain_info *info, enum policy_group_rule r)
+{
+	for (int i = 0; i < info->ngroups; i++)
+		if (info->groups[i].rule == r)
+			return &info->groups[i];
+	return NULL;
+}
+
+static void
+assert_vcpus(const struct cpuset *s, const char *want)
+{
+	char buf[256];
+
+	assert_int_equal(cpuset_format(s, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, want);
+}
+
+static const int xs[8] = { 3, 19, 35, 51, 67, 83, 99, 115 };
+
+static int
+xs_domain(struct harness *h, const struct policy_annotation *a)
+{
+	int d = h_add(h, "xs", 128, 8, 8, 2, a);
+
+	for (int v = 0; v < 128; v++)
+		h->dom[d].demand[v] = 0.02;
+	for (int i = 0; i < 8; i++)
+		h->dom[d].demand[xs[i]] = 1.0;
+	return d;
+}
+
+static void
+test_barrier_group_from_wakeups(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;
+	int d = xs_domain(h, &a), formed = -1, settled = -1;
+	struct policy_domain_info info;
+
+	(void)state;
+	for (int step = 0; step < 40; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(xs, 8, 140);          /* ~1000/s per thread over 7 partners */
+		assert_int_equal(h_step(h), 0);
+		assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+		if (formed < 0 && find_rule(&info, POLICY_GROUP_WAKEUPS) != NULL)
+			formed = step;
+		int l0 = h_llc(h, d, xs[0]), same = l0 >= 0;
+		for (int i = 1; i < 8; i++)
+			same &= h_llc(h, d, xs[i]) == l0;
+		if (same && settled < 0)
+			settled = step;
+	}
+	/* WAKEUPS_FORM_S is two 1 s periods, and the EWMA climbs first */
+	assert_true(formed >= 2 && formed <= 6);
+	assert_true(settled > formed && settled <= formed + 10);
+	const struct policy_group_info *g = find_rule(&info, POLICY_GROUP_WAKEUPS);
+	assert_non_null(g);
+	assert_int_equal(info.ngroups, 1);
+	assert_string_equal(g->name, "wakeups-3");
+	assert_vcpus(&g->vcpus, "3,19,35,51,67,83,99,115");
+	assert_string_equal(policy_group_rule_name(g->rule), "wakeups");
+	assert_int_equal(g->wakeup_pairs, 28);
+	assert_true(g->wakeups_hz > 28 * 2 * 140 * 0.9 && g->wakeups_hz < 28 * 2 * 140 * 1.01);
+	assert_int_equal(g->pref_llc, h_llc(h, d, xs[0]));
+
+	struct policy_wakeups_info wi;
+	struct wakeups_pair_info pairs[4];
+	assert_int_equal(policy_domain_wakeups(h->st, h->dom[d].in.key, &wi, pairs, 4), 4);
+	assert_true(wi.inferring);
+	assert_true(pairs[0].formed);
+	assert_true(pairs[0].rate_hz > 270);
+	assert_true(wi.background_hz < 1);
+	h_free(h);
+}
+
+static void
+test_annotation_group_wins(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_domain_info info;
+
+	(void)state;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "ann");
+	cpuset_set(&a.groups[0].vcpus, 3);
+	cpuset_set(&a.groups[0].vcpus, 19);
+	int d = xs_domain(h, &a);
+	for (int step = 0; step < 10; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(xs, 4, 200);          /* 3, 19, 35, 51 */
+		assert_int_equal(h_step(h), 0);
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 2);
+	assert_string_equal(info.groups[0].name, "ann");
+	assert_vcpus(&info.groups[0].vcpus, "3,19");
+	const struct policy_group_info *g = find_rule(&info, POLICY_GROUP_WAKEUPS);
+	assert_non_null(g);
+	assert_vcpus(&g->vcpus, "35,51");
+	assert_int_equal(g->wakeup_pairs, 1);
+	h_free(h);
+}
+
+static void
+test_guest_group_wins_overlap(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_domain_info info;
+	int d;
+
+	(void)state;
+	d = xs_domain(h, &a);
+	/* the inferred group forms first ... */
+	for (int step = 0; step < 8; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(xs, 5, 200);          /* 3, 19, 35, 51, 67 */
+		assert_int_equal(h_step(h), 0);
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 1);
+	assert_vcpus(&info.groups[0].vcpus, "3,19,35,51,67");
+	/* ... then the helper reports a process on three of its vCPUs */
+	struct policy_hot_report *r = &h->dom[d].rep[0];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "Vtop");
+	r->pid = 77;
+	for (int i = 0; i < 3; i++)
+		cpuset_set(&r->vcpus, xs[i]);
+	h->dom[d].in.reports = h->dom[d].rep;
+	h->dom[d].in.nreports = 1;
+	for (int step = 0; step < 3; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(xs, 5, 200);
+		assert_int_equal(h_step(h), 0);
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 2);
+	const struct policy_group_info *gg = find_rule(&info, POLICY_GROUP_GUEST);
+	const struct policy_group_info *gw = find_rule(&info, POLICY_GROUP_WAKEUPS);
+	assert_non_null(gg);
+	assert_non_null(gw);
+	assert_vcpus(&gg->vcpus, "3,19,35");
+	assert_vcpus(&gw->vcpus, "51,67");
+	assert_string_equal(gw->name, "wakeups-3");     /* the name stays */
+	h_free(h);
+}
+
+static void
+test_infer_none_switches_off(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_domain_info info;
+
+	(void)state;
+	a.infer = POLICY_INFER_NONE;
+	int d = xs_domain(h, &a);
+	for (int step = 0; step < 20; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(xs, 8, 140);
+		assert_int_equal(h_step(h), 0);
+		if (step > 0)
+			assert_int_equal(h_count(h, POLICY_ACT_PREFER), 0);
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 0);
+	struct policy_wakeups_info wi;
+	struct wakeups_pair_info pairs[2];
+	assert_int_equal(policy_domain_wakeups(h->st, h->dom[d].in.key, &wi, pairs, 2), 2);
+	assert_false(wi.inferring);
+	assert_true(pairs[0].formed);   /* the rule still sees the pair */
+
+	/* switched back on (an annotation change): the group forms */
+	h->dom[d].in.annot.infer = POLICY_INFER_WAKEUPS;
+	for (int step = 0; step < 3; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(xs, 8, 140);
+		assert_int_equal(h_step(h), 0);
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_non_null(find_rule(&info, POLICY_GROUP_WAKEUPS));
+	h_free(h);
+}
+
+static void
+test_noise_forms_nothing(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_domain_info info;
+
+	(void)state;
+	int d = xs_domain(h, &a);
+	for (int step = 0; step < 60; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		assert_int_equal(h_step(h), 0);
+		if (step > 0) {
+			assert_int_equal(h_count(h, POLICY_ACT_PREFER), 0);
+			assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
+		}
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 0);
+	h_free(h);
+}
+
+/* 12 busy threads waking each other: an inferred group, but larger than
+ * one LLC (8 cores x 2): the size guard keeps it spread. */
+static void
+test_size_guard_applies(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_domain_info info;
+	int big[12];
+
+	(void)state;
+	int d = h_add(h, "wide", 128, 8, 8, 2, &a);
+	for (int i = 0; i < 12; i++) {
+		big[i] = 2 + 10 * i;
+		h->dom[d].demand[big[i]] = 1.0;
+	}
+	for (int step = 0; step < 20; step++) {
+		wk_begin(h, d);
+		wk_clique(big, 12, 100);
+		assert_int_equal(h_step(h), 0);
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	const struct policy_group_info *g = find_rule(&info, POLICY_GROUP_WAKEUPS);
+	assert_non_null(g);
+	assert_int_equal(cpuset_count(&g->vcpus), 12);
+	assert_true(g->guarded);
+	assert_int_equal(g->pref_llc, -1);
+	assert_non_null(strstr(g->why, "not aggregated: 12 threads"));
+	h_free(h);
+}
+
+static void
+test_bad_edges_refused(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_input in;
+	struct llcd_err err;
+
+	(void)state;
+	int d = xs_domain(h, &a);
+	wk_begin(h, d);
+	edges[0] = (struct policy_wakeup_edge){ 200, 1, 3 };
+	wk.nedges = 1;
+	memset(&in, 0, sizeof(in));
+	in.host = h->host;
+	in.ndomains = 1;
+	in.domains = &h->dom[d].in;
+	in.period_ns = h->period;
+	assert_int_equal(policy_step(h->st, &in, h->plan, &err), -1);
+	assert_string_equal(err.msg, "policy: domain 'xs': wakeups: edge 0: vCPU 200 -> 1 outside 0-127");
+	h_free(h);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_barrier_group_from_wakeups),
+		cmocka_unit_test(test_annotation_group_wins),
+		cmocka_unit_test(test_guest_group_wins_overlap),
+		cmocka_unit_test(test_infer_none_switches_off),
+		cmocka_unit_test(test_noise_forms_nothing),
+		cmocka_unit_test(test_size_guard_applies),
+		cmocka_unit_test(test_bad_edges_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test_wakeups.c - vCPU groups inferred from wakeups (policy/wakeups.c):
+ * a ping-pong pair forms a group after WAKEUPS_FORM_S and not before,
+ * background noise alone never forms one (light, heavy, small and large
+ * domains, seeded Poisson draws), a short pause does not dissolve a group
+ * and a long one does, a barrier group is found whole, the input checks
+ * give exact errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wakeups.h"
+#include "../../sim/rng.h"
+
+#define PERIOD_NS 100000000ULL  /* 100 ms */
+
+struct feed {
+	struct wakeups_state *s;
+	struct sim_rng rng;
+	int nvcpus;
+	uint64_t now;
+	int nedges;
+	struct policy_wakeup_edge edges[POLICY_WAKEUP_EDGES];
+	uint64_t dropped;
+	/* counts per ordered pair this period */
+	uint32_t *cnt;
+};
+
+static void
+feed_init(struct feed *f, int nvcpus, uint64_t seed)
+{
+	memset(f, 0, sizeof(*f));
+	f->s = wakeups_state_new();
+	assert_non_null(f->s);
+	sim_rng_seed(&f->rng, seed);
+	f->nvcpus = nvcpus;
+	f->cnt = calloc((size_t)nvcpus * (size_t)nvcpus, sizeof(uint32_t));
+	assert_non_null(f->cnt);
+}
+
+static void
+feed_fini(struct feed *f)
+{
+	wakeups_state_free(f->s);
+	free(f->cnt);
+}
+
+static void
+add(struct feed *f, int a, int b, uint32_t n)
+{
+	f->cnt[a * f->nvcpus + b] += n;
+}
+
+/* Every vCPU sends Poisson(hz * period) wakeups to uniformly drawn others. */
+static void
+noise(struct feed *f, double hz)
+{
+	for (int v = 0; v < f->nvcpus; v++) {
+		uint64_t k = sim_rng_poisson(&f->rng, hz * (double)PERIOD_NS / 1e9);
+		for (uint64_t i = 0; i < k; i++) {
+			int u = (int)sim_rng_below(&f->rng, (uint32_t)f->nvcpus - 1);
+			add(f, v, u >= v ? u + 1 : u, 1);
+		}
+	}
+}
+
+/* Each vCPU of set sends Poisson(hz * period) to a uniformly drawn partner. */
+static void
+group(struct feed *f, const int *set, int n, double hz)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t k = sim_rng_poisson(&f->rng, hz * (double)PERIOD_NS / 1e9);
+		for (uint64_t j = 0; j < k; j++) {
+			int p = (int)sim_rng_below(&f->rng, (uint32_t)n - 1);
+			add(f, set[i], set[p >= i ? p + 1 : p], 1);
+		}
+	}
+}
+
+/* Hand the period to the rule; returns the group count. */
+static int
+step(struct feed *f, struct cpuset *groups, int max)
+{
+	struct policy_wakeups w = { .period_ns = PERIOD_NS, .edges = f->edges };
+	struct llcd_err err;
+
+	f->nedges = 0;
+	f->dropped = 0;
+	for (int a = 0; a < f->nvcpus; a++) {
+		for (int b = 0; b < f->nvcpus; b++) {
+			uint32_t c = f->cnt[a * f->nvcpus + b];
+			if (c == 0)
+				continue;
+			if (f->nedges < POLICY_WAKEUP_EDGES)
+				f->edges[f->nedges++] = (struct policy_wakeup_edge){ a, b, c };
+			else
+				f->dropped += c;
+		}
+	}
+	memset(f->cnt, 0, sizeof(uint32_t) * (size_t)f->nvcpus * (size_t)f->nvcpus);
+	w.nedges = f->nedges;
+	w.dropped = f->dropped;
+	assert_int_equal(wakeups_check(&w, f->nvcpus, &err), 0);
+	f->now += PERIOD_NS;
+	assert_int_equal(wakeups_update(f->s, f->nvcpus, &w, PERIOD_NS, f->now), 0);
+	return wakeups_groups(f->s, groups, max);
+}
+
+static void
+assert_set(const struct cpuset *s, const char *want)
+{
+	char buf[256];
+
+	assert_int_equal(cpuset_format(s, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, want);
+}
+
+/* The issue's TCG measurement: ~450/s 1->3 and ~480/s back, at most ~200/s
+ * for any other pair (QEMU's main loop and timers wake every vCPU). */
+static void
+issue_tcg(struct feed *f, bool pingpong)
+{
+	if (pingpong) {
+		add(f, 1, 3, (uint32_t)sim_rng_poisson(&f->rng, 45));
+		add(f, 3, 1, (uint32_t)sim_rng_poisson(&f->rng, 48));
+	}
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++)
+			if (a != b && !((a == 1 && b == 3) || (a == 3 && b == 1)))
+				add(f, a, b, (uint32_t)sim_rng_poisson(&f->rng, a == 0 || b == 0 ? 10 : 4));
+}
+
+static void
+test_pingpong_forms(void **state)
+{
+	struct feed f;
+	struct cpuset g[8];
+	int formed_at = -1;
+
+	(void)state;
+	feed_init(&f, 4, 1);
+	for (int p = 0; p < 100; p++) {
+		issue_tcg(&f, true);
+		int n = step(&f, g, 8);
+		if (n > 0 && formed_at < 0)
+			formed_at = p;
+		if (formed_at >= 0) {
+			assert_int_equal(n, 1);
+			assert_set(&g[0], "1,3");
+		}
+	}
+	/* not before WAKEUPS_FORM_S (20 periods); the EWMA needs about 1 s to
+	 * climb to four times the background first */
+	assert_true(formed_at >= 19);
+	print_message("formed after %d periods\n", formed_at + 1);
+	assert_true(formed_at <= 40);
+	int np;
+	double r = wakeups_set_rate_hz(f.s, &g[0], &np);
+	assert_int_equal(np, 1);
+	assert_true(r > 800 && r < 1100);
+	struct wakeups_pair_info pi[4];
+	assert_int_equal(wakeups_pairs(f.s, pi, 4), 4);
+	assert_int_equal(pi[0].a, 1);
+	assert_int_equal(pi[0].b, 3);
+	assert_true(pi[0].formed);
+	assert_false(pi[1].formed || pi[1].candidate);
+	assert_true(wakeups_background_hz(f.s) < 300);
+	feed_fini(&f);
+}
+
+static void
+test_tcg_without_pingpong(void **state)
+{
+	struct feed f;
+	struct cpuset g[8];
+
+	(void)state;
+	feed_init(&f, 4, 2);
+	for (int p = 0; p < 600; p++) {
+		issue_tcg(&f, false);
+		assert_int_equal(step(&f, g, 8), 0);
+	}
+	feed_fini(&f);
+}
+
+/* Noise alone, light and heavy, small and large domains, many seeds:
+ * nothing ever becomes even a candidate for long enough to form. */
+static void
+test_noise_never_groups(void **state)
+{
+	static const struct { int n; double hz; } cases[] = {
+		{ 4, 20 }, { 4, 2000 }, { 16, 20 }, { 16, 2000 }, { 128, 20 }, { 128, 500 },
+		{ 3, 300 },
+	};
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			struct feed f;
+			struct cpuset g[8];
+			feed_init(&f, cases[c].n, seed);
+			for (int p = 0; p < 300; p++) {
+				noise(&f, cases[c].hz);
+				int n = step(&f, g, 8);
+				if (n != 0)
+					fail_msg("%d vCPUs, noise %.0f/s, seed %llu: group at period %d",
+					    cases[c].n, cases[c].hz, (unsigned long long)seed, p);
+			}
+			feed_fini(&f);
+		}
+	}
+}
+
+/* Ping-pong; 3 s of silence keeps the group; 20 s dissolves it. */
+static void
+test_short_pause_survives(void **state)
+{
+	struct feed f;
+	struct cpuset g[8];
+	int pair[] = { 2, 5 };
+
+	(void)state;
+	feed_init(&f, 8, 3);
+	for (int p = 0; p < 50; p++) {
+		noise(&f, 20);
+		group(&f, pair, 2, 300);
+		step(&f, g, 8);
+	}
+	assert_int_equal(step(&f, g, 8), 1);
+	assert_set(&g[0], "2,5");
+	for (int p = 0; p < 30; p++) {          /* 3 s pause */
+		noise(&f, 20);
+		assert_int_equal(step(&f, g, 8), 1);
+	}
+	for (int p = 0; p < 20; p++) {          /* back */
+		noise(&f, 20);
+		group(&f, pair, 2, 300);
+		assert_int_equal(step(&f, g, 8), 1);
+	}
+	int left = -1;
+	for (int p = 0; p < 200; p++) {         /* 20 s pause */
+		noise(&f, 20);
+		if (step(&f, g, 8) == 0 && left < 0)
+			left = p;
+	}
+	/* decay to the leave level plus WAKEUPS_DISSOLVE_S */
+	assert_true(left >= 50);
+	assert_true(left <= 120);
+	assert_int_equal(step(&f, g, 8), 0);
+	feed_fini(&f);
+}
+
+/* A barrier group of 8 busy threads in a 128-vCPU guest beside noise. */
+static void
+test_barrier_group(void **state)
+{
+	struct feed f;
+	struct cpuset g[8];
+	int set[] = { 3, 19, 35, 51, 67, 83, 99, 115 };
+
+	(void)state;
+	feed_init(&f, 128, 4);
+	for (int p = 0; p < 60; p++) {
+		noise(&f, 20);
+		group(&f, set, 8, 1000);
+		step(&f, g, 8);
+	}
+	assert_int_equal(step(&f, g, 8), 1);
+	assert_set(&g[0], "3,19,35,51,67,83,99,115");
+	feed_fini(&f);
+}
+
+/* Two communicating pairs beside busy but silent threads and noise. */
+static void
+test_two_pairs(void **state)
+{
+	struct feed f;
+	struct cpuset g[8];
+	int p1[] = { 0, 9 }, p2[] = { 4, 12 };
+
+	(void)state;
+	feed_init(&f, 16, 5);
+	for (int p = 0; p < 60; p++) {
+		noise(&f, 20);
+		group(&f, p1, 2, 500);
+		group(&f, p2, 2, 500);
+		step(&f, g, 8);
+	}
+	assert_int_equal(step(&f, g, 8), 2);
+	assert_set(&g[0], "0,9");
+	assert_set(&g[1], "4,12");
+	feed_fini(&f);
+}
+
+/* No input (no tracer this period) decays like silence. */
+static void
+test_null_input_decays(void **state)
+{
+	struct feed f;
+	struct cpuset g[8];
+	int pair[] = { 0, 1 };
+
+	(void)state;
+	feed_init(&f, 4, 6);
+	for (int p = 0; p < 40; p++) {
+		noise(&f, 20);
+		group(&f, pair, 2, 300);
+		step(&f, g, 8);
+	}
+	assert_int_equal(wakeups_groups(f.s, g, 8), 1);
+	for (int p = 0; p < 300; p++) {
+		f.now += PERIOD_NS;
+		assert_int_equal(wakeups_update(f.s, 4, NULL, PERIOD_NS, f.now), 0);
+	}
+	assert_int_equal(wakeups_groups(f.s, g, 8), 0);
+	feed_fini(&f);
+}
+
+/* The producer's cap: dropped wakeups count into the total. */
+static void
+test_dropped_counted(void **state)
+{
+	struct wakeups_state *s = wakeups_state_new();
+	struct policy_wakeup_edge e[] = { { 0, 1, 10 } };
+	struct policy_wakeups w = { .period_ns = PERIOD_NS, .nedges = 1, .edges = e, .dropped = 90 };
+
+	(void)state;
+	assert_int_equal(wakeups_update(s, 8, &w, PERIOD_NS, PERIOD_NS), 0);
+	assert_true(wakeups_total_hz(s) > 999 && wakeups_total_hz(s) < 1001);
+	assert_int_equal(wakeups_dropped(s), 90);
+	wakeups_state_free(s);
+	wakeups_state_free(NULL);
+}
+
+static void
+test_check_errors(void **state)
+{
+	struct policy_wakeup_edge e[] = { { 0, 1, 5 }, { 3, 4, 1 } };
+	struct policy_wakeups w = { .period_ns = PERIOD_NS, .nedges = 2, .edges = e };
+	struct llcd_err err;
+
+	(void)state;
+	assert_int_equal(wakeups_check(&w, 5, &err), 0);
+	assert_int_equal(wakeups_check(NULL, 5, &err), 0);
+	assert_int_equal(wakeups_check(&w, 4, &err), -1);
+	assert_string_equal(err.msg, "wakeups: edge 1: vCPU 3 -> 4 outside 0-3");
+	w.nedges = POLICY_WAKEUP_EDGES + 1;
+	assert_int_equal(wakeups_check(&w, 5, &err), -1);
+	assert_string_equal(err.msg, "wakeups: 1025 edges (allowed 0-1024)");
+	w.nedges = 2;
+	w.edges = NULL;
+	assert_int_equal(wakeups_check(&w, 5, &err), -1);
+	assert_string_equal(err.msg, "wakeups: 2 edges but no edge list");
+	w.edges = e;
+	w.period_ns = 0;
+	assert_int_equal(wakeups_check(&w, 5, &err), -1);
+	assert_string_equal(err.msg, "wakeups: period of 0 ns");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pingpong_forms),
+		cmocka_unit_test(test_tcg_without_pingpong),
+		cmocka_unit_test(test_noise_never_groups),
+		cmocka_unit_test(test_short_pause_survives),
+		cmocka_unit_test(test_barrier_group),
+		cmocka_unit_test(test_two_pairs),
+		cmocka_unit_test(test_null_input_decays),
+		cmocka_unit_test(test_dropped_counted),
+		cmocka_unit_test(test_check_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
