@@ -65,17 +65,70 @@ bool
 daemon_is_released(const struct daemon *d, uint64_t key)
 {
 	for (int i = 0; i < d->nreleased; i++)
-		if (d->released[i] == key)
+		if (d->released[i].key == key)
 			return true;
 	return false;
+}
+
+/* The annotation XML as the back-end has it now (NULL: none, or no way to
+ * read it: then nothing can end a release but llcctl policy). */
+static char *
+current_annotation(struct daemon *d, uint64_t key)
+{
+	struct llcd_err err;
+	char *xml = NULL;
+
+	if (d->be.get_annotation == NULL || d->be.get_annotation(HOOK(d), key, &xml, &err) < 0)
+		return NULL;
+	return xml;
+}
+
+int
+daemon_release(struct daemon *d, const struct policy_domain_in *in)
+{
+	if (daemon_is_released(d, in->key))
+		return 0;
+	struct daemon_released *v = realloc(d->released, sizeof(*v) * (size_t)(d->nreleased + 1));
+	if (v == NULL)
+		return -1;
+	d->released = v;
+	v[d->nreleased].key = in->key;
+	v[d->nreleased].xml = current_annotation(d, in->key);
+	d->nreleased++;
+	return 0;
 }
 
 void
 daemon_unrelease(struct daemon *d, uint64_t key)
 {
 	for (int i = 0; i < d->nreleased; i++)
-		if (d->released[i] == key)
+		if (d->released[i].key == key) {
+			free(d->released[i].xml);
 			d->released[i--] = d->released[--d->nreleased];
+		}
+}
+
+/* A released domain whose annotation is not the one it had when released
+ * was annotated anew (virsh metadata, an orchestrator): llcd manages it
+ * again, as docs/llcctl.md promises. The back-end is asked for the XML of
+ * released domains only (a libvirt call each per period: few domains). */
+static bool
+still_released(struct daemon *d, const struct policy_domain_in *in)
+{
+	for (int i = 0; i < d->nreleased; i++) {
+		struct daemon_released *r = &d->released[i];
+		if (r->key != in->key)
+			continue;
+		char *now = current_annotation(d, in->key);
+		bool same = (now == NULL && r->xml == NULL) || (now && r->xml && strcmp(now, r->xml) == 0);
+		free(now);
+		if (same)
+			return true;
+		log_dom(LOG_INFO, in->name, -1, 0, "released domain: its llc-policy annotation changed; managed again");
+		daemon_unrelease(d, in->key);
+		return false;
+	}
+	return false;
 }
 
 static int
@@ -87,7 +140,7 @@ wrap_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		return -1;
 	for (int i = 0; i < obs->ndomains; i++) {
 		struct policy_domain_in *in = &obs->domains[i];
-		if (daemon_is_released(d, in->key)) {
+		if (still_released(d, in)) {
 			in->annotated = false;
 			continue;
 		}
@@ -205,6 +258,8 @@ daemon_free(struct daemon *d)
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
+	for (int i = 0; i < d->nreleased; i++)
+		free(d->released[i].xml);
 	free(d->released);
 	free(d);
 }

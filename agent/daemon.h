@@ -13,6 +13,7 @@
 #include "config.h"
 #include "err.h"
 #include "loop.h"
+#include "ops.h"
 #include "topo.h"
 
 struct daemon_backend {
@@ -25,7 +26,8 @@ struct daemon_backend {
 	int (*event_fd)(void *ctx);             /* pollable, -1 none */
 	int (*handle_events)(void *ctx, uint64_t now_ns, struct llcd_err *err);
 	void (*tick)(void *ctx, uint64_t now_ns);       /* before each observe */
-	int (*describe)(void *ctx, uint64_t key, struct json_object *out);
+	/* typed facts (ops.h); the daemon makes the JSON */
+	int (*describe)(void *ctx, uint64_t key, struct agent_dominfo *out);
 	int (*describe_host)(void *ctx, struct json_object *out);
 	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
 	int (*set_annotation)(void *ctx, uint64_t key, const char *xml, bool live, bool config,
@@ -81,6 +83,12 @@ void daemon_request_reload(struct daemon *d);
 /* Answer one control request (exposed for tests; daemon_listen wires it). */
 struct control_request;
 int daemon_handle(void *ctx, struct control_request *req);
+
+/* The JSON of a back-end's facts about a domain (llcctl dominfo): the keys
+ * the daemon's own summary does not have (uuid, pid, annotation,
+ * vcpu_threads, ...). The one place they become JSON; the live test driver
+ * uses it too. */
+void daemon_dominfo_json(const struct agent_dominfo *di, json_object *o);
 
 /* The plan of the last step as JSON lines on f (llcd --oneshot). */
 void daemon_print_plan(const struct daemon *d, FILE *f);

@@ -22,7 +22,13 @@ struct daemon {
 	struct policy_host host;
 	struct agent_loop *loop;
 	struct control *ctl;
-	uint64_t *released;
+	/* released by llcctl release, with the annotation XML the domain had
+	 * then (NULL: none): a different one (virsh metadata, llcctl policy)
+	 * ends the release */
+	struct daemon_released {
+		uint64_t key;
+		char *xml;
+	} *released;
 	int nreleased;
 	char overrides[8][2][CONFIG_PATH_MAX];
 	int noverrides;
@@ -49,6 +55,8 @@ struct daemon {
 /* released by llcctl release: left to the default scheduler until its
  * annotation is set again (daemon.c) */
 bool daemon_is_released(const struct daemon *d, uint64_t key);
+/* Release the domain in (as it is annotated now); -1 out of memory. */
+int daemon_release(struct daemon *d, const struct policy_domain_in *in);
 void daemon_unrelease(struct daemon *d, uint64_t key);
 /* Make c the running configuration (tune, reload); -1: nothing changed. */
 int daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *err);

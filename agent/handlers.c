@@ -141,12 +141,82 @@ llcs_in_use(const struct daemon *d, const struct policy_domain_in *in)
 	return cpuset_json(&l);
 }
 
+void
+daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
+{
+	char buf[ANNOT_XML_MAX];
+	struct llcd_err e;
+
+	if (di->uuid[0])
+		json_object_object_add(o, "uuid", jstr(di->uuid));
+	if (di->pid >= 0)
+		json_object_object_add(o, "pid", json_object_new_int(di->pid));
+	if (di->maxvcpus >= 0)
+		json_object_object_add(o, "max_vcpus", json_object_new_int(di->maxvcpus));
+	if (di->annotation_error[0])
+		json_object_object_add(o, "annotation_error", jstr(di->annotation_error));
+	if (di->annotated && annot_format(&di->annot, buf, sizeof(buf), &e) == 0)
+		json_object_object_add(o, "annotation", jstr(buf));
+	if (di->have_guest_topo) {
+		snprintf(buf, sizeof(buf), "sockets=%d dies=%d clusters=%d cores=%d threads=%d", di->guest.sockets,
+		    di->guest.dies, di->guest.clusters, di->guest.cores, di->guest.threads);
+		json_object_object_add(o, "guest_topology", jstr(buf));
+	}
+	if (di->core_scheduling[0])
+		json_object_object_add(o, "core_scheduling", jstr(di->core_scheduling));
+	if (!cpuset_empty(&di->emulator_pin))
+		json_object_object_add(o, "emulator_pin", cpuset_json(&di->emulator_pin));
+	if (di->have_guest_channel) {
+		json_object *g = json_object_new_object();
+		json_object_object_add(g, "state", jstr(di->guest_channel.state));
+		json_object_object_add(g, "reports", json_object_new_int64((int64_t)di->guest_channel.reports));
+		json_object_object_add(g, "bad_lines", json_object_new_int64((int64_t)di->guest_channel.bad_lines));
+		json_object_object_add(g, "throttles", json_object_new_int64((int64_t)di->guest_channel.throttles));
+		json_object_object_add(g, "backoffs", json_object_new_int64((int64_t)di->guest_channel.backoffs));
+		json_object_object_add(g, "guest_dropped", json_object_new_int64((int64_t)di->guest_channel.guest_dropped));
+		if (di->guest_channel.last_error[0])
+			json_object_object_add(g, "last_error", jstr(di->guest_channel.last_error));
+		json_object_object_add(o, "guest_channel", g);
+	}
+	if (!di->have_qmp && di->qmp[0])
+		json_object_object_add(o, "qmp", jstr(di->qmp));
+	if (di->nvcpu_info >= 0) {
+		json_object *arr = json_object_new_array();
+		for (int v = 0; v < di->nvcpu_info && di->vcpus; v++) {
+			const struct agent_vcpu_info *c = &di->vcpus[v];
+			json_object *x = json_object_new_object();
+			json_object_object_add(x, "vcpu", json_object_new_int(v));
+			json_object_object_add(x, "tid", json_object_new_int(c->tid));
+			json_object_object_add(x, "last_cpu", json_object_new_int(c->last_cpu));
+			json_object_object_add(x, "affinity", cpuset_json(&c->affinity));
+			if (!cpuset_empty(&c->pinned_by_llcd))
+				json_object_object_add(x, "pinned_by_llcd", cpuset_json(&c->pinned_by_llcd));
+			json_object_object_add(x, "socket", json_object_new_int(c->socket));
+			json_object_object_add(x, "die", json_object_new_int(c->die));
+			json_object_object_add(x, "cluster", json_object_new_int(c->cluster));
+			json_object_object_add(x, "core", json_object_new_int(c->core));
+			json_object_object_add(x, "thread", json_object_new_int(c->thread));
+			if (di->have_qmp)
+				json_object_object_add(x, "qmp", jstr(c->qmp));
+			json_object_array_add(arr, x);
+		}
+		json_object_object_add(o, "vcpu_threads", arr);
+	}
+	if (di->key[0])
+		json_object_object_add(o, "libvirt_key", jstr(di->key));
+	if (di->backend)
+		json_object_object_add(o, "backend", jstr(di->backend));
+	if (di->guest_helper >= 0)
+		json_object_object_add(o, "guest_helper", json_object_new_boolean(di->guest_helper));
+}
+
 static void
 domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object *o)
 {
 	struct policy_domain_info info;
 	bool known = policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0;
-	const char *state = "unmanaged", *reason = "";
+	enum agent_dom_state state = AGENT_DOM_UNMANAGED;
+	const char *reason = "";
 
 	if (daemon_is_released(d, in->key)) {
 		reason = "released by llcctl release";
@@ -155,12 +225,12 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	} else if (in->annot.mode == POLICY_MODE_NONE) {
 		reason = "mode none";
 	} else if (known && info.refused) {
-		state = "error";
+		state = AGENT_DOM_ERROR;
 		reason = info.reason;
 	} else if (known && info.managed) {
-		state = "managed";
+		state = AGENT_DOM_MANAGED;
 	} else if (agent_loop_abandoned(d->loop, in->key)) {
-		state = "error";
+		state = AGENT_DOM_ERROR;
 		reason = "a pin failed permanently; llcd stopped managing it (see the log)";
 	}
 	json_object_object_add(o, "name", jstr(in->name));
@@ -170,19 +240,29 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	json_object_object_add(o, "mode", jstr(in->annotated ? policy_mode_name(in->annot.mode) : "none"));
 	json_object_object_add(o, "isolation", jstr(in->annotated ? policy_isolation_name(in->annot.isolation) : "none"));
 	json_object_object_add(o, "topology", jstr(in->annotated ? policy_topology_name(in->annot.topology) : "keep"));
-	json_object_object_add(o, "state", jstr(state));
+	json_object_object_add(o, "state", jstr(agent_dom_state_name(state)));
 	json_object_object_add(o, "reason", jstr(reason));
 	json_object_object_add(o, "llcs", llcs_in_use(d, in));
 	if (known)
 		json_object_object_add(o, "allotment", cpuset_json(&info.allotment));
 	if (d->be.describe) {
-		d->be.describe(HOOK(d), in->key, o);
-		/* a back-end's annotation error makes the domain an error */
-		json_object *ae;
-		if (json_object_object_get_ex(o, "annotation_error", &ae) && json_object_get_string_len(ae) > 0) {
-			json_object_object_add(o, "state", jstr("error"));
-			json_object_object_add(o, "reason", jstr(json_object_get_string(ae)));
+		struct agent_dominfo di;
+		agent_dominfo_init(&di);
+		if (d->be.describe(HOOK(d), in->key, &di) == 0) {
+			/* the back-end's own error (a pin failed permanently, an
+			 * invalid annotation) wins over the engine's view */
+			if (di.backend_error) {
+				json_object_object_add(o, "state", jstr(agent_dom_state_name(AGENT_DOM_ERROR)));
+				json_object_object_add(o, "reason", jstr(di.reason));
+			}
+			daemon_dominfo_json(&di, o);
+			/* the annotation's own message is the better reason */
+			if (di.annotation_error[0]) {
+				json_object_object_add(o, "state", jstr(agent_dom_state_name(AGENT_DOM_ERROR)));
+				json_object_object_add(o, "reason", jstr(di.annotation_error));
+			}
 		}
+		agent_dominfo_clear(&di);
 	}
 }
 
@@ -698,14 +778,9 @@ h_release(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
-	if (!daemon_is_released(d, in->key)) {
-		uint64_t *v = realloc(d->released, sizeof(*v) * (size_t)(d->nreleased + 1));
-		if (v == NULL) {
-			snprintf(req->error, sizeof(req->error), "out of memory");
-			return CTL_E_INTERNAL;
-		}
-		d->released = v;
-		d->released[d->nreleased++] = in->key;
+	if (daemon_release(d, in) < 0) {
+		snprintf(req->error, sizeof(req->error), "out of memory");
+		return CTL_E_INTERNAL;
 	}
 	log_dom(LOG_INFO, in->name, -1, 0, "released by uid %u: back to the default scheduler at the next period",
 	    (unsigned)req->uid);

@@ -31,6 +31,34 @@ agent_result_name(enum agent_result r)
 	return "?";
 }
 
+const char *
+agent_dom_state_name(enum agent_dom_state s)
+{
+	static const char *const names[AGENT_DOM_STATE_COUNT] = {
+		[AGENT_DOM_MANAGED] = "managed",
+		[AGENT_DOM_UNMANAGED] = "unmanaged",
+		[AGENT_DOM_ERROR] = "error",
+	};
+
+	return (unsigned)s < AGENT_DOM_STATE_COUNT ? names[s] : "?";
+}
+
+void
+agent_dominfo_init(struct agent_dominfo *di)
+{
+	memset(di, 0, sizeof(*di));
+	di->state = AGENT_DOM_UNMANAGED;
+	di->pid = di->nvcpus = di->maxvcpus = di->nvcpu_info = -1;
+	di->guest_helper = -1;
+}
+
+void
+agent_dominfo_clear(struct agent_dominfo *di)
+{
+	free(di->vcpus);
+	agent_dominfo_init(di);
+}
+
 /* --- observations ------------------------------------------------------ */
 
 struct agent_obs *

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cpuset.h"
 #include "err.h"
 #include "policy.h"
 
@@ -66,6 +67,73 @@ int agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err
  * wakeups[i].nedges and .dropped (policy/wakeups.h). A slot for which it is
  * not called has domains[i].wakeups == NULL: nothing is inferred. */
 int agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_err *err);
+
+/* A domain's state as llcctl shows it, one vocabulary for every back-end
+ * and the daemon (docs/llcctl.md):
+ *   managed    llcd places and pins it
+ *   unmanaged  llcd leaves it to the default scheduler on purpose: no
+ *              llc-policy annotation, mode none, released by llcctl
+ *   error      llcd should manage it and cannot: an invalid annotation, a
+ *              placement the engine refused, a pin that failed permanently
+ */
+enum agent_dom_state {
+	AGENT_DOM_MANAGED = 0,
+	AGENT_DOM_UNMANAGED,
+	AGENT_DOM_ERROR,
+	AGENT_DOM_STATE_COUNT,
+};
+const char *agent_dom_state_name(enum agent_dom_state s);
+
+/* One vCPU as a back-end sees it (agent_dominfo). */
+struct agent_vcpu_info {
+	int tid;                        /* 0: thread not found */
+	int last_cpu;
+	struct cpuset affinity;         /* the kernel's, as last read */
+	struct cpuset pinned_by_llcd;   /* empty: llcd holds no pin */
+	int socket, die, cluster, core, thread;    /* guest position */
+	char qmp[128];                  /* the QMP cross-check; "": not made */
+};
+
+/* What a back-end knows of one domain beyond the engine's view: typed
+ * facts for llcctl dominfo; the control handlers make the JSON. Fields a
+ * back-end does not know stay as agent_dominfo_init() left them (empty
+ * strings, -1, false) and are not shown. */
+struct agent_dominfo {
+	enum agent_dom_state state;     /* the back-end's own view ... */
+	char reason[LLCD_ERR_MSG];
+	bool backend_error;             /* ... which wins over the engine's when
+	                                 * the error is the back-end's own (a pin
+	                                 * failed permanently, the annotation is
+	                                 * invalid) */
+	char name[POLICY_NAME];
+	char key[17];                   /* the back-end's key, hex; "" none */
+	char uuid[40];
+	int pid;                        /* -1 unknown */
+	int nvcpus, maxvcpus;           /* -1 unknown */
+	char annotation_error[LLCD_ERR_MSG];
+	bool annotated;
+	struct policy_annotation annot; /* when annotated */
+	bool have_guest_topo;
+	struct policy_guest_topo guest;
+	char core_scheduling[LLCD_ERR_MSG];  /* isolated domains; "" not shown */
+	struct cpuset emulator_pin;     /* empty: not pinned by llcd */
+	bool have_guest_channel;
+	struct {
+		const char *state;      /* guestchan_state_name() */
+		uint64_t reports, bad_lines, throttles, backoffs, guest_dropped;
+		char last_error[256];
+	} guest_channel;
+	bool have_qmp;                  /* the vCPUs' qmp fields are filled */
+	char qmp[LLCD_ERR_MSG];         /* why there is no QMP cross-check; "" */
+	int nvcpu_info;                 /* entries in vcpus (malloc'd); -1: the
+	                                 * back-end does not list vCPU threads */
+	struct agent_vcpu_info *vcpus;
+	const char *backend;            /* a simulated back-end's name; NULL */
+	int guest_helper;               /* -1 unknown, else 0 / 1 */
+};
+void agent_dominfo_init(struct agent_dominfo *di);
+/* Free what the back-end allocated (vcpus) and init again. */
+void agent_dominfo_clear(struct agent_dominfo *di);
 
 struct agent_ops {
 	const char *name;                       /* "libvirt", "llcsim" */

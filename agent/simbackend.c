@@ -126,14 +126,14 @@ find(struct simbe *s, uint64_t key)
 }
 
 static int
-describe(void *ctx, uint64_t key, struct json_object *out)
+describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 {
 	struct simbe *s = ctx;
 	int d = find(s, key);
 
-	json_object_object_add(out, "backend", json_object_new_string("llcsim"));
+	out->backend = "llcsim";
 	if (d >= 0)
-		json_object_object_add(out, "guest_helper", json_object_new_boolean(s->sc->domains[d].guest_helper));
+		out->guest_helper = s->sc->domains[d].guest_helper;
 	return 0;
 }
 

@@ -3,11 +3,8 @@
 #   packaging/build-deb.sh OUTDIR
 # Copies the tree to a temporary directory, puts packaging/debian there as
 # ./debian, runs dpkg-buildpackage -us -uc -b (tests skipped: nocheck) and
-# moves the .deb, .buildinfo and .changes files to OUTDIR.
-#
-# llc-guest: built when guest-tools/ is part of the tree. Without it the
-# llc-guest package is left out of debian/control (with a message), and
-# only llcd is built.
+# moves the .deb, .buildinfo and .changes files to OUTDIR (llcd and
+# llc-guest).
 # Environment: JOBS (default 2), KEEP=1 keeps the temporary tree.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,13 +24,6 @@ deb_version=$(cd "$src" && dpkg-parsechangelog -S Version)
 if [ "${deb_version%%-*}" != "$llcd_version" ]; then
 	echo "build-deb: debian/changelog says $deb_version, CMakeLists.txt $llcd_version" >&2
 	exit 1
-fi
-if ! llcd_have_guest; then
-	echo "build-deb: guest-tools/ is not in this tree: building llcd only, no llc-guest package"
-	# drop the llc-guest stanza (from its Package: line to the next blank line)
-	awk 'BEGIN { RS = ""; ORS = "\n\n" } !/^Package: llc-guest\n/' "$top/packaging/debian/control" |
-		sed -e :a -e '/^\n*$/{$d;N;ba' -e '}' > "$src/debian/control"
-	rm -f "$src/debian"/llc-guest.*
 fi
 
 cd "$src"

@@ -5,8 +5,7 @@
 # rpmbuild -bb on packaging/rpm/llcd.spec in a temporary _topdir; the
 # binary rpms land in OUTDIR. --nodeps: on Debian the BuildRequires cannot
 # be checked against rpm's (empty) database; the build dependencies are the
-# Debian ones (scripts/deps/base.txt). With guest-tools/ in the tree the
-# llc-guest package is built too (--with guest).
+# Debian ones (scripts/deps/base.txt). It builds llcd and llc-guest.
 # __brp_compress through bash: Debian's rpm ships brp-compress as #!/bin/sh
 # but it uses bash's read -d, so under dash the man pages stay uncompressed.
 # Environment: JOBS (default 2), KEEP=1 keeps the temporary tree.
@@ -27,11 +26,8 @@ fi
 mkdir -p "$work"/{SOURCES,SPECS,BUILD,RPMS,SRPMS,tree}
 llcd_copy_tree "$work/tree/llcd-$llcd_version"
 tar -C "$work/tree" -czf "$work/SOURCES/llcd-$llcd_version.tar.gz" "llcd-$llcd_version"
-with=(--without guest)
-llcd_have_guest && with=(--with guest)
-llcd_have_guest || echo "build-rpm: guest-tools/ is not in this tree: building llcd only, no llc-guest package"
 
-rpmbuild -bb --nodeps "${with[@]}" \
+rpmbuild -bb --nodeps \
 	--define "_topdir $work" \
 	--define "__brp_compress bash %{_rpmconfigdir}/brp-compress %{_prefix}" \
 	--define "_smp_mflags -j${JOBS:-2}" \

@@ -21,4 +21,3 @@ llcd_copy_tree() {
 }
 llcd_version=$(sed -n 's/^project(llcd VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")
 [ -n "$llcd_version" ] || { echo "cannot read the version from CMakeLists.txt" >&2; exit 1; }
-llcd_have_guest() { [ -f "$top/guest-tools/CMakeLists.txt" ]; }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* benefit.c - the benefit check of an aggregated group (docs/design.md,
  * "The benefit check"). With instruction counters the engine learns the
- * group's progress per CPU-second while it runs as placed (the baseline),
+ * group's progress per wall second while it runs as placed (the baseline),
  * lets the moves into the preferred LLC settle, measures again, and backs
  * the group off for the hold-down when progress dropped by more than
  * BENEFIT_LOSS:
@@ -71,17 +71,17 @@ benefit_measuring(struct policy_state *s, const struct policy_input *in, struct 
 	char part[96] = "";
 
 	g->meas_instr += instr;
-	g->meas_rt_ns += rt;
+	g->meas_wall_ns += (double)in->period_ns;
 	g->meas_load = load;
 	if (++g->bstate_periods < MEASURE_PERIODS)
 		return;
 	if (outside > 0)
 		snprintf(part, sizeof(part), "; partly aggregated: %d of %d vCPUs could not move", outside, nvcpus);
-	double after = g->meas_rt_ns > 0 ? g->meas_instr / g->meas_rt_ns : 0;
+	double after = g->meas_wall_ns > 0 ? g->meas_instr / g->meas_wall_ns : 0;
 	if (after < g->base_rate * (1.0 - BENEFIT_LOSS)) {
 		g->hold_until_ns = in->now_ns + holddown_ns(d);
 		snprintf(g->why, sizeof(g->why),
-		    "backed off: progress per CPU-second %.3g after aggregation vs %.3g before (-%.0f%%); "
+		    "backed off: progress per second %.3g after aggregation vs %.3g before (-%.0f%%); "
 		    "hold-down %ds%s", after, g->base_rate, 100.0 * (1.0 - after / g->base_rate),
 		    d->annot.tune.holddown_s, part);
 		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, NULL, "group '%s': %s", g->name, g->why);
@@ -92,7 +92,7 @@ benefit_measuring(struct policy_state *s, const struct policy_input *in, struct 
 		g->bstate = BENEFIT_KEPT;
 		g->rate_ewma = after;
 		snprintf(g->why, sizeof(g->why),
-		    "kept: progress per CPU-second %.3g after aggregation vs %.3g before%s",
+		    "kept: progress per second %.3g after aggregation vs %.3g before%s",
 		    after, g->base_rate, part);
 	}
 }
@@ -112,7 +112,9 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 		instr += (double)di->vcpus[v].instructions;
 		rt += (double)di->vcpus[v].runtime_ns;
 	}
-	double rate = rt > 0 ? instr / rt : 0;
+	/* progress per wall second: a group squeezed onto fewer CPUs than it
+	 * has busy threads runs less, which a rate per CPU-second hides */
+	double rate = rt > 0 ? instr / (double)in->period_ns : 0;
 
 	switch (g->bstate) {
 	case BENEFIT_IDLE:
@@ -134,7 +136,7 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 		} else if (++g->bstate_periods >= SETTLE_PERIODS) {
 			g->bstate = BENEFIT_MEASURING;
 			g->bstate_periods = 0;
-			g->meas_instr = g->meas_rt_ns = 0;
+			g->meas_instr = g->meas_wall_ns = 0;
 		}
 		break;
 	case BENEFIT_MEASURING:

@@ -73,10 +73,10 @@ struct grp {
 	/* benefit check */
 	enum benefit_state bstate;
 	int bstate_periods;             /* periods spent settling / measuring */
-	double rate_ewma;               /* instructions per runtime-ns while placed */
+	double rate_ewma;               /* instructions per wall ns while placed */
 	bool rate_valid;                /* rate_ewma holds a sample */
 	double base_rate;               /* rate_ewma when aggregation began */
-	double meas_instr, meas_rt_ns;  /* summed while measuring */
+	double meas_instr, meas_wall_ns; /* summed while measuring */
 	double meas_load;               /* CPUs in use when last measured */
 	int load_changed_periods;       /* consecutive periods the load differs */
 	uint64_t recheck_after_ns;      /* no re-measurement before */
@@ -126,6 +126,10 @@ struct policy_state {
 	double *cpu_rt;                 /* decayed busy runtime per CPU */
 	double *cpu_busy;               /* busy time per CPU this period (ns) */
 	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
+	/* the same, on the PUs the domain being steered may use (its
+	 * allowed set) where that is not the whole LLC (av_whole false) */
+	double *av_util, *av_cap;
+	bool *av_whole;
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */
@@ -202,6 +206,9 @@ void steer_group(struct policy_state *s, const struct policy_input *in, struct d
                  struct policy_plan *plan);
 void steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
                   const struct cpuset *allowed);
+/* Before a domain's groups are steered: the busy PUs and PUs of each LLC
+ * within its allowed set (capacity is judged on those). */
+void steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns);
 int vcpu_llc(const struct policy_state *s, const struct dom *d,
              const struct policy_domain_in *in, int v);
 

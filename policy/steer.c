@@ -21,6 +21,58 @@ vcpu_llc(const struct policy_state *s, const struct dom *d, const struct policy_
 	return l >= 0 ? l : topo_llc_of(s->topo, in->vcpus[v].last_cpu);
 }
 
+/* Capacity is judged on the PUs the group may use in an LLC (issue 14
+ * item 3): where the domain may use the whole LLC that is the host's view
+ * (llc_util, llc_cap), else its allowed PUs there (av_util, av_cap). */
+void
+steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns)
+{
+	const struct topo *t = s->topo;
+	int cpu;
+
+	for (int l = 0; l < s->nllc; l++) {
+		struct cpuset x;
+		cpuset_and(&x, llc_cpus(s, l), allowed);
+		s->av_cap[l] = cpuset_count(&x);
+		s->av_whole[l] = s->av_cap[l] == s->llc_cap[l];
+		s->av_util[l] = 0;
+	}
+	CPUSET_FOREACH(cpu, allowed) {
+		int l = topo_llc_of(t, cpu);
+		double f = s->cpu_busy[cpu] / (double)period_ns;
+		if (l < 0 || s->av_whole[l])
+			continue;
+		if (f > 1.0)
+			f = 1.0;
+		if (f >= BUSY_PU)
+			s->av_util[l] += f;
+	}
+}
+
+static double
+av_util(const struct policy_state *s, int l)
+{
+	return s->av_whole[l] ? s->llc_util[l] : s->av_util[l];
+}
+
+static double
+av_cap(const struct policy_state *s, int l)
+{
+	return s->av_whole[l] ? s->llc_cap[l] : s->av_cap[l];
+}
+
+/* tu busy PUs' worth moves from src (-1: unknown) to dst. */
+static void
+av_move(struct policy_state *s, int src, int dst, double tu)
+{
+	if (src >= 0) {
+		s->llc_util[src] -= tu;
+		s->av_util[src] -= tu;
+	}
+	s->llc_util[dst] += tu;
+	s->av_util[dst] += tu;
+}
+
 /* The group's share of this period. */
 struct grp_sample {
 	int nthreads;           /* vCPUs in the group */
@@ -102,25 +154,26 @@ grp_busy_avg(struct grp *g, double cpus_in_use, int llc_weight)
  * may have taken them from a group that had one (issue 14 item 4). */
 static bool
 grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r,
-              int nthreads, int wbest, struct policy_plan *plan)
+              int nthreads, int best, int wbest, struct policy_plan *plan)
 {
 	const struct topo *t = s->topo;
-	int w = g->pref_llc >= 0 ? topo_llc_weight(t, g->pref_llc) : wbest;
+	int w = g->pref_llc >= 0 ? (int)av_cap(s, g->pref_llc) : wbest;
 	bool was = g->guarded;
 
 	g->guarded = llc_size_guard(r, nthreads, g->busy_avg, w, was);
 	if (g->guarded) {
 		if (g->pref_llc >= 0) {
 			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
-			    "group '%s': preference for LLC %d dropped: %.1f busy threads x SMT%d exceed the LLC's %d PUs "
+			    "group '%s': preference for LLC %d dropped: %.1f busy threads x SMT%d exceed the %d PUs it may use there "
 			    "(aggr-tolerance %d)", g->name, g->pref_llc, g->busy_avg, t->smt,
-			    topo_llc_weight(t, g->pref_llc), r->aggr_tolerance);
+			    w, r->aggr_tolerance);
 			grp_release(d, g);
 		} else {
 			grp_send_home(d, g);    /* vCPUs it took from another group */
 		}
-		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs "
-		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, wbest, r->aggr_tolerance,
+		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs%s "
+		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, w,
+		    g->pref_llc >= 0 || best < 0 || s->av_whole[best] ? "" : " it may use", r->aggr_tolerance,
 		    was && !llc_invalid_nr(r, nthreads, g->busy_avg, w) ? "; held until it is well below the limit" : "");
 		return true;
 	}
@@ -212,7 +265,7 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 			continue;
 		}
 		enum llc_mig mig = src < 0 ? LLC_MIG_LLC :
-		    llc_can_migrate(r, s->llc_util[src], s->llc_cap[src], s->llc_util[P], s->llc_cap[P], tu, true);
+		    llc_can_migrate(r, av_util(s, src), av_cap(s, src), av_util(s, P), av_cap(s, P), tu, true);
 		if (mig == LLC_MIG_FORBID) {
 			m->forbid++;
 			continue;
@@ -220,9 +273,7 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 		if (mig != LLC_MIG_LLC || m->moved >= d->annot.tune.max_moves || s->moves_left <= 0)
 			continue;
 		d->want[v] = *dst;
-		if (src >= 0)
-			s->llc_util[src] -= tu;
-		s->llc_util[P] += tu;
+		av_move(s, src, P, tu);
 		m->moved++;
 		m->outside--;
 		s->moves_left--;
@@ -244,7 +295,7 @@ release_after_fails(struct policy_state *s, const struct policy_input *in, struc
 	if (g->forbid_fails < RETRY_FAILS)
 		return false;
 	snprintf(g->why, sizeof(g->why), "LLC %d too busy to take the group (%.1f of %.0f PUs busy); "
-	    "released to its placement, retry in %d epochs", P, s->llc_util[P], s->llc_cap[P],
+	    "released to its placement, retry in %d epochs", P, av_util(s, P), av_cap(s, P),
 	    d->annot.tune.affinity_timeout);
 	grp_release(d, g);
 	g->retry_after_ns = in->now_ns +
@@ -264,7 +315,7 @@ spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc
 	for (int l = 0; l < s->nllc; l++) {
 		if (l == P || !cpuset_intersects(llc_cpus(s, l), allowed))
 			continue;
-		double u = s->llc_util[l] / s->llc_cap[l];
+		double u = av_util(s, l) / av_cap(s, l);
 		if (D < 0 || u < du) {
 			D = l;
 			du = u;
@@ -276,14 +327,13 @@ spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc
 		if (v >= d->nvcpus || pin_llc(s, &d->want[v]) != P || pin_llc(s, &d->home[v]) == P)
 			continue;
 		double tu = d->vutil[v];
-		if (llc_can_migrate(r, s->llc_util[P], s->llc_cap[P], s->llc_util[D], s->llc_cap[D],
+		if (llc_can_migrate(r, av_util(s, P), av_cap(s, P), av_util(s, D), av_cap(s, D),
 		                    tu, false) == LLC_MIG_FORBID)
 			break;
 		d->want[v] = d->home[v];
-		s->llc_util[P] -= tu;
-		s->llc_util[D] += tu;
+		av_move(s, P, D, tu);
 		snprintf(g->why, sizeof(g->why), "LLC %d overloaded (%.1f of %.0f PUs busy): vCPU %d back to its placement",
-		    P, s->llc_util[P] + tu, s->llc_cap[P], v);
+		    P, av_util(s, P) + tu, av_cap(s, P), v);
 		break;
 	}
 }
@@ -357,7 +407,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	grp_busy_avg(g, smp.cpus_in_use, wbest);
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
-	if (!grp_hold_back(s, d, g, &r, smp.nthreads, wbest, plan)) {
+	if (!grp_hold_back(s, d, g, &r, smp.nthreads, best, best >= 0 ? (int)av_cap(s, best) : 0, plan)) {
 		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, smp.cpus_in_use,

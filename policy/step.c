@@ -291,6 +291,7 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	double epochs = cx->period_ms / epoch_ms;
 	if (d->annot.mode == POLICY_MODE_AGGREGATE) {
 		double kd = llc_decay(cx->period_ms, epoch_ms);
+		steer_view(s, &allowed, cx->in->period_ns);
 		groups_update(s, cx->in, d, di, epochs);
 		for (int g = 0; g < d->ngroups; g++)
 			steer_group(s, cx->in, d, di, &d->groups[g], kd, epochs, &allowed, cx->plan);

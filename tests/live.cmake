@@ -3,7 +3,7 @@
 llcd_unit_test(test_live SOURCES unit/test_live.c LIBS llcagent_live)
 
 add_executable(live_driver live/live_driver.c)
-target_link_libraries(live_driver PRIVATE llcagent_live)
+target_link_libraries(live_driver PRIVATE llcagent_live llcd_core)
 
 # tests/e2e/test_live_*.sh are registered as e2e_live_* by tests/e2e.cmake
 # (every tests/e2e/test_*.sh is); they need the driver built.

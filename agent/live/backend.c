@@ -17,32 +17,10 @@ h_handle_events(void *ctx, uint64_t now_ns, struct llcd_err *err)
 	return live_handle_events(ctx, now_ns, err);
 }
 
-/* The daemon has already filled name, key, state and reason from the
- * engine; add what the back-end knows without overwriting those, except
- * that a back-end error (a permanent pin failure, an invalid annotation)
- * makes the domain an error. */
 static int
-h_describe(void *ctx, uint64_t key, struct json_object *out)
+h_describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 {
-	struct json_object *tmp = json_object_new_object(), *st, *why;
-	int rc = live_describe(ctx, key, tmp);
-
-	if (rc == 0) {
-		json_object_object_foreach(tmp, k, v) {
-			if (json_object_object_get_ex(out, k, NULL))
-				continue;
-			json_object_object_add(out, k, json_object_get(v));
-		}
-		if (json_object_object_get_ex(tmp, "state", &st) && strcmp(json_object_get_string(st), "error") == 0 &&
-		    json_object_object_get_ex(tmp, "reason", &why)) {
-			json_object_object_add(out, "state", json_object_get(st));
-			json_object_object_add(out, "reason", json_object_get(why));
-		}
-		if (json_object_object_get_ex(tmp, "key", &st))
-			json_object_object_add(out, "libvirt_key", json_object_get(st));
-	}
-	json_object_put(tmp);
-	return rc;
+	return live_describe(ctx, key, out);
 }
 
 static int

@@ -4,112 +4,107 @@
 #include "live_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
-#include "annotation_xml.h"
 #include "guestchan.h"
 #include "guesttopo.h"
 #include "jsonget.h"
 #include "qmp.h"
 
 int
-live_describe(struct live *l, uint64_t key, struct json_object *out)
+live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 {
 	struct ldom *d = ldom_by_key(l, key);
-	struct json_object *arr;
 	struct qmp_cpus *qc;
-	char buf[ANNOT_XML_MAX], why[LLCD_ERR_MSG] = "";
-	const char *state, *reason;
-	struct llcd_err e;
+	enum agent_dom_state state;
+	const char *reason;
 
 	if (d == NULL)
 		return -1;
+	agent_dominfo_init(out);
 	if (d->failed) {
-		state = "error";
+		state = AGENT_DOM_ERROR;
 		reason = d->error_msg;
+		out->backend_error = true;
 	} else if (d->state == LDOM_INVALID) {
-		state = "error";
+		state = AGENT_DOM_ERROR;
 		reason = "invalid llc-policy annotation: left unmanaged";
+		out->backend_error = true;
 	} else if (!ldom_annotated(d)) {
-		state = "unmanaged";
+		state = AGENT_DOM_UNMANAGED;
 		reason = "no llc-policy annotation";
 	} else if (d->annot.mode == POLICY_MODE_NONE) {
-		state = "unmanaged";
+		state = AGENT_DOM_UNMANAGED;
 		reason = "mode none";
 	} else if (d->state == LDOM_REFUSED) {
-		state = "unmanaged";
+		state = AGENT_DOM_ERROR;        /* as the daemon says it */
 		reason = d->refuse_msg;
 	} else if (d->threads_missing) {
-		state = "managed";
+		state = AGENT_DOM_MANAGED;
 		reason = "some vCPU threads not found yet";
 	} else {
-		state = "managed";
+		state = AGENT_DOM_MANAGED;
 		reason = "";
 	}
-	snprintf(buf, sizeof(buf), "%016llx", (unsigned long long)d->key);
-	json_object_object_add(out, "key", json_object_new_string(buf));
-	json_object_object_add(out, "uuid", json_object_new_string(d->uuid));
-	json_object_object_add(out, "name", json_object_new_string(d->name));
-	json_object_object_add(out, "pid", json_object_new_int(d->pid));
-	json_object_object_add(out, "state", json_object_new_string(state));
-	json_object_object_add(out, "reason", json_object_new_string(reason));
-	json_object_object_add(out, "vcpus", json_object_new_int(d->nvcpus));
-	json_object_object_add(out, "max_vcpus", json_object_new_int(d->maxvcpus));
-	if (d->annot_err[0])
-		json_object_object_add(out, "annotation_error", json_object_new_string(d->annot_err));
-	if (ldom_annotated(d) && annot_format(&d->annot, buf, sizeof(buf), &e) == 0)
-		json_object_object_add(out, "annotation", json_object_new_string(buf));
-	snprintf(buf, sizeof(buf), "sockets=%d dies=%d clusters=%d cores=%d threads=%d", d->guest.sockets,
-	    d->guest.dies, d->guest.clusters, d->guest.cores, d->guest.threads);
-	json_object_object_add(out, "guest_topology", json_object_new_string(buf));
+	out->state = state;
+	snprintf(out->reason, sizeof(out->reason), "%s", reason);
+	snprintf(out->key, sizeof(out->key), "%016llx", (unsigned long long)d->key);
+	snprintf(out->uuid, sizeof(out->uuid), "%s", d->uuid);
+	snprintf(out->name, sizeof(out->name), "%.*s", (int)sizeof(out->name) - 1, d->name);
+	out->pid = d->pid;
+	out->nvcpus = d->nvcpus;
+	out->maxvcpus = d->maxvcpus;
+	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", d->annot_err);
+	out->annotated = ldom_annotated(d);
+	if (out->annotated)
+		out->annot = d->annot;
+	out->have_guest_topo = true;
+	out->guest = d->guest;
 	if (ldom_annotated(d) && d->annot.isolation == POLICY_ISO_CORE)
-		json_object_object_add(out, "core_scheduling", json_object_new_string(
-		    d->cs_state == LDOM_CS_COOKIE && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs)));
-	if (!cpuset_empty(&d->emu_applied))
-		json_object_object_add(out, "emulator_pin", cpuset_json(&d->emu_applied));
+		snprintf(out->core_scheduling, sizeof(out->core_scheduling), "%s",
+		    d->cs_state == LDOM_CS_COOKIE && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs));
+	out->emulator_pin = d->emu_applied;
 	if (d->gc) {
 		struct guestchan_stats gs;
-		struct json_object *g = json_object_new_object();
 		guestchan_stats(d->gc, &gs);
-		json_object_object_add(g, "state", json_object_new_string(guestchan_state_name(gs.state)));
-		json_object_object_add(g, "reports", json_object_new_int64((int64_t)gs.reports));
-		json_object_object_add(g, "bad_lines", json_object_new_int64((int64_t)gs.bad));
-		json_object_object_add(g, "throttles", json_object_new_int64((int64_t)gs.throttles));
-		json_object_object_add(g, "backoffs", json_object_new_int64((int64_t)gs.backoffs));
-		json_object_object_add(g, "guest_dropped", json_object_new_int64((int64_t)gs.guest_dropped));
-		if (gs.last_error[0])
-			json_object_object_add(g, "last_error", json_object_new_string(gs.last_error));
-		json_object_object_add(out, "guest_channel", g);
+		out->have_guest_channel = true;
+		out->guest_channel.state = guestchan_state_name(gs.state);
+		out->guest_channel.reports = gs.reports;
+		out->guest_channel.bad_lines = gs.bad;
+		out->guest_channel.throttles = gs.throttles;
+		out->guest_channel.backoffs = gs.backoffs;
+		out->guest_channel.guest_dropped = gs.guest_dropped;
+		snprintf(out->guest_channel.last_error, sizeof(out->guest_channel.last_error), "%s", gs.last_error);
 	}
-	qc = live_qmp_cpus(l, d, why, sizeof(why));
-	if (qc == NULL)
-		json_object_object_add(out, "qmp", json_object_new_string(why));
-	arr = json_object_new_array();
+	qc = live_qmp_cpus(l, d, out->qmp, sizeof(out->qmp));
+	out->have_qmp = qc != NULL;
+	if (qc != NULL)
+		out->qmp[0] = '\0';
+	if (d->nvcpus > 0 && (out->vcpus = calloc((size_t)d->nvcpus, sizeof(*out->vcpus))) == NULL) {
+		qmp_cpus_free(qc);
+		return 0;               /* the vCPUs left out: out of memory */
+	}
+	out->nvcpu_info = d->nvcpus;
 	for (int v = 0; v < d->nvcpus; v++) {
-		struct json_object *o = json_object_new_object();
-		struct guesttopo_pos p;
+		struct agent_vcpu_info *o = &out->vcpus[v];
 		const struct lvcpu *c = &d->v[v];
+		struct guesttopo_pos p;
 		guesttopo_position(&d->guest, v, &p);
-		json_object_object_add(o, "vcpu", json_object_new_int(v));
-		json_object_object_add(o, "tid", json_object_new_int(c->tid));
-		json_object_object_add(o, "last_cpu", json_object_new_int(c->last_cpu));
-		json_object_object_add(o, "affinity", cpuset_json(&c->affinity));
-		if (!cpuset_empty(&c->applied))
-			json_object_object_add(o, "pinned_by_llcd", cpuset_json(&c->applied));
-		json_object_object_add(o, "socket", json_object_new_int(p.socket));
-		json_object_object_add(o, "die", json_object_new_int(p.die));
-		json_object_object_add(o, "cluster", json_object_new_int(p.cluster));
-		json_object_object_add(o, "core", json_object_new_int(p.core));
-		json_object_object_add(o, "thread", json_object_new_int(p.thread));
-		if (qc != NULL) {
-			live_qmp_check(qc, v, c->tid, &p, why, sizeof(why));
-			json_object_object_add(o, "qmp", json_object_new_string(why));
-		}
-		json_object_array_add(arr, o);
+		o->tid = c->tid;
+		o->last_cpu = c->last_cpu;
+		o->affinity = c->affinity;
+		o->pinned_by_llcd = c->applied;
+		o->socket = p.socket;
+		o->die = p.die;
+		o->cluster = p.cluster;
+		o->core = p.core;
+		o->thread = p.thread;
+		if (qc != NULL)
+			live_qmp_check(qc, v, c->tid, &p, o->qmp, sizeof(o->qmp));
 	}
-	json_object_object_add(out, "vcpu_threads", arr);
 	qmp_cpus_free(qc);
 	return 0;
 }

@@ -107,12 +107,13 @@ uint64_t live_next_due_ns(const struct live *l);
 int live_domains(const struct live *l, uint64_t *keys, int max);
 /* Look a running domain up by name or UUID. 0, or -1 when unknown. */
 int live_find(struct live *l, const char *name_or_uuid, uint64_t *key);
-/* Add what the back-end knows about a domain to out: uuid, name, pid,
- * state (managed / unmanaged / error), reason, annotation (canonical XML)
- * or annotation_error, and per vCPU its tid, affinity, last CPU and guest
- * socket/die/cluster/core/thread (computed; checked against QMP
- * query-cpus-fast when allow_qmp_passthrough). 0, or -1 when unknown. */
-int live_describe(struct live *l, uint64_t key, struct json_object *out);
+/* What the back-end knows of a domain (typed facts, ops.h): uuid, name,
+ * pid, state and reason, the annotation or its error, and per vCPU its
+ * tid, affinity, last CPU and guest socket/die/cluster/core/thread
+ * (computed; checked against QMP query-cpus-fast when
+ * allow_qmp_passthrough). 0, or -1 when unknown; free with
+ * agent_dominfo_clear(). */
+int live_describe(struct live *l, uint64_t key, struct agent_dominfo *out);
 /* Write (xml) or remove (xml NULL) a domain's annotation: live and/or
  * config (both false: live for a running domain, plus config when it is
  * persistent). The metadata event that follows re-reads it. */

@@ -43,6 +43,7 @@
 #include <json-c/json.h>
 
 #include "clock.h"
+#include "daemon.h"
 #include "live.h"
 #include "log.h"
 #include "loop.h"
@@ -62,13 +63,12 @@ on_signal(int sig)
 static const char *
 domain_name(uint64_t key, char *buf, size_t len)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *n;
+	struct agent_dominfo di;
 
 	snprintf(buf, len, "?");
-	if (live_describe(g_live, key, o) == 0 && json_object_object_get_ex(o, "name", &n))
-		snprintf(buf, len, "%s", json_object_get_string(n));
-	json_object_put(o);
+	if (live_describe(g_live, key, &di) == 0)
+		snprintf(buf, len, "%s", di.name);
+	agent_dominfo_clear(&di);
 	return buf;
 }
 
@@ -139,10 +139,20 @@ write_status(const char *path)
 		return;
 	}
 	for (int i = 0; i < n && i < 1024; i++) {
-		struct json_object *o = json_object_new_object();
-		if (live_describe(g_live, keys[i], o) == 0)
+		struct agent_dominfo di;
+		if (live_describe(g_live, keys[i], &di) == 0) {
+			/* what the back-end knows, as llcd's dominfo prints it */
+			struct json_object *o = json_object_new_object();
+			json_object_object_add(o, "key", json_object_new_string(di.key));
+			json_object_object_add(o, "name", json_object_new_string(di.name));
+			json_object_object_add(o, "state", json_object_new_string(agent_dom_state_name(di.state)));
+			json_object_object_add(o, "reason", json_object_new_string(di.reason));
+			json_object_object_add(o, "vcpus", json_object_new_int(di.nvcpus));
+			daemon_dominfo_json(&di, o);
 			fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
+			json_object_put(o);
+		}
+		agent_dominfo_clear(&di);
 	}
 	fclose(f);
 	if (rename(tmp, path) < 0)

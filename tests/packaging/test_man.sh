@@ -14,11 +14,8 @@ man=$src/packaging/man
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok   $*"; }
 
-pages=("$man"/*.[158])
-# llc-guest(8) may come with guest-tools/
-shopt -s nullglob
-pages+=("$src"/guest-tools/*.[158])
-shopt -u nullglob
+# llc-guest(8) lives beside llc-guest in guest-tools/
+pages=("$man"/*.[158] "$src"/guest-tools/*.[158])
 [ "${#pages[@]}" -ge 8 ] || fail "only ${#pages[@]} man pages in packaging/man"
 for p in "${pages[@]}"; do
 	name=$(basename "$p")

@@ -13,9 +13,7 @@ command -v systemd-analyze >/dev/null || fail "no systemd-analyze: run scripts/i
 work=$(mktemp -d /tmp/llcd-units.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-units=("$src/packaging/systemd/llcd.service")
-# llc-guest's unit comes with guest-tools/
-[ -f "$src/guest-tools/llc-guest.service" ] && units+=("$src/guest-tools/llc-guest.service")
+units=("$src/packaging/systemd/llcd.service" "$src/guest-tools/llc-guest.service")
 for f in "${units[@]}"; do
 	u=$(basename "$f")
 	sed 's|^ExecStart=/usr/sbin/[a-z-]*|ExecStart=/bin/true|; s|^ExecReload=/usr/bin/llcctl|ExecReload=/bin/true|' "$f" > "$work/$u"

@@ -223,6 +223,67 @@ test_list_pages(void **state)
 	simbe_free(s);
 }
 
+
+static const char *
+list_reason(struct daemon *d, const char *name)
+{
+	static char reason[256];
+	json_object *p = list_page(d, 0, false, CTL_MAX_REPLY / 2);
+	json_object *a = json_object_object_get(p, "domains");
+
+	reason[0] = '\0';
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		if (strcmp(json_object_get_string(json_object_object_get(e, "name")), name) == 0)
+			snprintf(reason, sizeof(reason), "%s: %s", json_object_get_string(json_object_object_get(e, "state")),
+			    json_object_get_string(json_object_object_get(e, "reason")));
+	}
+	json_object_put(p);
+	return reason;
+}
+
+/* A released domain stays released while its annotation stays, and is
+ * managed again once the annotation changes outside llcctl (virsh
+ * metadata: the back-end's annotation, not llcctl policy) (issue 16
+ * item 2). */
+static void
+test_release_ends_on_new_annotation(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	config_defaults(&cfg);
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	uint64_t now = 1000000000ull;
+	for (int i = 0; i < 5; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct control_request req = { .type = CTL_RELEASE, .uid = 0, .args = json_object_new_object() };
+	json_object_object_add(req.args, "domain", json_object_new_string("xs"));
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	for (int i = 0; i < 5; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	assert_string_equal(list_reason(d, "xs"), "unmanaged: released by llcctl release");
+	/* the annotation changes behind llcctl's back */
+	json_object *one = list_page(d, 0, false, CTL_MAX_REPLY / 2);
+	uint64_t key = (uint64_t)json_object_get_int64(json_object_object_get(
+	    json_object_array_get_idx(json_object_object_get(one, "domains"), 0), "key"));
+	json_object_put(one);
+	assert_int_equal(be.set_annotation(be.hook_ctx ? be.hook_ctx : be.ctx, key,
+	    "<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static'/>", true, false, &err), 0);
+	for (int i = 0; i < 3; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	assert_string_equal(list_reason(d, "xs"), "managed: ");
+	daemon_free(d);
+	simbe_free(s);
+}
+
 int
 main(void)
 {
@@ -230,6 +291,7 @@ main(void)
 		cmocka_unit_test(test_topology_swap),
 		cmocka_unit_test(test_check_unpinned),
 		cmocka_unit_test(test_list_pages),
+		cmocka_unit_test(test_release_ends_on_new_annotation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

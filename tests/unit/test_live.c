@@ -19,8 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "kcas.h"
 #include "live.h"
 #include "log.h"
@@ -366,16 +364,12 @@ test_loop_real_threads(void **state)
 		assert_int_not_equal(agent_loop_plan(loop)->actions[i].type, POLICY_ACT_PIN_VCPU);
 
 	/* describe */
-	struct json_object *o = json_object_new_object(), *x;
-	assert_int_equal(live_describe(l, key, o), 0);
-	assert_true(json_object_object_get_ex(o, "state", &x));
-	assert_string_equal(json_object_get_string(x), "managed");
-	assert_true(json_object_object_get_ex(o, "vcpu_threads", &x));
-	assert_int_equal(json_object_array_length(x), 3);
-	struct json_object *v0 = json_object_array_get_idx(x, 0), *tid;
-	assert_true(json_object_object_get_ex(v0, "tid", &tid));
-	assert_int_equal(json_object_get_int(tid), v[0].tid);
-	json_object_put(o);
+	struct agent_dominfo di;
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_string_equal(agent_dom_state_name(di.state), "managed");
+	assert_int_equal(di.nvcpu_info, 3);
+	assert_int_equal(di.vcpus[0].tid, v[0].tid);
+	agent_dominfo_clear(&di);
 
 	/* hot-plug: vCPU 2 appears and gets the domain's cookie */
 	vth_start(&v[2], 2);
@@ -492,7 +486,6 @@ test_invalid_without_libvirt(void **state)
 	struct llcd_err err;
 	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
 	struct live *l;
-	struct json_object *o;
 
 	assert_non_null(t);
 	l = mk_live(t, "", NULL);
@@ -504,13 +497,11 @@ test_invalid_without_libvirt(void **state)
 	assert_int_equal(live_find(l, "x", &key), 0);
 	assert_int_equal(live_set_annotation(l, key, "<llc-policy/>", true, false, &err), -1);
 	assert_string_equal(err.msg, "domain x: no libvirt connection in this back-end");
-	o = json_object_new_object();
-	assert_int_equal(live_describe(l, key, o), 0);
-	struct json_object *s;
-	assert_true(json_object_object_get_ex(o, "state", &s));
-	assert_string_equal(json_object_get_string(s), "unmanaged");
-	assert_int_equal(live_describe(l, key + 1, o), -1);
-	json_object_put(o);
+	struct agent_dominfo di;
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_string_equal(agent_dom_state_name(di.state), "unmanaged");
+	agent_dominfo_clear(&di);
+	assert_int_equal(live_describe(l, key + 1, &di), -1);
 	assert_int_equal(live_event_fd(l), -1);
 	live_free(l);
 	topo_free(t);

@@ -354,6 +354,50 @@ test_size_guard_exact_and_hysteresis(void **state)
 	h_free(h);
 }
 
+/* Issue 14 item 3: capacity is judged on the PUs the group may use in an
+ * LLC, not the whole LLC. An isolated 20-vCPU domain owns 8 cores of LLC 0
+ * and 2 of LLC 1 (guest die = host LLC share); a 6-vCPU group whose 4
+ * vCPUs on LLC 1 are busy first prefers LLC 1, but its busy threads do not
+ * fit the 4 PUs (2 cores) it has there: it stays on its placement (before:
+ * all 6 were squeezed onto those 4 PUs for good once the 2 on LLC 0 were
+ * busy too, while 4 of the domain's PUs in LLC 0 idled). */
+static void
+test_squeeze_capacity_on_allowed_pus(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+	a.topology = POLICY_TOPO_MATCH;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "six");
+	cpuset_set_range(&a.groups[0].vcpus, 14, 19);
+	int d = h_add(h, "iso", 20, 1, 10, 2, &a);
+	for (int v = 0; v < 12; v++)
+		h->dom[d].demand[v] = 1.0;
+	for (int v = 16; v < 20; v++)
+		h->dom[d].demand[v] = 1.0;
+	struct policy_domain_info info;
+	for (int step = 0; step < 30; step++) {
+		if (step == 6)          /* the group's vCPUs on LLC 0 start too */
+			h->dom[d].demand[14] = h->dom[d].demand[15] = 1.0;
+		assert_int_equal(h_step(h), 0);
+	}
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	struct cpuset l1;
+	cpuset_and(&l1, &info.allotment, &topo_get(h->topo, TOPO_LLC, 1)->cpus);
+	assert_int_equal(cpuset_count(&l1), 4);  /* 2 cores of LLC 1 */
+	int slots[20];
+	struct cpuset home[20];
+	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, home, 20), 20);
+	for (int v = 14; v < 20; v++)
+		assert_true(cpuset_equal(&h->dom[d].s[v].pinned, &home[v]));
+	assert_int_equal(h_llc(h, d, 14), 0);
+	assert_true(info.groups[0].guarded);
+	assert_int_equal(info.groups[0].pref_llc, -1);
+	if (strstr(info.groups[0].why, "LLC of 4 PUs") == NULL)
+		fail_msg("why: %s", info.groups[0].why);
+	h_free(h);
+}
+
 static void
 test_power_like_smt4_llc_not_aggregated(void **state)
 {
@@ -555,6 +599,44 @@ test_benefit_check_backs_off(void **state)
 	assert_int_equal(llcs, 1);
 }
 
+/* Issue 14 item 3: progress is measured per wall second. A group whose
+ * threads get less CPU once together (here: each runs 60 % of the period
+ * when it shares its LLC with another of the group, at the same rate per
+ * CPU-second) loses progress that a rate per CPU-second cannot see. */
+static void
+test_benefit_check_sees_starvation(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.tune.holddown_s = 1000;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "starved");
+	int vc[4] = { 0, 8, 16, 24 };
+	for (int i = 0; i < 4; i++)
+		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h->host.counters = true;
+	int d = h_add(h, "sv", 32, 4, 4, 2, &a);
+	int backoffs = 0;
+	for (int i = 0; i < 4; i++)
+		h->dom[d].demand[vc[i]] = 1.0;
+	for (int step = 0; step < 40; step++) {
+		assert_int_equal(h_step(h), 0);
+		backoffs += h_count(h, POLICY_ACT_BACKOFF);
+		for (int i = 0; i < 4; i++) {
+			int l = h_llc(h, d, vc[i]), n = 0;
+			for (int j = 0; j < 4; j++)
+				n += l >= 0 && h_llc(h, d, vc[j]) == l;
+			h->dom[d].demand[vc[i]] = n > 1 ? 0.6 : 1.0;
+		}
+	}
+	assert_int_equal(backoffs, 1);
+	struct policy_domain_info info;
+	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	assert_true(info.groups[0].backed_off);
+	assert_non_null(strstr(info.groups[0].why, "backed off: progress per second"));
+	h_free(h);
+}
+
 /* A group that gains from aggregation keeps it when measured. */
 static double
 share_rate(const struct harness *h, int dom, int v)
@@ -585,7 +667,7 @@ test_benefit_check_keeps_gain(void **state)
 		assert_int_equal(h_llc(h, d, vc[i]), h_llc(h, d, vc[0]));
 	struct policy_domain_info info;
 	policy_domain_info(h->st, h->dom[d].in.key, &info);
-	assert_non_null(strstr(info.groups[0].why, "kept: progress per CPU-second"));
+	assert_non_null(strstr(info.groups[0].why, "kept: progress per second"));
 	h_free(h);
 }
 
@@ -623,7 +705,7 @@ test_partly_aggregated_group_measured(void **state)
 	struct policy_domain_info info;
 	policy_domain_info(h->st, h->dom[d].in.key, &info);
 	assert_int_equal(info.groups[0].pref_llc, 0);
-	if (strstr(info.groups[0].why, "kept: progress per CPU-second") == NULL)
+	if (strstr(info.groups[0].why, "kept: progress per second") == NULL)
 		fail_msg("not measured: %s", info.groups[0].why);
 	assert_non_null(strstr(info.groups[0].why, "3 of 8 vCPUs could not move"));
 	h_free(h);
@@ -983,12 +1065,14 @@ main(void)
 		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
 		cmocka_unit_test(test_group_larger_than_llc_not_aggregated),
 		cmocka_unit_test(test_size_guard_exact_and_hysteresis),
+		cmocka_unit_test(test_squeeze_capacity_on_allowed_pus),
 		cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
 		cmocka_unit_test(test_no_ping_pong),
 		cmocka_unit_test(test_epoch_default_damps_transients),
 		cmocka_unit_test(test_occupancy_same_decay_any_epoch),
 		cmocka_unit_test(test_benefit_check_backs_off),
 		cmocka_unit_test(test_benefit_check_keeps_gain),
+		cmocka_unit_test(test_benefit_check_sees_starvation),
 		cmocka_unit_test(test_partly_aggregated_group_measured),
 		cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
 		cmocka_unit_test(test_guest_report_hostile_and_dissolve),

@@ -21,19 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "tracer.h"
 #include "tracer_abi.h"
 
 static struct tracer *T;
-
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* run and wait ns from /proc/self/task/TID/schedstat */
 static void
@@ -272,7 +264,7 @@ test_pingpong_edges(void **state)
 	assert_int_equal(dropped, 0);
 	assert_int_equal(tracer_domain_edges(T, b, &(const struct tracer_edge *){ NULL }, NULL), 0);
 	/* worker 0 was woken by all of them */
-	assert_int_equal(tracer_thread_read(T, s[0], mono_ns(), &smp), 0);
+	assert_int_equal(tracer_thread_read(T, s[0], llcd_mono_ns(), &smp), 0);
 	assert_true(smp.wakeups >= c10 + 40);
 	assert_false(smp.exited);
 	assert_true(smp.last_cpu >= 0);
@@ -282,7 +274,7 @@ test_pingpong_edges(void **state)
 
 	tracer_domain_remove(T, a);
 	tracer_domain_remove(T, b);
-	assert_int_equal(tracer_thread_read(T, s[0], mono_ns(), &smp), -1);
+	assert_int_equal(tracer_thread_read(T, s[0], llcd_mono_ns(), &smp), -1);
 	struct tracer_stats st;
 	tracer_stats(T, &st);
 	assert_int_equal(st.threads, 0);
@@ -318,8 +310,8 @@ test_runtime_delay(void **state)
 	usleep(20000);          /* both are asleep again */
 	schedstat(W[6].tid, &r6b, &w6b);
 	schedstat(W[7].tid, &r7b, &w7b);
-	assert_int_equal(tracer_thread_read(T, s6, mono_ns(), &x6), 0);
-	assert_int_equal(tracer_thread_read(T, s7, mono_ns(), &x7), 0);
+	assert_int_equal(tracer_thread_read(T, s6, llcd_mono_ns(), &x6), 0);
+	assert_int_equal(tracer_thread_read(T, s7, llcd_mono_ns(), &x7), 0);
 	print_message("runtime tracer %llu / schedstat %llu ns; delay tracer %llu / schedstat %llu ns\n",
 	    (unsigned long long)x6.runtime_ns, (unsigned long long)(r6b - r6a),
 	    (unsigned long long)x6.delay_ns, (unsigned long long)(w6b - w6a));
@@ -347,9 +339,9 @@ test_runtime_delay(void **state)
 	cmd(6, 'B', 30);
 	usleep(150000);
 	struct tracer_sample y1, y2;
-	tracer_thread_read(T, s6, mono_ns(), &y1);
+	tracer_thread_read(T, s6, llcd_mono_ns(), &y1);
 	usleep(100000);
-	tracer_thread_read(T, s6, mono_ns(), &y2);
+	tracer_thread_read(T, s6, llcd_mono_ns(), &y2);
 	wait_ack(1);
 	assert_true(y2.runtime_ns > y1.runtime_ns);
 	assert_true(y1.runtime_ns > x6.runtime_ns);
@@ -389,7 +381,7 @@ test_irq_not_edge(void **state)
 	cmd(8, 'S', 20);        /* ... while vCPU 0 sleeps 1 ms 200 times there */
 	wait_ack(2);
 	assert_true(tracer_drain_edges(T, &err) >= 0);
-	assert_int_equal(tracer_thread_read(T, s8, mono_ns(), &x), 0);
+	assert_int_equal(tracer_thread_read(T, s8, llcd_mono_ns(), &x), 0);
 	int n = tracer_domain_edges(T, d, &e, &dropped);
 	print_message("vCPU 0 woken %llu times by its timers, %d edges\n", (unsigned long long)x.wakeups, n);
 	for (int i = 0; i < n; i++)
@@ -532,16 +524,16 @@ test_exit(void **state)
 		usleep(1000);
 	s = tracer_thread_add(T, d, tid, 0, &err);
 	assert_true(s >= 0);
-	assert_int_equal(tracer_thread_read(T, s, mono_ns(), &x), 0);
+	assert_int_equal(tracer_thread_read(T, s, llcd_mono_ns(), &x), 0);
 	assert_false(x.exited);
 	pthread_join(th, NULL);
-	assert_int_equal(tracer_thread_read(T, s, mono_ns(), &x), 0);
+	assert_int_equal(tracer_thread_read(T, s, llcd_mono_ns(), &x), 0);
 	assert_true(x.exited);
 	/* its TID is free in the kernel's map: registering it again works */
 	int s2 = tracer_thread_add(T, d, tid, 0, &err);
 	assert_true(s2 >= 0);
 	tracer_thread_remove(T, s);     /* does not remove the new one */
-	assert_int_equal(tracer_thread_read(T, s2, mono_ns(), &x), 0);
+	assert_int_equal(tracer_thread_read(T, s2, llcd_mono_ns(), &x), 0);
 	assert_int_equal(tracer_thread_add(T, d, tid, 0, &err), -1);
 	tracer_domain_remove(T, d);
 }
