@@ -53,6 +53,9 @@ cleanup() {
 trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || fail "this test needs root: it installs and purges the llcd package"
+# one at a time on this machine: it installs into the machine's dpkg and /run/llcd
+exec 8>/run/lock/llcd-packaging-test.lock
+flock -w 900 8 || fail "another packaging test holds /run/lock/llcd-packaging-test.lock"
 for t in dpkg-buildpackage lintian rpmbuild apt-get; do
 	command -v "$t" >/dev/null || fail "no $t: run scripts/install-deps (scripts/deps/packaging.txt)"
 done
