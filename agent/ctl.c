@@ -26,6 +26,7 @@ static const struct {
 	{ CTL_VCPUINFO, "vcpuinfo" }, { CTL_POLICY_GET, "policy" }, { CTL_HOT, "hot" },
 	{ CTL_MAP, "map" }, { CTL_EVENTS, "events" }, { CTL_STATS, "stats" },
 	{ CTL_METRICS, "metrics" }, { CTL_CHECK, "check" }, { CTL_PING, "ping" },
+	{ CTL_WAKEUPS, "wakeups" },
 	{ CTL_POLICY_SET, "policy-set" }, { CTL_TUNE, "tune" }, { CTL_RELOAD, "reload" },
 	{ CTL_RELEASE, "release" }, { CTL_TOPOLOGY_APPLY, "topology-apply" },
 	{ CTL_GUEST_CHANNEL, "guest-channel" }, { CTL_DATA, "data" }, { CTL_END, "end" },

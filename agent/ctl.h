@@ -51,6 +51,7 @@ enum ctl_type {
 	CTL_METRICS = 10,       /* {} Prometheus text in {"text"} */
 	CTL_CHECK = 11,         /* {"domain"} guest topology vs pins */
 	CTL_PING = 12,          /* {} liveness and version */
+	CTL_WAKEUPS = 13,       /* {"domain"} strongest vCPU wakeup edges */
 	/* mutating */
 	CTL_POLICY_SET = 64,    /* {"domain", "xml", "live", "config"} */
 	CTL_TUNE = 65,          /* {"knob", "value"} */

@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -283,6 +283,10 @@ groups_json(const struct policy_domain_info *info)
 		json_object_object_add(o, "best_occupancy", json_object_new_double(round(gi->best_occ * 100) / 100));
 		json_object_object_add(o, "guarded", json_object_new_boolean(gi->guarded));
 		json_object_object_add(o, "backed_off", json_object_new_boolean(gi->backed_off));
+		if (gi->rule == POLICY_GROUP_WAKEUPS) {
+			json_object_object_add(o, "wakeups_hz", json_object_new_double(round(gi->wakeups_hz * 10) / 10));
+			json_object_object_add(o, "wakeup_pairs", json_object_new_int(gi->wakeup_pairs));
+		}
 		json_object_object_add(o, "why", jstr(gi->why));
 		json_object_array_add(a, o);
 	}
@@ -586,6 +590,54 @@ h_hot(struct daemon *d, struct control_request *req)
 	json_object_object_add(req->reply, "reports", reps);
 	if (policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0)
 		json_object_object_add(req->reply, "groups", groups_json(&info));
+	struct policy_wakeups_info wi;
+	if (policy_domain_wakeups(agent_loop_policy(d->loop), in->key, &wi, NULL, 0) >= 0)
+		json_object_object_add(req->reply, "wakeup_background_hz",
+		    json_object_new_double(round(wi.background_hz * 100) / 100));
+	return CTL_OK;
+}
+
+#define WAKEUP_PAIRS_SHOWN 32
+
+/* The strongest wakeup pairs the engine tracks for a domain (rule:
+ * policy/wakeups.h), or why there are none. */
+static int
+h_wakeups(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct wakeups_pair_info pairs[WAKEUP_PAIRS_SHOWN];
+	struct policy_wakeups_info wi;
+	int rc = find_domain(d, req, &in), n;
+
+	if (rc != CTL_OK)
+		return rc;
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	n = policy_domain_wakeups(agent_loop_policy(d->loop), in->key, &wi, pairs, WAKEUP_PAIRS_SHOWN);
+	json_object_object_add(req->reply, "available", json_object_new_boolean(n >= 0));
+	if (n < 0) {
+		json_object_object_add(req->reply, "why", jstr(in->wakeups == NULL ?
+		    "no wakeup edges: the in-kernel tracer does not watch this domain (llcctl topology says why)" :
+		    "no wakeup history: wakeups are followed for placed domains in mode aggregate"));
+		return CTL_OK;
+	}
+	json_object_object_add(req->reply, "inferring", json_object_new_boolean(wi.inferring));
+	json_object_object_add(req->reply, "background_hz", json_object_new_double(round(wi.background_hz * 100) / 100));
+	json_object_object_add(req->reply, "total_hz", json_object_new_double(round(wi.total_hz * 10) / 10));
+	json_object_object_add(req->reply, "dropped", json_object_new_int64((int64_t)wi.dropped));
+	json_object *a = json_object_new_array();
+	for (int i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "a", json_object_new_int(pairs[i].a));
+		json_object_object_add(o, "b", json_object_new_int(pairs[i].b));
+		json_object_object_add(o, "rate_hz", json_object_new_double(round(pairs[i].rate_hz * 10) / 10));
+		json_object_object_add(o, "a_to_b_hz", json_object_new_double(round(pairs[i].ab_hz * 10) / 10));
+		json_object_object_add(o, "b_to_a_hz", json_object_new_double(round(pairs[i].ba_hz * 10) / 10));
+		json_object_object_add(o, "state", jstr(pairs[i].formed ? "grouped" :
+		    pairs[i].candidate ? "candidate" : "background"));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(req->reply, "edges", a);
 	return CTL_OK;
 }
 
@@ -1024,6 +1076,7 @@ daemon_handle(void *ctx, struct control_request *req)
 	case CTL_POLICY_GET: return h_policy_get(d, req);
 	case CTL_POLICY_SET: return h_policy_set(d, req);
 	case CTL_HOT: return h_hot(d, req);
+	case CTL_WAKEUPS: return h_wakeups(d, req);
 	case CTL_MAP: return h_map(d, req);
 	case CTL_EVENTS: return CTL_OK;
 	case CTL_STATS:

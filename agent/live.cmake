@@ -11,7 +11,6 @@ find_package(Threads REQUIRED)
 pkg_check_modules(LIBVIRT_QEMU REQUIRED IMPORTED_TARGET libvirt-qemu)
 
 add_library(llcagent_live STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/log.c
   ${CMAKE_CURRENT_LIST_DIR}/procstat.c
   ${CMAKE_CURRENT_LIST_DIR}/coresched.c
   ${CMAKE_CURRENT_LIST_DIR}/virt.c

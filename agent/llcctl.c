@@ -32,7 +32,8 @@ static const struct cmd cmds[] = {
 	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1 },
 	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--xml XML] [--live] [--config]",
 	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt", 1 },
-	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them", 1 },
+	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them and from wakeups", 1 },
+	{ "wakeups", CTL_WAKEUPS, "DOMAIN", "the strongest wakeup edges between the domain's vCPUs, the background rate, and which pairs are grouped", 1 },
 	{ "map", CTL_MAP, "", "every LLC and core with the vCPUs that ran on each CPU last period", 0 },
 	{ "events", CTL_EVENTS, "", "follow llcd's decisions live (pins, preference switches, refusals)", 0 },
 	{ "stats", CTL_STATS, "", "counters: domains, moves, preference switches, errors, policy step time", 0 },
@@ -262,6 +263,45 @@ print_hot(json_object *r)
 	if (a == NULL || json_object_array_length(a) == 0)
 		printf("(no report: is llc-guest running in the guest, with its channel?)\n");
 	print_groups(ja(r, "groups"));
+	json_object *g = ja(r, "groups");
+	bool head = false;
+	for (size_t i = 0; g && i < json_object_array_length(g); i++) {
+		json_object *x = json_object_array_get_idx(g, i);
+		if (strcmp(js(x, "rule"), "wakeups") != 0)
+			continue;
+		if (!head)
+			printf("\ninferred from wakeups (background %.2f/s per pair; llcctl wakeups for the edges):\n",
+			    json_object_get_double(json_object_object_get(r, "wakeup_background_hz")));
+		head = true;
+		printf("%-14s vCPUs %s: %lld pairs, %.1f wakeups/s\n", js(x, "name"), js(x, "vcpus"),
+		    (long long)ji(x, "wakeup_pairs"), json_object_get_double(json_object_object_get(x, "wakeups_hz")));
+	}
+}
+
+static void
+print_wakeups(json_object *r)
+{
+	json_object *a = ja(r, "edges");
+
+	if (!json_object_get_boolean(json_object_object_get(r, "available"))) {
+		printf("%s: %s\n", js(r, "name"), js(r, "why"));
+		return;
+	}
+	printf("%s: %.1f wakeups/s between vCPUs, background %.2f/s per pair, %lld dropped (edge cap)%s\n",
+	    js(r, "name"), json_object_get_double(json_object_object_get(r, "total_hz")),
+	    json_object_get_double(json_object_object_get(r, "background_hz")), (long long)ji(r, "dropped"),
+	    json_object_get_boolean(json_object_object_get(r, "inferring")) ? "" :
+	    "; inference off (infer='none' or not aggregate)");
+	printf("%-6s %-6s %10s %10s %10s %s\n", "VCPU", "VCPU", "RATE/s", "A->B/s", "B->A/s", "STATE");
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		printf("%-6lld %-6lld %10.1f %10.1f %10.1f %s\n", (long long)ji(e, "a"), (long long)ji(e, "b"),
+		    json_object_get_double(json_object_object_get(e, "rate_hz")),
+		    json_object_get_double(json_object_object_get(e, "a_to_b_hz")),
+		    json_object_get_double(json_object_object_get(e, "b_to_a_hz")), js(e, "state"));
+	}
+	if (a == NULL || json_object_array_length(a) == 0)
+		printf("(no edges yet)\n");
 }
 
 static const char *const palette[] = { "31", "32", "33", "34", "35", "36", "91", "92", "93", "94", "95", "96" };
@@ -579,6 +619,7 @@ main(int argc, char **argv)
 				    json_object_get_boolean(json_object_object_get(r, "config")) ? "config" : "", js(r, "xml"));
 				break;
 			case CTL_HOT: print_hot(r); break;
+			case CTL_WAKEUPS: print_wakeups(r); break;
 			case CTL_MAP: print_map(r); break;
 			case CTL_EVENTS: print_event(r); break;
 			case CTL_METRICS: fputs(js(r, "text"), stdout); break;

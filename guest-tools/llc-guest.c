@@ -3,7 +3,7 @@
  * virtio-serial port (docs/guest-channel.md) and, with --aggregate, keeps
  * each one's threads on one virtual LLC (docs/llc-guest.md, llc-guest(8)).
  *
- * Statically linked: it depends on libc and policy/ only, so that it runs
+ * Statically linked: it depends on libc, common/ and policy/ only, so that it runs
  * in any Linux guest, a busybox initramfs included.
  */
 #include <errno.h>

@@ -5,6 +5,7 @@
  */
 #include "policy_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -149,7 +150,11 @@ state_reset(struct policy_state *s)
 struct policy_state *
 policy_state_new(void)
 {
-	return calloc(1, sizeof(struct policy_state));
+	struct policy_state *s = calloc(1, sizeof(struct policy_state));
+
+	if (s)
+		s->budget_cap = INT_MAX;
+	return s;
 }
 
 void

@@ -113,6 +113,8 @@ struct dom {
 	uint64_t refused_gen;
 	char refuse_reason[POLICY_REASON];
 	uint64_t pref_switches, moves;
+	int step_moves;                 /* vCPU moves this step */
+	bool budget_denied;             /* a move this step found no budget */
 	int in_idx;                     /* index in this step's input */
 	bool seen;
 };
@@ -137,7 +139,12 @@ struct policy_state {
 	int nwords;                     /* cpuset words that can hold host PUs */
 	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
 	uint64_t step;
-	int moves_left;
+	int moves_left;                 /* of the step's move budget */
+	/* Sharing the budget (issue 14 item 10): after a step in which it ran
+	 * out, the next starts steering at the first domain it denied (key
+	 * budget_start_key) and caps each domain at budget_cap moves. */
+	uint64_t budget_start_key;
+	int budget_cap;
 	struct policy_stats stats;
 };
 
@@ -211,6 +218,9 @@ void steer_spread(struct policy_state *s, struct dom *d, const struct policy_dom
 void steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns);
 int vcpu_llc(const struct policy_state *s, const struct dom *d,
              const struct policy_domain_in *in, int v);
+/* One move from the step's budget for d: false (and d->budget_denied)
+ * when the budget is spent or d has its share. */
+bool budget_take(struct policy_state *s, struct dom *d);
 
 /* benefit.c ------------------------------------------------------------------- */
 

@@ -21,6 +21,18 @@ vcpu_llc(const struct policy_state *s, const struct dom *d, const struct policy_
 	return l >= 0 ? l : topo_llc_of(s->topo, in->vcpus[v].last_cpu);
 }
 
+bool
+budget_take(struct policy_state *s, struct dom *d)
+{
+	if (s->moves_left <= 0 || d->step_moves >= s->budget_cap) {
+		d->budget_denied = true;
+		return false;
+	}
+	s->moves_left--;
+	d->step_moves++;
+	return true;
+}
+
 /* Capacity is judged on the PUs the group may use in an LLC (issue 14
  * item 3): where the domain may use the whole LLC that is the host's view
  * (llc_util, llc_cap), else its allowed PUs there (av_util, av_cap). */
@@ -154,27 +166,37 @@ grp_busy_avg(struct grp *g, double cpus_in_use, int llc_weight)
  * may have taken them from a group that had one (issue 14 item 4). */
 static bool
 grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r,
-              int nthreads, int best, int wbest, struct policy_plan *plan)
+              int nthreads, int best, struct policy_plan *plan)
 {
 	const struct topo *t = s->topo;
-	int w = g->pref_llc >= 0 ? (int)av_cap(s, g->pref_llc) : wbest;
+	int L = g->pref_llc >= 0 ? g->pref_llc : best;
+	int w = L >= 0 ? (int)av_cap(s, L) : 0;
 	bool was = g->guarded;
+	double others = 0, busy;
+	char with[80] = "";
 
-	g->guarded = llc_size_guard(r, nthreads, g->busy_avg, w, was);
+	/* the domain's groups on one LLC count together (issue 14 item 10) */
+	for (int i = 0; L >= 0 && i < d->ngroups; i++)
+		if (&d->groups[i] != g && d->groups[i].pref_llc == L)
+			others += d->groups[i].busy_avg;
+	busy = g->busy_avg + others;
+	if (others > 0)
+		snprintf(with, sizeof(with), " with the domain's other groups there (%.1f of them)", g->busy_avg);
+	g->guarded = llc_size_guard(r, nthreads, busy, w, was);
 	if (g->guarded) {
 		if (g->pref_llc >= 0) {
 			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
-			    "group '%s': preference for LLC %d dropped: %.1f busy threads x SMT%d exceed the %d PUs it may use there "
-			    "(aggr-tolerance %d)", g->name, g->pref_llc, g->busy_avg, t->smt,
+			    "group '%s': preference for LLC %d dropped: %.1f busy threads%s x SMT%d exceed the %d PUs "
+			    "it may use there (aggr-tolerance %d)", g->name, g->pref_llc, busy, with, t->smt,
 			    w, r->aggr_tolerance);
 			grp_release(d, g);
 		} else {
 			grp_send_home(d, g);    /* vCPUs it took from another group */
 		}
-		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average, SMT%d, LLC of %d PUs%s "
-		    "(aggr-tolerance %d)%s", nthreads, g->busy_avg, t->smt, w,
-		    g->pref_llc >= 0 || best < 0 || s->av_whole[best] ? "" : " it may use", r->aggr_tolerance,
-		    was && !llc_invalid_nr(r, nthreads, g->busy_avg, w) ? "; held until it is well below the limit" : "");
+		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, LLC of %d PUs%s "
+		    "(aggr-tolerance %d)%s", nthreads, busy, with, t->smt, w,
+		    L >= 0 && !s->av_whole[L] ? " it may use" : "", r->aggr_tolerance,
+		    was && !llc_invalid_nr(r, nthreads, busy, w) ? "; held until it is well below the limit" : "");
 		return true;
 	}
 	if (g->idle_epochs > d->annot.tune.affinity_timeout) {
@@ -270,13 +292,12 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 			m->forbid++;
 			continue;
 		}
-		if (mig != LLC_MIG_LLC || m->moved >= d->annot.tune.max_moves || s->moves_left <= 0)
+		if (mig != LLC_MIG_LLC || m->moved >= d->annot.tune.max_moves || !budget_take(s, d))
 			continue;
 		d->want[v] = *dst;
 		av_move(s, src, P, tu);
 		m->moved++;
 		m->outside--;
-		s->moves_left--;
 		d->moves++;
 	}
 }
@@ -407,7 +428,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	grp_busy_avg(g, smp.cpus_in_use, wbest);
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
-	if (!grp_hold_back(s, d, g, &r, smp.nthreads, best, best >= 0 ? (int)av_cap(s, best) : 0, plan)) {
+	if (!grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
 		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, smp.cpus_in_use,
@@ -435,7 +456,7 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 			if (l >= 0)
 				nbusy[l]++;
 		}
-	for (int v = d->nvcpus - 1; v >= 0 && moved < d->annot.tune.max_moves && s->moves_left > 0; v--) {
+	for (int v = d->nvcpus - 1; v >= 0 && moved < d->annot.tune.max_moves; v--) {
 		int src = vcpu_llc(s, d, di, v), dst = -1;
 		if (d->vutil[v] < BUSY_VCPU || src < 0 || nbusy[src] < 2)
 			continue;
@@ -445,7 +466,7 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 			if (dst < 0 || s->llc_util[l] / s->llc_cap[l] < s->llc_util[dst] / s->llc_cap[dst])
 				dst = l;
 		}
-		if (dst < 0)
+		if (dst < 0 || !budget_take(s, d))
 			break;
 		cpuset_and(&d->want[v], llc_cpus(s, dst), allowed);
 		nbusy[src]--;
@@ -453,7 +474,6 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 		s->llc_util[src] -= d->vutil[v];
 		s->llc_util[dst] += d->vutil[v];
 		moved++;
-		s->moves_left--;
 		d->moves++;
 	}
 	free(nbusy);

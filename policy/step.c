@@ -16,6 +16,7 @@
  */
 #include "policy_int.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,6 +363,64 @@ steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 	emit_pins(s, cx, d, di);
 }
 
+/* --- the move budget ------------------------------------------------------- */
+
+/* Where steering starts this step: the first domain the budget denied
+ * last step (key order when it did not run out); per-step flags reset. */
+static int
+budget_start(struct policy_state *s)
+{
+	int start = 0;
+
+	for (int i = s->ndoms - 1; i >= 0; i--) {
+		s->doms[i]->step_moves = 0;
+		s->doms[i]->budget_denied = false;
+		if (s->doms[i]->key >= s->budget_start_key)
+			start = i;
+	}
+	return start;
+}
+
+/* After the step: when the budget ran out, the next step starts at the
+ * first domain (in this step's order) it denied without a move (else the
+ * first it denied), and each domain that moved or wanted to gets an equal
+ * share; otherwise key order and no cap. */
+static void
+budget_next(struct policy_state *s, int start, int total)
+{
+	int contenders = 0, first = -1, first_none = -1;
+
+	for (int i = 0; i < s->ndoms; i++) {
+		const struct dom *d = s->doms[(start + i) % s->ndoms];
+		if (d->step_moves > 0 || d->budget_denied)
+			contenders++;
+		if (d->budget_denied && first < 0)
+			first = (start + i) % s->ndoms;
+		if (d->budget_denied && d->step_moves == 0 && first_none < 0)
+			first_none = (start + i) % s->ndoms;
+	}
+	if (first < 0) {
+		s->budget_start_key = 0;
+		s->budget_cap = INT_MAX;
+		return;
+	}
+	s->budget_start_key = s->doms[first_none >= 0 ? first_none : first]->key;
+	s->budget_cap = (total + contenders - 1) / contenders;
+	if (s->budget_cap < 1)
+		s->budget_cap = 1;
+}
+
+/* Reverse the plan's actions [a, b). */
+static void
+plan_reverse(struct policy_plan *p, int a, int b)
+{
+	for (b--; a < b; a++, b--) {
+		struct policy_action x = p->actions[a];
+		p->actions[a] = p->actions[b];
+		p->actions[b] = x;
+	}
+}
+
 static void
 steer_stage(struct policy_state *s, const struct policy_input *in, struct policy_plan *plan,
             double period_ms)
@@ -375,8 +434,20 @@ steer_stage(struct policy_state *s, const struct policy_input *in, struct policy
 	cx.pool = s->pool;
 	cx.pool_changed = !set_eq(s, &s->pool, &s->prev_pool);
 	s->prev_pool = s->pool;
-	for (int i = 0; i < s->ndoms; i++)
-		steer_domain(s, &cx, s->doms[i]);
+	int start = budget_start(s), n0 = plan->n, nsplit = plan->n;
+	for (int i = 0; i < s->ndoms; i++) {
+		int j = (start + i) % s->ndoms;
+		if (j == 0)
+			nsplit = plan->n;
+		steer_domain(s, &cx, s->doms[j]);
+	}
+	/* the plan in key order all the same: domains 0..start-1 first */
+	if (start > 0) {
+		plan_reverse(plan, n0, nsplit);
+		plan_reverse(plan, nsplit, plan->n);
+		plan_reverse(plan, n0, plan->n);
+	}
+	budget_next(s, start, in->host.max_moves_total > 0 ? in->host.max_moves_total : 256);
 }
 
 /* --- the step ----------------------------------------------------------------- */

@@ -32,6 +32,8 @@ struct wakeups_state {
 	int npairs, cap;
 	struct pair *pairs, *scratch;   /* cap entries each */
 	struct in_edge { uint32_t key; uint64_t ab, ba; } *in;    /* POLICY_WAKEUP_EDGES */
+	int *off, *fill;                /* per-vCPU partner lists (build_partners) */
+	double *rates;
 };
 
 static int
@@ -66,6 +68,9 @@ wakeups_state_free(struct wakeups_state *s)
 	free(s->pairs);
 	free(s->scratch);
 	free(s->in);
+	free(s->off);
+	free(s->fill);
+	free(s->rates);
 	free(s);
 }
 
@@ -174,32 +179,44 @@ cmp_double_desc(const void *x, const void *y)
 	return a > b ? -1 : a < b;
 }
 
-/* The median rate of v's pairs with every partner other than the pair
- * 'except' (n - 2 of them; untracked ones at untracked_hz): a vCPU that
+/* Per-vCPU partner rates of this update, sorted descending (built once,
+ * on the first candidate check): off[v]..off[v+1] in rates. */
+static void
+build_partners(struct wakeups_state *s, const struct pair *pairs, int np, int nvcpus)
+{
+	memset(s->off, 0, sizeof(*s->off) * (size_t)(nvcpus + 1));
+	for (int i = 0; i < np; i++) {
+		s->off[pair_a(pairs[i].key) + 1]++;
+		s->off[pair_b(pairs[i].key) + 1]++;
+	}
+	for (int v = 0; v < nvcpus; v++) {
+		s->off[v + 1] += s->off[v];
+		s->fill[v] = s->off[v];
+	}
+	for (int i = 0; i < np; i++) {
+		s->rates[s->fill[pair_a(pairs[i].key)]++] = pair_rate(&pairs[i]);
+		s->rates[s->fill[pair_b(pairs[i].key)]++] = pair_rate(&pairs[i]);
+	}
+	for (int v = 0; v < nvcpus; v++)
+		qsort(s->rates + s->off[v], (size_t)(s->off[v + 1] - s->off[v]), sizeof(double),
+		    cmp_double_desc);
+}
+
+/* The median rate of v's pairs with every partner but the one whose pair
+ * runs at r_ex (n - 2 of them; untracked ones at untracked_hz): a vCPU that
  * wakes everyone (a hub) makes none of its pairs stand out. */
 static double
-partner_median(const struct pair *pairs, int np, int v, uint32_t except, int nvcpus,
-               double untracked_hz)
+partner_median(const struct wakeups_state *s, int v, double r_ex, int nvcpus, double untracked_hz)
 {
-	double r[64];
-	int m = 0, others = nvcpus - 2, mid;
+	const double *L = s->rates + s->off[v];
+	int m = s->off[v + 1] - s->off[v], mid = (nvcpus - 2) / 2;
 
-	if (others <= 0)
+	if (nvcpus - 2 <= 0)
 		return 0;
-	mid = others / 2;       /* index of the median among the n - 2, descending */
-	for (int i = 0; i < np; i++) {
-		const struct pair *p = &pairs[i];
-		if (p->key == except || (pair_a(p->key) != v && pair_b(p->key) != v))
-			continue;
-		if (m < (int)(sizeof(r) / sizeof(r[0])))
-			r[m++] = pair_rate(p);
-		else
-			return INFINITY;        /* over 64 busy partners: no group */
-	}
-	if (m <= mid)
+	if (m - 1 <= mid)               /* the median is an untracked partner */
 		return untracked_hz;
-	qsort(r, (size_t)m, sizeof(r[0]), cmp_double_desc);
-	return r[mid];
+	/* L without one occurrence of r_ex: shifted when r_ex is at or before mid */
+	return r_ex >= L[mid] ? L[mid + 1] : L[mid];
 }
 
 int
@@ -214,12 +231,21 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 		s->pairs = calloc(WAKEUPS_PAIRS, sizeof(*s->pairs));
 		s->scratch = calloc(WAKEUPS_PAIRS + POLICY_WAKEUP_EDGES, sizeof(*s->scratch));
 		s->in = calloc(POLICY_WAKEUP_EDGES, sizeof(*s->in));
-		if (s->pairs == NULL || s->scratch == NULL || s->in == NULL) {
+		s->off = calloc(CPUSET_MAX + 1, sizeof(*s->off));
+		s->fill = calloc(CPUSET_MAX, sizeof(*s->fill));
+		s->rates = calloc(2 * (WAKEUPS_PAIRS + POLICY_WAKEUP_EDGES), sizeof(*s->rates));
+		if (s->pairs == NULL || s->scratch == NULL || s->in == NULL || s->off == NULL ||
+		    s->fill == NULL || s->rates == NULL) {
 			free(s->pairs);
 			free(s->scratch);
 			free(s->in);
+			free(s->off);
+			free(s->fill);
+			free(s->rates);
 			s->pairs = s->scratch = NULL;
 			s->in = NULL;
+			s->off = s->fill = NULL;
+			s->rates = NULL;
 			return -1;
 		}
 		s->cap = WAKEUPS_PAIRS;
@@ -296,13 +322,19 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 			bg = INFINITY;  /* one pair: nothing to compare it with */
 		s->bg_hz = bg;
 		double leave = fmax(WAKEUPS_LEAVE_FACTOR * bg, WAKEUPS_LEAVE_MIN_HZ);
+		bool built = false;
 		for (int i = 0; i < n; i++) {
 			struct pair *p = &s->scratch[i];
 			double r = pair_rate(p);
 			bool enter = i < k && r >= WAKEUPS_ENTER_MIN_HZ && isfinite(bg) &&
-			    !p->formed && !p->candidate &&
-			    r >= WAKEUPS_ENTER_FACTOR * partner_median(s->scratch, n, pair_a(p->key), p->key, nvcpus, untracked_hz) &&
-			    r >= WAKEUPS_ENTER_FACTOR * partner_median(s->scratch, n, pair_b(p->key), p->key, nvcpus, untracked_hz);
+			    !p->formed && !p->candidate;
+			if (enter && !built) {
+				build_partners(s, s->scratch, n, nvcpus);
+				built = true;
+			}
+			enter = enter &&
+			    r >= WAKEUPS_ENTER_FACTOR * partner_median(s, pair_a(p->key), r, nvcpus, untracked_hz) &&
+			    r >= WAKEUPS_ENTER_FACTOR * partner_median(s, pair_b(p->key), r, nvcpus, untracked_hz);
 			bool stay = r >= leave;
 			if (p->formed) {
 				if (stay) {

@@ -61,7 +61,7 @@ struct policy_wakeups {
  *
  * Memory: at most WAKEUPS_PAIRS tracked pairs per domain (the weakest are
  * forgotten first; a pair not tracked is assumed to run at the mean rate of
- * the untracked pairs), about 80 KiB, allocated on the first update.
+ * the untracked pairs), about 170 KiB with the scratch space, allocated on the first update.
  */
 #include <stdbool.h>
 

@@ -219,7 +219,7 @@ static int
 parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 {
 	static const char *const keys[] = { "topology", "reserved_cpus", "llc_bw_gbs",
-		"perf_counters", NULL };
+		"perf_counters", "wakeup_trace", "wakeup_noise_hz", NULL };
 	const char *str;
 	struct llcd_err e;
 
@@ -236,7 +236,11 @@ parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 	if (str && cpuset_parse(&s->reserved, str, &e) < 0)
 		return fail(c, "host.reserved_cpus", "%s", e.msg);
 	if (get_num(c, o, "host", "llc_bw_gbs", false, 0, 1e9, &s->llc_bw_gbs) < 0 ||
-	    get_bool(c, o, "host", "perf_counters", &s->perf_counters) < 0)
+	    get_bool(c, o, "host", "perf_counters", &s->perf_counters) < 0 ||
+	    get_bool(c, o, "host", "wakeup_trace", &s->wakeup_trace) < 0)
+		return -1;
+	s->wakeup_noise_hz = 20;
+	if (get_num(c, o, "host", "wakeup_noise_hz", false, 0, 1e5, &s->wakeup_noise_hz) < 0)
 		return -1;
 	return 0;
 }
@@ -255,7 +259,7 @@ parse_load(struct ctx *c, json_object *o, const char *path, struct sim_scenario 
            int dom, struct sim_load *l)
 {
 	static const char *const keys[] = { "from_s", "to_s", "vcpus", "util", "group", "sharing",
-		"bw_gbs", "barrier", NULL };
+		"bw_gbs", "barrier", "wakeups_hz", NULL };
 	struct sim_domain *d = &s->domains[dom];
 	const char *str, *gname;
 	double sharing = -1;
@@ -269,12 +273,14 @@ parse_load(struct ctx *c, json_object *o, const char *path, struct sim_scenario 
 	l->to_s = INFINITY;
 	l->util = 0;
 	l->bw_gbs = 0;
+	l->wakeups_hz = 0;
 	l->group = -1;
 	if (get_num(c, o, path, "from_s", false, 0, 1e9, &l->from_s) < 0 ||
 	    get_num(c, o, path, "to_s", false, 0, 1e9, &l->to_s) < 0 ||
 	    get_num(c, o, path, "util", true, 0, 1, &l->util) < 0 ||
 	    get_num(c, o, path, "bw_gbs", false, 0, 1e9, &l->bw_gbs) < 0 ||
-	    get_num(c, o, path, "sharing", false, 0, 1000, &sharing) < 0)
+	    get_num(c, o, path, "sharing", false, 0, 1000, &sharing) < 0 ||
+	    get_num(c, o, path, "wakeups_hz", false, 0, 1e6, &l->wakeups_hz) < 0)
 		return -1;
 	if (!(l->to_s > l->from_s)) {
 		join(p, sizeof(p), path, "to_s");
@@ -293,8 +299,8 @@ parse_load(struct ctx *c, json_object *o, const char *path, struct sim_scenario 
 	if (get_bool(c, o, path, "barrier", &barrier) < 0 || get_str(c, o, path, "group", false, &gname) < 0)
 		return -1;
 	if (gname == NULL) {
-		if (sharing >= 0 || has_barrier) {
-			join(p, sizeof(p), path, sharing >= 0 ? "sharing" : "barrier");
+		if (sharing >= 0 || has_barrier || json_object_object_get_ex(o, "wakeups_hz", NULL)) {
+			join(p, sizeof(p), path, sharing >= 0 ? "sharing" : has_barrier ? "barrier" : "wakeups_hz");
 			return fail(c, p, "only meaningful with a group");
 		}
 		return 0;

@@ -34,6 +34,8 @@ struct sim_load {
 	double util;
 	int group;                      /* index into sim_scenario.groups, -1 none */
 	double bw_gbs;
+	double wakeups_hz;              /* group entries: wakeups each busy thread
+	                                 * sends to its group's other busy threads */
 };
 
 struct sim_group {
@@ -61,6 +63,8 @@ struct sim_scenario {
 	struct cpuset reserved;
 	double llc_bw_gbs;              /* 0 = unlimited */
 	bool perf_counters;
+	bool wakeup_trace;              /* the policy sees wakeup edges */
+	double wakeup_noise_hz;         /* background wakeups per vCPU per second */
 	double period_ms, duration_s;
 	uint64_t seed;
 	struct sim_model model;

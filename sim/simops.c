@@ -1,8 +1,10 @@
 /* simops.c - the simulated back-end: what the agent loop observes on an
  * llcsim host and how its actions land. Nothing of the world's ground truth
  * (sharing, bandwidth, barrier, group membership) passes through here,
- * except what the simulated guest helper would report: the busy threads of
- * each group, as a hot process with the vCPUs it ran on. */
+ * except what the simulated guest helper would report (the busy threads of
+ * each group, as a hot process with the vCPUs it ran on) and, on a host
+ * with host.wakeup_trace, the wakeups between vCPU threads as the tracer
+ * would count them (the world draws them; their cause stays hidden). */
 #include "simops.h"
 
 #include <stdio.h>
@@ -43,12 +45,13 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 			snprintf(in->name, sizeof(in->name), "%s", sd->name);
 			in->guest = sd->guest;
 		}
-		/* the annotation may change while running (llcd --simulate with
+		/* the annotation may change while running (llcd-sim with
 		 * llcctl policy): copy the fields and the groups in use */
 		in->annotated = D->annotated;
 		in->annot.mode = D->annot.mode;
 		in->annot.isolation = D->annot.isolation;
 		in->annot.topology = D->annot.topology;
+		in->annot.infer = D->annot.infer;
 		in->annot.tune = D->annot.tune;
 		in->annot.ngroups = D->annot.ngroups;
 		for (int g = 0; g < D->annot.ngroups; g++)
@@ -62,9 +65,20 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 			struct policy_vcpu_sample *s = &obs->vcpus[i][v];
 			s->tid = 100000 + D->base + v;
 			s->runtime_ns = th->runtime_ns;
+			s->run_delay_ns = th->run_delay_ns;
 			s->last_cpu = th->pu;
 			s->instructions = w->sc->perf_counters ? th->instructions : 0;
 			s->pinned = th->pinned ? th->pin : w->usable;
+		}
+		/* wakeup edges, as llcd's in-kernel tracer would count them
+		 * (the same interface: agent_obs_wakeups()) */
+		if (w->wake != NULL) {
+			const struct sim_wake *K = &w->wake[d];
+			if (agent_obs_wakeups(obs, i, w->dt_ns, err) < 0)
+				return -1;
+			memcpy(obs->edges[i], K->edges, sizeof(*K->edges) * (size_t)K->nedges);
+			obs->wakeups[i].nedges = K->nedges;
+			obs->wakeups[i].dropped = K->dropped;
 		}
 		/* the guest helper: groups with busy threads, as hot processes */
 		for (int g = 0; nrep && g < w->sc->ngroups; g++) {

@@ -66,6 +66,12 @@ sim_world_free(struct sim_world *w)
 	if (w->dom)
 		for (int d = 0; d < w->sc->ndomains; d++)
 			free(w->dom[d].mm_rt);
+	if (w->wake)
+		for (int d = 0; d < w->sc->ndomains; d++)
+			free(w->wake[d].edges);
+	free(w->wake);
+	free(w->wdraw);
+	free(w->wcount);
 	free(w->core_pu_start);
 	free(w->core_pu);
 	free(w->llc_core_start);
@@ -111,6 +117,7 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 	w->policy = policy;
 	w->trace = trace;
 	sim_rng_seed(&w->rng, seed);
+	sim_rng_seed(&w->wrng, seed ^ 0x77616b6575707321ULL);     /* "wakeups!" */
 	w->npu = t->max_cpu + 1;
 	w->ncore = topo_count(t, TOPO_CORE);
 	w->nllc = topo_count(t, TOPO_LLC);
@@ -130,6 +137,13 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 	    !ALLOC(w->core_owner, w->ncore) || !ALLOC(w->dom, sc->ndomains) ||
 	    !ALLOC(w->grp, sc->ngroups))
 		goto oom;
+	if (sc->wakeup_trace) {
+		if (!ALLOC(w->wake, sc->ndomains))
+			goto oom;
+		for (int d = 0; d < sc->ndomains; d++)
+			if (!ALLOC(w->wake[d].edges, POLICY_WAKEUP_EDGES))
+				goto oom;
+	}
 	n = 0;
 	for (int c = 0; c < w->ncore; c++) {
 		const struct topo_node *core = topo_get(t, TOPO_CORE, c);
@@ -604,7 +618,7 @@ demands(struct sim_world *w, double t)
 			continue;
 		for (int v = 0; v < sd->nvcpus; v++) {
 			struct sim_thread *th = &w->threads[D->base + v];
-			th->demand = th->bw = 0;
+			th->demand = th->bw = th->wake_hz = 0;
 			th->group = -1;
 		}
 		for (int i = 0; i < sd->nload; i++) {
@@ -616,8 +630,10 @@ demands(struct sim_world *w, double t)
 				struct sim_thread *th = &w->threads[D->base + v];
 				th->demand = fmin(1.0, th->demand + l->util);
 				th->bw += l->bw_gbs;
-				if (l->group >= 0)
+				if (l->group >= 0) {
 					th->group = l->group;
+					th->wake_hz += l->wakeups_hz;
+				}
 			}
 		}
 	}
@@ -713,7 +729,7 @@ account(struct sim_world *w, double t)
 	memset(w->llc_bw, 0, sizeof(double) * (size_t)w->nllc);
 	for (int i = w->nthreads - 1; i >= 0; i--) {
 		struct sim_thread *th = &w->threads[i];
-		th->runtime_ns = th->instructions = 0;
+		th->runtime_ns = th->instructions = th->run_delay_ns = 0;
 		th->rate = 0;
 		if (!w->dom[th->dom].active || th->demand <= 0)
 			continue;
@@ -741,6 +757,8 @@ account(struct sim_world *w, double t)
 				th->moved = th->last_llc >= 0 && th->last_llc != llc;
 				th->rate = th->cpu_frac * smt * bwf * (th->moved ? m->migration : 1.0);
 				th->runtime_ns = (uint64_t)llround(th->demand * th->cpu_frac * (double)w->dt_ns);
+				th->run_delay_ns = (uint64_t)llround(th->demand * fmax(0, 1 - 1 / L) *
+				    (double)w->dt_ns);
 				if (th->moved) {
 					w->dom[th->dom].thread_llc_moves++;
 					if (th->group >= 0)
@@ -905,6 +923,166 @@ invariants(struct sim_world *w)
 	}
 }
 
+/* --- wakeups (host.wakeup_trace) ----------------------------------------- */
+
+static int
+wdraw_push(struct sim_world *w, int waker, int wakee)
+{
+	if (w->wdraw_n == w->wdraw_cap) {
+		size_t ncap = w->wdraw_cap ? w->wdraw_cap * 2 : 4096;
+		uint64_t *n = realloc(w->wdraw, sizeof(*n) * ncap);
+		if (n == NULL)
+			return -1;
+		w->wdraw = n;
+		uint32_t *c = realloc(w->wcount, sizeof(*c) * ncap);
+		if (c == NULL)
+			return -1;
+		w->wcount = c;
+		w->wdraw_cap = ncap;
+	}
+	w->wdraw[w->wdraw_n++] = (uint64_t)waker << 32 | (uint32_t)wakee;
+	return 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Strongest first, ties by pair (deterministic). */
+static int
+cmp_edge_count(const void *a, const void *b)
+{
+	const struct policy_wakeup_edge *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->waker != y->waker)
+		return x->waker < y->waker ? -1 : 1;
+	return (x->wakee > y->wakee) - (x->wakee < y->wakee);
+}
+
+static int
+cmp_edge_pair(const void *a, const void *b)
+{
+	const struct policy_wakeup_edge *x = a, *y = b;
+
+	if (x->waker != y->waker)
+		return x->waker < y->waker ? -1 : 1;
+	return (x->wakee > y->wakee) - (x->wakee < y->wakee);
+}
+
+/* One domain's draws (spec: a busy thread of a group with wakeups_hz w
+ * sends Poisson(w * period) wakeups, each to a partner drawn uniformly
+ * from the group's other busy threads; every vCPU thread sends
+ * Poisson(wakeup_noise_hz * period) to uniformly drawn other vCPUs of its
+ * domain), aggregated into edges. */
+static void
+wakeups_domain(struct sim_world *w, int d, double t)
+{
+	const struct sim_domain *sd = &w->sc->domains[d];
+	const struct sim_dom_state *D = &w->dom[d];
+	struct sim_wake *K = &w->wake[d];
+	const double busy = w->sc->model.busy_util;
+	int n = sd->nvcpus, *mates = w->scratch, nm;
+	uint64_t oom = 0;
+	size_t i, j;
+
+	K->nedges = 0;
+	K->dropped = 0;
+	w->wdraw_n = 0;
+	if (!D->active || n < 2)
+		return;
+	for (int g = 0; g < w->sc->ngroups; g++) {
+		const struct sim_group *G = &w->sc->groups[g];
+		int v;
+		if (G->domain != d)
+			continue;
+		nm = 0;
+		CPUSET_FOREACH(v, &G->vcpus) {
+			const struct sim_thread *th = &w->threads[D->base + v];
+			if (th->group == g && th->demand >= busy)
+				mates[nm++] = v;
+		}
+		if (nm < 2)
+			continue;
+		for (int a = 0; a < nm; a++) {
+			const struct sim_thread *th = &w->threads[D->base + mates[a]];
+			uint64_t k = th->wake_hz > 0 ? sim_rng_poisson(&w->wrng, th->wake_hz * w->dt_s) : 0;
+			for (uint64_t x = 0; x < k; x++) {
+				int b = (int)sim_rng_below(&w->wrng, (uint32_t)nm - 1);
+				if (wdraw_push(w, mates[a], mates[b >= a ? b + 1 : b]) < 0)
+					oom++;
+			}
+		}
+	}
+	for (int v = 0; v < n && w->sc->wakeup_noise_hz > 0; v++) {
+		uint64_t k = sim_rng_poisson(&w->wrng, w->sc->wakeup_noise_hz * w->dt_s);
+		for (uint64_t x = 0; x < k; x++) {
+			int u = (int)sim_rng_below(&w->wrng, (uint32_t)n - 1);
+			if (wdraw_push(w, v, u >= v ? u + 1 : u) < 0)
+				oom++;
+		}
+	}
+	/* aggregate (sorted draws: equal pairs are adjacent), in place */
+	qsort(w->wdraw, w->wdraw_n, sizeof(*w->wdraw), cmp_u64);
+	size_t nd = 0;
+	for (i = 0; i < w->wdraw_n; i = j) {
+		for (j = i; j < w->wdraw_n && w->wdraw[j] == w->wdraw[i]; j++)
+			;
+		w->wdraw[nd++] = w->wdraw[i];
+		w->wcount[nd - 1] = (uint32_t)(j - i);
+	}
+	/* more pairs than the policy takes: keep the strongest */
+	if (nd > POLICY_WAKEUP_EDGES) {
+		struct policy_wakeup_edge *all = malloc(sizeof(*all) * nd);
+		if (all == NULL) {
+			for (i = 0; i < nd; i++)
+				K->dropped += w->wcount[i];
+			nd = 0;
+		} else {
+			for (i = 0; i < nd; i++)
+				all[i] = (struct policy_wakeup_edge){ (int)(w->wdraw[i] >> 32),
+					(int)(uint32_t)w->wdraw[i], w->wcount[i] };
+			qsort(all, nd, sizeof(*all), cmp_edge_count);
+			for (i = POLICY_WAKEUP_EDGES; i < nd; i++)
+				K->dropped += all[i].count;
+			memcpy(K->edges, all, sizeof(*all) * POLICY_WAKEUP_EDGES);
+			free(all);
+			nd = POLICY_WAKEUP_EDGES;
+		}
+	} else {
+		for (i = 0; i < nd; i++)
+			K->edges[i] = (struct policy_wakeup_edge){ (int)(w->wdraw[i] >> 32),
+				(int)(uint32_t)w->wdraw[i], w->wcount[i] };
+	}
+	struct policy_wakeup_edge *e = K->edges;
+	int ne = (int)nd;
+	qsort(e, (size_t)ne, sizeof(*e), cmp_edge_pair);
+	K->nedges = ne;
+	K->dropped += oom;
+	if (w->trace) {
+		for (int k = 0; k < ne; k++)
+			fprintf(w->trace, "{\"t\":%.3f,\"domain\":\"%s\",\"waker\":%d,\"wakee\":%d,"
+			    "\"n\":%u}\n", t, sd->name, e[k].waker, e[k].wakee, e[k].count);
+		if (K->dropped)
+			fprintf(w->trace, "{\"t\":%.3f,\"domain\":\"%s\",\"wakeups_dropped\":%llu}\n",
+			    t, sd->name, (unsigned long long)K->dropped);
+	}
+}
+
+static void
+wakeups(struct sim_world *w, double t)
+{
+	if (w->wake == NULL)
+		return;
+	for (int d = 0; d < w->sc->ndomains; d++)
+		wakeups_domain(w, d, t);
+}
+
 bool
 sim_world_step(struct sim_world *w)
 {
@@ -917,6 +1095,7 @@ sim_world_step(struct sim_world *w)
 	demands(w, t);
 	balance(w);
 	account(w, t);
+	wakeups(w, t);
 	invariants(w);
 	if (w->policy == SIM_POLICY_KCAS)
 		kcas_update(w);

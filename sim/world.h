@@ -40,7 +40,9 @@ struct sim_thread {
 	bool llcs_dirty;
 	bool moved;                     /* changed LLC this period */
 	double cpu_frac, rate;
+	double wake_hz;                 /* this period: wakeups it sends to its group */
 	uint64_t runtime_ns, instructions;
+	uint64_t run_delay_ns;          /* runnable but waiting, this period */
 	int next_on_pu;                 /* per-PU list, rebuilt each period */
 };
 
@@ -73,6 +75,14 @@ struct sim_group_state {
 	int nbusy, spread;              /* this period */
 };
 
+/* One domain's wakeup edges this period, as the policy sees them (at most
+ * POLICY_WAKEUP_EDGES, strongest kept; the rest counted in dropped). */
+struct sim_wake {
+	int nedges;
+	struct policy_wakeup_edge *edges;       /* POLICY_WAKEUP_EDGES */
+	uint64_t dropped;
+};
+
 #define SIM_MAX_VIOLATIONS 32
 
 struct sim_world {
@@ -80,6 +90,9 @@ struct sim_world {
 	const struct topo *topo;
 	enum sim_policy policy;
 	struct sim_rng rng;
+	struct sim_rng wrng;            /* wakeup draws: a stream of their own, so
+	                                 * that host.wakeup_trace leaves the
+	                                 * balancer's draws alone */
 	FILE *trace;
 
 	int npu, ncore, nllc, llc_words;
@@ -99,6 +112,10 @@ struct sim_world {
 	struct sim_dom_state *dom;
 	struct sim_group_state *grp;
 	int *order;
+	struct sim_wake *wake;          /* per domain (host.wakeup_trace) */
+	uint64_t *wdraw;                /* scratch: drawn (waker << 32 | wakee) */
+	uint32_t *wcount;               /* scratch: counts of the distinct pairs */
+	size_t wdraw_n, wdraw_cap;
 
 	long period, nperiods;
 	double dt_s;

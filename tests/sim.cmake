@@ -5,7 +5,8 @@ llcd_unit_test(test_sim_scenario SOURCES unit/test_sim_scenario.c LIBS llcsim_co
 
 find_program(PYTHON3 python3)
 set(_scen ${PROJECT_SOURCE_DIR}/sim/scenarios)
-foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-server)
+foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-server
+          xiangshan-wakeups pairs-busy noise-busy)
   add_test(NAME sim_${s}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
                    $<TARGET_FILE:llcsim> ${_scen} ${s})
@@ -14,6 +15,9 @@ endforeach()
 add_test(NAME sim_determinism
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_determinism.sh
                  $<TARGET_FILE:llcsim> ${_scen}/xiangshan-8ccx.json)
+add_test(NAME sim_determinism_wakeups
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_determinism.sh
+                 $<TARGET_FILE:llcsim> ${_scen}/xiangshan-wakeups.json)
 add_test(NAME sim_errors
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_errors.sh $<TARGET_FILE:llcsim>)
-set_tests_properties(sim_determinism sim_errors PROPERTIES LABELS "sim" TIMEOUT 120)
+set_tests_properties(sim_determinism sim_determinism_wakeups sim_errors PROPERTIES LABELS "sim" TIMEOUT 120)

@@ -35,8 +35,8 @@
  * prints {"cpus":[...],"ns":[[...]...]} with the one-way latency in ns
  * (half the median round trip of 64 batches), 0 on the diagonal.
  *
- * kvm: exit 0 and print "kvm usable" when /dev/kvm opens and KVM_CREATE_VM
- * works, else exit 1 and say why.
+ * kvm: exit 0 and print "kvm usable" when /dev/kvm opens, KVM_CREATE_VM
+ * works and kvm_intel or kvm_amd is loaded, else exit 1 and say why.
  *
  * Static C with pthreads only, so that it runs in a busybox initramfs.
  */
@@ -54,7 +54,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -619,6 +618,13 @@ static int cmd_kvm(void)
 	}
 	close(vm);
 	close(fd);
+	/* KVM-PVM (a kernel without kvm_intel/kvm_amd) opens /dev/kvm and
+	 * creates VMs, but a stock guest hangs in it: hardware KVM only */
+	if (access("/sys/module/kvm_intel", F_OK) != 0 && access("/sys/module/kvm_amd", F_OK) != 0) {
+		printf("kvm not usable: /dev/kvm works but neither kvm_intel nor kvm_amd is loaded%s\n",
+		       access("/sys/module/kvm_pvm", F_OK) == 0 ? " (KVM-PVM)" : "");
+		return 1;
+	}
 	printf("kvm usable\n");
 	return 0;
 }

@@ -1,10 +1,10 @@
 #!/bin/bash
 # test_llcctl.sh - every llcctl command against a running llcd on the
-# simulated back-end (llcd --simulate), the access rule with a real
+# simulated back-end (llcd-sim, the same daemon on an llcsim scenario), the access rule with a real
 # non-root peer, and hostile frames. Usage: test_llcctl.sh BUILD_DIR SRC_DIR
 set -euo pipefail
 build=$1 src=$2
-llcd=$build/agent/llcd llcctl=$build/agent/llcctl
+llcd=$build/agent/llcd llcd_sim=$build/sim/llcd-sim llcctl=$build/agent/llcctl
 work=$(mktemp -d /tmp/llcctl-test.XXXXXX)
 chmod 755 "$work"
 sock=$work/llcd.sock
@@ -26,7 +26,14 @@ log-level debug
 CONF
 "$llcd" -n -f "$work/llcd.conf" >/dev/null || fail "llcd -n rejects the test config"
 
-"$llcd" -d -f "$work/llcd.conf" --simulate "$src/sim/scenarios/xiangshan-8ccx.json" >"$work/llcd.log" 2>&1 &
+# llcd has no simulator: --simulate names llcd-sim; llcd-sim's own default
+# socket is not the service's
+if "$llcd" --simulate "$src/sim/scenarios/xiangshan-8ccx.json" 2>"$work/err"; then fail "llcd --simulate ran"; fi
+grep -q "llcd-sim .*xiangshan-8ccx.json" "$work/err" || fail "llcd --simulate: $(cat "$work/err")"
+grep -qx "socket /run/llcd-sim/llcd.sock" <<<"$("$llcd_sim" -nv "$src/sim/scenarios/xiangshan-8ccx.json")" ||
+	fail "llcd-sim's default socket: $("$llcd_sim" -nv "$src/sim/scenarios/xiangshan-8ccx.json" | grep ^socket)"
+ok "llcd --simulate points at llcd-sim; llcd-sim defaults to its own socket"
+"$llcd_sim" -d -f "$work/llcd.conf" "$src/sim/scenarios/xiangshan-8ccx.json" >"$work/llcd.log" 2>&1 &
 pid=$!
 for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "llcd did not create its socket"
@@ -100,7 +107,7 @@ out=$("$llcctl" tune period-ms 200); grep -q "period-ms set to 200" <<<"$out" ||
 grep -q "^period_ms *200" <<<"$("$llcctl" stats)" || fail "tune did not take effect"; ok "tune"
 echo "period-ms 150" >> "$work/llcd.conf"
 out=$("$llcctl" reload); grep -q "reloaded" <<<"$out" || fail "reload: $out"
-grep -q "^period_ms *100" <<<"$("$llcctl" stats)" || fail "reload: --simulate's period must win over the file"; ok "reload"
+grep -q "^period_ms *100" <<<"$("$llcctl" stats)" || fail "reload: the scenario's period must win over the file"; ok "reload"
 echo "bogus-directive 1" >> "$work/llcd.conf"
 if "$llcctl" reload 2>"$work/err"; then fail "reload of a bad file succeeded"; fi
 grep -q "llcd.conf:6: unknown directive 'bogus-directive'" "$work/err" || fail "reload error: $(cat "$work/err")"
@@ -130,6 +137,10 @@ data = s.recv(4096); assert b"llcsim" in data, data
 PY
 ok "hostile frames answered with an error; llcd stays responsive"
 
+out=$("$llcctl" wakeups xs)
+grep -q "^xs: no wakeup edges: the in-kernel tracer does not watch this domain" <<<"$out" || fail "wakeups without a trace: $out"
+ok "wakeups: says why there are no edges"
+
 out=$("$llcctl" release xs); grep -q "released" <<<"$out" || fail "release: $out"
 sleep 0.5
 grep -q "^xs *unmanaged.*released by llcctl release" <<<"$("$llcctl" list)" || fail "list after release"
@@ -145,4 +156,33 @@ rc=0; wait "$evpid" || rc=$?
 grep -q "llcd closed the connection" "$work/events2" || fail "events: $(cat "$work/events2")"
 ok "events says so and exits 3 when llcd stops"
 [ ! -e "$sock" ] || fail "llcd left its socket behind"; ok "llcd stops on SIGTERM and removes its socket"
+# groups from wakeups alone: the XiangShan guest without its helper
+printf 'socket %s\nsocket-group %s\n' "$sock" "$grp" > "$work/llcd2.conf"
+"$llcd" -d -f "$work/llcd2.conf" --simulate "$src/sim/scenarios/xiangshan-wakeups.json" >"$work/llcd.log" 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || fail "llcd (xiangshan-wakeups) did not create its socket"
+for _ in $(seq 300); do
+  out=$("$llcctl" hot xs)
+  grep -q "^wakeups-3 *vCPUs 3,19,35,51,67,83,99,115: 28 pairs" <<<"$out" && break
+  sleep 0.1
+done
+grep -q "^wakeups-3 *wakeups *3,19,35,51,67,83,99,115 " <<<"$out" || fail "hot: no wakeups group: $out"
+grep -q "^wakeups-3 *vCPUs 3,19,35,51,67,83,99,115: 28 pairs, [0-9.]* wakeups/s" <<<"$out" || fail "hot: edge rates: $out"
+ok "hot shows the inferred group with its rule and edge rates"
+out=$("$llcctl" wakeups xs)
+grep -q "^xs: [0-9.]* wakeups/s between vCPUs, background [0-9.]*/s per pair" <<<"$out" || fail "wakeups: $out"
+[ "$(grep -c ' grouped$' <<<"$out")" -ge 28 ] || fail "wakeups: want 28 grouped pairs: $out"
+out=$("$llcctl" --json wakeups xs | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+e = d["edges"]
+g = {x for p in e if p["state"] == "grouped" for x in (p["a"], p["b"])}
+assert d["available"] and d["inferring"], d
+assert g == {3, 19, 35, 51, 67, 83, 99, 115}, g
+assert all(p["rate_hz"] >= e[i + 1]["rate_hz"] for i, p in enumerate(e[:-1])), "not strongest first"
+assert e[0]["rate_hz"] > 100 > d["background_hz"], d
+print(len(e), "edges")')
+ok "wakeups --json: $out, the group's 28 pairs grouped, strongest first"
+kill "$pid"; wait "$pid" || true; pid=
 echo "llcctl: all checks passed"

@@ -4,6 +4,7 @@
 #   llcctl.8     every command of cmds[] in agent/llcctl.c, its options, and
 #                every tune knob (the TUNE rows of config_directives[])
 #   llcd.8       every long option of llcd (agent/llcd.c)
+#   llcd-sim.8   every long option of llcd-sim (sim/llcd-sim.c)
 #   llcd.conf.5  every directive of config_directives[] (agent/config.c)
 #   llc-policy.5 every attribute of the annotation (policy/annotation_xml.c)
 # and llc-guest's page, in packaging/man or guest-tools/, renders too.
@@ -61,6 +62,11 @@ lopts=$(sed -n '/static const struct option opts\[\]/,/};/p' "$src/agent/llcd.c"
 for o in $lopts; do tagged llcd.8 OPTIONS "(-[a-z], )?--$o" || fail "llcd.8 has no entry for --$o under OPTIONS"; done
 for s in SIGHUP SIGTERM fail-static /etc/llcd/llcd.conf /run/llcd/llcd.sock; do has llcd.8 "$s" || fail "llcd.8 does not mention $s"; done
 ok "llcd.8 documents all $(wc -w <<<"$lopts") options, the signals and the files"
+sopts=$(sed -n '/static const struct option opts\[\]/,/};/p' "$src/sim/llcd-sim.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//')
+[ "$(wc -l <<<"$sopts")" -ge 6 ] || fail "parsed only $(wc -l <<<"$sopts") options from sim/llcd-sim.c"
+for o in $sopts; do tagged llcd-sim.8 OPTIONS "(-[a-z], )?--$o" || fail "llcd-sim.8 has no entry for --$o under OPTIONS"; done
+for s in /run/llcd-sim/llcd.sock /usr/share/llcd-sim/scenarios/ SIGHUP; do has llcd-sim.8 "$s" || fail "llcd-sim.8 does not mention $s"; done
+ok "llcd-sim.8 documents all $(wc -w <<<"$sopts") options of sim/llcd-sim.c, its socket and scenarios"
 
 directives=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)".*/\1/p' | sort -u)
 [ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/config.c"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_packaging.sh - build the packages, lint them, install the .deb on this
-# machine, run and talk to the installed llcd, purge it again.
+# machine, run and talk to the installed daemon (llcd-sim), purge it again.
 #
 # It runs the shell commands of README.md's "Install on a KVM host" section
 # as they are written, in order, with these stand-ins for what needs a real
@@ -8,16 +8,20 @@
 # managed by llcd):
 #   sudo       runs the command (the test runs as root)
 #   apt        apt with -y and a dpkg lock timeout (other sessions share dpkg)
-#   systemctl  "enable --now llcd" runs the ExecStart= line of the installed
+#   systemctl  "enable --now llcd" installs the llcd-sim package built
+#              beside llcd's and runs the ExecStart= line of the installed
 #              llcd.service under this script (a background process it
-#              tracks) with -d (log to stderr) and --simulate
-#              /usr/share/llcd/scenarios/xiangshan-8ccx.json, confined as
-#              the unit confines it where setpriv can: the unit's
+#              tracks), with the installed llcd-sim in place of llcd (the
+#              same daemon on a simulated host: the line's options, -d to
+#              log to stderr, the service's socket, and the scenario
+#              /usr/share/llcd-sim/scenarios/xiangshan-8ccx.json), confined
+#              as the unit confines it where setpriv can: the unit's
 #              CapabilityBoundingSet= and NoNewPrivileges=
 #   virsh      "metadata D --uri urn:llcd:llc-policy:1 ... --set XML" hands
 #              XML to that llcd with `llcctl policy D --xml XML`
 #   DOMAIN=... is set to the simulated host's domain, xs
-# Then: lintian (no E:), the installed files and conffile, the llcd group,
+# Then: lintian (no E:), the installed files and conffile (llcd has no
+# simulator: that is in llcd-sim, with the scenarios), the llcd group,
 # the socket's mode, llcctl as a group member, bash completion, SIGHUP,
 # systemd-analyze verify of the installed unit, the rpm (rpmbuild) and its
 # file list against the .deb's, SIGTERM, and purge: the machine is left as it
@@ -43,8 +47,10 @@ ok() { echo "ok   $*  [$(($(date +%s) - t0)) s]"; }
 cleanup() {
 	set +e
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	if [ "$installed" = 1 ] && dpkg -s llcd >/dev/null 2>&1; then
-		apt-get -o DPkg::Lock::Timeout=300 purge -y -qq llcd >/dev/null 2>&1
+	if [ "$installed" = 1 ]; then
+		for p in llcd-sim llcd; do
+			dpkg -s "$p" >/dev/null 2>&1 && apt-get -o DPkg::Lock::Timeout=300 purge -y -qq "$p" >/dev/null 2>&1
+		done
 	fi
 	[ "$made_group" = 1 ] && getent group llcd >/dev/null && groupdel llcd
 	[ "$made_run" = 1 ] && rm -rf /run/llcd
@@ -59,7 +65,9 @@ flock -w 900 8 || fail "another packaging test holds /run/lock/llcd-packaging-te
 for t in dpkg-buildpackage lintian rpmbuild apt-get; do
 	command -v "$t" >/dev/null || fail "no $t: run scripts/install-deps (scripts/deps/packaging.txt)"
 done
-if dpkg -s llcd >/dev/null 2>&1; then fail "an llcd package is already installed; this test would replace it"; fi
+for p in llcd llcd-sim; do
+	if dpkg -s "$p" >/dev/null 2>&1; then fail "an $p package is already installed; this test would replace it"; fi
+done
 getent group llcd >/dev/null || made_group=1
 [ -e /run/llcd ] || made_run=1
 [ ! -S /run/llcd/llcd.sock ] || fail "/run/llcd/llcd.sock exists: is an llcd running on this machine?"
@@ -83,16 +91,20 @@ systemctl() {
 	local exec
 	exec=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/llcd.service)
 	[ -n "$exec" ] || fail "no ExecStart= in the installed llcd.service"
+	[ "${exec%% *}" = /usr/sbin/llcd ] || fail "ExecStart= runs ${exec%% *}, not /usr/sbin/llcd"
+	command apt-get -o DPkg::Lock::Timeout=300 -y -q install "$out"/llcd-sim_*.deb >"$work/apt-sim.log" 2>&1 ||
+		{ cat "$work/apt-sim.log" >&2; fail "installing llcd-sim failed"; }
 	# CapabilityBoundingSet=CAP_A CAP_B -> setpriv --bounding-set -all,+a,+b
 	local caps
 	caps=$(sed -n 's/^CapabilityBoundingSet=//p' /lib/systemd/system/llcd.service | tr 'A-Z' 'a-z' |
 		sed 's/cap_/+/g; s/ /,/g')
 	[ -n "$caps" ] || fail "no CapabilityBoundingSet= in the installed llcd.service"
 	setpriv --bounding-set "-all,$caps" --inh-caps=-all --no-new-privs \
-		$exec -d --simulate /usr/share/llcd/scenarios/xiangshan-8ccx.json >"$work/llcd.log" 2>&1 &
+		/usr/bin/llcd-sim ${exec#* } -d --socket /run/llcd/llcd.sock \
+		/usr/share/llcd-sim/scenarios/xiangshan-8ccx.json >"$work/llcd.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 50); do [ -S /run/llcd/llcd.sock ] && return 0; sleep 0.1; done
-	fail "the installed llcd did not create /run/llcd/llcd.sock"
+	fail "the installed llcd-sim did not create /run/llcd/llcd.sock"
 }
 virsh() {
 	local dom=$2 xml=
@@ -143,12 +155,21 @@ for d in "$out"/*.deb; do
 done
 ok "units in /lib/systemd/system, enabled by the postinst"
 
-for f in /usr/sbin/llcd /usr/bin/llcctl /usr/bin/llcsim /usr/bin/llc-qmp /usr/bin/llcd-place /usr/bin/llc-guesttopo \
+for f in /usr/sbin/llcd /usr/bin/llcctl /usr/bin/llc-qmp /usr/bin/llcd-place /usr/bin/llc-guesttopo \
 	/etc/llcd/llcd.conf /lib/systemd/system/llcd.service /usr/share/bash-completion/completions/llcctl \
 	/usr/share/man/man8/llcd.8.gz /usr/share/man/man8/llcctl.8.gz /usr/share/man/man5/llcd.conf.5.gz \
-	/usr/share/man/man5/llc-policy.5.gz /usr/share/llcd/scenarios/xiangshan-8ccx.json /usr/share/doc/llcd/docs/install.md; do
-	dpkg -S "$f" >/dev/null 2>&1 || fail "$f is not from the installed package"
+	/usr/share/man/man5/llc-policy.5.gz /usr/share/doc/llcd/docs/install.md; do
+	[ "$(dpkg -S "$f" 2>/dev/null | cut -d: -f1)" = llcd ] || fail "$f is not from the installed llcd package"
 done
+for f in /usr/bin/llcd-sim /usr/bin/llcsim /usr/share/llcd-sim/scenarios/xiangshan-8ccx.json \
+	/usr/share/man/man8/llcd-sim.8.gz /usr/share/man/man1/llcsim.1.gz; do
+	[ "$(dpkg -S "$f" 2>/dev/null | cut -d: -f1)" = llcd-sim ] || fail "$f is not from the installed llcd-sim package"
+done
+! dpkg -L llcd | grep -v '^/usr/share/doc/' | grep -E 'llcsim|llcd-sim|scenario' || fail "the llcd package ships the simulator (above)"
+# the installed binaries are stripped: the simulator's strings show it (the
+# back-end name llcsim), in llcd-sim and not in llcd
+grep -q llcsim /usr/bin/llcd-sim || fail "/usr/bin/llcd-sim does not name its llcsim back-end"
+! grep -q llcsim /usr/sbin/llcd || fail "/usr/sbin/llcd carries the simulator (the string llcsim)"
 grep -q '^ /etc/llcd/llcd.conf ' <<<"$(dpkg-query -W -f='${Conffiles}\n' llcd)" || fail "/etc/llcd/llcd.conf is not a conffile"
 cmp -s /etc/llcd/llcd.conf "$src/packaging/llcd.conf" || fail "/etc/llcd/llcd.conf is not packaging/llcd.conf"
 getent group llcd >/dev/null || fail "postinst did not create the group llcd"
@@ -162,7 +183,7 @@ if setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcd | cut -d: -
 	fail "a member of llcd released a domain"
 fi
 v=$(llcctl version); grep -q "backend *llcsim" <<<"$v" && grep -q "0.1.0" <<<"$v" || fail "llcctl version: $v"
-ok "installed: files, conffile, group llcd, socket 0660 root:llcd, read-only for members; llcd runs with the unit's 3 capabilities"
+ok "installed: files (the simulator in llcd-sim only), conffile, group llcd, socket 0660 root:llcd, read-only for members; the daemon runs with the unit's 3 capabilities"
 
 # bash completion, as bash loads it
 comp=$(bash -c '. /usr/share/bash-completion/bash_completion; . /usr/share/bash-completion/completions/llcctl
@@ -207,12 +228,13 @@ fi
 kill -TERM "$pid"; wait "$pid" || fail "llcd exited non-zero on SIGTERM"; pid=
 grep -q "pins stay where they are (fail-static)" "$work/llcd.log" || fail "llcd did not log its fail-static stop"
 [ ! -e /run/llcd/llcd.sock ] || fail "llcd left its socket behind"
-apt-get -o DPkg::Lock::Timeout=300 purge -y -qq llcd > "$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "purge failed"; }
+apt-get -o DPkg::Lock::Timeout=300 purge -y -qq llcd-sim llcd > "$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "purge failed"; }
 installed=0
 ! dpkg -s llcd >/dev/null 2>&1 || fail "llcd still installed after purge"
-for f in /usr/sbin/llcd /usr/bin/llcctl /etc/llcd /var/lib/llcd /lib/systemd/system/llcd.service \
-	/etc/systemd/system/multi-user.target.wants/llcd.service; do
+! dpkg -s llcd-sim >/dev/null 2>&1 || fail "llcd-sim still installed after purge"
+for f in /usr/sbin/llcd /usr/bin/llcctl /usr/bin/llcd-sim /usr/share/llcd-sim /etc/llcd /var/lib/llcd \
+	/lib/systemd/system/llcd.service /etc/systemd/system/multi-user.target.wants/llcd.service; do
 	[ ! -e "$f" ] || fail "$f is still there after purge"
 done
-ok "SIGTERM stops llcd (fail-static); purge removes the package"
+ok "SIGTERM stops llcd (fail-static); purge removes the packages"
 echo "packaging: all checks passed in $(($(date +%s) - t0)) s"

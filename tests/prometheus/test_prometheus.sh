@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # test_prometheus.sh - a real Prometheus scrapes llcd's metrics endpoint.
 #
-# llcd runs on the simulated host (--simulate SCENARIO) with metrics-listen
+# llcd-sim (the daemon on a simulated host: llcd's loop, handlers and
+# metrics code; sim/llcd-sim.c) runs with metrics-listen
 # 127.0.0.1:0 (it logs the port it bound); Debian's prometheus, started here
 # with a scrape config of one job "llcd" (scrape every second) and the
 # example rules of packaging/prometheus/, scrapes it. Then, through
@@ -18,7 +19,7 @@
 # Usage: test_prometheus.sh BUILD_DIR SRC_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
-llcd=$build/agent/llcd llcctl=$build/agent/llcctl
+llcd=$build/sim/llcd-sim llcctl=$build/agent/llcctl
 rules=$src/packaging/prometheus/llcd-rules.yml
 t0=$(date +%s)
 work=$(mktemp -d /tmp/llcd-prom.XXXXXX)
@@ -43,8 +44,8 @@ done
 
 # --- llcd with the endpoint ---------------------------------------------------
 printf 'socket-group none\nmetrics-listen 127.0.0.1:0\n' > "$work/llcd.conf"
-"$llcd" -d -f "$work/llcd.conf" --simulate "$src/sim/scenarios/xiangshan-8ccx.json" \
-	--socket "$work/llcd.sock" > "$work/llcd.log" 2>&1 &
+"$llcd" -d -f "$work/llcd.conf" --socket "$work/llcd.sock" "$src/sim/scenarios/xiangshan-8ccx.json" \
+	> "$work/llcd.log" 2>&1 &
 lpid=$!
 url=
 for _ in $(seq 50); do

@@ -31,4 +31,14 @@ expect reserved '{"host":{"topology":"pack:1 [numa] l3:2 core:2 pu:2","reserved_
 expect annot "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"llc_policy\":\"<oops\"}]}" 'domains[0].llc_policy'
 expect sharing "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,\"sharing\":1}]}]}" \
   'domains[0].load[0].sharing: only meaningful with a group'
+expect wakeups_nogroup "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,\"wakeups_hz\":100}]}]}" \
+  'domains[0].load[0].wakeups_hz: only meaningful with a group'
+expect wakeups_neg "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1,\"group\":\"g\",\"wakeups_hz\":-1}]}]}" \
+  'domains[0].load[0].wakeups_hz: must be in [0, 1e+06], got -1'
+expect wakeups_type "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1,\"group\":\"g\",\"wakeups_hz\":\"lots\"}]}]}" \
+  'domains[0].load[0].wakeups_hz: must be a number, got string'
+expect trace_type '{"host":{"topology":"pack:1 [numa] l3:2 core:2 pu:2","wakeup_trace":1},"duration_s":1,"domains":[]}' \
+  'host.wakeup_trace: must be true or false'
+expect noise '{"host":{"topology":"pack:1 [numa] l3:2 core:2 pu:2","wakeup_noise_hz":-5},"duration_s":1,"domains":[]}' \
+  'host.wakeup_noise_hz: must be in [0, 100000], got -5'
 exit $fail

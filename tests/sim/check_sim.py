@@ -92,6 +92,34 @@ def main():
     elif name == "client-server":
         c.ratio_at_least("llcd", "none", "web/tbench", 0.98)
         c.ratio_at_least("llcd", "none", None, 0.98)
+    elif name == "xiangshan-wakeups":
+        g = "xs/verilator"
+        c.check(c.group("none", g)["llc_spread_avg"] >= 7.5,
+                "none: the balancer spreads the 8 busy threads over the 8 CCXs")
+        c.ratio_at_least("llcd", "none", g, 1.8)
+        s = c.group("llcd", g)["settle_s"]
+        c.check(s is not None and s - 5.0 <= 5.0,
+                f"llcd settles within 5 s of the load, from wakeups alone (settle_s {s})")
+        c.ratio_at_least("kernel-cas", "none", g, 0.98)
+    elif name == "pairs-busy":
+        def total(pol, prefix):
+            return sum(g["throughput"] for g in runs[pol]["groups"] if g["group"].startswith(prefix))
+        a, b = total("llcd", "pair"), total("none", "pair")
+        c.check(a >= 1.3 * b, f"pairs: llcd {a:.4f} >= 1.3 x none {b:.4f} (ratio {a / b:.3f})")
+        for g in runs["none"]["groups"]:
+            if g["group"].startswith("solo"):
+                c.ratio_at_least("llcd", "none", f'{g["domain"]}/{g["group"]}', 0.98)
+    elif name == "noise-busy":
+        c.ratio_at_least("llcd", "none", None, 0.98)
+        for g in runs["none"]["groups"]:
+            c.ratio_at_least("llcd", "none", f'{g["domain"]}/{g["group"]}', 0.98)
+        dn = {d["name"]: d for d in runs["none"]["domains"]}
+        for d in runs["llcd"]["domains"]:
+            c.check(d["pref_llc_switches"] == 0,
+                    f'{d["name"]}: llcd never prefers an LLC (nothing grouped; {d["pref_llc_switches"]} switches)')
+            n = dn[d["name"]]["thread_llc_moves"]
+            c.check(d["thread_llc_moves"] <= n,
+                    f'{d["name"]}: llcd adds no LLC moves ({d["thread_llc_moves"]} <= none {n})')
     elif name == "genoa-churn":
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")

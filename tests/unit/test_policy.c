@@ -817,6 +817,107 @@ test_taken_vcpus_not_left_on_stale_pins(void **state)
 	h_free(h);
 }
 
+/* Issue 14 item 10: a domain cannot keep the step's move budget to itself.
+ * Two domains (A with the lower key) each have a group of 8 busy vCPUs,
+ * one on each LLC (guest die = host LLC); the host allows 2 moves per
+ * step. Before: A took both moves every step until it was aggregated, B
+ * waited. Now the budget is shared: B moves in the first steps too. */
+static void
+test_move_budget_shared(void **state)
+{
+	struct harness *h = h_new(EPYC_9T24);
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;
+	a.tune.max_moves = 8;
+	a.ngroups = 1;
+	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	for (int i = 0; i < 8; i++)
+		cpuset_set(&a.groups[0].vcpus, 3 + 8 * i);
+	h->host.max_moves_total = 2;
+	int d[2];
+	d[0] = h_add(h, "A", 64, 8, 4, 2, &a);
+	d[1] = h_add(h, "B", 64, 8, 4, 2, &a);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 8; i++)
+			h->dom[d[k]].demand[3 + 8 * i] = 1.0;
+	int first_move = -1, moved[2] = { 0, 0 };
+	for (int step = 0; step < 30; step++) {
+		assert_int_equal(h_step(h), 0);
+		int n[2] = { 0, 0 };
+		for (int i = 0; i < h->plan->n; i++)
+			if (h->plan->actions[i].type == POLICY_ACT_PIN_VCPU &&
+			    strncmp(h->plan->actions[i].reason, "preferred LLC", 13) == 0)
+				n[h->map[h->plan->actions[i].domain] == d[0] ? 0 : 1]++;
+		assert_true(n[0] + n[1] <= 2);
+		if (first_move < 0 && n[0] + n[1] > 0)
+			first_move = step;
+		if (first_move >= 0 && step < first_move + 3) {
+			moved[0] += n[0];
+			moved[1] += n[1];
+		}
+	}
+	assert_true(first_move >= 0);
+	/* in the first 3 steps with moves, both domains moved */
+	if (moved[0] == 0 || moved[1] == 0)
+		fail_msg("first 3 steps with moves: A moved %d, B moved %d", moved[0], moved[1]);
+	/* and both end aggregated */
+	for (int k = 0; k < 2; k++)
+		for (int i = 1; i < 8; i++)
+			assert_int_equal(h_llc(h, d[k], 3 + 8 * i), h_llc(h, d[k], 3));
+	h_free(h);
+}
+
+/* Issue 14 item 10: the size guard applies to all of a domain's groups on
+ * an LLC together: a guest cannot split a workload too large for an LLC
+ * into groups that each pass it. Two reported groups of 6 vCPUs at 45 %
+ * (2.7 busy threads each, SMT2: 5.4 of an 8-PU LLC alone, 10.8 together)
+ * both have 4 of their vCPUs on LLC 0 (and 2 on LLC 1 or 2). */
+static void
+test_size_guard_groups_together(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	a.topology = POLICY_TOPO_MATCH;         /* guest die i on host LLC i */
+	a.tune.max_moves = 8;
+	int d = h_add(h, "split", 32, 4, 4, 2, &a);
+	int ga[6] = { 0, 1, 2, 3, 8, 9 }, gb[6] = { 4, 5, 6, 7, 16, 17 };
+	struct policy_hot_report *r = h->dom[d].rep;
+	memset(r, 0, 2 * sizeof(*r));
+	snprintf(r[0].name, sizeof(r[0].name), "part1");
+	snprintf(r[1].name, sizeof(r[1].name), "part2");
+	r[0].pid = 100;
+	r[1].pid = 101;
+	for (int i = 0; i < 6; i++) {
+		cpuset_set(&r[0].vcpus, ga[i]);
+		cpuset_set(&r[1].vcpus, gb[i]);
+		h->dom[d].demand[ga[i]] = h->dom[d].demand[gb[i]] = 0.45;
+	}
+	h->dom[d].in.reports = r;
+	h->dom[d].in.nreports = 2;
+	/* threads under 50 % share PUs in the harness: start each on a PU of
+	 * its own, on its die's LLC */
+	for (int v = 0; v < 32; v++)
+		h->dom[d].s[v].last_cpu = v;
+	for (int step = 0; step < 20; step++)
+		assert_int_equal(h_step(h), 0);
+	struct policy_domain_info info;
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	assert_int_equal(info.ngroups, 2);
+	int in0 = 0;
+	for (int i = 0; i < 6; i++)
+		in0 += (h_llc(h, d, ga[i]) == 0) + (h_llc(h, d, gb[i]) == 0);
+	/* one group aggregated on LLC 0 (6), the other's 4 vCPUs of die 0
+	 * there by placement; its 2 others stay home (before: all 12) */
+	if (in0 != 10)
+		fail_msg("%d of the 12 vCPUs pinned to LLC 0 (prefs %d, %d)", in0,
+		    info.groups[0].pref_llc, info.groups[1].pref_llc);
+	assert_true(info.groups[0].pref_llc == 0 || info.groups[1].pref_llc == 0);
+	assert_true(info.groups[0].guarded != info.groups[1].guarded);
+	const char *why = info.groups[0].guarded ? info.groups[0].why : info.groups[1].why;
+	assert_non_null(strstr(why, "with the domain's other groups there"));
+	h_free(h);
+}
+
 /* An annotation change that alters the shape re-places the domain;
  * a tune change does not move anything. */
 static void
@@ -1077,6 +1178,8 @@ main(void)
 		cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
 		cmocka_unit_test(test_guest_report_hostile_and_dissolve),
 		cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),
+		cmocka_unit_test(test_move_budget_shared),
+		cmocka_unit_test(test_size_guard_groups_together),
 		cmocka_unit_test(test_annotation_change),
 		cmocka_unit_test(test_isolation_random_churn),
 		cmocka_unit_test(test_input_order_irrelevant),

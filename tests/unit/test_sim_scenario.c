@@ -64,6 +64,19 @@ test_defaults_and_model(void **state)
 	assert_true(s->groups[0].barrier);
 	assert_double_equal(s->groups[0].sharing, 1.04, 0);
 	assert_true(isinf(s->domains[0].load[0].to_s));
+	assert_false(s->wakeup_trace);
+	assert_double_equal(s->wakeup_noise_hz, 20, 0);        /* the spec's default */
+	assert_double_equal(s->domains[0].load[0].wakeups_hz, 0, 0);
+	sim_scenario_free(s);
+
+	s = parse("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\",\"wakeup_trace\":true,"
+	    "\"wakeup_noise_hz\":0},\"duration_s\":2,\"domains\":[{\"name\":\"a\",\"vcpus\":4,"
+	    "\"load\":[{\"vcpus\":\"0-3\",\"util\":1,\"group\":\"g\",\"wakeups_hz\":750}]}]}", &err);
+	if (s == NULL)
+		fail_msg("%s", err.msg);
+	assert_true(s->wakeup_trace);
+	assert_double_equal(s->wakeup_noise_hz, 0, 0);
+	assert_double_equal(s->domains[0].load[0].wakeups_hz, 750, 0);
 	sim_scenario_free(s);
 }
 
@@ -75,6 +88,12 @@ test_errors(void **state)
 	(void)state;
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":2}]}]}",
 	    "t.json: domains[0].load[0].util: must be in [0, 1], got 2");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
+	    "\"wakeups_hz\":5}]}]}",
+	    "t.json: domains[0].load[0].wakeups_hz: only meaningful with a group");
+	expect_error("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\",\"wakeup_noise_hz\":1e6},"
+	    "\"duration_s\":1,\"domains\":[]}",
+	    "t.json: host.wakeup_noise_hz: must be in [0, 100000], got 1e+06");
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
 	    "\"from_s\":3,\"to_s\":2}]}]}",
 	    "t.json: domains[0].load[0].to_s: must be after from_s (3), got 2");

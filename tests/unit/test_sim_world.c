@@ -224,6 +224,126 @@ test_smt_and_cpu_share(void **state)
 	fx_close(&f);
 }
 
+
+/* Run delay (spec): u_v * max(0, 1 - 1/L) * period on a PU with load L. */
+static void
+test_run_delay(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\"},\"duration_s\":10,"
+	    "\"domains\":[{\"name\":\"a\",\"vcpus\":3,\"load\":[{\"vcpus\":\"0-1\",\"util\":1},"
+	    "{\"vcpus\":\"2\",\"util\":0.2}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
+	steps(&f, 1);
+	pin(&f, 0, 0, "0");
+	pin(&f, 0, 1, "0");
+	pin(&f, 0, 2, "3");
+	steps(&f, 1);
+	assert_int_equal(th(&f, 0, 0)->run_delay_ns, 50000000);        /* L = 2 */
+	assert_int_equal(th(&f, 0, 1)->run_delay_ns, 50000000);
+	assert_int_equal(th(&f, 0, 2)->run_delay_ns, 0);               /* L = 0.2 */
+	pin(&f, 0, 2, "0");                                             /* L = 2.2 */
+	steps(&f, 1);
+	assert_int_equal(th(&f, 0, 2)->run_delay_ns,
+	    (uint64_t)llround(0.2 * (1 - 1 / 2.2) * 100000000.0));
+	fx_close(&f);
+}
+
+#define WAKE_HOST "\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:2\",\"wakeup_trace\":true}," \
+	"\"duration_s\":100"
+
+/* Wakeup draws (spec): a busy group thread sends Poisson(w * period) to
+ * its group's other busy threads; every vCPU sends Poisson(noise * period)
+ * to others; the draws have their own stream (placement is unchanged). */
+static void
+test_wakeup_draws(void **state)
+{
+	static const char *json = "{" WAKE_HOST ",\"domains\":[{\"name\":\"a\",\"vcpus\":8,\"load\":["
+	    "{\"vcpus\":\"0-7\",\"util\":0.05},"
+	    "{\"vcpus\":\"1,3,5\",\"util\":1,\"group\":\"g\",\"wakeups_hz\":500},"
+	    "{\"vcpus\":\"6\",\"util\":0.3,\"group\":\"g\"}]}]}";
+	struct fx f, g;
+	double group = 0, noise = 0;
+	long periods = 1000;
+
+	(void)state;
+	fx_open(&f, json, SIM_POLICY_NONE, 3, NULL, NULL);
+	assert_true(f.sc->wakeup_trace);
+	assert_double_equal(f.sc->wakeup_noise_hz, 20, 0);
+	for (long p = 0; p < periods; p++) {
+		steps(&f, 1);
+		const struct sim_wake *k = &f.w->wake[0];
+		assert_int_equal(k->dropped, 0);
+		for (int i = 0; i < k->nedges; i++) {
+			const struct policy_wakeup_edge *e = &k->edges[i];
+			assert_true(e->waker != e->wakee);
+			assert_true(e->count > 0);
+			if (i > 0)      /* sorted by pair, no duplicates */
+				assert_true(e->waker > k->edges[i - 1].waker ||
+				    (e->waker == k->edges[i - 1].waker && e->wakee > k->edges[i - 1].wakee));
+			bool in = (e->waker == 1 || e->waker == 3 || e->waker == 5) &&
+			    (e->wakee == 1 || e->wakee == 3 || e->wakee == 5);
+			if (in)
+				group += e->count;
+			else
+				noise += e->count;
+		}
+	}
+	/* 3 threads x 50 per period, plus the noise that falls inside (20/s x
+	 * 3 senders x 2/7 of partners); the idle member 6 is no partner */
+	double want_group = periods * (3 * 50.0 + 3 * 2.0 * 2 / 7);
+	double want_noise = periods * (8 * 2.0 - 3 * 2.0 * 2 / 7);
+	assert_double_equal(group / want_group, 1.0, 0.02);
+	assert_double_equal(noise / want_noise, 1.0, 0.05);
+
+	fx_close(&f);
+
+	/* the same world without the trace places every thread the same way */
+	char off[1024];
+	const char *t = strstr(json, "true");
+	snprintf(off, sizeof(off), "%.*sfalse%s", (int)(t - json), json, t + 4);
+	fx_open(&f, json, SIM_POLICY_NONE, 3, NULL, NULL);
+	fx_open(&g, off, SIM_POLICY_NONE, 3, NULL, NULL);
+	assert_null(g.w->wake);
+	for (long p = 0; p < 100; p++) {
+		steps(&f, 1);
+		steps(&g, 1);
+		for (int v = 0; v < 8; v++)
+			assert_int_equal(th(&f, 0, v)->pu, th(&g, 0, v)->pu);
+	}
+	fx_close(&f);
+	fx_close(&g);
+}
+
+/* More pairs than the policy takes: the strongest 1024 kept, the rest
+ * counted as dropped, nothing lost. */
+static void
+test_wakeup_cap(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:8 core:8 pu:2\",\"wakeup_trace\":true,"
+	    "\"wakeup_noise_hz\":2000},\"duration_s\":10,\"domains\":[{\"name\":\"a\",\"vcpus\":128,"
+	    "\"load\":[{\"vcpus\":\"0-127\",\"util\":0.05}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
+	steps(&f, 1);
+	const struct sim_wake *k = &f.w->wake[0];
+	uint64_t sum = k->dropped;
+	uint32_t min = UINT32_MAX;
+	assert_int_equal(k->nedges, POLICY_WAKEUP_EDGES);
+	assert_true(k->dropped > 0);
+	for (int i = 0; i < k->nedges; i++) {
+		sum += k->edges[i].count;
+		if (k->edges[i].count < min)
+			min = k->edges[i].count;
+	}
+	assert_int_equal(sum, f.w->wdraw_n);    /* every draw counted */
+	assert_true(min >= 2);                   /* singletons went to dropped first */
+	assert_double_equal((double)sum / (128 * 200.0), 1.0, 0.05);
+	fx_close(&f);
+}
+
 static void
 test_bandwidth_cap(void **state)
 {
@@ -385,6 +505,9 @@ main(void)
 		cmocka_unit_test(test_migration_penalty),
 		cmocka_unit_test(test_smt_and_cpu_share),
 		cmocka_unit_test(test_bandwidth_cap),
+		cmocka_unit_test(test_run_delay),
+		cmocka_unit_test(test_wakeup_draws),
+		cmocka_unit_test(test_wakeup_cap),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_kcas_aggregates_small_process),
 		cmocka_unit_test(test_kcas_guard_keeps_8_busy_apart),

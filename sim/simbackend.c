@@ -1,4 +1,4 @@
-/* simbackend.c - llcd's simulated back-end (llcsim's world). */
+/* simbackend.c - llcd-sim's back-end: llcsim's world behind the daemon core. */
 #include "simbackend.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* simbackend.h - llcd on a simulated host (llcd --simulate SCENARIO.json):
+/* simbackend.h - llcd on a simulated host (llcd-sim SCENARIO.json):
  * llcsim's world and ops back-end behind the daemon, one simulated period
  * per daemon period, so that llcd and llcctl run anywhere. */
 #ifndef LLCD_SIMBACKEND_H

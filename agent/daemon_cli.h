@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* daemon_cli.h - what llcd (agent/llcd.c, the live host) and llcd-sim
+ * (sim/llcd-sim.c, a simulated host) share once each has read its own
+ * options and made its back-end: the configuration with the command line
+ * over the file, `-n`/`-nv`, and serving (--oneshot, or the control socket
+ * until SIGTERM, with SIGHUP reloading). */
+#ifndef LLCD_DAEMON_CLI_H
+#define LLCD_DAEMON_CLI_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "daemon.h"
+
+struct daemon_cli {
+	const char *prog;               /* "llcd", "llcd-sim": messages */
+	const char *config_path;        /* -f FILE; NULL: default_config */
+	const char *default_config;     /* read when it exists; NULL: none */
+	/* command-line settings over the file (NULL: not given); they stay
+	 * over it across reloads */
+	const char *topology, *uri, *socket, *period;
+	bool foreground, check, oneshot, dry;
+	int verbose;
+	bool period_is_override;        /* cfg.period_ms stays over the file (llcd-sim: the scenario's) */
+	bool watch_cpus;                /* re-read the live host on CPU hotplug */
+	/* whether the back-end reaches libvirt now, for the service manager's
+	 * STATUS= (NULL: no libvirt, e.g. a simulated host) */
+	bool (*connected)(void *arg);
+	void *connected_arg;
+};
+
+/* Load the file into cfg (defaults already in it) and put the command line
+ * over it. Returns 0, or the exit code after a message on stderr. */
+int daemon_cli_config(struct daemon_cli *cli, struct config *cfg);
+/* -n: the settings must also fit the host t. Returns the exit code. */
+int daemon_cli_check(const struct daemon_cli *cli, const struct config *cfg, const struct topo *t);
+/* Start logging (-d, -v, log-level). */
+void daemon_cli_log(const struct daemon_cli *cli, const struct config *cfg);
+/* Run the daemon on be and t (borrowed): one period with --oneshot, else
+ * the control socket until a signal. Returns the exit code. */
+int daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct topo *t,
+                     const struct daemon_backend *be);
+
+#endif

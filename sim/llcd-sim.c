@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* llcd-sim - llcd's daemon, control socket and policy on the simulated host
+ * of an llcsim scenario: one simulated period per daemon period, so that
+ * llcd and llcctl can be tried and tested without libvirt or guests.
+ * See llcd-sim(8). The production llcd links none of this. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "daemon_cli.h"
+#include "simbackend.h"
+
+/* not the service's socket (/run/llcd/llcd.sock): a simulated daemon must
+ * never answer in place of the real one */
+#define SIM_SOCKET "/run/llcd-sim/llcd.sock"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: llcd-sim [-d] [-n] [-v] [-f FILE] [--socket PATH] [--period-ms MS]\n"
+	    "                [--oneshot] [--dry-run] SCENARIO.json\n"
+	    "  -d, --debug        stay in the foreground and log to stderr (-dv: debug messages)\n"
+	    "  -n, --check        check the configuration against the scenario's host and exit\n"
+	    "                     (-nv: print it normalised)\n"
+	    "  -v, --verbose      more output (repeatable)\n"
+	    "  -f, --config FILE  an llcd.conf(5) file (default: none, the built-in defaults)\n"
+	    "  --socket PATH      control socket (default " SIM_SOCKET ")\n"
+	    "  --period-ms MS     period (default: the scenario's)\n"
+	    "  --oneshot          run one period and exit\n"
+	    "  --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "debug", no_argument, NULL, 'd' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "period-ms", required_argument, NULL, 'p' },
+		{ "oneshot", no_argument, NULL, 'o' },
+		{ "dry-run", no_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct daemon_cli cli = { .prog = "llcd-sim", .default_config = NULL };
+	const char *scenario;
+	int c, rc;
+	struct config cfg;
+	struct llcd_err err;
+	struct simbe *sim;
+	struct daemon_backend be;
+
+	while ((c = getopt_long(argc, argv, "dnvf:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': cli.foreground = true; break;
+		case 'n': cli.check = true; break;
+		case 'v': cli.verbose++; break;
+		case 'f': cli.config_path = optarg; break;
+		case 's': cli.socket = optarg; break;
+		case 'p': cli.period = optarg; break;
+		case 'o': cli.oneshot = true; break;
+		case 'D': cli.dry = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "llcd-sim: which scenario? (e.g. /usr/share/llcd-sim/scenarios/xiangshan-8ccx.json)\n");
+		usage(stderr);
+		return 2;
+	}
+	scenario = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "llcd-sim: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (cli.dry && !cli.oneshot) {
+		fprintf(stderr, "llcd-sim: --dry-run goes with --oneshot\n");
+		return 2;
+	}
+
+	config_defaults(&cfg);
+	snprintf(cfg.socket, sizeof(cfg.socket), "%s", SIM_SOCKET);
+	if ((rc = daemon_cli_config(&cli, &cfg)) != 0)
+		return rc;
+	if ((sim = simbe_new(scenario, &err)) == NULL) {
+		fprintf(stderr, "llcd-sim: %s\n", err.msg);
+		return 1;
+	}
+	/* the scenario's host, period and reserved CPUs, unless the command
+	 * line (period) or the file (reserved-cpus) says otherwise */
+	if (cli.period == NULL) {
+		cfg.period_ms = (int)simbe_period_ms(sim);
+		cli.period_is_override = true;
+	}
+	if (cfg.reserved[0] == '\0')
+		simbe_reserved(sim, cfg.reserved, sizeof(cfg.reserved));
+	if (cli.check) {
+		rc = daemon_cli_check(&cli, &cfg, simbe_topo(sim));
+		simbe_free(sim);
+		return rc;
+	}
+	daemon_cli_log(&cli, &cfg);
+	simbe_backend(sim, &be);
+	rc = daemon_cli_serve(&cli, &cfg, simbe_topo(sim), &be);
+	simbe_free(sim);
+	return rc;
+}
