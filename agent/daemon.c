@@ -345,6 +345,15 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 		return -1;
 	}
 	d->periods++;
+	d->isolation_held += (uint64_t)st.held;
+	d->isolation_overlaps = st.isolation_overlaps;
+	/* llcd narrows such vCPUs in the same step; one that stays is a pin
+	 * that keeps failing or someone else's: say so once per streak */
+	d->overlap_streak = st.isolation_overlaps > 0 ? d->overlap_streak + 1 : 0;
+	if (d->overlap_streak == 3)
+		log_warnx("isolation: %d vCPU threads of domains without isolation may run on cores of "
+		    "isolated domains for 3 periods (pins failing or changed outside llcd; see `llcctl events`)",
+		    st.isolation_overlaps);
 	d->step_ns[d->nstep++ % STEP_HIST] = st.policy_wall_ns;
 	if (st.policy_wall_ns > d->step_max_ns)
 		d->step_max_ns = st.policy_wall_ns;

@@ -47,6 +47,9 @@ struct daemon {
 	bool listening;                 /* daemon_listen ran: serve metrics */
 	void (*period_hook)(void *arg);
 	void *period_hook_arg;
+	uint64_t isolation_held;        /* isolated pins held back (loop.c) */
+	int isolation_overlaps;         /* last period's observed overlaps */
+	int overlap_streak;             /* periods in a row with overlaps */
 };
 
 /* the context of the back-end's optional hooks */

@@ -1,6 +1,7 @@
 /* loop.c - observe -> decide -> act, once per period. */
 #include "loop.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,11 @@ struct agent_loop {
 	struct agent_obs *obs;
 	uint64_t *abandoned;            /* keys, sorted */
 	int nabandoned, abandoned_cap;
+	unsigned char *phase;           /* per plan action, reused */
+	int phase_cap;
+	const struct cpuset **reach;    /* per vCPU of the observation, reused */
+	int *reach_off;                 /* per domain: its first vCPU in reach */
+	int reach_cap, off_cap;
 };
 
 const char *
@@ -247,6 +253,9 @@ agent_loop_free(struct agent_loop *l)
 	policy_plan_free(l->plan);
 	agent_obs_free(l->obs);
 	free(l->abandoned);
+	free(l->phase);
+	free(l->reach);
+	free(l->reach_off);
 	free(l);
 }
 
@@ -288,13 +297,232 @@ abandon(struct agent_loop *l, uint64_t key)
 	l->nabandoned++;
 }
 
+static bool
+isolated(const struct policy_domain_in *d)
+{
+	return d->annotated && d->annot.isolation == POLICY_ISO_CORE && d->annot.mode != POLICY_MODE_NONE;
+}
+
+/* Whole cores of the PUs in set. */
+static void
+whole_cores(const struct topo *t, const struct cpuset *set, struct cpuset *out)
+{
+	int cpu;
+
+	cpuset_zero(out);
+	CPUSET_FOREACH(cpu, set)
+		if (cpu <= t->max_cpu && t->pu_core[cpu] >= 0)
+			cpuset_or(out, out, &t->nodes[TOPO_CORE][t->pu_core[cpu]]->cpus);
+}
+
+/* Where a vCPU thread may run now: its affinity, or (empty: never
+ * pinned) every PU. */
+static const struct cpuset *
+reach(const struct topo *t, const struct policy_vcpu_sample *v)
+{
+	return cpuset_empty(&v->pinned) ? &t->all : &v->pinned;
+}
+
+/* The observed pins against isolation: vCPUs of domains that do not own
+ * cores that may run on a core an isolated domain's vCPUs run on. Counted,
+ * not fixed: the plan narrows them, and the daemon says so. One pass over
+ * the vCPUs (a cpuset AND each), nothing when no domain is isolated. */
+static int
+isolation_overlaps(const struct topo *t, const struct agent_obs *o)
+{
+	struct cpuset pins, iso, hit;
+	int n = 0;
+
+	if (t == NULL)
+		return 0;
+	cpuset_zero(&pins);
+	for (int i = 0; i < o->ndomains; i++) {
+		const struct policy_domain_in *d = &o->domains[i];
+		for (int v = 0; isolated(d) && v < d->nvcpus; v++)
+			cpuset_or(&pins, &pins, &d->vcpus[v].pinned);   /* empty: not placed yet */
+	}
+	if (cpuset_empty(&pins))
+		return 0;
+	whole_cores(t, &pins, &iso);
+	for (int i = 0; i < o->ndomains; i++) {
+		const struct policy_domain_in *d = &o->domains[i];
+		for (int v = 0; !isolated(d) && v < d->nvcpus; v++) {
+			cpuset_and(&hit, reach(t, &d->vcpus[v]), &iso);
+			n += !cpuset_empty(&hit);
+		}
+	}
+	return n;
+}
+
+#define PHASE_1_DONE 3    /* a phase-1 action that was applied */
+
+static bool
+is_pin(const struct policy_action *a)
+{
+	return a->type == POLICY_ACT_PIN_VCPU || a->type == POLICY_ACT_PIN_EMULATOR;
+}
+
+/* Phase 1 takes what narrows a domain that does not own cores: a vCPU pin
+ * inside its thread's present affinity, and its emulator pins; phase 2
+ * everything else (isolated domains' pins, moves that widen, releases). So
+ * a shared domain leaves cores before an isolated one takes them. */
+static int
+action_phase(const struct agent_obs *o, const struct policy_action *a)
+{
+	const struct policy_domain_in *d;
+
+	if (a->domain < 0 || a->domain >= o->ndomains)
+		return 2;
+	d = &o->domains[a->domain];
+	if (isolated(d))
+		return 2;
+	if (a->type == POLICY_ACT_PIN_EMULATOR)
+		return 1;
+	if (a->type == POLICY_ACT_PIN_VCPU && a->vcpu >= 0 && a->vcpu < d->nvcpus) {
+		const struct cpuset *cur = &d->vcpus[a->vcpu].pinned;
+		return cpuset_empty(cur) || cpuset_subset(&a->cpus, cur) ? 1 : 2;
+	}
+	return 2;
+}
+
+static enum agent_result
+apply_one(struct agent_loop *l, const struct policy_action *a, struct agent_step_stats *st)
+{
+	struct llcd_err aerr;
+	enum agent_result r;
+
+	aerr.msg[0] = '\0';
+	r = l->ops->apply(l->ctx, a, &aerr);
+	switch (r) {
+	case AGENT_OK: st->ok++; break;
+	case AGENT_TRANSIENT: st->transient++; break;
+	case AGENT_GONE: st->gone++; break;
+	case AGENT_PERMANENT:
+		st->permanent++;
+		abandon(l, a->key);
+		break;
+	}
+	if (r != AGENT_OK && l->ops->report)
+		l->ops->report(l->ctx, a, r, aerr.msg);
+	return r;
+}
+
+/* The cores that vCPUs of domains without isolation may reach once phase 1
+ * is done: their observed affinity, or the pin phase 1 applied to them.
+ * (Emulator threads are not observed and not counted.) */
+static int
+reachable_cores(struct agent_loop *l, struct cpuset *out, struct llcd_err *err)
+{
+	const struct topo *t = l->host.topo;
+	const struct agent_obs *o = l->obs;
+	const struct policy_plan *p = l->plan;
+	struct cpuset pus;
+	int total = 0;
+
+	for (int i = 0; i < o->ndomains; i++)
+		total += o->domains[i].nvcpus;
+	if (total > l->reach_cap) {
+		const struct cpuset **r = realloc(l->reach, sizeof(*r) * (size_t)total);
+		if (r == NULL)
+			return llcd_err_set(err, "agent loop: out of memory for %d vCPUs", total);
+		l->reach = r;
+		l->reach_cap = total;
+	}
+	if (o->ndomains > l->off_cap) {
+		int *off = realloc(l->reach_off, sizeof(*off) * (size_t)o->ndomains);
+		if (off == NULL)
+			return llcd_err_set(err, "agent loop: out of memory for %d domains", o->ndomains);
+		l->reach_off = off;
+		l->off_cap = o->ndomains;
+	}
+	int k = 0;
+	for (int i = 0; i < o->ndomains; i++) {
+		l->reach_off[i] = k;
+		for (int v = 0; v < o->domains[i].nvcpus; v++)
+			l->reach[k++] = reach(t, &o->domains[i].vcpus[v]);
+	}
+	for (int i = 0; i < p->n; i++) {
+		const struct policy_action *a = &p->actions[i];
+		if (l->phase[i] == PHASE_1_DONE && a->type == POLICY_ACT_PIN_VCPU && a->domain >= 0 &&
+		    a->domain < o->ndomains && a->vcpu >= 0 && a->vcpu < o->domains[a->domain].nvcpus)
+			l->reach[l->reach_off[a->domain] + a->vcpu] = &a->cpus;
+	}
+	cpuset_zero(&pus);
+	for (int i = 0; i < o->ndomains; i++)
+		for (int v = 0; !isolated(&o->domains[i]) && v < o->domains[i].nvcpus; v++)
+			cpuset_or(&pus, &pus, l->reach[l->reach_off[i] + v]);
+	whole_cores(t, &pus, out);
+	return 0;
+}
+
+/* Apply the plan in two phases (action_phase), then hold back every pin of
+ * an isolated domain that lands on a core a vCPU of another domain can
+ * still reach (phase 1 failed to narrow it, or nothing planned to): it is
+ * reported, the engine plans it again, and an isolated domain never shares
+ * a core with a domain llcd could not move away. */
+static int
+apply_plan(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *err)
+{
+	const struct topo *t = l->host.topo;
+	const struct policy_plan *p = l->plan;
+	struct cpuset held, hit;
+	bool iso_pins = false;
+
+	if (p->n > l->phase_cap) {
+		unsigned char *ph = realloc(l->phase, (size_t)p->n);
+		if (ph == NULL)
+			return llcd_err_set(err, "agent loop: out of memory for %d actions", p->n);
+		l->phase = ph;
+		l->phase_cap = p->n;
+	}
+	for (int i = 0; i < p->n; i++) {
+		const struct policy_action *a = &p->actions[i];
+		l->phase[i] = (unsigned char)action_phase(l->obs, a);
+		iso_pins |= l->phase[i] == 2 && is_pin(a) && a->domain >= 0 && a->domain < l->obs->ndomains &&
+		            isolated(&l->obs->domains[a->domain]);
+	}
+	for (int phase = 1; phase <= 2; phase++) {
+		if (phase == 2 && iso_pins && t != NULL && reachable_cores(l, &held, err) < 0)
+			return -1;
+		for (int i = 0; i < p->n; i++) {
+			const struct policy_action *a = &p->actions[i];
+			if (l->phase[i] != phase)
+				continue;
+			if (agent_loop_abandoned(l, a->key)) {
+				st->skipped++;
+				continue;
+			}
+			if (phase == 2 && iso_pins && t != NULL && is_pin(a) && a->domain >= 0 &&
+			    a->domain < l->obs->ndomains && isolated(&l->obs->domains[a->domain])) {
+				cpuset_and(&hit, &a->cpus, &held);
+				if (!cpuset_empty(&hit)) {
+					char cs[256], msg[512];
+					cpuset_format(&hit, cs, sizeof(cs));
+					snprintf(msg, sizeof(msg), "not applied: another domain could not be narrowed "
+					    "off PUs %s, so isolation=core would not hold there; planned again next period", cs);
+					st->held++;
+					policy_action_not_applied(l->state, a);
+					if (l->ops->report)
+						l->ops->report(l->ctx, a, AGENT_TRANSIENT, msg);
+					continue;
+				}
+			}
+			enum agent_result r = apply_one(l, a, st);
+			if (r == AGENT_TRANSIENT && is_pin(a))
+				policy_action_not_applied(l->state, a);        /* retried next period */
+			if (phase == 1 && r == AGENT_OK)
+				l->phase[i] = PHASE_1_DONE;
+		}
+	}
+	return 0;
+}
+
 int
 agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *st,
                 struct llcd_err *err)
 {
 	struct agent_step_stats local;
 	struct policy_input in;
-	struct llcd_err aerr;
 	int ncpus = l->host.topo ? l->host.topo->max_cpu + 1 : 0;
 	uint64_t t0;
 
@@ -320,28 +548,9 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	st->policy_wall_ns = llcd_mono_ns() - t0;
 
 	st->actions = l->plan->n;
-	for (int i = 0; i < l->plan->n; i++) {
-		const struct policy_action *a = &l->plan->actions[i];
-		enum agent_result r;
-
-		if (agent_loop_abandoned(l, a->key)) {
-			st->skipped++;
-			continue;
-		}
-		aerr.msg[0] = '\0';
-		r = l->ops->apply(l->ctx, a, &aerr);
-		switch (r) {
-		case AGENT_OK: st->ok++; break;
-		case AGENT_TRANSIENT: st->transient++; break;
-		case AGENT_GONE: st->gone++; break;
-		case AGENT_PERMANENT:
-			st->permanent++;
-			abandon(l, a->key);
-			break;
-		}
-		if (r != AGENT_OK && l->ops->report)
-			l->ops->report(l->ctx, a, r, aerr.msg);
-	}
+	st->isolation_overlaps = isolation_overlaps(l->host.topo, l->obs);
+	if (apply_plan(l, st, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -21,6 +21,12 @@ struct agent_step_stats {
 	int actions;                    /* actions in the plan */
 	int ok, transient, gone, permanent;
 	int skipped;                    /* for abandoned domains */
+	int held;                       /* isolated pins held back: a shared
+	                                 * domain could not be narrowed off
+	                                 * those cores (reported, retried) */
+	int isolation_overlaps;         /* observed: a vCPU of another domain
+	                                 * may run on a core an isolated domain
+	                                 * runs on (before this step acted) */
 	uint64_t policy_wall_ns;        /* wall time of policy_step() */
 };
 

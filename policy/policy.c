@@ -395,6 +395,22 @@ dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *ou
 	*out = d->isolated ? d->allot : s->pool;
 }
 
+void
+policy_action_not_applied(struct policy_state *s, const struct policy_action *act)
+{
+	int idx = dom_find(s, act->key);
+
+	if (idx < 0)
+		return;
+	struct dom *d = s->doms[idx];
+	if (act->type == POLICY_ACT_PIN_VCPU && act->vcpu >= 0 && act->vcpu < d->nvcpus) {
+		cpuset_zero(&d->sent[act->vcpu]);
+	} else if (act->type == POLICY_ACT_PIN_EMULATOR) {
+		d->emu_sent = false;
+		cpuset_zero(&d->emu_want);
+	}
+}
+
 /* --- introspection -------------------------------------------------------- */
 
 int

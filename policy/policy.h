@@ -165,6 +165,12 @@ struct policy_domain_info {
 	uint64_t vcpu_moves;
 };
 
+/* The caller did not carry out act (held it back, or it failed with
+ * nothing changed): the engine plans it again at the next step even where
+ * the back-end cannot observe pins (it would otherwise compare with what it
+ * last sent). Unknown domains and informational actions are ignored. */
+void policy_action_not_applied(struct policy_state *s, const struct policy_action *act);
+
 /* Fill info for the domain with key; -1 if the engine does not know it. */
 int policy_domain_info(const struct policy_state *s, uint64_t key,
                        struct policy_domain_info *info);

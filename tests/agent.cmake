@@ -4,6 +4,7 @@ llcd_unit_test(test_procstat SOURCES unit/test_procstat.c LIBS llcagent_live)
 llcd_unit_test(test_log SOURCES unit/test_log.c LIBS llcagent_live)
 llcd_unit_test(test_coresched SOURCES unit/test_coresched.c LIBS llcagent_live)
 llcd_unit_test(test_virt SOURCES unit/test_virt.c LIBS llcagent_live)
+llcd_unit_test(test_loop SOURCES unit/test_loop.c LIBS llcagent_core llcpolicy_io)
 
 # Label "libvirt": tests against a real libvirtd (and QEMU), run by the
 # normal build's ctest only, not under ASan. They start what they need and

@@ -58,6 +58,10 @@ def walk(v, allowed):
         allowed |= fmts(v)
 
 
+def fs(x):
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
+
+
 def st(vals):
     med = statistics.median(vals)
     return med, (max(vals) - min(vals)) / med * 100 if med else 0.0, min(vals), max(vals)
@@ -150,7 +154,8 @@ def main():
                     fail(f"host run {w}/{p}: ran on {r['cpus']}, placement says {want_cpus}")
             per[p] = [r["steps_per_s"] for r in runs]
             med, spr, lo, hi = st(per[p])
-            expect_row(md, [w, p], [f"{med:.0f}", f"{spr:.1f}", f"{lo:.0f}", f"{hi:.0f}", str(len(runs))], allowed)
+            gbs = f"{statistics.median(r['gb_per_s'] for r in runs):.2f}" if w == "triad" else ""
+            expect_row(md, [w, p], [fs(med), f"{spr:.1f}", fs(lo), fs(hi), str(len(runs)), gbs], allowed)
         for a, b in (("one-llc", "spread"), ("one-llc", "kernel"), ("spread", "kernel")):
             r, lo, hi = ratio(per[a], per[b])
             expect_row(md, [w, f"{a}/{b}"], [f"{r:.2f}x", f"{lo:.2f}x", f"{hi:.2f}x"], allowed)
@@ -196,7 +201,7 @@ def main():
                 check_run(r, f"guest run {ph['name']}/{i}")
             v = [r["steps_per_s"] for r in ph["runs"]]
             med, spr, lo, hi = st(v)
-            expect_row(md, [ph["name"]], [f"{med:.0f}", f"{spr:.1f}", f"{lo:.0f}", f"{hi:.0f}", str(len(v))], allowed)
+            expect_row(md, [ph["name"]], [fs(med), f"{spr:.1f}", fs(lo), fs(hi), str(len(v))], allowed)
             if base is None:
                 base = (ph["name"], v)
             else:

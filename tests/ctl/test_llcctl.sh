@@ -158,7 +158,7 @@ ok "events says so and exits 3 when llcd stops"
 [ ! -e "$sock" ] || fail "llcd left its socket behind"; ok "llcd stops on SIGTERM and removes its socket"
 # groups from wakeups alone: the XiangShan guest without its helper
 printf 'socket %s\nsocket-group %s\n' "$sock" "$grp" > "$work/llcd2.conf"
-"$llcd" -d -f "$work/llcd2.conf" --simulate "$src/sim/scenarios/xiangshan-wakeups.json" >"$work/llcd.log" 2>&1 &
+"$llcd_sim" -d -f "$work/llcd2.conf" "$src/sim/scenarios/xiangshan-wakeups.json" >"$work/llcd.log" 2>&1 &
 pid=$!
 for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "llcd (xiangshan-wakeups) did not create its socket"
