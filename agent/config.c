@@ -23,6 +23,7 @@ config_defaults(struct config *c)
 	c->overcommit_isolated = 1.0;
 	c->max_moves = 256;
 	c->counters = CONFIG_COUNTERS_AUTO;
+	c->sampler = CONFIG_SAMPLER_AUTO;
 	snprintf(c->socket, sizeof(c->socket), "/run/llcd/llcd.sock");
 	snprintf(c->socket_group, sizeof(c->socket_group), "llcd");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/llcd");
@@ -190,7 +191,8 @@ p_listen(const struct config_directive *dir, void *field, const char *v, struct 
 /* --- the directives ---------------------------------------------------------- */
 
 _Static_assert(sizeof(enum policy_mode) == sizeof(int) && sizeof(enum policy_isolation) == sizeof(int) &&
-    sizeof(enum config_counters) == sizeof(int), "p_choice writes an int");
+    sizeof(enum config_counters) == sizeof(int) && sizeof(enum config_sampler) == sizeof(int),
+    "p_choice writes an int");
 
 static const struct config_choice modes[] = {
 	{ "none", POLICY_MODE_NONE }, { "static", POLICY_MODE_STATIC },
@@ -201,6 +203,9 @@ static const struct config_choice isolations[] = {
 };
 static const struct config_choice counter_modes[] = {
 	{ "auto", CONFIG_COUNTERS_AUTO }, { "on", CONFIG_COUNTERS_ON }, { "off", CONFIG_COUNTERS_OFF }, { NULL, 0 },
+};
+static const struct config_choice samplers[] = {
+	{ "auto", CONFIG_SAMPLER_AUTO }, { "bpf", CONFIG_SAMPLER_BPF }, { "proc", CONFIG_SAMPLER_PROC }, { NULL, 0 },
 };
 static const struct config_choice log_levels[] = {
 	{ "warning", 0 }, { "info", 1 }, { "debug", 2 }, { NULL, 0 },
@@ -229,6 +234,7 @@ const struct config_directive config_directives[] = {
 	    .what = "a ratio of vCPUs per CPU"),
 	DIRECTIVE("max-moves", int, max_moves, TUNE, .lo = 1, .hi = 100000, .what = "a number"),
 	DIRECTIVE("counters", choice, counters, TUNE, .choices = counter_modes),
+	DIRECTIVE("sampler", choice, sampler, RESTART, .choices = samplers),
 	DIRECTIVE("socket", path, socket, RESTART, .hi = 107),
 	DIRECTIVE("socket-group", string, socket_group, RESTART, .empty = "none"),
 	DIRECTIVE("state-dir", path, state_dir, RESTART),

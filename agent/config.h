@@ -15,6 +15,13 @@
 
 #define CONFIG_PATH_MAX 256
 
+/* sampler: how vCPU threads are sampled (live_config.sampler, live.h) */
+enum config_sampler {
+	CONFIG_SAMPLER_AUTO = 0,                /* the in-kernel tracer where it loads, else /proc */
+	CONFIG_SAMPLER_BPF = 1,                 /* the tracer or nothing: llcd does not start */
+	CONFIG_SAMPLER_PROC = 2,                /* /proc only */
+};
+
 /* counters: the values are live_config.counters' (live.h) */
 enum config_counters {
 	CONFIG_COUNTERS_OFF = -1,
@@ -33,6 +40,7 @@ struct config {
 	double overcommit, overcommit_isolated;
 	int max_moves;                          /* vCPU moves per period, all domains */
 	enum config_counters counters;
+	enum config_sampler sampler;
 	char socket[CONFIG_PATH_MAX];
 	char socket_group[64];                  /* "" = leave root's group */
 	char state_dir[CONFIG_PATH_MAX];

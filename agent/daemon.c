@@ -77,7 +77,7 @@ current_annotation(struct daemon *d, uint64_t key)
 	struct llcd_err err;
 	char *xml = NULL;
 
-	if (d->be.get_annotation == NULL || d->be.get_annotation(HOOK(d), key, &xml, &err) < 0)
+	if (d->be.ops->get_annotation == NULL || d->be.ops->get_annotation(d->be.ctx, key, &xml, &err) < 0)
 		return NULL;
 	return xml;
 }
@@ -234,8 +234,9 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	d->topo = topo;
 	d->be = *be;
-	d->ops = (struct agent_ops){ be->name, wrap_observe, wrap_apply, wrap_report };
-	if (host_from_config(cfg, topo, be->counters, &d->host, err) < 0) {
+	d->ops = (struct agent_ops){ .name = be->ops->name, .observe = wrap_observe, .apply = wrap_apply,
+	                            .report = wrap_report };
+	if (host_from_config(cfg, topo, backend_counters(be), &d->host, err) < 0) {
 		free(d);
 		return NULL;
 	}
@@ -338,8 +339,8 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	struct agent_step_stats st;
 
 	d->now_ns = now_ns;
-	if (d->be.tick)
-		d->be.tick(HOOK(d), now_ns);
+	if (d->be.ops->tick)
+		d->be.ops->tick(d->be.ctx, now_ns);
 	if (agent_loop_step(d->loop, now_ns, &st, err) < 0) {
 		d->errors++;
 		return -1;
@@ -386,7 +387,7 @@ daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *e
 {
 	struct policy_host h;
 
-	if (host_from_config(c, d->topo, d->be.counters, &h, err) < 0 ||
+	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0 ||
 	    relisten_metrics(d, c->metrics_listen, err) < 0)
 		return -1;
 	for (const struct config_directive *dir = config_directives; dir->name; dir++)
@@ -465,13 +466,13 @@ daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err
 {
 	struct policy_host h;
 
-	if (host_from_config(&d->cfg, t, d->be.counters, &h, err) < 0)
+	if (host_from_config(&d->cfg, t, backend_counters(&d->be), &h, err) < 0)
 		return -1;
 	d->topo = t;
 	d->host = h;
 	agent_loop_set_host(d->loop, &h, 0);    /* the engine rebinds to t */
-	if (d->be.set_topology)
-		d->be.set_topology(HOOK(d), t);
+	if (d->be.ops->set_topology)
+		d->be.ops->set_topology(d->be.ctx, t);
 	return 0;
 }
 
@@ -541,8 +542,8 @@ daemon_run(struct daemon *d)
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 		}
 		if (now >= next) {
-			if (d->be.handle_events && d->be.handle_events(HOOK(d), now, &err) < 0)
-				log_warnx("%s: %s", d->be.name, err.msg);
+			if (d->be.ops->handle_events && d->be.ops->handle_events(d->be.ctx, now, &err) < 0)
+				log_warnx("%s: %s", d->be.ops->name, err.msg);
 			if (d->watch_cpus)
 				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
@@ -557,7 +558,7 @@ daemon_run(struct daemon *d)
 		}
 		struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
 		int n = d->ctl ? control_pollfds(d->ctl, pfd, CONTROL_MAX_CLIENTS + 1) : 0;
-		int efd = d->be.event_fd ? d->be.event_fd(HOOK(d)) : -1;
+		int efd = d->be.ops->event_fd ? d->be.ops->event_fd(d->be.ctx) : -1;
 		if (efd >= 0)
 			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
@@ -568,9 +569,9 @@ daemon_run(struct daemon *d)
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
-		    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
-			log_warnx("%s: %s", d->be.name, err.msg);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.ops->handle_events &&
+		    d->be.ops->handle_events(d->be.ctx, llcd_mono_ns(), &err) < 0)
+			log_warnx("%s: %s", d->be.ops->name, err.msg);
 		if (d->ctl) {
 			if (rc <= 0)
 				for (int k = 0; k < n; k++)

@@ -52,8 +52,12 @@ struct daemon {
 	int overlap_streak;             /* periods in a row with overlaps */
 };
 
-/* the context of the back-end's optional hooks */
-#define HOOK(d) ((d)->be.hook_ctx ? (d)->be.hook_ctx : (d)->be.ctx)
+/* whether the back-end has per-thread instruction counts */
+static inline bool
+backend_counters(const struct daemon_backend *be)
+{
+	return be->ops->counters != NULL && be->ops->counters(be->ctx);
+}
 
 /* released by llcctl release: left to the default scheduler until its
  * annotation is set again (daemon.c) */

@@ -26,11 +26,11 @@ struct cmd {
 };
 
 static const struct cmd cmds[] = {
-	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling); with DOMAIN, its guest topology next to the one llcd recommends", 0 },
+	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling, sampler); with DOMAIN, its guest topology next to the one llcd recommends", 0 },
 	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0 },
 	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1 },
 	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1 },
-	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--xml XML] [--live] [--config]",
+	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--infer I] [--xml XML] [--live] [--config]",
 	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt", 1 },
 	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them and from wakeups", 1 },
 	{ "wakeups", CTL_WAKEUPS, "DOMAIN", "the strongest wakeup edges between the domain's vCPUs, the background rate, and which pairs are grouped", 1 },
@@ -63,6 +63,7 @@ cmd_usage(FILE *f, const struct cmd *c)
 	fprintf(f, "usage: llcctl %s %s\n  %s\n", c->name, c->args, c->help);
 	if (!strcmp(c->name, "policy"))
 		fprintf(f, "  --mode aggregate|spread|static|none\n  --isolation core|none\n  --topology match|keep\n"
+		    "  --infer wakeups|none   groups from vCPU wakeups (aggregate), or not\n"
 		    "  --xml XML      the whole <llc-policy> element\n"
 		    "  --live         change the running domain only\n  --config       change the persistent definition only\n"
 		    "  (neither: both)\n");
@@ -117,6 +118,16 @@ print_topology(json_object *r)
 	if (json_object_object_get_ex(r, "core_scheduling", &cs))
 		printf("core-sched: %s (%s)\n", json_object_get_boolean(json_object_object_get(cs, "available")) ?
 		    "available" : "unavailable", js(cs, "reason"));
+	json_object *sm;
+	if (json_object_object_get_ex(r, "sampler", &sm)) {
+		json_object *why;
+		printf("sampler:   %s", json_object_get_string(sm));
+		if (json_object_object_get_ex(r, "sampler_reason", &why))
+			printf(" (%s)", json_object_get_string(why));
+		else if (!strcmp(json_object_get_string(sm), "bpf"))
+			printf(" (in-kernel tracer)");
+		printf("\n");
+	}
 	json_object *kc;
 	if (json_object_object_get_ex(r, "kernel_cas", &kc))
 		printf("kernel cache-aware scheduling: %s\n", json_object_get_string(kc));
@@ -241,7 +252,8 @@ print_policy(json_object *r)
 	if (json_object_object_get_ex(r, "xml", &x) && x)
 		printf("%s\n", json_object_get_string(x));
 	if (json_object_object_get_ex(r, "mode", &x)) {
-		printf("mode %s, isolation %s, topology %s\n", js(r, "mode"), js(r, "isolation"), js(r, "topology"));
+		printf("mode %s, isolation %s, topology %s, infer %s\n", js(r, "mode"), js(r, "isolation"),
+		    js(r, "topology"), js(r, "infer"));
 		json_object *t;
 		if (json_object_object_get_ex(r, "tune", &t)) {
 			json_object_object_foreach(t, k, v)
@@ -446,6 +458,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, 'j' },
 		{ "mode", required_argument, NULL, 'm' }, { "isolation", required_argument, NULL, 'i' },
 		{ "topology", required_argument, NULL, 't' }, { "xml", required_argument, NULL, 'x' },
+		{ "infer", required_argument, NULL, 'I' },
 		{ "live", no_argument, NULL, 'L' }, { "config", no_argument, NULL, 'C' },
 		{ "apply", no_argument, NULL, 'A' }, { "dry-run", no_argument, NULL, 'R' },
 		{ "add", no_argument, NULL, 'a' },
@@ -465,6 +478,7 @@ main(int argc, char **argv)
 		case 'm': key = "mode"; break;
 		case 'i': key = "isolation"; break;
 		case 't': key = "topology"; break;
+		case 'I': key = "infer"; break;
 		case 'x': key = "xml"; break;
 		case 'L': json_object_object_add(args, "live", json_object_new_boolean(true)); set = true; continue;
 		case 'C': json_object_object_add(args, "config", json_object_new_boolean(true)); set = true; continue;

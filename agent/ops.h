@@ -1,5 +1,6 @@
-/* ops.h - the I/O boundary of the agent loop: an ops table with a live
- * back-end (libvirt, /proc, the guest channel) and a simulated one (llcsim).
+/* ops.h - the I/O boundary of the agent loop and of llcd: one back-end
+ * interface, an ops table with a live back-end (libvirt, /proc, the guest
+ * channel; agent/live/) and a simulated one (llcsim, llcd-sim).
  *
  * The loop (loop.h) calls observe() once per period with the time it read,
  * hands the observation to the policy, and calls apply() once per action of
@@ -15,6 +16,9 @@
 #include "cpuset.h"
 #include "err.h"
 #include "policy.h"
+
+struct json_object;
+struct topo;
 
 /* How applying one action went. Errors are sorted the way the daemon
  * reacts to them: retry, forget, or stop managing the domain and say why
@@ -148,6 +152,38 @@ struct agent_ops {
 	 * failed (result != AGENT_OK), with the back-end's message. */
 	void (*report)(void *ctx, const struct policy_action *act,
 	               enum agent_result r, const char *msg);
+
+	/* The rest is for llcd's daemon core (daemon.h): its run loop and
+	 * llcctl's requests. All optional (NULL: the back-end cannot), all
+	 * with the same ctx. The agent loop itself uses none of them. */
+	/* per-thread instruction counts exist (the benefit check) */
+	bool (*counters)(void *ctx);
+	/* a pollable fd while events are queued, -1 none */
+	int (*event_fd)(void *ctx);
+	/* drain events, keep connections up; now_ns monotonic */
+	int (*handle_events)(void *ctx, uint64_t now_ns, struct llcd_err *err);
+	/* before each observe (a simulated host advances its time) */
+	void (*tick)(void *ctx, uint64_t now_ns);
+	/* typed facts about a domain (agent_dominfo_init()ed by the caller) */
+	int (*describe)(void *ctx, uint64_t key, struct agent_dominfo *out);
+	/* host facts for llcctl topology, added to out */
+	int (*describe_host)(void *ctx, struct json_object *out);
+	/* the raw llc-policy element (NULL: none), malloc'd */
+	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
+	/* write (xml) or remove (NULL) the annotation: live and/or config */
+	int (*set_annotation)(void *ctx, uint64_t key, const char *xml, bool live, bool config,
+	                      struct llcd_err *err);
+	/* the domain XML (inactive: the persistent definition), malloc'd */
+	int (*get_xml)(void *ctx, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
+	/* redefine the persistent definition (virDomainDefineXML) */
+	int (*define_xml)(void *ctx, const char *xml, struct llcd_err *err);
+	/* whether the domain runs now */
+	bool (*is_running)(void *ctx, uint64_t key);
+	/* the host topology was re-read (CPU hotplug) */
+	void (*set_topology)(void *ctx, const struct topo *t);
+	/* add the guest helper's channel to the domain (llcctl guest-channel) */
+	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
+	                         struct llcd_err *err);
 };
 
 const char *agent_result_name(enum agent_result r);

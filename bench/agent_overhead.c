@@ -191,8 +191,8 @@ baseline(const pid_t *pids, int nproc, int per_proc, int periods, int ncpus)
 /* ---- llcd ------------------------------------------------------------------ */
 
 static double
-llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, double *policy_us,
-     int *actions_steady, int *actions_warm)
+llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, int sampler,
+     double *policy_us, int *actions_steady, int *actions_warm)
 {
 	struct live_config cfg;
 	struct policy_host host;
@@ -210,6 +210,7 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 	cfg.topo = t;
 	cfg.state_dir = "";
 	cfg.dry_run = true;
+	cfg.sampler = sampler;
 	if ((l = live_new(&cfg, &err)) == NULL) {
 		fprintf(stderr, "live_new: %s\n", err.msg);
 		exit(1);
@@ -559,7 +560,6 @@ main(int argc, char **argv)
 	char list[256] = "1000,4000,8000";
 	int per_proc = 16, periods = 20, with_numad = 0, numad_s = 10, c, bpf = 0, bpf_s = 5;
 	int storm_rounds = 0, stats_old = -1;
-	struct tracer *tr = NULL;
 	struct llcd_err err;
 	struct topo *t;
 
@@ -594,14 +594,8 @@ main(int argc, char **argv)
 		return 2;
 	if (storm_rounds > 0)
 		return storm(storm_rounds);
-	if (bpf) {
-		struct llcd_err e;
-		if ((tr = tracer_new(&e)) == NULL) {
-			fprintf(stderr, "--sampler bpf: %s\n", e.msg);
-			return 1;
-		}
+	if (bpf)
 		stats_old = bpf_stats_enable(1);
-	}
 	log_init(true, 0);
 	log_set_sink(quiet, NULL);      /* the back-end logs every placement */
 	if ((t = topo_load(HOST_TOPO, &err)) == NULL) {
@@ -629,9 +623,18 @@ main(int argc, char **argv)
 		}
 		n = nproc * per_proc;
 		b = baseline(pids, nproc, per_proc, periods, t->max_cpu + 1);
-		lc = llcd(t, pids, nproc, per_proc, periods, &pol, &acts, &warm);
-		if (bpf)
+		lc = llcd(t, pids, nproc, per_proc, periods, bpf ? LIVE_SAMPLER_BPF : LIVE_SAMPLER_PROC, &pol, &acts,
+		    &warm);
+		if (bpf) {
+			struct llcd_err e;
+			struct tracer *tr = tracer_new(&e);
+			if (tr == NULL) {
+				fprintf(stderr, "--sampler bpf: %s\n", e.msg);
+				return 1;
+			}
 			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &brs);
+			tracer_free(tr);
+		}
 		if (with_numad && numad_run(numad_s, &nm, &scans) < 0)
 			nm = -1;
 		printf("%8d %6d %12.2f %12.2f %12.2f %8.2f %9d %10d", n, nproc, b, lc, pol, lc / b, warm, acts);
@@ -648,7 +651,6 @@ main(int argc, char **argv)
 		free(pids);
 	}
 	topo_free(t);
-	tracer_free(tr);
 	if (stats_old == 0)
 		bpf_stats_enable(0);
 	return 0;

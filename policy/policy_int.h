@@ -135,7 +135,12 @@ struct policy_state {
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */
-	uint64_t res_gen;               /* bumped when resources are freed */
+	uint64_t res_gen;               /* bumped when resources are freed, or
+	                                 * the host settings that make room change */
+	/* the host settings of the last step that decide how much room there
+	 * is (reserved CPUs, shared pool, overcommit), to see them change */
+	struct cpuset room_reserved, room_pool;
+	double room_overcommit, room_overcommit_isolated;
 	int nwords;                     /* cpuset words that can hold host PUs */
 	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
 	uint64_t step;

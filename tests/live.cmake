@@ -14,3 +14,8 @@ foreach(script ${_live_e2e})
   set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
                "LLCD_LIVE_DRIVER=$<TARGET_FILE:live_driver>")
 endforeach()
+
+# The live back-end sampling through the in-kernel tracer (root, real BPF;
+# fails where it cannot load).
+llcd_unit_test(test_live_tracer SOURCES unit/test_live_tracer.c LIBS llcagent_live LABELS bpf)
+set_tests_properties(test_live_tracer PROPERTIES RUN_SERIAL TRUE TIMEOUT 60)

@@ -128,5 +128,20 @@ live_describe_host(struct live *l, struct json_object *out)
 	json_object_object_add(o, "state", json_object_new_string(live_kcas_name(l->kcas)));
 	json_object_object_add(o, "detail", json_object_new_string(l->kcas_detail));
 	json_object_object_add(out, "kernel_cache_aware_scheduling", o);
+	json_object_object_add(out, "sampler", json_object_new_string(l->tracer ? "bpf" : "proc"));
+	if (l->tracer == NULL) {
+		json_object_object_add(out, "sampler_reason", json_object_new_string(l->sampler_reason));
+	} else {
+		struct tracer_stats ts;
+		tracer_stats(l->tracer, &ts);
+		o = json_object_new_object();
+		json_object_object_add(o, "threads", json_object_new_int(ts.threads));
+		json_object_object_add(o, "domains", json_object_new_int(ts.domains));
+		json_object_object_add(o, "threads_refused", json_object_new_int64((int64_t)ts.threads_refused));
+		json_object_object_add(o, "domains_refused", json_object_new_int64((int64_t)ts.domains_refused));
+		json_object_object_add(o, "edges_dropped", json_object_new_int64((int64_t)ts.edges_dropped));
+		json_object_object_add(o, "irq_check", json_object_new_boolean(tracer_irq_check(l->tracer)));
+		json_object_object_add(out, "tracer", o);
+	}
 	return 0;
 }

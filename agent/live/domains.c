@@ -36,8 +36,12 @@ dom_by_uuid(const struct live *l, const char *uuid)
 }
 
 static void
-vcpu_close(struct lvcpu *c)
+vcpu_close(struct ldom *d, struct lvcpu *c)
 {
+	if (c->tr_slot >= 0 && d->tracer != NULL)
+		tracer_thread_remove(d->tracer, c->tr_slot);
+	c->tr_slot = -1;
+	c->prev_delay = 0;
 	if (c->perf_fd >= 0)
 		close(c->perf_fd);
 	c->perf_fd = -1;
@@ -56,7 +60,10 @@ ldom_free(struct ldom *d)
 	if (d == NULL)
 		return;
 	for (int v = 0; v < d->maxvcpus; v++)
-		vcpu_close(&d->v[v]);
+		vcpu_close(d, &d->v[v]);
+	if (d->tracer != NULL && d->tr_dom >= 0)
+		tracer_domain_remove(d->tracer, d->tr_dom);
+	procstat_thread_free(d->main_th);
 	guestchan_free(d->gc);
 	free(d->v);
 	free(d);
@@ -85,7 +92,7 @@ dom_resize(struct ldom *d, int maxvcpus)
 		maxvcpus = 1;
 	if (maxvcpus <= d->maxvcpus && d->v != NULL) {
 		for (int i = maxvcpus; i < d->maxvcpus; i++)
-			vcpu_close(&d->v[i]);
+			vcpu_close(d, &d->v[i]);
 		d->maxvcpus = maxvcpus;
 		return 0;
 	}
@@ -95,6 +102,7 @@ dom_resize(struct ldom *d, int maxvcpus)
 		memset(&v[i], 0, sizeof(v[i]));
 		v[i].last_cpu = -1;
 		v[i].perf_fd = -1;
+		v[i].tr_slot = -1;
 	}
 	d->v = v;
 	d->maxvcpus = maxvcpus;
@@ -117,6 +125,8 @@ dom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pi
 	}
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
+	d->tracer = l->tracer;
+	d->tr_dom = -1;
 	if (dom_resize(d, maxvcpus) < 0) {
 		free(d);
 		return NULL;
@@ -268,6 +278,30 @@ refresh_uuid(struct live *l, const char *uuid)
 	}
 }
 
+/* Track a vCPU thread just found with the in-kernel tracer: the domain
+ * first, then the thread. Past a cap (logged once per domain) the thread
+ * is sampled from /proc. */
+static void
+tracer_register(struct live *l, struct ldom *d, int v, struct lvcpu *c)
+{
+	struct llcd_err e;
+
+	if (d->tracer == NULL)
+		return;
+	if (d->tr_dom < 0 && (d->tr_dom = tracer_domain_add(d->tracer, &e)) < 0) {
+		log_dom(LOG_WARNING, d->name, -1, 0, "%s; its threads are sampled from /proc", e.msg);
+		d->tracer = NULL;       /* not again */
+		return;
+	}
+	if (d->main_th == NULL) {
+		enum procstat_status st;
+		d->main_th = procstat_thread_open(l->ps, d->pid, d->pid, &st, &e);
+	}
+	c->tr_slot = tracer_thread_add(d->tracer, d->tr_dom, c->tid, v, &e);
+	if (c->tr_slot < 0)
+		log_dom(LOG_WARNING, d->name, v, c->tid, "%s", e.msg);
+}
+
 /* Find the vCPU threads of a domain's QEMU and open them. */
 void
 ldom_discover(struct live *l, struct ldom *d)
@@ -325,7 +359,7 @@ ldom_discover(struct live *l, struct ldom *d)
 		c = &d->v[v];
 		if (c->tid == tasks[i].tid && c->th != NULL)
 			continue;
-		vcpu_close(c);
+		vcpu_close(d, c);
 		c->th = procstat_thread_open(l->ps, d->pid, tasks[i].tid, &st, &e);
 		if (c->th == NULL) {
 			if (st != PROCSTAT_GONE)
@@ -336,13 +370,14 @@ ldom_discover(struct live *l, struct ldom *d)
 		c->tid = tasks[i].tid;
 		if (procstat_affinity(c->tid, &c->affinity, &e) != PROCSTAT_OK)
 			cpuset_zero(&c->affinity);
+		tracer_register(l, d, v, c);
 		newtids[nnew++] = c->tid;
 		log_dom(LOG_DEBUG, d->name, v, c->tid, "vCPU thread found");
 	}
 	for (int v = 0; v < d->maxvcpus; v++) {
 		if (!found[v] && d->v[v].tid) {
 			log_dom(LOG_INFO, d->name, v, d->v[v].tid, "vCPU thread gone");
-			vcpu_close(&d->v[v]);
+			vcpu_close(d, &d->v[v]);
 			if (v < d->nvcpus && l->virt != NULL)
 				l->need_relist = true;  /* hot-unplug, or the guest stopped */
 		}

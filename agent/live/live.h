@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* live.h - llcd's live back-end of the agent ops table (ops.h): libvirt for
  * domains, annotations and pinning, /proc for vCPU threads and CPU time,
  * core-scheduling cookies for isolated domains, a small state file
@@ -17,8 +18,9 @@
  *             engine, placed afresh
  *   name, vCPU count, guest topology, QEMU pid
  *   the llc-policy annotation, parsed with annot_parse_metadata(); an
- *             invalid annotation leaves the domain unmanaged
- *             (annotated = false) and keeps the message for llcctl
+ *             invalid annotation leaves the domain unmanaged (state
+ *             LDOM_INVALID; the domain's life is one enum, live_int.h)
+ *             and keeps the message for llcctl
  *   one procstat handle per vCPU thread ("CPU n/KVM", "CPU n/TCG"),
  *             re-discovered when the vCPU threads change
  *   each vCPU's affinity: the kernel's (sched_getaffinity) when the thread
@@ -73,11 +75,19 @@ struct live_config {
 	                                 * re-reads; 0: 10 */
 	const char *guest_channel_dir;  /* guest helper sockets; NULL or "": none */
 	int counters;                   /* instruction counters: -1 off, 0 auto, 1 on */
+	int sampler;                    /* LIVE_SAMPLER_*: how vCPU threads are sampled */
 	/* tests */
 	const char *pid_dir;            /* NULL: libvirt's (virt.h) */
 	const char *proc_root;          /* NULL: /proc */
 	unsigned backoff_min_ms, backoff_max_ms;  /* libvirt reconnect; 0: virt.h */
 	const struct coresched_ops *coresched_ops; /* NULL: the real prctl */
+};
+
+/* sampler (the values of llcd.conf's, config.h enum config_sampler) */
+enum {
+	LIVE_SAMPLER_AUTO = 0,          /* the in-kernel tracer where it loads, else /proc */
+	LIVE_SAMPLER_BPF = 1,           /* the tracer, or live_new() fails */
+	LIVE_SAMPLER_PROC = 2,          /* /proc only */
 };
 
 struct live;

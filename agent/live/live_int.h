@@ -3,6 +3,7 @@
  * for other modules, which use live.h.
  *
  *   live.c      life cycle: live_new/live_free, probes, the ops table
+ *               (the loop's entries and the daemon's hooks, ops.h)
  *   domains.c   domains from libvirt and its events; annotation; vCPU
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
@@ -14,7 +15,6 @@
  *   qmpcheck.c  the QMP cross-check of vCPU positions
  *   requests.c  llcctl's requests passed to libvirt (annotation, XML,
  *               guest channel)
- *   backend.c   the daemon's back-end hooks (live_backend.h)
  *
  * Everything runs on the caller's thread; no locks.
  */
@@ -34,6 +34,7 @@
 #include "policy.h"
 #include "procstat.h"
 #include "state.h"
+#include "tracer.h"
 #include "virt.h"
 
 struct json_object;
@@ -51,6 +52,8 @@ struct lvcpu {
 	int perf_fd;                    /* instruction counter; -1 none, -2 failed */
 	uint64_t prev_instr;
 	bool have_instr;
+	int tr_slot;                    /* the tracer's slot; -1: sampled from /proc */
+	uint64_t prev_delay;            /* run delay (tracer or schedstat), cumulative */
 };
 
 /* A domain's life in the back-end, as far as llcd manages it (ldom.state).
@@ -154,6 +157,10 @@ struct ldom {
 	bool seen;                      /* relist(): listed this time */
 	struct guestchan *gc;           /* the guest helper's channel, or NULL */
 	bool gc_looked;                 /* domain XML searched for the channel */
+	struct tracer *tracer;          /* the back-end's, or NULL (/proc) */
+	int tr_dom;                     /* the tracer's domain; -1 none */
+	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
+	                                         * count hint when the tracer samples */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -198,6 +205,9 @@ struct live {
 	struct cpuset everywhere;       /* topology CPUs this host has online */
 	bool counters;                  /* instruction counters are read */
 	char counters_reason[256];
+	struct tracer *tracer;          /* the in-kernel tracer; NULL: /proc */
+	char sampler_reason[LLCD_ERR_MSG];      /* why the tracer is not used */
+	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
 };
 
 /* domains.c */
@@ -239,7 +249,7 @@ struct qmp_cpus *live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t
 void live_qmp_check(const struct qmp_cpus *qc, int vcpu, int tid, const struct guesttopo_pos *p,
     char *why, size_t len);
 
-/* requests.c, describe.c, live.c: for the daemon's hooks (backend.c) */
+/* requests.c, describe.c, live.c: behind the daemon's hooks (live.c) */
 int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *err);
 int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
 int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);

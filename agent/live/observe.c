@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "guestchan.h"
 #include "guestproto.h"
 #include "log.h"
@@ -42,29 +43,66 @@ refresh_affinity(struct live *l, struct ldom *d)
 	}
 }
 
-static void
-sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
-              struct policy_vcpu_sample *out)
+/* One vCPU's figures for the period: runtime, run delay and last CPU from
+ * the tracer's mapping (no syscall) when it tracks the thread, else the two
+ * /proc reads. false: the thread is gone or unreadable (rediscover). */
+static bool
+sample_vcpu(struct live *l, struct ldom *d, int v, uint64_t mono, struct policy_vcpu_sample *o,
+            int *nthreads)
 {
+	struct lvcpu *c = &d->v[v];
 	struct procstat_sample s;
 	struct llcd_err e;
-	bool rediscover = false;
+	uint64_t run, delay;
+
+	if (c->tr_slot >= 0 && d->tracer != NULL) {
+		struct tracer_sample ts;
+		if (tracer_thread_read(d->tracer, c->tr_slot, mono, &ts) < 0 || ts.exited)
+			return false;
+		run = ts.runtime_ns;
+		delay = ts.delay_ns;
+		if (ts.last_cpu >= 0)
+			c->last_cpu = ts.last_cpu;
+		*nthreads = -1;
+	} else {
+		enum procstat_status st = procstat_thread_read(c->th, &s, &e);
+		if (st != PROCSTAT_OK) {
+			if (st == PROCSTAT_ERROR)
+				log_dom(LOG_WARNING, d->name, v, c->tid, "sampling: %s", e.msg);
+			return false;
+		}
+		run = s.runtime_ns;
+		delay = s.wait_ns;
+		c->last_cpu = s.last_cpu;
+		*nthreads = s.num_threads;
+	}
+	o->runtime_ns = c->have_prev && run >= c->prev_runtime ? run - c->prev_runtime : 0;
+	o->run_delay_ns = c->have_prev && delay >= c->prev_delay ? delay - c->prev_delay : 0;
+	c->prev_runtime = run;
+	c->prev_delay = delay;
+	c->have_prev = true;
+	o->last_cpu = c->last_cpu;
+	return true;
+}
+
+static void
+sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
+              struct policy_vcpu_sample *out, uint64_t mono)
+{
+	struct llcd_err e;
+	bool rediscover = false, hint = false;
 
 	for (int v = 0; v < d->nvcpus; v++) {
 		struct lvcpu *c = &d->v[v];
 		struct policy_vcpu_sample *o = &out[v];
+		int nthreads = -1;
 		o->tid = c->tid;
 		o->runtime_ns = 0;
+		o->run_delay_ns = 0;
 		o->instructions = 0;
 		o->last_cpu = c->last_cpu;
 		if (c->th != NULL) {
-			enum procstat_status st = procstat_thread_read(c->th, &s, &e);
-			if (st == PROCSTAT_OK) {
-				o->runtime_ns = c->have_prev && s.runtime_ns >= c->prev_runtime ?
-				    s.runtime_ns - c->prev_runtime : 0;
-				c->prev_runtime = s.runtime_ns;
-				c->have_prev = true;
-				o->last_cpu = c->last_cpu = s.last_cpu;
+			if (sample_vcpu(l, d, v, mono, o, &nthreads)) {
 				if (l->counters && c->perf_fd == -1 && c->tid > 0) {
 					c->perf_fd = perfcount_open(c->tid, &e);
 					if (c->perf_fd < 0) {
@@ -78,12 +116,9 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 					c->prev_instr = instr;
 					c->have_instr = true;
 				}
-				if (s.num_threads != d->nthreads_seen &&
-				    l->period - d->discovered_period >= REDISCOVER_PERIODS)
-					rediscover = true;
+				if (nthreads >= 0 && nthreads != d->nthreads_seen)
+					hint = true;
 			} else {
-				if (st == PROCSTAT_ERROR)
-					log_dom(LOG_WARNING, d->name, v, c->tid, "sampling: %s", e.msg);
 				rediscover = true;
 			}
 		}
@@ -99,11 +134,67 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		else
 			o->pinned = c->affinity;
 	}
+	/* The thread-count hint (hot-plug): from every /proc sample, or, when
+	 * the tracer samples, from QEMU's main thread once a rediscovery
+	 * would be allowed anyway (one read per domain per 10 periods). */
+	if (d->main_th != NULL && l->period - d->discovered_period >= REDISCOVER_PERIODS) {
+		struct procstat_sample s;
+		if (procstat_thread_read(d->main_th, &s, &e) == PROCSTAT_OK && s.num_threads != d->nthreads_seen)
+			hint = true;
+	}
+	if (hint && l->period - d->discovered_period >= REDISCOVER_PERIODS)
+		rediscover = true;
 	if (d->threads_missing)
 		rediscover = true;
 	if (rediscover)
 		d->todo |= LDOM_TODO_DISCOVER;
 	(void)in;
+}
+
+/* The wakeup edges of one domain for the period, from the tracer's last
+ * drain, into the observation's slot (policy/wakeups.h); the strongest
+ * are logged at debug level. */
+static int
+wakeups_domain(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, uint64_t period_ns,
+               struct llcd_err *err)
+{
+	const struct tracer_edge *te;
+	uint64_t dropped;
+	int n, k = 0;
+
+	if (d->tracer == NULL || d->tr_dom < 0 || period_ns == 0)
+		return 0;
+	n = tracer_domain_edges(d->tracer, d->tr_dom, &te, &dropped);
+	if (agent_obs_wakeups(obs, slot, period_ns, err) < 0)
+		return -1;
+	struct policy_wakeups *w = &obs->wakeups[slot];
+	struct policy_wakeup_edge *pe = obs->edges[slot];
+	for (int i = 0; i < n; i++) {
+		/* a vCPU beyond the online count (hot-unplugged meanwhile), or
+		 * past the policy's cap: counted, not listed */
+		if (te[i].waker >= d->nvcpus || te[i].wakee >= d->nvcpus || k >= POLICY_WAKEUP_EDGES) {
+			dropped += te[i].count;
+			continue;
+		}
+		pe[k].waker = te[i].waker;
+		pe[k].wakee = te[i].wakee;
+		pe[k].count = te[i].count > UINT32_MAX ? UINT32_MAX : (uint32_t)te[i].count;
+		k++;
+	}
+	w->nedges = k;
+	w->dropped = dropped;
+	if (log_getverbose() > 0) {
+		char buf[256] = "";
+		size_t len = 0;
+		for (int i = 0; i < k && i < 6 && len < sizeof(buf); i++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%d->%d %u", i ? ", " : "", pe[i].waker,
+			    pe[i].wakee, pe[i].count);
+		log_dom(LOG_DEBUG, d->name, -1, 0, "wakeups over %llu ms: %s%s%d edge%s, %llu dropped",
+		    (unsigned long long)(period_ns / 1000000u), buf, k ? "; " : "", k, k == 1 ? "" : "s",
+		    (unsigned long long)dropped);
+	}
+	(void)l;
+	return 0;
 }
 
 /* Open the guest helper's channel of a domain, once: the socket the domain
@@ -142,6 +233,14 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		log_warnx("state file: %s", e.msg);
 		l->state_dirty = false;         /* try again after the next change */
 	}
+
+	/* the tracer's edges since the last period, for every domain at
+	 * once (one batch); its clock is CLOCK_MONOTONIC, read here once */
+	uint64_t mono = llcd_mono_ns(), period_ns = l->prev_obs_ns && now_ns > l->prev_obs_ns ?
+	    now_ns - l->prev_obs_ns : 0;
+	l->prev_obs_ns = now_ns;
+	if (l->tracer != NULL && tracer_drain_edges(l->tracer, &e) < 0)
+		log_warnx("%s", e.msg);
 
 	/* per-CPU busy time over the period */
 	if (obs->ncpus > 0) {
@@ -230,7 +329,9 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 				policy_annotation_defaults(&in->annot);
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
-		sample_domain(l, d, in, obs->vcpus[slot]);
+		sample_domain(l, d, in, obs->vcpus[slot], mono);
+		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -147,6 +147,16 @@ grep -q "^xs *unmanaged.*released by llcctl release" <<<"$("$llcctl" list)" || f
 ok "release"
 if "$llcctl" -c "$work/none.sock" list 2>"$work/err"; then fail "connect to a missing socket"; fi
 grep -q "is llcd running?" "$work/err" || fail "missing socket: $(cat "$work/err")"; ok "clear error without llcd"
+# the map's letters follow the domain names (power-like's keys are app 1,
+# pair 2, bg 3: key order would give A=app B=pair C=bg)
+"$llcd_sim" -d --socket "$work/pl.sock" "$src/sim/scenarios/power-like.json" >"$work/pl.log" 2>&1 &
+plpid=$!
+for _ in $(seq 100); do [ -S "$work/pl.sock" ] && break; sleep 0.1; done
+out=$("$llcctl" -c "$work/pl.sock" map) || fail "map on power-like: $out"
+kill "$plpid"; wait "$plpid" || true
+grep -q "^legend: A=app B=bg C=pair " <<<"$out" || fail "map legend not in name order: $(head -1 <<<"$out")"
+ok "map legend letters follow the names"
+
 "$llcctl" events >"$work/events2" 2>&1 &
 evpid=$!
 sleep 0.3
@@ -184,5 +194,16 @@ assert all(p["rate_hz"] >= e[i + 1]["rate_hz"] for i, p in enumerate(e[:-1])), "
 assert e[0]["rate_hz"] > 100 > d["background_hz"], d
 print(len(e), "edges")')
 ok "wakeups --json: $out, the group's 28 pairs grouped, strongest first"
+if out=$("$llcctl" policy xs --infer off 2>&1); then fail "policy --infer off accepted"; fi
+grep -q "'off' is not one of wakeups, none" <<<"$out" || fail "policy --infer error: $out"; ok "policy --infer off refused"
+out=$("$llcctl" policy xs --infer none --live); grep -q 'infer="none"' <<<"$out" || fail "policy --infer none: $out"
+for _ in $(seq 50); do
+  "$llcctl" hot xs | grep -q "^wakeups-3 " || break
+  sleep 0.1
+done
+out=$("$llcctl" hot xs); if grep -q "^wakeups-3 " <<<"$out"; then fail "infer=none kept the group: $out"; fi
+out=$("$llcctl" wakeups xs); grep -q "inference off" <<<"$out" || fail "wakeups after infer=none: $out"
+grep -q "mode aggregate, isolation none, topology keep, infer none" <<<"$("$llcctl" policy xs)" || fail "policy show infer"
+ok "policy --infer none dissolves the inferred group; the edges are still shown"
 kill "$pid"; wait "$pid" || true; pid=
 echo "llcctl: all checks passed"

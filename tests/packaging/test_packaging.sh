@@ -174,8 +174,8 @@ grep -q '^ /etc/llcd/llcd.conf ' <<<"$(dpkg-query -W -f='${Conffiles}\n' llcd)" 
 cmp -s /etc/llcd/llcd.conf "$src/packaging/llcd.conf" || fail "/etc/llcd/llcd.conf is not packaging/llcd.conf"
 getent group llcd >/dev/null || fail "postinst did not create the group llcd"
 [ "$(stat -c '%a %U %G' /run/llcd/llcd.sock)" = "660 root llcd" ] || fail "socket is $(stat -c '%a %U %G' /run/llcd/llcd.sock)"
-[ "$(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status)" = 0000004000080001 ] ||
-	fail "llcd runs with capabilities $(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status), want CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON only"
+[ "$(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status)" = 000000c000080001 ] ||
+	fail "llcd runs with capabilities $(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status), want CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON CAP_BPF only"
 out2=$(setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcd | cut -d: -f3)" llcctl list) ||
 	fail "a member of llcd cannot run llcctl list"
 grep -q '^xs' <<<"$out2" || fail "member list: $out2"
@@ -183,7 +183,7 @@ if setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcd | cut -d: -
 	fail "a member of llcd released a domain"
 fi
 v=$(llcctl version); grep -q "backend *llcsim" <<<"$v" && grep -q "0.1.0" <<<"$v" || fail "llcctl version: $v"
-ok "installed: files (the simulator in llcd-sim only), conffile, group llcd, socket 0660 root:llcd, read-only for members; the daemon runs with the unit's 3 capabilities"
+ok "installed: files (the simulator in llcd-sim only), conffile, group llcd, socket 0660 root:llcd, read-only for members; the daemon runs with the unit's 4 capabilities"
 
 # bash completion, as bash loads it
 comp=$(bash -c '. /usr/share/bash-completion/bash_completion; . /usr/share/bash-completion/completions/llcctl

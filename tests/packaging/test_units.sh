@@ -27,7 +27,7 @@ for want in Type=notify 'ExecStart=/usr/sbin/llcd -f /etc/llcd/llcd.conf' 'ExecR
 	RuntimeDirectory=llcd StateDirectory=llcd ProtectSystem=strict ProtectHome=yes \
 	NoNewPrivileges=yes PrivateTmp=yes RestrictAddressFamilies=AF_UNIX Restart=on-failure \
 	PrivateNetwork=yes IPAddressDeny=any UMask=0077 ProtectProc=ptraceable 'SystemCallFilter=~@resources' \
-	'CapabilityBoundingSet=CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON' 'After=libvirtd.service virtqemud.service libvirtd.socket virtqemud.socket'; do
+	'CapabilityBoundingSet=CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON CAP_BPF' 'SystemCallFilter=@system-service perf_event_open bpf' 'After=libvirtd.service virtqemud.service libvirtd.socket virtqemud.socket'; do
 	grep -qxF -- "$want" "$u" || fail "llcd.service lacks '$want'"
 done
 # ProtectSystem=strict: nothing writable but the runtime and state dirs

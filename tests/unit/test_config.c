@@ -23,7 +23,7 @@ test_defaults_and_directives(void **state)
 	assert_int_equal(config_parse(&c,
 	    "# comment\n\n  uri   qemu:///session  \nperiod-ms 250\ndefault-mode aggregate\n"
 	    "default-isolation core\nreserved-cpus 0-1,64-65\nshared-pool 2-31\novercommit 2.5\n"
-	    "overcommit-isolated 1\nmax-moves 16\ncounters on\nsocket /run/x/llcd.sock\nsocket-group kvm\n"
+	    "overcommit-isolated 1\nmax-moves 16\ncounters on\nsampler proc\nsocket /run/x/llcd.sock\nsocket-group kvm\n"
 	    "state-dir /var/lib/x\nguest-channel-dir /run/x/ch\nlog-level debug\nqmp-passthrough yes\n"
 	    "release-on-exit on # trailing comment\n", "t.conf", &err), 0);
 	assert_string_equal(c.uri, "qemu:///session");
@@ -35,6 +35,7 @@ test_defaults_and_directives(void **state)
 	assert_true(c.overcommit == 2.5);
 	assert_int_equal(c.max_moves, 16);
 	assert_int_equal(c.counters, CONFIG_COUNTERS_ON);
+	assert_int_equal(c.sampler, CONFIG_SAMPLER_PROC);
 	assert_string_equal(c.socket_group, "kvm");
 	assert_int_equal(c.log_level, 2);
 	assert_true(c.qmp_passthrough && c.release_on_exit);
@@ -60,6 +61,7 @@ test_errors(void **state)
 		{ "metrics-listen ::1:80\n", "t.conf:1: 'metrics-listen': '::1:80' is not ADDRESS:PORT (an IPv6 address goes in brackets)" },
 		{ "metrics-listen [::1:80\n", "t.conf:1: 'metrics-listen': '[::1:80' is not [IPv6]:PORT" },
 		{ "metrics-listen [1.2.3.4]:80\n", "t.conf:1: 'metrics-listen': '[1.2.3.4]:80': '1.2.3.4' is not an IPv6 address" },
+		{ "sampler ebpf\n", "t.conf:1: 'sampler': 'ebpf' is not one of auto, bpf, proc" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct config c;
@@ -110,7 +112,7 @@ test_table(void **state)
 		config_defaults(&c);
 		c.period_ms = 20, c.max_moves = 7, c.overcommit = c.overcommit_isolated = 3;
 		c.default_mode = POLICY_MODE_SPREAD, c.default_isolation = POLICY_ISO_CORE;
-		c.counters = CONFIG_COUNTERS_OFF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
+		c.counters = CONFIG_COUNTERS_OFF, c.sampler = CONFIG_SAMPLER_BPF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
 		snprintf(c.uri, sizeof(c.uri), "x"), snprintf(c.topology, sizeof(c.topology), "y");
 		snprintf(c.reserved, sizeof(c.reserved), "1"), snprintf(c.shared_pool, sizeof(c.shared_pool), "2");
 		snprintf(c.socket, sizeof(c.socket), "/s"), snprintf(c.socket_group, sizeof(c.socket_group), "g");
@@ -123,7 +125,7 @@ test_table(void **state)
 		config_copy(&c, &def, d);
 		assert_true(config_same(&c, &def, d));
 	}
-	assert_int_equal(n, 19);
+	assert_int_equal(n, 20);
 	assert_null(config_directive("bogus"));
 	config_list(CONFIG_TUNE, list, sizeof(list));
 	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "

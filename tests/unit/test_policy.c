@@ -160,6 +160,51 @@ test_refuse_when_full(void **state)
 	h_free(h);
 }
 
+/* A refused domain is tried again whenever the host settings that make room
+ * change (llcctl tune, reload), not only when another domain leaves
+ * (issue 16 item 4). (A new topology, CPU hotplug, places every domain
+ * again: test_daemon's topology swap.) */
+static void
+test_refused_retried_on_host_change(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	cpuset_parse(&h->host.reserved, "0-1", NULL);
+	h_add(h, "a", 8, 1, 4, 2, &a);
+	int b = h_add(h, "b", 8, 1, 4, 2, &a);
+
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	/* nothing changed: still refused, and not said again */
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
+	/* tune overcommit-isolated 2: b needs 2 whole cores of the 3 free */
+	h->host.overcommit_isolated = 2;
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 8);
+	struct policy_domain_info info;
+	assert_int_equal(policy_domain_info(h->st, h->dom[b].in.key, &info), 0);
+	assert_true(info.managed && !info.refused);
+	h_free(h);
+
+	/* the same with the reserved CPUs given back (reserved-cpus none) */
+	h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	cpuset_parse(&h->host.reserved, "0-1", NULL);
+	h_add(h, "a", 8, 1, 4, 2, &a);
+	b = h_add(h, "b", 8, 1, 4, 2, &a);
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	cpuset_zero(&h->host.reserved);
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 8);
+	assert_int_equal(policy_domain_info(h->st, h->dom[b].in.key, &info), 0);
+	assert_true(info.managed && !info.refused);
+
+	h_free(h);
+}
+
 static void
 test_unannotated_confined_as_whole(void **state)
 {
@@ -1161,6 +1206,7 @@ main(void)
 		cmocka_unit_test(test_place_isolated_smt_pairs_one_llc),
 		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
 		cmocka_unit_test(test_refuse_when_full),
+		cmocka_unit_test(test_refused_retried_on_host_change),
 		cmocka_unit_test(test_unannotated_confined_as_whole),
 		cmocka_unit_test(test_isolation_keeps_shared_pool),
 		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),

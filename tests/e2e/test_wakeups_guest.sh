@@ -1,0 +1,179 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# e2e_wakeups_guest: llcd's in-kernel tracer on a real TCG guest, and a vCPU
+# group found from its wakeups alone (no annotation groups, no guest helper).
+#
+# The host topology presents this machine's 2 CPUs as 2 LLCs of one PU; the
+# guest has 4 vCPUs, annotated mode='aggregate' with no <group>, no channel.
+# Its init runs e2e-pingpong: two processes pinned (in the guest) to vCPUs
+# 1 and 3 passing a token through pipes, so that QEMU's vCPU-1 and vCPU-3
+# threads wake each other (under TCG: futex kicks between the two threads).
+#
+# Checks:
+#  1. llcd runs with `sampler bpf` (it does not start where the tracer cannot
+#     load: this machine has BTF and root) and `llcctl topology` says so
+#  2. the tracer sees the 1<->3 edge: in llcd's per-period debug line for
+#     the domain the pair {1,3} is the strongest, well above every other
+#  3. llcd, having placed the 4 vCPUs on both LLCs, pins vCPUs 1 and 3 to
+#     one LLC within 20 periods of the tracer first seeing the pair
+#     (Cpus_allowed_list of both threads), and `llcctl hot` shows a group
+#     of rule wakeups holding both
+#  4. the same guest with the ping-pong off (llcd.run=0): no group forms,
+#     no vCPU goes to a preferred LLC, in 30 periods
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/live_lib.sh"
+
+e2e_begin wakeups_guest
+e2e_install
+e2e_start_libvirt
+e2e_kernel
+
+# e2e-pingpong, static for the busybox initramfs (as e2e_spin builds spin.c)
+pp_src=$E2E_SRC/tests/e2e/pingpong.c
+E2E_PINGPONG=$E2E_CACHE/bin/e2e-pingpong.$(sha256sum <"$pp_src" | cut -c1-16)
+if [ ! -x "$E2E_PINGPONG" ]; then
+	e2e_need gcc
+	mkdir -p "$E2E_CACHE/bin"
+	err=$(gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -o "$E2E_PINGPONG.tmp.$$" "$pp_src" 2>&1) ||
+		e2e_fail "cannot build $pp_src: $err"
+	mv "$E2E_PINGPONG.tmp.$$" "$E2E_PINGPONG"
+fi
+e2e_initramfs --file "$E2E_PINGPONG:/bin/e2e-pingpong" --run "e2e-pingpong -a 1 -b 3 -r 5"
+live_setup
+# every period's strongest edges in the log (debug), the tracer or no start
+printf 'sampler bpf\nlog-level debug\n' >>"$E2E_RUN_DIR/llcd.conf"
+# a short period so that "a few periods" is a few seconds
+sed -i 's/^period-ms .*/period-ms 500/' "$E2E_RUN_DIR/llcd.conf"
+
+a=$(e2e_name a)
+e2e_define_guest "$a" 4 "" '<llc-policy mode="aggregate"/>'
+e2e_start "$a"
+live_start llcd
+ctl() { "$LIVE_LLCCTL" -c "$LIVE_SOCK" "$@"; }
+for _ in $(seq 100); do [ -S "$LIVE_SOCK" ] && break; sleep 0.2; done
+live_alive
+
+e2e_step "1. llcd samples through the tracer"
+topo=$(ctl --json topology 2>&1) || e2e_fail "llcctl topology: $topo"
+sampler=$(python3 -c 'import json,sys; h=json.load(sys.stdin); h=h.get("host", h); print(h.get("sampler"), "|", h.get("sampler_reason", ""))' <<<"$topo")
+[ "${sampler%% *}" = bpf ] || e2e_fail "llcctl topology: sampler is not bpf: $sampler"
+e2e_ok "sampler $sampler"
+
+e2e_step "2. the tracer sees vCPU 1 <-> vCPU 3"
+e2e_wait_console "$a" "E2E-PINGPONG rounds=" 180
+e2e_log "guest: $(grep -m1 'E2E-PINGPONG' "$(e2e_console "$a")" | tr -d '\r')"
+# "domain A: wakeups over P ms: 1->3 N, 3->1 N, ...; E edges, D dropped"
+seen=
+for _ in $(seq 60); do
+	line=$(grep "^domain $a: wakeups over " "$LIVE_LOG" | tail -n 1 || true)
+	if [ -n "$line" ]; then
+		verdict=$(python3 - "$line" <<'PY'
+import re, sys
+line = sys.argv[1]
+pairs = {}
+for a, b, n in re.findall(r"(\d+)->(\d+) (\d+)", line.split(":", 2)[2]):
+    k = tuple(sorted((int(a), int(b))))
+    pairs[k] = pairs.get(k, 0) + int(n)
+top = pairs.get((1, 3), 0)
+rest = max([v for k, v in pairs.items() if k != (1, 3)] or [0])
+print("yes" if top >= 20 and top >= 2 * rest else "no", top, rest)
+PY
+)
+		[ "${verdict%% *}" = yes ] && { seen=$line; break; }
+	fi
+	live_alive
+	sleep 1
+done
+[ -n "$seen" ] || e2e_fail "no period in which {1,3} is the strongest pair (last: ${line:-none}; $verdict)"
+e2e_ok "${seen#*: } ({1,3} vs the next pair: ${verdict#yes })"
+
+e2e_step "3. llcd pins vCPUs 1 and 3 to one LLC (rule wakeups)"
+# has_group HOT VCPU...: llcctl hot's table has a group of rule wakeups
+# whose vCPU list holds every VCPU given
+has_group() {
+	python3 - "$@" <<'PY'
+import sys
+hot, want = sys.argv[1], {int(v) for v in sys.argv[2:]}
+def expand(s):
+    out = set()
+    for part in s.split(","):
+        lo, _, hi = part.partition("-")
+        out |= set(range(int(lo), int(hi or lo) + 1))
+    return out
+for line in hot.splitlines():
+    f = line.split()
+    if len(f) >= 3 and f[1] == "wakeups" and f[2][0].isdigit() and want <= expand(f[2]):
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+t1=$(e2e_vcpu_tid "$a" 1)
+t3=$(e2e_vcpu_tid "$a" 3)
+ok=
+for _ in $(seq 60); do
+	c1=$(e2e_cpus_allowed "$t1")
+	c3=$(e2e_cpus_allowed "$t3")
+	hot=$(ctl hot "$a" 2>&1 || true)
+	# each LLC is one PU: one LLC means the same single CPU
+	if [ "$c1" = "$c3" ] && [ "${c1//[-,]/}" = "$c1" ] && has_group "$hot" 1 3; then ok=1; break; fi
+	live_alive
+	sleep 1
+done
+e2e_log "$hot"
+[ -n "$ok" ] || e2e_fail "vCPUs 1 and 3 not in one wakeups group on one LLC after 60 s: vCPU 1 on $c1, vCPU 3 on $c3"
+# they were placed on both LLCs before (the domain's first placement), and
+# the group moved them: count the periods from the first period in which
+# the pair was the strongest (twice the next: the ping-pong runs) to the
+# group's pin of the later of the two
+periods=$(python3 - "$LIVE_LOG" "$a" "$t1" "$t3" <<'PY'
+import re, sys
+log, dom, t1, t3 = sys.argv[1:]
+n = first = p1 = p3 = 0
+for line in open(log, errors="replace"):
+    if line.startswith("domain %s: wakeups over " % dom):
+        n += 1
+        pairs = {}
+        for a, b, c in re.findall(r"(\d+)->(\d+) (\d+)", line.split(":", 2)[2]):
+            k = tuple(sorted((int(a), int(b))))
+            pairs[k] = pairs.get(k, 0) + int(c)
+        top = pairs.get((1, 3), 0)
+        if not first and top >= 20 and top >= 2 * max([v for k, v in pairs.items() if k != (1, 3)] or [0]):
+            first = n
+    elif "pinned to" in line and "preferred LLC" in line:
+        if line.startswith("domain %s vcpu 1 tid %s:" % (dom, t1)) and not p1:
+            p1 = n
+        if line.startswith("domain %s vcpu 3 tid %s:" % (dom, t3)) and not p3:
+            p3 = n
+print(max(p1, p3) - first if first and p1 and p3 else -1)
+PY
+)
+before=$(grep -cE "^domain $a vcpu [13] tid [0-9]+: pinned to 0-1: placement" "$LIVE_LOG" || true)
+[ "$before" -ge 2 ] || e2e_fail "vCPUs 1 and 3 were not first placed on both LLCs (the test would not show the group moving them)"
+[ "$periods" -ge 0 ] && [ "$periods" -le 20 ] ||
+	e2e_fail "the group's pins came $periods periods after the pair was first seen (want 0..20 at 500 ms)"
+e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tracer first saw the pair; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
+
+e2e_step "4. the same guest without the ping-pong: no group"
+live_stop
+e2e_destroy "$a"
+b=$(e2e_name b)
+e2e_define_guest --cmdline "llcd.run=0" "$b" 4 "" '<llc-policy mode="aggregate"/>'
+e2e_start "$b"
+e2e_wait_console "$b" "E2E: ready" 180
+live_start llcd2
+for _ in $(seq 100); do [ -S "$LIVE_SOCK" ] && break; sleep 0.2; done
+# 30 periods of 0.5 s: the rule forms a pair after 2 s above its threshold
+sleep 15
+live_alive
+hot=$(ctl hot "$b" 2>&1 || true)
+e2e_log "$hot"
+lines=$(grep -c "^domain $b: wakeups over " "$LIVE_LOG" || true)
+[ "$lines" -ge 20 ] || e2e_fail "llcd logged wakeups of $b in only $lines periods"
+if grep -qE '^[^ ]+ +wakeups ' <<<"$hot"; then
+	e2e_fail "a wakeups group formed without the ping-pong: $hot"
+fi
+grep -qE "^domain $b vcpu [0-9]+ tid [0-9]+: pinned to .*preferred LLC" "$LIVE_LOG" &&
+	e2e_fail "llcd pinned a vCPU of $b to a preferred LLC: $(grep -E "^domain $b vcpu .*preferred LLC" "$LIVE_LOG" | head -3)"
+e2e_ok "no group in $lines periods; last: $(grep "^domain $b: wakeups over " "$LIVE_LOG" | tail -n 1 | cut -d: -f2-)"
+live_alive
+e2e_end
