@@ -25,6 +25,19 @@ struct daemon_backend {
 
 struct daemon;
 
+#define DAEMON_MAX_TUNES 32     /* runtime tunes kept (one per knob) */
+
+/* Keep runtime tunes (llcctl tune) in path across restarts (llcd: the
+ * state directory's `tunes`): the ones found there are applied now (a
+ * restart after a tune neither moves a pinned vCPU nor refuses a domain it
+ * had placed); later tunes are written there, and a reload or `llcctl tune
+ * --reset` drops them. Returns how many were applied, -1 on a file that
+ * cannot be read (err; nothing applied). */
+int daemon_set_tunes_file(struct daemon *d, const char *path, struct llcd_err *err);
+/* Read the tunes kept in path into kv (up to max pairs) for `llcd -nv`;
+ * returns the number of pairs (0 when there is no file). */
+int daemon_read_tunes(const char *path, char kv[][2][CONFIG_PATH_MAX], int max);
+
 /* topo is borrowed and must outlive the daemon; config_path is re-read by
  * reload (NULL: reload keeps the configuration). */
 struct daemon *daemon_new(const struct config *cfg, const char *config_path, const struct topo *topo,

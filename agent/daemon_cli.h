@@ -27,6 +27,8 @@ struct daemon_cli {
 	 * STATUS= (NULL: no libvirt, e.g. a simulated host) */
 	bool (*connected)(void *arg);
 	void *connected_arg;
+	const char *tunes_file;         /* runtime tunes kept across restarts
+	                                 * (llcd: STATE-DIR/tunes); NULL: none */
 };
 
 /* Load the file into cfg (defaults already in it) and put the command line

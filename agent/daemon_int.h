@@ -47,6 +47,11 @@ struct daemon {
 	bool listening;                 /* daemon_listen ran: serve metrics */
 	void (*period_hook)(void *arg);
 	void *period_hook_arg;
+	/* runtime tunes (llcctl tune), kept in tunes_file across restarts
+	 * until a reload or `llcctl tune --reset` */
+	char tunes[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
+	int ntunes;
+	char tunes_file[CONFIG_PATH_MAX];
 	uint64_t isolation_held;        /* isolated pins held back (loop.c) */
 	int isolation_overlaps;         /* last period's observed overlaps */
 	int overlap_streak;             /* periods in a row with overlaps */
@@ -73,5 +78,13 @@ int daemon_reload(struct daemon *d, char *msg, size_t len);
 /* The Prometheus exposition of the stats (llcctl metrics and the HTTP
  * endpoint), malloc'd; NULL when out of memory (handlers.c). */
 char *daemon_metrics_text(struct daemon *d);
+/* Record a successful tune and write tunes_file; -1 with err when the file
+ * cannot be written (the tune holds until the restart). */
+int daemon_keep_tune(struct daemon *d, const char *knob, const char *value, struct llcd_err *err);
+/* Drop every runtime tune and its file (reload, tune --reset). */
+void daemon_drop_tunes(struct daemon *d);
+/* llcctl tune --reset: the configuration file's values again (a reload
+ * where there is a file; defaults and command line otherwise). */
+int daemon_reset_tunes(struct daemon *d, char *msg, size_t len);
 
 #endif

@@ -73,6 +73,53 @@ obs_index(const struct daemon *d, const struct policy_domain_in *in)
 	return (int)(in - o->domains);
 }
 
+/* The back-end's host facts (llcctl topology). */
+static void
+hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
+{
+	json_object *x;
+
+	if (hi->scenario[0])
+		json_object_object_add(o, "scenario", jstr(hi->scenario));
+	if (hi->have_libvirt) {
+		x = json_object_new_object();
+		json_object_object_add(x, "uri", jstr(hi->libvirt.uri));
+		json_object_object_add(x, "connected", json_object_new_boolean(hi->libvirt.connected));
+		json_object_object_add(x, "reconnects", json_object_new_int((int)hi->libvirt.reconnects));
+		json_object_object_add(x, "domains", json_object_new_int(hi->libvirt.domains));
+		json_object_object_add(x, "state_file", jstr(hi->libvirt.state_file));
+		json_object_object_add(x, "dry_run", json_object_new_boolean(hi->libvirt.dry_run));
+		json_object_object_add(o, "libvirt", x);
+	}
+	if (hi->core_scheduling_reason[0]) {
+		x = json_object_new_object();
+		json_object_object_add(x, "available", json_object_new_boolean(hi->core_scheduling));
+		json_object_object_add(x, "reason", jstr(hi->core_scheduling_reason));
+		json_object_object_add(o, "core_scheduling", x);
+	}
+	if (hi->kernel_cas[0]) {
+		x = json_object_new_object();
+		json_object_object_add(x, "state", jstr(hi->kernel_cas));
+		json_object_object_add(x, "detail", jstr(hi->kernel_cas_detail));
+		json_object_object_add(o, "kernel_cache_aware_scheduling", x);
+	}
+	if (hi->sampler[0]) {
+		json_object_object_add(o, "sampler", jstr(hi->sampler));
+		if (hi->sampler_reason[0])
+			json_object_object_add(o, "sampler_reason", jstr(hi->sampler_reason));
+	}
+	if (hi->have_tracer) {
+		x = json_object_new_object();
+		json_object_object_add(x, "threads", json_object_new_int(hi->tracer.threads));
+		json_object_object_add(x, "domains", json_object_new_int(hi->tracer.domains));
+		json_object_object_add(x, "threads_refused", json_object_new_int64((int64_t)hi->tracer.threads_refused));
+		json_object_object_add(x, "domains_refused", json_object_new_int64((int64_t)hi->tracer.domains_refused));
+		json_object_object_add(x, "edges_dropped", json_object_new_int64((int64_t)hi->tracer.edges_dropped));
+		json_object_object_add(x, "irq_check", json_object_new_boolean(hi->tracer.irq_check));
+		json_object_object_add(o, "tracer", x);
+	}
+}
+
 static json_object *
 topology_json(const struct daemon *d)
 {
@@ -120,8 +167,12 @@ topology_json(const struct daemon *d)
 	json_object_object_add(o, "packages", pkgs);
 	json_object_object_add(o, "numa_nodes", nodes);
 	json_object_object_add(o, "llcs", llcs);
-	if (d->be.ops->describe_host)
-		d->be.ops->describe_host(d->be.ctx, o);
+	if (d->be.ops->describe_host) {
+		struct agent_hostinfo hi;
+		memset(&hi, 0, sizeof(hi));
+		if (d->be.ops->describe_host(d->be.ctx, &hi) == 0)
+			hostinfo_json(&hi, o);
+	}
 	return o;
 }
 
@@ -806,6 +857,31 @@ h_tune(struct daemon *d, struct control_request *req)
 	struct config c = d->cfg;
 	struct llcd_err err;
 
+	if (arg_bool(req, "reset", false)) {
+		char msg[512];
+		int rc = daemon_reset_tunes(d, msg, sizeof(msg));
+		if (rc != CTL_OK) {
+			snprintf(req->error, sizeof(req->error), "%s", msg);
+			return rc;
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "message", jstr(msg));
+		json_object_object_add(req->reply, "tunes", json_object_new_array());
+		return CTL_OK;
+	}
+	if (k == NULL && v == NULL) {
+		json_object *a = json_object_new_array();
+		for (int i = 0; i < d->ntunes; i++) {
+			json_object *t = json_object_new_object();
+			json_object_object_add(t, "knob", jstr(d->tunes[i][0]));
+			json_object_object_add(t, "value", jstr(d->tunes[i][1]));
+			json_object_array_add(a, t);
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "tunes", a);
+		json_object_object_add(req->reply, "file", jstr(d->tunes_file));
+		return CTL_OK;
+	}
 	if (k == NULL || v == NULL) {
 		snprintf(req->error, sizeof(req->error), "tune needs a knob and a value");
 		return CTL_E_INVAL;
@@ -821,9 +897,12 @@ h_tune(struct daemon *d, struct control_request *req)
 		return CTL_E_INVAL;
 	}
 	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
+	if (daemon_keep_tune(d, k, v, &err) < 0)
+		log_warnx("tune %s %s holds until llcd restarts: cannot keep it: %s", k, v, err.msg);
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "knob", jstr(k));
 	json_object_object_add(req->reply, "value", jstr(v));
+	json_object_object_add(req->reply, "kept", json_object_new_boolean(d->tunes_file[0] != '\0'));
 	return CTL_OK;
 }
 

@@ -136,6 +136,10 @@ main(int argc, char **argv)
 		fprintf(stderr, cli.check ? "llcd: topology: %s\n" : "llcd: %s\n", err.msg);
 		return 1;
 	}
+	/* runtime tunes are kept beside the state file (llcd.conf(5)) */
+	char tunes[CONFIG_PATH_MAX + 8];
+	snprintf(tunes, sizeof(tunes), "%s/tunes", cfg.state_dir);
+	cli.tunes_file = tunes;
 	if (check_topology_cpus(&cfg, topo) != 0) {
 		topo_free(topo);
 		return 1;

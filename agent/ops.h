@@ -139,6 +139,36 @@ void agent_dominfo_init(struct agent_dominfo *di);
 /* Free what the back-end allocated (vcpus) and init again. */
 void agent_dominfo_clear(struct agent_dominfo *di);
 
+/* What a back-end knows of the host beyond its topology, for llcctl
+ * topology: typed facts, the control handlers make the JSON. Blocks a
+ * back-end does not fill (have_* false, "" strings) are not shown. */
+struct agent_hostinfo {
+	bool have_libvirt;              /* the live back-end's connection */
+	struct {
+		char uri[256];
+		bool connected;
+		unsigned reconnects;
+		int domains;
+		char state_file[4096];  /* "" none */
+		bool dry_run;
+	} libvirt;
+	bool core_scheduling;           /* available */
+	char core_scheduling_reason[LLCD_ERR_MSG];      /* the probe's words; "": the
+	                                                 * back-end says nothing */
+	char kernel_cas[16];            /* the kernel's cache-aware scheduling:
+	                                 * absent / disabled / enabled; "" not probed */
+	char kernel_cas_detail[256];
+	char sampler[8];                /* "bpf" or "proc"; "" not said */
+	char sampler_reason[LLCD_ERR_MSG];      /* why not bpf */
+	bool have_tracer;               /* the in-kernel tracer's counters */
+	struct {
+		int threads, domains;
+		uint64_t threads_refused, domains_refused, edges_dropped;
+		bool irq_check;
+	} tracer;
+	char scenario[256];             /* a simulated host's scenario; "" */
+};
+
 struct agent_ops {
 	const char *name;                       /* "libvirt", "llcsim" */
 	/* Fill obs (after agent_obs_begin) for the period ending at now_ns. */
@@ -166,8 +196,8 @@ struct agent_ops {
 	void (*tick)(void *ctx, uint64_t now_ns);
 	/* typed facts about a domain (agent_dominfo_init()ed by the caller) */
 	int (*describe)(void *ctx, uint64_t key, struct agent_dominfo *out);
-	/* host facts for llcctl topology, added to out */
-	int (*describe_host)(void *ctx, struct json_object *out);
+	/* typed host facts for llcctl topology (zeroed by the caller) */
+	int (*describe_host)(void *ctx, struct agent_hostinfo *out);
 	/* the raw llc-policy element (NULL: none), malloc'd */
 	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
 	/* write (xml) or remove (NULL) the annotation: live and/or config */

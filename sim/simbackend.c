@@ -138,15 +138,13 @@ describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 }
 
 static int
-describe_host(void *ctx, struct json_object *out)
+describe_host(void *ctx, struct agent_hostinfo *out)
 {
 	struct simbe *s = ctx;
-	json_object *cs = json_object_new_object();
 
-	json_object_object_add(out, "scenario", json_object_new_string(s->path));
-	json_object_object_add(cs, "available", json_object_new_boolean(false));
-	json_object_object_add(cs, "reason", json_object_new_string("simulated host"));
-	json_object_object_add(out, "core_scheduling", cs);
+	snprintf(out->scenario, sizeof(out->scenario), "%s", s->path);
+	out->core_scheduling = false;
+	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "simulated host");
 	return 0;
 }
 

@@ -199,7 +199,7 @@ h_describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 }
 
 static int
-h_describe_host(void *ctx, struct json_object *out)
+h_describe_host(void *ctx, struct agent_hostinfo *out)
 {
 	return live_describe_host(ctx, out);
 }

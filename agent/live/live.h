@@ -57,7 +57,6 @@
 #include "policy.h"
 #include "topo.h"
 
-struct json_object;
 
 #define LIVE_URI_NONE "none"            /* no libvirt: live_add_process only */
 #define LIVE_DEFAULT_STATE_DIR "/var/lib/llcd"

@@ -37,7 +37,6 @@
 #include "tracer.h"
 #include "virt.h"
 
-struct json_object;
 struct qmp_cpus;
 struct guesttopo_pos;
 
@@ -265,6 +264,6 @@ int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, 
                            struct llcd_err *err);
 /* Host-side facts for `llcctl topology`: libvirt URI and connection,
  * core scheduling, the kernel's cache-aware scheduling, the state file. */
-int live_describe_host(struct live *l, struct json_object *out);
+int live_describe_host(struct live *l, struct agent_hostinfo *out);
 
 #endif

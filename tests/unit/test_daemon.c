@@ -353,6 +353,93 @@ test_tune_retries_refused(void **state)
 	unlink(path);
 }
 
+static int
+tune(struct daemon *d, const char *knob, const char *value, bool reset, json_object **reply)
+{
+	struct control_request req = { .type = CTL_TUNE, .args = json_object_new_object() };
+
+	if (knob)
+		json_object_object_add(req.args, "knob", json_object_new_string(knob));
+	if (value)
+		json_object_object_add(req.args, "value", json_object_new_string(value));
+	if (reset)
+		json_object_object_add(req.args, "reset", json_object_new_boolean(true));
+	int rc = daemon_handle(d, &req);
+	json_object_put(req.args);
+	if (reply)
+		*reply = req.reply;
+	else
+		json_object_put(req.reply);
+	return rc;
+}
+
+static int
+stat_int(struct daemon *d, const char *key)
+{
+	struct control_request req = { .type = CTL_STATS, .args = json_object_new_object() };
+
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	int v = json_object_get_int(json_object_object_get(req.reply, key));
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	return v;
+}
+
+/* A tune outlives a restart (so a restart after `tune overcommit 4` keeps
+ * the domains it placed), shows in `tune`, and `tune --reset` drops it
+ * (issue 16 item 6). */
+static void
+test_tunes_kept_across_restart(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	char dir[] = "/tmp/llcd-tunes-XXXXXX", path[64];
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tunes", dir);
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	config_defaults(&cfg);
+	int period0 = cfg.period_ms;
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 0);
+	assert_int_equal(tune(d, "period-ms", "250", false, NULL), CTL_OK);
+	assert_int_equal(tune(d, "overcommit", "4", false, NULL), CTL_OK);
+	assert_int_equal(tune(d, "period-ms", "300", false, NULL), CTL_OK);   /* replaces */
+	assert_int_equal(stat_int(d, "period_ms"), 300);
+	daemon_free(d);
+	/* the restart: the same configuration, the kept tunes over it */
+	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 2);
+	assert_int_equal(stat_int(d, "period_ms"), 300);
+	json_object *r;
+	assert_int_equal(tune(d, NULL, NULL, false, &r), CTL_OK);
+	assert_string_equal(json_object_to_json_string_ext(json_object_object_get(r, "tunes"), JSON_C_TO_STRING_PLAIN),
+	    "[{\"knob\":\"period-ms\",\"value\":\"300\"},{\"knob\":\"overcommit\",\"value\":\"4\"}]");
+	json_object_put(r);
+	/* reset: the configuration's values, no file */
+	assert_int_equal(tune(d, NULL, NULL, true, &r), CTL_OK);
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(r, "message")), "2 runtime tunes dropped"));
+	json_object_put(r);
+	assert_int_equal(stat_int(d, "period_ms"), period0);
+	assert_int_equal(access(path, F_OK), -1);
+	daemon_free(d);
+	/* a line that is not a tune is ignored, the rest applied */
+	FILE *f = fopen(path, "w");
+	fprintf(f, "# kept\nsocket /tmp/elsewhere\nmax-moves 3\nperiod-ms nonsense\n");
+	fclose(f);
+	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 1);
+	daemon_free(d);
+	unlink(path);
+	rmdir(dir);
+	simbe_free(s);
+}
+
 int
 main(void)
 {
@@ -361,6 +448,7 @@ main(void)
 		cmocka_unit_test(test_check_unpinned),
 		cmocka_unit_test(test_list_pages),
 		cmocka_unit_test(test_release_ends_on_new_annotation),
+		cmocka_unit_test(test_tunes_kept_across_restart),
 		cmocka_unit_test(test_tune_retries_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
