@@ -107,7 +107,6 @@ struct dom {
 	bool emu_sent;
 	int ngroups;
 	struct grp *groups;
-	int *vgroup;
 	struct wakeups_state *wk;       /* wakeup history (aggregate), NULL until
 	                                 * wakeups are first given */
 	uint64_t refused_gen;
@@ -177,6 +176,8 @@ bool set_eq(const struct policy_state *s, const struct cpuset *a, const struct c
 bool set_empty(const struct policy_state *s, const struct cpuset *a);
 bool set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
 int pin_llc(const struct policy_state *s, const struct cpuset *pin);
+/* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */
+void pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len);
 void fmt_set(const struct cpuset *c, char *buf, size_t len);
 void shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out);
 void dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out);

@@ -328,16 +328,17 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		bool differs = !set_eq(s, set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
 		if (!differs || set_empty(s, &d->want[v]))
 			continue;       /* never pin to nothing */
-		int l = pin_llc(s, &d->want[v]);
+		char where[64];
+		pin_llcs(s, &d->want[v], where, sizeof(where));
 		fmt_set(&d->want[v], buf, sizeof(buf));
 		if (d->confined)
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
 		else if (cpuset_equal(&d->want[v], &d->home[v]))
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: LLC %d [%s] (%s, %s)",
-			    l, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool");
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s)",
+			    where, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool");
 		else
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s LLC %d [%s]",
-			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", l, buf);
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
+			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
 		d->sent[v] = d->want[v];
 		s->stats.pins++;
 	}

@@ -1198,10 +1198,45 @@ test_bad_input(void **state)
 	h_free(h);
 }
 
+
+/* A pin over several LLCs names them ("LLCs 0-1"), never "LLC -1" (issue
+ * 16 item 7). */
+static void
+test_reason_names_llcs(void **state)
+{
+	struct harness *h = h_new("pack:1 l3:2 core:1 pu:1");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int d = h_add(h, "two", 2, 1, 2, 1, &a);
+	int pins = 0, multi = 0;
+
+	/* the live back-end's view of threads it never pinned: "not placed" */
+	for (int v = 0; v < 2; v++)
+		cpuset_zero(&h->dom[d].s[v].pinned);
+
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(h_step(h), 0);
+		for (int i = 0; i < h->plan->n; i++) {
+			const struct policy_action *x = &h->plan->actions[i];
+			assert_null(strstr(x->reason, "LLC -1"));
+			if (x->type != POLICY_ACT_PIN_VCPU)
+				continue;
+			pins++;
+			if (cpuset_count(&x->cpus) == 2) {
+				multi++;
+				assert_non_null(strstr(x->reason, "LLCs 0-1 [0-1]"));
+			}
+		}
+	}
+	assert_int_equal(pins, 2);
+	assert_true(multi > 0);
+	h_free(h);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reason_names_llcs),
 		cmocka_unit_test(test_rules_match_kernel_code),
 		cmocka_unit_test(test_place_isolated_smt_pairs_one_llc),
 		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
