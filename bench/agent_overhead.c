@@ -594,6 +594,26 @@ main(int argc, char **argv)
 		return 2;
 	if (storm_rounds > 0)
 		return storm(storm_rounds);
+	/* the baseline and the back-end each hold 2 descriptors per thread:
+	 * raise the limit for the largest count (root may raise the hard one) */
+	{
+		int most = 0;
+		char copy[256];
+		snprintf(copy, sizeof(copy), "%s", list);
+		for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+			if (atoi(tok) > most)
+				most = atoi(tok);
+		struct rlimit rl;
+		rlim_t want = (rlim_t)most * 4 + 4096;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+			rl.rlim_cur = want;
+			if (rl.rlim_max < want)
+				rl.rlim_max = want;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				fprintf(stderr, "RLIMIT_NOFILE %llu: %s (fewer threads will be found)\n",
+				    (unsigned long long)want, strerror(errno));
+		}
+	}
 	if (bpf)
 		stats_old = bpf_stats_enable(1);
 	log_init(true, 0);
@@ -617,7 +637,8 @@ main(int argc, char **argv)
 		int acts = 0, warm = 0, scans = 0;
 		for (int p = 0; p < nproc; p++) {
 			if ((pids[p] = spawn(per_proc)) < 0) {
-				fprintf(stderr, "spawn: %s\n", strerror(errno));
+				fprintf(stderr, "spawn: %s (process %d of %d; kernel.pid_max and kernel.threads-max bound "
+				    "the threads, bench/agent-overhead raises pid_max for the run)\n", strerror(errno), p, nproc);
 				return 1;
 			}
 		}
