@@ -15,7 +15,7 @@
  *                  since `current` there is whoever happened to run
  *   sched_process_exit  forget an exiting tracked thread (its TID may be
  *                  reused) and mark its slot exited
- * Everything else returns after one hash lookup per task involved.
+ * Everything else returns after one load of a bitmap per task involved.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
