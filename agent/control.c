@@ -137,19 +137,21 @@ struct control *
 control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct llcd_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char tmp[sizeof(sa.sun_path)];
 	struct control *c;
 	struct stat st;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
+	/* bound under a temporary name, given its group and mode, then renamed
+	 * over the path: a client never finds the socket before its group is
+	 * set, and the group is set with lchown (no symlink followed) */
+	if (strlen(path) >= sizeof(sa.sun_path) ||
+	    snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
 		llcd_err_set(err, "control socket path too long: %s", path);
 		return NULL;
 	}
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			llcd_err_set(err, "control socket path %s exists and is not a socket", path);
-			return NULL;
-		}
-		unlink(path);
+	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		llcd_err_set(err, "control socket path %s exists and is not a socket", path);
+		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
@@ -157,7 +159,7 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 		return NULL;
 	}
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tmp);
 	c->handler = h;
 	c->ctx = ctx;
 	c->idle_ns = (uint64_t)CONTROL_IDLE_MS * 1000000ull;
@@ -167,19 +169,22 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 		free(c);
 		return NULL;
 	}
-	mode_t old = umask(0117);
+	unlink(tmp);                    /* a leftover of a crashed start with this pid */
+	mode_t old = umask(0117);       /* the socket is created 0660 */
 	int rc = bind(c->lfd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
 	if (rc < 0 || listen(c->lfd, 16) < 0) {
 		llcd_err_set(err, "control socket %s: %s", path, strerror(errno));
 		close(c->lfd);
+		unlink(tmp);
 		free(c);
 		return NULL;
 	}
-	if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) || chmod(path, 0660) < 0) {
-		llcd_err_set(err, "control socket %s: cannot set group/mode: %s", path, strerror(errno));
+	if ((gid != (gid_t)-1 && lchown(tmp, (uid_t)-1, gid) < 0) || rename(tmp, path) < 0) {
+		llcd_err_set(err, "control socket %s: cannot set its group or put it in place: %s", path,
+		    strerror(errno));
 		close(c->lfd);
-		unlink(path);
+		unlink(tmp);
 		free(c);
 		return NULL;
 	}

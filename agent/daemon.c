@@ -76,7 +76,7 @@ current_annotation(struct daemon *d, uint64_t key)
 	struct llcd_err err;
 	char *xml = NULL;
 
-	if (d->be.get_annotation == NULL || d->be.get_annotation(HOOK(d), key, &xml, &err) < 0)
+	if (d->be.ops->get_annotation == NULL || d->be.ops->get_annotation(d->be.ctx, key, &xml, &err) < 0)
 		return NULL;
 	return xml;
 }
@@ -233,8 +233,9 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	d->topo = topo;
 	d->be = *be;
-	d->ops = (struct agent_ops){ be->name, wrap_observe, wrap_apply, wrap_report };
-	if (host_from_config(cfg, topo, be->counters, &d->host, err) < 0) {
+	d->ops = (struct agent_ops){ .name = be->ops->name, .observe = wrap_observe, .apply = wrap_apply,
+	                            .report = wrap_report };
+	if (host_from_config(cfg, topo, backend_counters(be), &d->host, err) < 0) {
 		free(d);
 		return NULL;
 	}
@@ -289,8 +290,8 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	struct agent_step_stats st;
 
 	d->now_ns = now_ns;
-	if (d->be.tick)
-		d->be.tick(HOOK(d), now_ns);
+	if (d->be.ops->tick)
+		d->be.ops->tick(d->be.ctx, now_ns);
 	if (agent_loop_step(d->loop, now_ns, &st, err) < 0) {
 		d->errors++;
 		return -1;
@@ -328,7 +329,7 @@ daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *e
 {
 	struct policy_host h;
 
-	if (host_from_config(c, d->topo, d->be.counters, &h, err) < 0)
+	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0)
 		return -1;
 	for (const struct config_directive *dir = config_directives; dir->name; dir++)
 		if (dir->flags & CONFIG_RELOAD)
@@ -350,6 +351,118 @@ daemon_set_overrides(struct daemon *d, const char *const *kv, int npairs, struct
 	}
 	d->noverrides = npairs;
 	return 0;
+}
+
+int
+daemon_read_tunes(const char *path, char kv[][2][CONFIG_PATH_MAX], int max)
+{
+	char line[2 * CONFIG_PATH_MAX + 8];
+	FILE *f = path[0] ? fopen(path, "re") : NULL;
+	int n = 0;
+
+	if (f == NULL)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char *k = line, *v;
+		line[strcspn(line, "\n")] = '\0';
+		if (*k == '#' || *k == '\0' || (v = strchr(k, ' ')) == NULL)
+			continue;
+		*v++ = '\0';
+		snprintf(kv[n][0], CONFIG_PATH_MAX, "%.*s", CONFIG_PATH_MAX - 1, k);
+		snprintf(kv[n][1], CONFIG_PATH_MAX, "%.*s", CONFIG_PATH_MAX - 1, v);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static int
+write_tunes(const struct daemon *d, struct llcd_err *err)
+{
+	char tmp[CONFIG_PATH_MAX + 8];
+	FILE *f;
+
+	if (d->tunes_file[0] == '\0')
+		return 0;
+	if (d->ntunes == 0) {
+		if (unlink(d->tunes_file) < 0 && errno != ENOENT)
+			return llcd_err_set(err, "%s: %s", d->tunes_file, strerror(errno));
+		return 0;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", d->tunes_file);
+	if ((f = fopen(tmp, "we")) == NULL)
+		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	fprintf(f, "# llcctl tune settings kept across restarts until a reload or `llcctl tune --reset`\n");
+	for (int i = 0; i < d->ntunes; i++)
+		fprintf(f, "%s %s\n", d->tunes[i][0], d->tunes[i][1]);
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0) {
+		fclose(f);
+		unlink(tmp);
+		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	}
+	fclose(f);
+	if (rename(tmp, d->tunes_file) < 0) {
+		unlink(tmp);
+		return llcd_err_set(err, "%s: %s", d->tunes_file, strerror(errno));
+	}
+	return 0;
+}
+
+int
+daemon_keep_tune(struct daemon *d, const char *knob, const char *value, struct llcd_err *err)
+{
+	int i;
+
+	for (i = 0; i < d->ntunes && strcmp(d->tunes[i][0], knob) != 0; i++)
+		;
+	if (i == d->ntunes) {
+		if (d->ntunes == DAEMON_MAX_TUNES)
+			return llcd_err_set(err, "more than %d runtime tunes", DAEMON_MAX_TUNES);
+		d->ntunes++;
+	}
+	snprintf(d->tunes[i][0], CONFIG_PATH_MAX, "%s", knob);
+	snprintf(d->tunes[i][1], CONFIG_PATH_MAX, "%s", value);
+	return write_tunes(d, err);
+}
+
+void
+daemon_drop_tunes(struct daemon *d)
+{
+	struct llcd_err err;
+
+	d->ntunes = 0;
+	if (write_tunes(d, &err) < 0)
+		log_warnx("runtime tunes: %s", err.msg);
+}
+
+int
+daemon_set_tunes_file(struct daemon *d, const char *path, struct llcd_err *err)
+{
+	char kv[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
+	struct config c = d->cfg;
+	int n;
+
+	snprintf(d->tunes_file, sizeof(d->tunes_file), "%s", path);
+	d->ntunes = 0;
+	n = daemon_read_tunes(path, kv, DAEMON_MAX_TUNES);
+	for (int i = 0; i < n; i++) {
+		const struct config_directive *dir = config_directive(kv[i][0]);
+		if (dir == NULL || !(dir->flags & CONFIG_TUNE) || config_set(&c, kv[i][0], kv[i][1], err) < 0) {
+			log_warnx("%.200s: ignoring '%.64s %.64s': not a tune llcd accepts", path, kv[i][0], kv[i][1]);
+			continue;
+		}
+		memcpy(d->tunes[d->ntunes], kv[i], sizeof(kv[i]));
+		d->ntunes++;
+	}
+	if (d->ntunes > 0) {
+		if (daemon_apply_config(d, &c, err) < 0) {
+			d->ntunes = 0;
+			return llcd_err_prefix(err, "%s", path);
+		}
+		log_info("kept %d runtime tune%s from the last run (%s; a reload or `llcctl tune --reset` drops them)",
+		    d->ntunes, d->ntunes == 1 ? "" : "s", path);
+	}
+	return d->ntunes;
 }
 
 int
@@ -376,12 +489,43 @@ daemon_reload(struct daemon *d, char *msg, size_t len)
 	for (const struct config_directive *dir = config_directives; restart == NULL && dir->name; dir++)
 		if (!(dir->flags & CONFIG_RELOAD) && !config_same(&c, &d->cfg, dir))
 			restart = dir->name;
+	if (d->ntunes > 0) {
+		log_info("reload drops %d runtime tune%s", d->ntunes, d->ntunes == 1 ? "" : "s");
+		daemon_drop_tunes(d);
+	}
 	snprintf(msg, len, "reloaded %s%s%s", d->config_path, restart ? "; a change of '" : "",
 	    restart ? restart : "");
 	if (restart)
 		snprintf(msg + strlen(msg), len - strlen(msg), "' takes effect at the next start");
 	log_info("%s", msg);
 	return CTL_OK;
+}
+
+int
+daemon_reset_tunes(struct daemon *d, char *msg, size_t len)
+{
+	int n = d->ntunes, rc;
+
+	if (d->config_path[0] != '\0') {
+		rc = daemon_reload(d, msg, len);        /* drops the tunes */
+	} else {
+		struct config c;
+		struct llcd_err err;
+		config_defaults(&c);
+		rc = 0;
+		for (int i = 0; rc == 0 && i < d->noverrides; i++)
+			rc = config_set(&c, d->overrides[i][0], d->overrides[i][1], &err);
+		if (rc < 0 || daemon_apply_config(d, &c, &err) < 0) {
+			snprintf(msg, len, "reset failed, configuration unchanged: %.440s", err.msg);
+			return CTL_E_INVAL;
+		}
+		daemon_drop_tunes(d);
+		snprintf(msg, len, "defaults restored");
+		rc = CTL_OK;
+	}
+	if (rc == CTL_OK)
+		snprintf(msg + strlen(msg), len - strlen(msg), "; %d runtime tune%s dropped", n, n == 1 ? "" : "s");
+	return rc;
 }
 
 /* release-on-exit: every domain back to the default scheduler. */
@@ -406,13 +550,13 @@ daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err
 {
 	struct policy_host h;
 
-	if (host_from_config(&d->cfg, t, d->be.counters, &h, err) < 0)
+	if (host_from_config(&d->cfg, t, backend_counters(&d->be), &h, err) < 0)
 		return -1;
 	d->topo = t;
 	d->host = h;
 	agent_loop_set_host(d->loop, &h, 0);    /* the engine rebinds to t */
-	if (d->be.set_topology)
-		d->be.set_topology(HOOK(d), t);
+	if (d->be.ops->set_topology)
+		d->be.ops->set_topology(d->be.ctx, t);
 	return 0;
 }
 
@@ -482,8 +626,8 @@ daemon_run(struct daemon *d)
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 		}
 		if (now >= next) {
-			if (d->be.handle_events && d->be.handle_events(HOOK(d), now, &err) < 0)
-				log_warnx("%s: %s", d->be.name, err.msg);
+			if (d->be.ops->handle_events && d->be.ops->handle_events(d->be.ctx, now, &err) < 0)
+				log_warnx("%s: %s", d->be.ops->name, err.msg);
 			if (d->watch_cpus)
 				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
@@ -496,7 +640,7 @@ daemon_run(struct daemon *d)
 		}
 		struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
 		int n = d->ctl ? control_pollfds(d->ctl, pfd, CONTROL_MAX_CLIENTS + 1) : 0;
-		int efd = d->be.event_fd ? d->be.event_fd(HOOK(d)) : -1;
+		int efd = d->be.ops->event_fd ? d->be.ops->event_fd(d->be.ctx) : -1;
 		if (efd >= 0)
 			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
@@ -507,9 +651,9 @@ daemon_run(struct daemon *d)
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.handle_events &&
-		    d->be.handle_events(HOOK(d), llcd_mono_ns(), &err) < 0)
-			log_warnx("%s: %s", d->be.name, err.msg);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.ops->handle_events &&
+		    d->be.ops->handle_events(d->be.ctx, llcd_mono_ns(), &err) < 0)
+			log_warnx("%s: %s", d->be.ops->name, err.msg);
 		if (d->ctl) {
 			if (rc <= 0)
 				for (int k = 0; k < n; k++)

@@ -1,6 +1,6 @@
 /* daemon.h - llcd's core: the agent loop on a back-end, the control socket
  * and the answers to llcctl's requests. The back-end (live libvirt, or the
- * simulated host of llcsim) is a struct daemon_backend; everything here
+ * simulated host of llcsim) is a struct agent_ops (ops.h) and its ctx; everything here
  * runs the same on both, so every llcctl command is tested on the
  * simulated back-end. */
 #ifndef LLCD_DAEMON_H
@@ -16,36 +16,27 @@
 #include "ops.h"
 #include "topo.h"
 
+/* The back-end the daemon runs on: one ops table (ops.h: the loop's
+ * observe/apply/report and the daemon's optional hooks) and its ctx. */
 struct daemon_backend {
-	const char *name;                       /* "libvirt", "llcsim" */
 	const struct agent_ops *ops;
-	void *ctx;                              /* for ops */
-	void *hook_ctx;                         /* for the hooks below (NULL: ctx) */
-	bool counters;                          /* per-thread instruction counts exist */
-	/* optional hooks (NULL: not available) */
-	int (*event_fd)(void *ctx);             /* pollable, -1 none */
-	int (*handle_events)(void *ctx, uint64_t now_ns, struct llcd_err *err);
-	void (*tick)(void *ctx, uint64_t now_ns);       /* before each observe */
-	/* typed facts (ops.h); the daemon makes the JSON */
-	int (*describe)(void *ctx, uint64_t key, struct agent_dominfo *out);
-	int (*describe_host)(void *ctx, struct json_object *out);
-	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
-	int (*set_annotation)(void *ctx, uint64_t key, const char *xml, bool live, bool config,
-	                      struct llcd_err *err);
-	/* the domain XML (inactive: the persistent definition), malloc'd */
-	int (*get_xml)(void *ctx, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
-	/* redefine the persistent definition (virDomainDefineXML) */
-	int (*define_xml)(void *ctx, const char *xml, struct llcd_err *err);
-	/* whether the domain runs now */
-	bool (*is_running)(void *ctx, uint64_t key);
-	/* the host topology was re-read (CPU hotplug) */
-	void (*set_topology)(void *ctx, const struct topo *t);
-	/* add the guest helper's channel to the domain (llcctl guest-channel) */
-	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
-	                         struct llcd_err *err);
+	void *ctx;
 };
 
 struct daemon;
+
+#define DAEMON_MAX_TUNES 32     /* runtime tunes kept (one per knob) */
+
+/* Keep runtime tunes (llcctl tune) in path across restarts (llcd: the
+ * state directory's `tunes`): the ones found there are applied now (a
+ * restart after a tune neither moves a pinned vCPU nor refuses a domain it
+ * had placed); later tunes are written there, and a reload or `llcctl tune
+ * --reset` drops them. Returns how many were applied, -1 on a file that
+ * cannot be read (err; nothing applied). */
+int daemon_set_tunes_file(struct daemon *d, const char *path, struct llcd_err *err);
+/* Read the tunes kept in path into kv (up to max pairs) for `llcd -nv`;
+ * returns the number of pairs (0 when there is no file). */
+int daemon_read_tunes(const char *path, char kv[][2][CONFIG_PATH_MAX], int max);
 
 /* topo is borrowed and must outlive the daemon; config_path is re-read by
  * reload (NULL: reload keeps the configuration). */

@@ -65,10 +65,18 @@ daemon_cli_check(const struct daemon_cli *cli, const struct config *cfg, const s
 		    cfg->reserved, t->desc);
 		return 1;
 	}
-	if (cli->verbose)
+	if (cli->verbose) {
 		config_print(cfg, stdout);
-	else
+		char kv[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
+		int n = cli->tunes_file ? daemon_read_tunes(cli->tunes_file, kv, DAEMON_MAX_TUNES) : 0;
+		if (n > 0)
+			printf("# runtime tunes from %s, applied over the above at start\n"
+			    "# (a reload or 'llcctl tune --reset' drops them):\n", cli->tunes_file);
+		for (int i = 0; i < n; i++)
+			printf("# %s %s\n", kv[i][0], kv[i][1]);
+	} else {
 		printf("%s: configuration OK\n", cli->prog);
+	}
 	return 0;
 }
 
@@ -139,6 +147,8 @@ daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct 
 			n++;
 		}
 		daemon_set_overrides(the_daemon, kv, n, &err);
+		if (cli->tunes_file && daemon_set_tunes_file(the_daemon, cli->tunes_file, &err) < 0)
+			log_warnx("runtime tunes not kept: %s", err.msg);
 		/* CPU hotplug: re-read the live host when its online CPUs change */
 		if (cli->watch_cpus)
 			daemon_watch_cpus(the_daemon, true);
@@ -164,7 +174,7 @@ daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	log_info("%s %s started: %s back-end, period %d ms, socket %s", cli->prog, LLCD_VERSION, be.name,
+	log_info("%s %s started: %s back-end, period %d ms, socket %s", cli->prog, LLCD_VERSION, be.ops->name,
 	    cfg->period_ms, cfg->socket);
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");

@@ -23,6 +23,8 @@ struct daemon_cli {
 	int verbose;
 	bool period_is_override;        /* cfg.period_ms stays over the file (llcd-sim: the scenario's) */
 	bool watch_cpus;                /* re-read the live host on CPU hotplug */
+	const char *tunes_file;         /* runtime tunes kept across restarts
+	                                 * (llcd: STATE-DIR/tunes); NULL: none */
 };
 
 /* Load the file into cfg (defaults already in it) and put the command line

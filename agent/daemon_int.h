@@ -41,13 +41,22 @@ struct daemon {
 	uint64_t step_ns[STEP_HIST];
 	int nstep;
 	uint64_t step_max_ns;
+	/* runtime tunes (llcctl tune), kept in tunes_file across restarts
+	 * until a reload or `llcctl tune --reset` */
+	char tunes[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
+	int ntunes;
+	char tunes_file[CONFIG_PATH_MAX];
 	uint64_t isolation_held;        /* isolated pins held back (loop.c) */
 	int isolation_overlaps;         /* last period's observed overlaps */
 	int overlap_streak;             /* periods in a row with overlaps */
 };
 
-/* the context of the back-end's optional hooks */
-#define HOOK(d) ((d)->be.hook_ctx ? (d)->be.hook_ctx : (d)->be.ctx)
+/* whether the back-end has per-thread instruction counts */
+static inline bool
+backend_counters(const struct daemon_backend *be)
+{
+	return be->ops->counters != NULL && be->ops->counters(be->ctx);
+}
 
 /* released by llcctl release: left to the default scheduler until its
  * annotation is set again (daemon.c) */
@@ -60,5 +69,13 @@ int daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_er
 /* Re-read the configuration file; msg says what happened. Returns a
  * CTL_* result. */
 int daemon_reload(struct daemon *d, char *msg, size_t len);
+/* Record a successful tune and write tunes_file; -1 with err when the file
+ * cannot be written (the tune holds until the restart). */
+int daemon_keep_tune(struct daemon *d, const char *knob, const char *value, struct llcd_err *err);
+/* Drop every runtime tune and its file (reload, tune --reset). */
+void daemon_drop_tunes(struct daemon *d);
+/* llcctl tune --reset: the configuration file's values again (a reload
+ * where there is a file; defaults and command line otherwise). */
+int daemon_reset_tunes(struct daemon *d, char *msg, size_t len);
 
 #endif

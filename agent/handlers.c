@@ -73,6 +73,53 @@ obs_index(const struct daemon *d, const struct policy_domain_in *in)
 	return (int)(in - o->domains);
 }
 
+/* The back-end's host facts (llcctl topology). */
+static void
+hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
+{
+	json_object *x;
+
+	if (hi->scenario[0])
+		json_object_object_add(o, "scenario", jstr(hi->scenario));
+	if (hi->have_libvirt) {
+		x = json_object_new_object();
+		json_object_object_add(x, "uri", jstr(hi->libvirt.uri));
+		json_object_object_add(x, "connected", json_object_new_boolean(hi->libvirt.connected));
+		json_object_object_add(x, "reconnects", json_object_new_int((int)hi->libvirt.reconnects));
+		json_object_object_add(x, "domains", json_object_new_int(hi->libvirt.domains));
+		json_object_object_add(x, "state_file", jstr(hi->libvirt.state_file));
+		json_object_object_add(x, "dry_run", json_object_new_boolean(hi->libvirt.dry_run));
+		json_object_object_add(o, "libvirt", x);
+	}
+	if (hi->core_scheduling_reason[0]) {
+		x = json_object_new_object();
+		json_object_object_add(x, "available", json_object_new_boolean(hi->core_scheduling));
+		json_object_object_add(x, "reason", jstr(hi->core_scheduling_reason));
+		json_object_object_add(o, "core_scheduling", x);
+	}
+	if (hi->kernel_cas[0]) {
+		x = json_object_new_object();
+		json_object_object_add(x, "state", jstr(hi->kernel_cas));
+		json_object_object_add(x, "detail", jstr(hi->kernel_cas_detail));
+		json_object_object_add(o, "kernel_cache_aware_scheduling", x);
+	}
+	if (hi->sampler[0]) {
+		json_object_object_add(o, "sampler", jstr(hi->sampler));
+		if (hi->sampler_reason[0])
+			json_object_object_add(o, "sampler_reason", jstr(hi->sampler_reason));
+	}
+	if (hi->have_tracer) {
+		x = json_object_new_object();
+		json_object_object_add(x, "threads", json_object_new_int(hi->tracer.threads));
+		json_object_object_add(x, "domains", json_object_new_int(hi->tracer.domains));
+		json_object_object_add(x, "threads_refused", json_object_new_int64((int64_t)hi->tracer.threads_refused));
+		json_object_object_add(x, "domains_refused", json_object_new_int64((int64_t)hi->tracer.domains_refused));
+		json_object_object_add(x, "edges_dropped", json_object_new_int64((int64_t)hi->tracer.edges_dropped));
+		json_object_object_add(x, "irq_check", json_object_new_boolean(hi->tracer.irq_check));
+		json_object_object_add(o, "tracer", x);
+	}
+}
+
 static json_object *
 topology_json(const struct daemon *d)
 {
@@ -120,8 +167,12 @@ topology_json(const struct daemon *d)
 	json_object_object_add(o, "packages", pkgs);
 	json_object_object_add(o, "numa_nodes", nodes);
 	json_object_object_add(o, "llcs", llcs);
-	if (d->be.describe_host)
-		d->be.describe_host(HOOK(d), o);
+	if (d->be.ops->describe_host) {
+		struct agent_hostinfo hi;
+		memset(&hi, 0, sizeof(hi));
+		if (d->be.ops->describe_host(d->be.ctx, &hi) == 0)
+			hostinfo_json(&hi, o);
+	}
 	return o;
 }
 
@@ -245,10 +296,10 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	json_object_object_add(o, "llcs", llcs_in_use(d, in));
 	if (known)
 		json_object_object_add(o, "allotment", cpuset_json(&info.allotment));
-	if (d->be.describe) {
+	if (d->be.ops->describe) {
 		struct agent_dominfo di;
 		agent_dominfo_init(&di);
-		if (d->be.describe(HOOK(d), in->key, &di) == 0) {
+		if (d->be.ops->describe(d->be.ctx, in->key, &di) == 0) {
 			/* the back-end's own error (a pin failed permanently, an
 			 * invalid annotation) wins over the engine's view */
 			if (di.backend_error) {
@@ -449,6 +500,7 @@ annot_json(const struct policy_annotation *a, json_object *o)
 	json_object_object_add(o, "mode", jstr(policy_mode_name(a->mode)));
 	json_object_object_add(o, "isolation", jstr(policy_isolation_name(a->isolation)));
 	json_object_object_add(o, "topology", jstr(policy_topology_name(a->topology)));
+	json_object_object_add(o, "infer", jstr(policy_infer_name(a->infer)));
 	json_object_object_add(t, "aggr-tolerance", json_object_new_int(a->tune.aggr_tolerance));
 	json_object_object_add(t, "overaggr-pct", a->tune.overaggr_pct ? json_object_new_int(a->tune.overaggr_pct) : jstr("auto"));
 	json_object_object_add(t, "imb-pct", json_object_new_int(a->tune.imb_pct));
@@ -479,8 +531,8 @@ h_policy_get(struct daemon *d, struct control_request *req)
 		return rc;
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
-	if (d->be.get_annotation) {
-		if (d->be.get_annotation(HOOK(d), in->key, &xml, &err) < 0) {
+	if (d->be.ops->get_annotation) {
+		if (d->be.ops->get_annotation(d->be.ctx, in->key, &xml, &err) < 0) {
 			snprintf(req->error, sizeof(req->error), "%s", err.msg);
 			return CTL_E_INTERNAL;
 		}
@@ -505,8 +557,8 @@ h_policy_set(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
-	if (d->be.set_annotation == NULL) {
-		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.name);
+	if (d->be.ops->set_annotation == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;
 	}
 	if ((v = arg_str(req, "xml")) != NULL) {
@@ -518,7 +570,7 @@ h_policy_set(struct daemon *d, struct control_request *req)
 	} else {
 		/* start from the domain's current annotation */
 		policy_annotation_defaults(&a);
-		if (d->be.get_annotation && d->be.get_annotation(HOOK(d), in->key, &cur, &err) == 0 && cur &&
+		if (d->be.ops->get_annotation && d->be.ops->get_annotation(d->be.ctx, in->key, &cur, &err) == 0 && cur &&
 		    annot_parse_metadata(cur, strlen(cur), in->nvcpus, &a, &err) < 0)
 			policy_annotation_defaults(&a);
 		free(cur);
@@ -526,6 +578,7 @@ h_policy_set(struct daemon *d, struct control_request *req)
 			{ "mode", (const char *const[]){ "none", "static", "aggregate", "spread" }, 4, (int *)&a.mode },
 			{ "isolation", (const char *const[]){ "none", "core" }, 2, (int *)&a.isolation },
 			{ "topology", (const char *const[]){ "keep", "match" }, 2, (int *)&a.topology },
+			{ "infer", (const char *const[]){ "wakeups", "none" }, 2, (int *)&a.infer },
 		};
 		for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
 			if ((v = arg_str(req, sel[i].key)) == NULL)
@@ -545,7 +598,8 @@ h_policy_set(struct daemon *d, struct control_request *req)
 			static const int modes[] = { POLICY_MODE_NONE, POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD };
 			static const int isos[] = { POLICY_ISO_NONE, POLICY_ISO_CORE };
 			static const int topos[] = { POLICY_TOPO_KEEP, POLICY_TOPO_MATCH };
-			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : topos[k];
+			static const int infers[] = { POLICY_INFER_WAKEUPS, POLICY_INFER_NONE };
+			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : i == 2 ? topos[k] : infers[k];
 		}
 	}
 	if (annot_check(&a, in->nvcpus, &err) < 0 || annot_format_metadata(&a, out, sizeof(out), &err) < 0) {
@@ -555,7 +609,7 @@ h_policy_set(struct daemon *d, struct control_request *req)
 	bool live = arg_bool(req, "live", false), config = arg_bool(req, "config", false);
 	if (!live && !config)
 		live = config = true;
-	if (d->be.set_annotation(HOOK(d), in->key, out, live, config, &err) < 0) {
+	if (d->be.ops->set_annotation(d->be.ctx, in->key, out, live, config, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
 		return CTL_E_INTERNAL;
 	}
@@ -732,7 +786,7 @@ stats_fill(struct daemon *d, json_object *o)
 			managed++;
 	}
 	step_percentiles(d, &p50, &p99);
-	json_object_object_add(o, "backend", jstr(d->be.name));
+	json_object_object_add(o, "backend", jstr(d->be.ops->name));
 	json_object_object_add(o, "uptime_s", json_object_new_double(round((double)(d->now_ns - d->start_ns) / 1e7) / 100));
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)d->periods));
 	json_object_object_add(o, "period_ms", json_object_new_int(d->cfg.period_ms));
@@ -815,6 +869,31 @@ h_tune(struct daemon *d, struct control_request *req)
 	struct config c = d->cfg;
 	struct llcd_err err;
 
+	if (arg_bool(req, "reset", false)) {
+		char msg[512];
+		int rc = daemon_reset_tunes(d, msg, sizeof(msg));
+		if (rc != CTL_OK) {
+			snprintf(req->error, sizeof(req->error), "%s", msg);
+			return rc;
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "message", jstr(msg));
+		json_object_object_add(req->reply, "tunes", json_object_new_array());
+		return CTL_OK;
+	}
+	if (k == NULL && v == NULL) {
+		json_object *a = json_object_new_array();
+		for (int i = 0; i < d->ntunes; i++) {
+			json_object *t = json_object_new_object();
+			json_object_object_add(t, "knob", jstr(d->tunes[i][0]));
+			json_object_object_add(t, "value", jstr(d->tunes[i][1]));
+			json_object_array_add(a, t);
+		}
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "tunes", a);
+		json_object_object_add(req->reply, "file", jstr(d->tunes_file));
+		return CTL_OK;
+	}
 	if (k == NULL || v == NULL) {
 		snprintf(req->error, sizeof(req->error), "tune needs a knob and a value");
 		return CTL_E_INVAL;
@@ -830,9 +909,12 @@ h_tune(struct daemon *d, struct control_request *req)
 		return CTL_E_INVAL;
 	}
 	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
+	if (daemon_keep_tune(d, k, v, &err) < 0)
+		log_warnx("tune %s %s holds until llcd restarts: cannot keep it: %s", k, v, err.msg);
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "knob", jstr(k));
 	json_object_object_add(req->reply, "value", jstr(v));
+	json_object_object_add(req->reply, "kept", json_object_new_boolean(d->tunes_file[0] != '\0'));
 	return CTL_OK;
 }
 
@@ -951,13 +1033,13 @@ h_topology_apply(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
-	if (d->be.get_xml == NULL || d->be.define_xml == NULL) {
-		snprintf(req->error, sizeof(req->error), "the %s back-end has no domain XML to rewrite", d->be.name);
+	if (d->be.ops->get_xml == NULL || d->be.ops->define_xml == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no domain XML to rewrite", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;
 	}
 	rc = CTL_E_INTERNAL;
 	if ((rec = guesttopo_rec_new()) == NULL || recommend(d, in, rec, &err) < 0 ||
-	    d->be.get_xml(HOOK(d), in->key, true, &xml, &err) < 0 ||
+	    d->be.ops->get_xml(d->be.ctx, in->key, true, &xml, &err) < 0 ||
 	    guestxml_apply(xml, strlen(xml), rec, GUESTXML_ALL, &out, &outlen, &err) < 0 ||
 	    guestxml_diff(xml, strlen(xml), out, outlen, "current", "llcd", &diff, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
@@ -966,8 +1048,8 @@ h_topology_apply(struct daemon *d, struct control_request *req)
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	json_object_object_add(req->reply, "diff", jstr(diff));
-	bool running = d->be.is_running ? d->be.is_running(HOOK(d), in->key) : true;
-	if (!dry && *diff && d->be.define_xml(HOOK(d), out, &err) < 0) {
+	bool running = d->be.ops->is_running ? d->be.ops->is_running(d->be.ctx, in->key) : true;
+	if (!dry && *diff && d->be.ops->define_xml(d->be.ctx, out, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
 		json_object_put(req->reply);
 		req->reply = NULL;
@@ -1047,16 +1129,16 @@ h_guest_channel(struct daemon *d, struct control_request *req)
 		snprintf(req->error, sizeof(req->error), "guest-channel needs --add");
 		return CTL_E_INVAL;
 	}
-	if (d->be.add_guest_channel == NULL) {
+	if (d->be.ops->add_guest_channel == NULL) {
 		snprintf(req->error, sizeof(req->error), "the %s back-end has no guest channels (its guest helper is "
-		    "simulated)", d->be.name);
+		    "simulated)", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;
 	}
 	/* the persistent definition only: hot-plugging a virtio-serial
 	 * channel needs a controller the guest may not have; the channel
 	 * comes with the next start */
 	bool running = false;
-	if (d->be.add_guest_channel(HOOK(d), in->key, running, path, sizeof(path), &err) < 0) {
+	if (d->be.ops->add_guest_channel(d->be.ctx, in->key, running, path, sizeof(path), &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
 		return CTL_E_INTERNAL;
 	}
@@ -1077,7 +1159,7 @@ daemon_handle(void *ctx, struct control_request *req)
 		req->reply = json_object_new_object();
 		json_object_object_add(req->reply, "version", jstr(LLCD_VERSION));
 		json_object_object_add(req->reply, "protocol", json_object_new_int(CTL_VERSION));
-		json_object_object_add(req->reply, "backend", jstr(d->be.name));
+		json_object_object_add(req->reply, "backend", jstr(d->be.ops->name));
 		return CTL_OK;
 	case CTL_TOPOLOGY:
 		if (arg_str(req, "domain"))

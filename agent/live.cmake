@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # llcagent_live: the live I/O modules of llcd (/proc, libvirt, core
 # scheduling, logging) and the live back-end of the agent loop (agent/live/,
 # one concern per file: agent/live/live_int.h lists them).
@@ -23,8 +24,7 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/live/kcas.c
   ${CMAKE_CURRENT_LIST_DIR}/live/describe.c
   ${CMAKE_CURRENT_LIST_DIR}/live/qmpcheck.c
-  ${CMAKE_CURRENT_LIST_DIR}/live/requests.c
-  ${CMAKE_CURRENT_LIST_DIR}/live/backend.c)
+  ${CMAKE_CURRENT_LIST_DIR}/live/requests.c)
 target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_LIST_DIR}/live)
 target_link_libraries(llcagent_live PUBLIC llcagent_tracer llcagent_core llcagent_guestchan llcpolicy_io llcqmp llcommon_json
                       PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU

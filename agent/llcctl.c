@@ -30,7 +30,7 @@ static const struct cmd cmds[] = {
 	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0 },
 	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1 },
 	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1 },
-	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--xml XML] [--live] [--config]",
+	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--infer I] [--xml XML] [--live] [--config]",
 	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt", 1 },
 	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them and from wakeups", 1 },
 	{ "wakeups", CTL_WAKEUPS, "DOMAIN", "the strongest wakeup edges between the domain's vCPUs, the background rate, and which pairs are grouped", 1 },
@@ -38,7 +38,7 @@ static const struct cmd cmds[] = {
 	{ "events", CTL_EVENTS, "", "follow llcd's decisions live (pins, preference switches, refusals)", 0 },
 	{ "stats", CTL_STATS, "", "counters: domains, moves, preference switches, errors, policy step time", 0 },
 	{ "metrics", CTL_METRICS, "", "the counters in the Prometheus text exposition format", 0 },
-	{ "tune", CTL_TUNE, "KNOB VALUE", "change a daemon-wide knob until the next reload or restart (root)", 0 },
+	{ "tune", CTL_TUNE, "[KNOB VALUE | --reset]", "change a daemon-wide knob (kept across restarts until a reload or --reset); alone, list the runtime tunes (root)", 0 },
 	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0 },
 	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1 },
 	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1 },
@@ -63,6 +63,7 @@ cmd_usage(FILE *f, const struct cmd *c)
 	fprintf(f, "usage: llcctl %s %s\n  %s\n", c->name, c->args, c->help);
 	if (!strcmp(c->name, "policy"))
 		fprintf(f, "  --mode aggregate|spread|static|none\n  --isolation core|none\n  --topology match|keep\n"
+		    "  --infer wakeups|none   groups from vCPU wakeups (aggregate), or not\n"
 		    "  --xml XML      the whole <llc-policy> element\n"
 		    "  --live         change the running domain only\n  --config       change the persistent definition only\n"
 		    "  (neither: both)\n");
@@ -73,7 +74,8 @@ cmd_usage(FILE *f, const struct cmd *c)
 		    "  --dry-run      print the XML diff only\n");
 	if (!strcmp(c->name, "tune"))
 		fprintf(f, "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
-		    "         default-mode, default-isolation, reserved-cpus, shared-pool (see llcd.conf(5))\n");
+		    "         default-mode, default-isolation, reserved-cpus, shared-pool (see llcd.conf(5))\n"
+		    "  --reset        drop every runtime tune: the configuration file's values again\n");
 }
 
 /* --- output helpers ----------------------------------------------------- */
@@ -251,7 +253,8 @@ print_policy(json_object *r)
 	if (json_object_object_get_ex(r, "xml", &x) && x)
 		printf("%s\n", json_object_get_string(x));
 	if (json_object_object_get_ex(r, "mode", &x)) {
-		printf("mode %s, isolation %s, topology %s\n", js(r, "mode"), js(r, "isolation"), js(r, "topology"));
+		printf("mode %s, isolation %s, topology %s, infer %s\n", js(r, "mode"), js(r, "isolation"),
+		    js(r, "topology"), js(r, "infer"));
 		json_object *t;
 		if (json_object_object_get_ex(r, "tune", &t)) {
 			json_object_object_foreach(t, k, v)
@@ -387,6 +390,31 @@ print_map(json_object *r)
 }
 
 static void
+print_tune(json_object *r)
+{
+	json_object *a = ja(r, "tunes");
+
+	if (*js(r, "knob")) {
+		printf("%s set to %s%s\n", js(r, "knob"), js(r, "value"),
+		    json_object_get_boolean(json_object_object_get(r, "kept")) ?
+		    " (kept across restarts until a reload or 'llcctl tune --reset')" : " (until the next reload)");
+		return;
+	}
+	if (*js(r, "message"))
+		printf("%s\n", js(r, "message"));
+	if (a == NULL)
+		return;
+	if (json_object_array_length(a) == 0)
+		printf("no runtime tunes: every knob has its configuration file's value\n");
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *t = json_object_array_get_idx(a, i);
+		printf("%-22s %s\n", js(t, "knob"), js(t, "value"));
+	}
+	if (*js(r, "file"))
+		printf("(kept in %s)\n", js(r, "file"));
+}
+
+static void
 print_kv(json_object *r)
 {
 	json_object_object_foreach(r, k, v) {
@@ -456,12 +484,13 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, 'j' },
 		{ "mode", required_argument, NULL, 'm' }, { "isolation", required_argument, NULL, 'i' },
 		{ "topology", required_argument, NULL, 't' }, { "xml", required_argument, NULL, 'x' },
+		{ "infer", required_argument, NULL, 'I' },
 		{ "live", no_argument, NULL, 'L' }, { "config", no_argument, NULL, 'C' },
 		{ "apply", no_argument, NULL, 'A' }, { "dry-run", no_argument, NULL, 'R' },
-		{ "add", no_argument, NULL, 'a' },
+		{ "add", no_argument, NULL, 'a' }, { "reset", no_argument, NULL, 'Z' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool apply = false, dry = false;
+	bool apply = false, dry = false, reset = false;
 	json_object *args = json_object_new_object();
 	bool set = false;
 	int cargc = argc - optind;
@@ -475,6 +504,7 @@ main(int argc, char **argv)
 		case 'm': key = "mode"; break;
 		case 'i': key = "isolation"; break;
 		case 't': key = "topology"; break;
+		case 'I': key = "infer"; break;
 		case 'x': key = "xml"; break;
 		case 'L': json_object_object_add(args, "live", json_object_new_boolean(true)); set = true; continue;
 		case 'C': json_object_object_add(args, "config", json_object_new_boolean(true)); set = true; continue;
@@ -488,6 +518,15 @@ main(int argc, char **argv)
 			json_object_object_add(args, "add", json_object_new_boolean(true));
 			continue;
 		case 'R': dry = true; continue;
+		case 'Z':
+			if (strcmp(cmd->name, "tune")) {
+				fprintf(stderr, "llcctl: --reset goes with 'tune'\n");
+				json_object_put(args);
+				return EXIT_USAGE;
+			}
+			json_object_object_add(args, "reset", json_object_new_boolean(true));
+			reset = true;
+			continue;
 		default: cmd_usage(stderr, cmd); json_object_put(args); return EXIT_USAGE;
 		}
 		if (strcmp(cmd->name, "policy")) {
@@ -514,13 +553,15 @@ main(int argc, char **argv)
 	int want = cmd->ndomain + (type == CTL_TUNE ? 2 : 0);
 	if (!strcmp(cmd->name, "topology") && npos == 1)
 		want = 1;
+	if (type == CTL_TUNE && (reset || npos == 0))
+		want = 0;               /* --reset, or the list of runtime tunes */
 	if (npos != want) {
 		fprintf(stderr, "llcctl %s: expected %s\n", cmd->name, *cmd->args ? cmd->args : "no arguments");
 		cmd_usage(stderr, cmd);
 		json_object_put(args);
 		return EXIT_USAGE;
 	}
-	if (type == CTL_TUNE) {
+	if (type == CTL_TUNE && npos == 2) {
 		json_object_object_add(args, "knob", json_object_new_string(cargv[optind]));
 		json_object_object_add(args, "value", json_object_new_string(cargv[optind + 1]));
 	} else if (npos == 1) {
@@ -635,7 +676,7 @@ main(int argc, char **argv)
 			case CTL_METRICS: fputs(js(r, "text"), stdout); break;
 			case CTL_RELOAD: printf("%s\n", js(r, "message")); break;
 			case CTL_RELEASE: printf("%s: released to the default scheduler\n", js(r, "name")); break;
-			case CTL_TUNE: printf("%s set to %s\n", js(r, "knob"), js(r, "value")); break;
+			case CTL_TUNE: print_tune(r); break;
 			default: print_kv(r); break;
 			}
 		}

@@ -8,7 +8,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "daemon_cli.h"
-#include "live_backend.h"
+#include "live.h"
 #include "topo_hwloc.h"
 
 #define DEFAULT_CONFIG "/etc/llcd/llcd.conf"
@@ -31,6 +31,39 @@ usage(FILE *f)
 	    "  --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n"
 	    "On a simulated host: llcd-sim SCENARIO.json (llcd-sim(8)).\n",
 	    DEFAULT_CONFIG);
+}
+
+/* A topology given in the configuration (synthetic string or hwloc XML)
+ * must name only CPUs this host has online: the live back-end pins to
+ * them. A synthetic topology's PUs are OS CPUs 0..N-1 (llcd.conf(5)). */
+static int
+check_topology_cpus(const struct config *cfg, const struct topo *t)
+{
+	char line[4096] = "", missing_s[256], online_s[256];
+	struct cpuset online, missing;
+	struct llcd_err err;
+	FILE *f;
+
+	if (cfg->topology[0] == '\0')
+		return 0;               /* the live host itself */
+	f = fopen("/sys/devices/system/cpu/online", "re");
+	if (f == NULL || fgets(line, sizeof(line), f) == NULL) {
+		if (f)
+			fclose(f);
+		return 0;               /* nothing to check against */
+	}
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	if (cpuset_parse(&online, line, &err) < 0)
+		return 0;
+	cpuset_andnot(&missing, &t->all, &online);
+	if (cpuset_empty(&missing))
+		return 0;
+	cpuset_format(&missing, missing_s, sizeof(missing_s));
+	cpuset_format(&online, online_s, sizeof(online_s));
+	fprintf(stderr, "llcd: topology '%s' names CPUs %s, which this host does not have online (online: %s); "
+	    "a synthetic topology's PUs are OS CPUs 0..N-1\n", cfg->topology, missing_s, online_s);
+	return 1;
 }
 
 int
@@ -96,6 +129,14 @@ main(int argc, char **argv)
 		fprintf(stderr, cli.check ? "llcd: topology: %s\n" : "llcd: %s\n", err.msg);
 		return 1;
 	}
+	/* runtime tunes are kept beside the state file (llcd.conf(5)) */
+	char tunes[CONFIG_PATH_MAX + 8];
+	snprintf(tunes, sizeof(tunes), "%s/tunes", cfg.state_dir);
+	cli.tunes_file = tunes;
+	if (check_topology_cpus(&cfg, topo) != 0) {
+		topo_free(topo);
+		return 1;
+	}
 	if (cli.check) {
 		/* the host settings must also fit the topology they will run on */
 		rc = daemon_cli_check(&cli, &cfg, topo);
@@ -123,7 +164,8 @@ main(int argc, char **argv)
 		topo_free(topo);
 		return 1;
 	}
-	live_backend_fill(live, &be);
+	be.ops = &live_agent_ops;
+	be.ctx = live;
 	cli.watch_cpus = cfg.topology[0] == '\0';
 	rc = daemon_cli_serve(&cli, &cfg, topo, &be);
 	live_free(live);

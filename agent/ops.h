@@ -1,5 +1,6 @@
-/* ops.h - the I/O boundary of the agent loop: an ops table with a live
- * back-end (libvirt, /proc, the guest channel) and a simulated one (llcsim).
+/* ops.h - the I/O boundary of the agent loop and of llcd: one back-end
+ * interface, an ops table with a live back-end (libvirt, /proc, the guest
+ * channel; agent/live/) and a simulated one (llcsim, llcd-sim).
  *
  * The loop (loop.h) calls observe() once per period with the time it read,
  * hands the observation to the policy, and calls apply() once per action of
@@ -15,6 +16,9 @@
 #include "cpuset.h"
 #include "err.h"
 #include "policy.h"
+
+struct json_object;
+struct topo;
 
 /* How applying one action went. Errors are sorted the way the daemon
  * reacts to them: retry, forget, or stop managing the domain and say why
@@ -135,6 +139,36 @@ void agent_dominfo_init(struct agent_dominfo *di);
 /* Free what the back-end allocated (vcpus) and init again. */
 void agent_dominfo_clear(struct agent_dominfo *di);
 
+/* What a back-end knows of the host beyond its topology, for llcctl
+ * topology: typed facts, the control handlers make the JSON. Blocks a
+ * back-end does not fill (have_* false, "" strings) are not shown. */
+struct agent_hostinfo {
+	bool have_libvirt;              /* the live back-end's connection */
+	struct {
+		char uri[256];
+		bool connected;
+		unsigned reconnects;
+		int domains;
+		char state_file[4096];  /* "" none */
+		bool dry_run;
+	} libvirt;
+	bool core_scheduling;           /* available */
+	char core_scheduling_reason[LLCD_ERR_MSG];      /* the probe's words; "": the
+	                                                 * back-end says nothing */
+	char kernel_cas[16];            /* the kernel's cache-aware scheduling:
+	                                 * absent / disabled / enabled; "" not probed */
+	char kernel_cas_detail[256];
+	char sampler[8];                /* "bpf" or "proc"; "" not said */
+	char sampler_reason[LLCD_ERR_MSG];      /* why not bpf */
+	bool have_tracer;               /* the in-kernel tracer's counters */
+	struct {
+		int threads, domains;
+		uint64_t threads_refused, domains_refused, edges_dropped;
+		bool irq_check;
+	} tracer;
+	char scenario[256];             /* a simulated host's scenario; "" */
+};
+
 struct agent_ops {
 	const char *name;                       /* "libvirt", "llcsim" */
 	/* Fill obs (after agent_obs_begin) for the period ending at now_ns. */
@@ -148,6 +182,38 @@ struct agent_ops {
 	 * failed (result != AGENT_OK), with the back-end's message. */
 	void (*report)(void *ctx, const struct policy_action *act,
 	               enum agent_result r, const char *msg);
+
+	/* The rest is for llcd's daemon core (daemon.h): its run loop and
+	 * llcctl's requests. All optional (NULL: the back-end cannot), all
+	 * with the same ctx. The agent loop itself uses none of them. */
+	/* per-thread instruction counts exist (the benefit check) */
+	bool (*counters)(void *ctx);
+	/* a pollable fd while events are queued, -1 none */
+	int (*event_fd)(void *ctx);
+	/* drain events, keep connections up; now_ns monotonic */
+	int (*handle_events)(void *ctx, uint64_t now_ns, struct llcd_err *err);
+	/* before each observe (a simulated host advances its time) */
+	void (*tick)(void *ctx, uint64_t now_ns);
+	/* typed facts about a domain (agent_dominfo_init()ed by the caller) */
+	int (*describe)(void *ctx, uint64_t key, struct agent_dominfo *out);
+	/* typed host facts for llcctl topology (zeroed by the caller) */
+	int (*describe_host)(void *ctx, struct agent_hostinfo *out);
+	/* the raw llc-policy element (NULL: none), malloc'd */
+	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
+	/* write (xml) or remove (NULL) the annotation: live and/or config */
+	int (*set_annotation)(void *ctx, uint64_t key, const char *xml, bool live, bool config,
+	                      struct llcd_err *err);
+	/* the domain XML (inactive: the persistent definition), malloc'd */
+	int (*get_xml)(void *ctx, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
+	/* redefine the persistent definition (virDomainDefineXML) */
+	int (*define_xml)(void *ctx, const char *xml, struct llcd_err *err);
+	/* whether the domain runs now */
+	bool (*is_running)(void *ctx, uint64_t key);
+	/* the host topology was re-read (CPU hotplug) */
+	void (*set_topology)(void *ctx, const struct topo *t);
+	/* add the guest helper's channel to the domain (llcctl guest-channel) */
+	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
+	                         struct llcd_err *err);
 };
 
 const char *agent_result_name(enum agent_result r);

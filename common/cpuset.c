@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* cpuset.c - fixed-size CPU bitmaps. */
 #include "cpuset.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* cpuset.h - fixed-size CPU bitmaps (host PUs by OS index, or vCPU numbers). */
 #ifndef LLCD_CPUSET_H
 #define LLCD_CPUSET_H

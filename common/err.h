@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* err.h - the error record every llcd library fills instead of exiting. */
 #ifndef LLCD_ERR_H
 #define LLCD_ERR_H

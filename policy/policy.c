@@ -118,7 +118,6 @@ dom_free(struct dom *d)
 	free(d->want);
 	free(d->sent);
 	free(d->vutil);
-	free(d->vgroup);
 	wakeups_state_free(d->wk);
 	free(d);
 }
@@ -209,8 +208,7 @@ dom_new(const struct policy_domain_in *in)
 	d->want = calloc(n, sizeof(struct cpuset));
 	d->sent = calloc(n, sizeof(struct cpuset));
 	d->vutil = calloc(n, sizeof(double));
-	d->vgroup = calloc(n, sizeof(int));
-	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->vgroup) {
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil) {
 		dom_free(d);
 		return NULL;
 	}
@@ -362,6 +360,25 @@ pin_llc(const struct policy_state *s, const struct cpuset *pin)
 	if (llc < 0 || !set_sub(s, pin, &topo_get(s->topo, TOPO_LLC, llc)->cpus))
 		return -1;
 	return llc;
+}
+
+void
+pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len)
+{
+	struct cpuset llcs;
+	char list[48];
+	int cpu, l = pin_llc(s, pin);
+
+	if (l >= 0) {
+		snprintf(buf, len, "LLC %d", l);
+		return;
+	}
+	cpuset_zero(&llcs);
+	CPUSET_FOREACH(cpu, pin)
+		if ((l = topo_llc_of(s->topo, cpu)) >= 0)
+			cpuset_set(&llcs, l);
+	fmt_set(&llcs, list, sizeof(list));
+	snprintf(buf, len, "%s %s", cpuset_count(&llcs) == 1 ? "LLC" : "LLCs", list);
 }
 
 void

@@ -107,7 +107,6 @@ struct dom {
 	bool emu_sent;
 	int ngroups;
 	struct grp *groups;
-	int *vgroup;
 	struct wakeups_state *wk;       /* wakeup history (aggregate), NULL until
 	                                 * wakeups are first given */
 	uint64_t refused_gen;
@@ -135,7 +134,12 @@ struct policy_state {
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */
-	uint64_t res_gen;               /* bumped when resources are freed */
+	uint64_t res_gen;               /* bumped when resources are freed, or
+	                                 * the host settings that make room change */
+	/* the host settings of the last step that decide how much room there
+	 * is (reserved CPUs, shared pool, overcommit), to see them change */
+	struct cpuset room_reserved, room_pool;
+	double room_overcommit, room_overcommit_isolated;
 	int nwords;                     /* cpuset words that can hold host PUs */
 	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
 	uint64_t step;
@@ -172,6 +176,8 @@ bool set_eq(const struct policy_state *s, const struct cpuset *a, const struct c
 bool set_empty(const struct policy_state *s, const struct cpuset *a);
 bool set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
 int pin_llc(const struct policy_state *s, const struct cpuset *pin);
+/* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */
+void pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len);
 void fmt_set(const struct cpuset *c, char *buf, size_t len);
 void shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out);
 void dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out);

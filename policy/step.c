@@ -328,16 +328,17 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		bool differs = !set_eq(s, set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
 		if (!differs || set_empty(s, &d->want[v]))
 			continue;       /* never pin to nothing */
-		int l = pin_llc(s, &d->want[v]);
+		char where[64];
+		pin_llcs(s, &d->want[v], where, sizeof(where));
 		fmt_set(&d->want[v], buf, sizeof(buf));
 		if (d->confined)
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
 		else if (cpuset_equal(&d->want[v], &d->home[v]))
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: LLC %d [%s] (%s, %s)",
-			    l, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool");
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s)",
+			    where, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool");
 		else
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s LLC %d [%s]",
-			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", l, buf);
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
+			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
 		d->sent[v] = d->want[v];
 		s->stats.pins++;
 	}
@@ -452,6 +453,24 @@ steer_stage(struct policy_state *s, const struct policy_input *in, struct policy
 
 /* --- the step ----------------------------------------------------------------- */
 
+/* A change of the settings that decide the room (llcctl tune, reload) may
+ * make room for a refused domain: count it as freed resources, so that
+ * refused domains are placed again (adopt_stage). A new topology (CPU
+ * hotplug) resets the whole state instead (state_bind_topo). */
+static void
+note_room(struct policy_state *s, const struct policy_host *h)
+{
+	if (s->step > 1 && (!cpuset_equal(&h->reserved, &s->room_reserved) ||
+	                    !cpuset_equal(&h->shared_pool, &s->room_pool) ||
+	                    h->overcommit != s->room_overcommit ||
+	                    h->overcommit_isolated != s->room_overcommit_isolated))
+		s->res_gen++;
+	s->room_reserved = h->reserved;
+	s->room_pool = h->shared_pool;
+	s->room_overcommit = h->overcommit;
+	s->room_overcommit_isolated = h->overcommit_isolated;
+}
+
 int
 policy_step(struct policy_state *s, const struct policy_input *in,
             struct policy_plan *plan, struct llcd_err *err)
@@ -468,6 +487,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	s->stats.steps++;
 	s->moves_left = in->host.max_moves_total > 0 ? in->host.max_moves_total : 256;
 	period_ms = (double)in->period_ns / 1e6;
+	note_room(s, &in->host);
 
 	/* 1. reconcile, in key order */
 	order = malloc(sizeof(int) * (size_t)(in->ndomains + 1));

@@ -138,15 +138,13 @@ describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 }
 
 static int
-describe_host(void *ctx, struct json_object *out)
+describe_host(void *ctx, struct agent_hostinfo *out)
 {
 	struct simbe *s = ctx;
-	json_object *cs = json_object_new_object();
 
-	json_object_object_add(out, "scenario", json_object_new_string(s->path));
-	json_object_object_add(cs, "available", json_object_new_boolean(false));
-	json_object_object_add(cs, "reason", json_object_new_string("simulated host"));
-	json_object_object_add(out, "core_scheduling", cs);
+	snprintf(out->scenario, sizeof(out->scenario), "%s", s->path);
+	out->core_scheduling = false;
+	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "simulated host");
 	return 0;
 }
 
@@ -188,19 +186,57 @@ set_annotation(void *ctx, uint64_t key, const char *xml, bool live, bool config,
 	return 0;
 }
 
+/* The loop's entries take the simbe too, and hand llcsim's ops their own
+ * context: one ctx for the whole table. */
+static int
+observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	struct simbe *s = ctx;
+
+	return sim_agent_ops.observe(&s->ops, now_ns, obs, err);
+}
+
+static enum agent_result
+apply(void *ctx, const struct policy_action *act, struct llcd_err *err)
+{
+	struct simbe *s = ctx;
+
+	return sim_agent_ops.apply(&s->ops, act, err);
+}
+
+static void
+report(void *ctx, const struct policy_action *act, enum agent_result r, const char *msg)
+{
+	struct simbe *s = ctx;
+
+	if (sim_agent_ops.report)
+		sim_agent_ops.report(&s->ops, act, r, msg);
+}
+
+static bool
+counters(void *ctx)
+{
+	struct simbe *s = ctx;
+
+	return s->sc->perf_counters;
+}
+
+static const struct agent_ops simbe_ops = {
+	.name = "llcsim",
+	.observe = observe,
+	.apply = apply,
+	.report = report,
+	.counters = counters,
+	.tick = tick,
+	.describe = describe,
+	.describe_host = describe_host,
+	.get_annotation = get_annotation,
+	.set_annotation = set_annotation,
+};
+
 void
 simbe_backend(struct simbe *s, struct daemon_backend *be)
 {
-	memset(be, 0, sizeof(*be));
-	be->name = "llcsim";
-	be->ops = &sim_agent_ops;
-	be->ctx = &s->ops;
-	be->hook_ctx = s;
-	be->counters = s->sc->perf_counters;
-	/* hooks take the simbe; the ops take the sim_ops_ctx */
-	be->tick = tick;
-	be->describe = describe;
-	be->describe_host = describe_host;
-	be->get_annotation = get_annotation;
-	be->set_annotation = set_annotation;
+	be->ops = &simbe_ops;
+	be->ctx = s;
 }

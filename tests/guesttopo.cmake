@@ -1,5 +1,6 @@
 # Tests of the guest topology recommendation (policy/guesttopo.c) and its
-# domain XML writer (policy/guestxml.c); docs/guest-topology.md.
+# domain XML reader and writer (policy/guestxml.c, guestxml_apply.c);
+# docs/guest-topology.md.
 llcd_unit_test(test_guesttopo SOURCES unit/test_guesttopo.c LIBS llcpolicy_io)
 llcd_unit_test(test_guestxml SOURCES unit/test_guestxml.c LIBS llcpolicy_io)
 # The rewritten XML must be valid for libvirt (its RelaxNG schema).
@@ -15,7 +16,8 @@ set_tests_properties(guestxml_schema PROPERTIES LABELS "schema" SKIP_RETURN_CODE
 # read-back and idempotence) and guestxml_diff() on every input.
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_guestxml
-  SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/xmlsafe.c ../policy/guesttopo.c
+  SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/guestxml_apply.c ../policy/xmlsafe.c
+          ../policy/guesttopo.c
           ../policy/policy.c ../policy/step.c ../policy/placement.c ../policy/groups.c
           ../policy/steer.c ../policy/benefit.c ../policy/wakeups.c ../policy/llcrules.c ../policy/topo.c
           ../policy/annotation.c ../common/cpuset.c ../common/err.c

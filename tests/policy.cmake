@@ -8,3 +8,9 @@ llcd_unit_test(test_policy_wakeups SOURCES unit/test_policy_wakeups.c LIBS llcpo
 llcd_unit_test(test_policy_nomem SOURCES unit/test_policy_nomem.c LIBS llcpolicy_io)
 target_link_options(test_policy_nomem PRIVATE
   -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
+# The wakeup rule under arbitrary edges (what a guest can make the tracer count).
+include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
+llcd_fuzz_target(fuzz_wakeups
+  SOURCES fuzz/fuzz_wakeups.c ../policy/wakeups.c ../common/cpuset.c ../common/err.c
+  INCLUDES ../policy ../common
+  SECONDS 10)

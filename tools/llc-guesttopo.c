@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llc-guesttopo: the guest CPU topology llcd recommends for a domain, on
  * the live host or a what-if host; no daemon, no libvirt connection.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llc-qmp.c - llc-qmp: send QMP commands to a QEMU monitor socket and print the replies. */
 #include <getopt.h>
 #include <limits.h>

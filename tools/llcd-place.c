@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llcd-place: print the initial placement the engine computes for a set of
  * domains on a host topology (a what-if tool; no I/O beyond hwloc).
  *

@@ -7,11 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "guestchan.h"
 #include "guesttopo.h"
-#include "jsonget.h"
 #include "qmp.h"
 
 int
@@ -110,38 +107,33 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 }
 
 int
-live_describe_host(struct live *l, struct json_object *out)
+live_describe_host(struct live *l, struct agent_hostinfo *out)
 {
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "uri", json_object_new_string(l->virt ? (l->cfg.uri ? l->cfg.uri : VIRT_DEFAULT_URI) :
-	    LIVE_URI_NONE));
-	json_object_object_add(o, "connected", json_object_new_boolean(l->virt && virt_connected(l->virt)));
-	json_object_object_add(o, "reconnects", json_object_new_int(l->virt ? (int)virt_reconnects(l->virt) : 0));
-	json_object_object_add(o, "domains", json_object_new_int(l->ndoms));
-	json_object_object_add(o, "state_file", json_object_new_string(l->state_enabled ? l->state_path : ""));
-	json_object_object_add(o, "dry_run", json_object_new_boolean(l->cfg.dry_run));
-	json_object_object_add(out, "libvirt", o);
-	json_object_object_add(out, "core_scheduling", json_object_new_string(
-	    coresched_probe(l->cs) == CORESCHED_AVAIL_YES ? "available" : coresched_reason(l->cs)));
-	o = json_object_new_object();
-	json_object_object_add(o, "state", json_object_new_string(live_kcas_name(l->kcas)));
-	json_object_object_add(o, "detail", json_object_new_string(l->kcas_detail));
-	json_object_object_add(out, "kernel_cache_aware_scheduling", o);
-	json_object_object_add(out, "sampler", json_object_new_string(l->tracer ? "bpf" : "proc"));
+	out->have_libvirt = true;
+	snprintf(out->libvirt.uri, sizeof(out->libvirt.uri), "%s",
+	    l->virt ? (l->cfg.uri ? l->cfg.uri : VIRT_DEFAULT_URI) : LIVE_URI_NONE);
+	out->libvirt.connected = l->virt && virt_connected(l->virt);
+	out->libvirt.reconnects = l->virt ? virt_reconnects(l->virt) : 0;
+	out->libvirt.domains = l->ndoms;
+	snprintf(out->libvirt.state_file, sizeof(out->libvirt.state_file), "%s", l->state_enabled ? l->state_path : "");
+	out->libvirt.dry_run = l->cfg.dry_run;
+	out->core_scheduling = coresched_probe(l->cs) == CORESCHED_AVAIL_YES;
+	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "%s", coresched_reason(l->cs));
+	snprintf(out->kernel_cas, sizeof(out->kernel_cas), "%s", live_kcas_name(l->kcas));
+	snprintf(out->kernel_cas_detail, sizeof(out->kernel_cas_detail), "%s", l->kcas_detail);
+	snprintf(out->sampler, sizeof(out->sampler), "%s", l->tracer ? "bpf" : "proc");
 	if (l->tracer == NULL) {
-		json_object_object_add(out, "sampler_reason", json_object_new_string(l->sampler_reason));
+		snprintf(out->sampler_reason, sizeof(out->sampler_reason), "%s", l->sampler_reason);
 	} else {
 		struct tracer_stats ts;
 		tracer_stats(l->tracer, &ts);
-		o = json_object_new_object();
-		json_object_object_add(o, "threads", json_object_new_int(ts.threads));
-		json_object_object_add(o, "domains", json_object_new_int(ts.domains));
-		json_object_object_add(o, "threads_refused", json_object_new_int64((int64_t)ts.threads_refused));
-		json_object_object_add(o, "domains_refused", json_object_new_int64((int64_t)ts.domains_refused));
-		json_object_object_add(o, "edges_dropped", json_object_new_int64((int64_t)ts.edges_dropped));
-		json_object_object_add(o, "irq_check", json_object_new_boolean(tracer_irq_check(l->tracer)));
-		json_object_object_add(out, "tracer", o);
+		out->have_tracer = true;
+		out->tracer.threads = ts.threads;
+		out->tracer.domains = ts.domains;
+		out->tracer.threads_refused = ts.threads_refused;
+		out->tracer.domains_refused = ts.domains_refused;
+		out->tracer.edges_dropped = ts.edges_dropped;
+		out->tracer.irq_check = tracer_irq_check(l->tracer);
 	}
 	return 0;
 }

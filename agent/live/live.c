@@ -166,9 +166,95 @@ live_counters(const struct live *l)
 	return l->counters;
 }
 
+/* ---- the ops table: the loop's entries and the daemon's hooks ---------- */
+
+static bool
+h_counters(void *ctx)
+{
+	return live_counters(ctx);
+}
+
+static int
+h_event_fd(void *ctx)
+{
+	return live_event_fd(ctx);
+}
+
+static int
+h_handle_events(void *ctx, uint64_t now_ns, struct llcd_err *err)
+{
+	return live_handle_events(ctx, now_ns, err);
+}
+
+static int
+h_describe(void *ctx, uint64_t key, struct agent_dominfo *out)
+{
+	return live_describe(ctx, key, out);
+}
+
+static int
+h_describe_host(void *ctx, struct agent_hostinfo *out)
+{
+	return live_describe_host(ctx, out);
+}
+
+static int
+h_get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
+{
+	return live_get_annotation(ctx, key, xml, err);
+}
+
+static int
+h_set_annotation(void *ctx, uint64_t key, const char *xml, bool live, bool config, struct llcd_err *err)
+{
+	return live_set_annotation(ctx, key, xml, live, config, err);
+}
+
+static int
+h_get_xml(void *ctx, uint64_t key, bool inactive, char **xml, struct llcd_err *err)
+{
+	return live_get_xml(ctx, key, inactive, xml, err);
+}
+
+static int
+h_define_xml(void *ctx, const char *xml, struct llcd_err *err)
+{
+	return live_define_xml(ctx, xml, err);
+}
+
+static bool
+h_is_running(void *ctx, uint64_t key)
+{
+	return live_is_running(ctx, key);
+}
+
+static void
+h_set_topology(void *ctx, const struct topo *t)
+{
+	live_set_topology(ctx, t);
+}
+
+static int
+h_add_guest_channel(void *ctx, uint64_t key, bool live, char *path, size_t len, struct llcd_err *err)
+{
+	return live_add_guest_channel(ctx, key, live, path, len, err);
+}
+
 const struct agent_ops live_agent_ops = {
 	.name = "libvirt",
 	.observe = live_observe,
 	.apply = live_apply,
 	.report = live_report,
+	.counters = h_counters,
+	.event_fd = h_event_fd,
+	.handle_events = h_handle_events,
+	.describe = h_describe,
+	.describe_host = h_describe_host,
+	.get_annotation = h_get_annotation,
+	.set_annotation = h_set_annotation,
+	.get_xml = h_get_xml,
+	.define_xml = h_define_xml,
+	.is_running = h_is_running,
+	.set_topology = h_set_topology,
+	.add_guest_channel = h_add_guest_channel,
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* live.h - llcd's live back-end of the agent ops table (ops.h): libvirt for
  * domains, annotations and pinning, /proc for vCPU threads and CPU time,
  * core-scheduling cookies for isolated domains, a small state file
@@ -17,8 +18,9 @@
  *             engine, placed afresh
  *   name, vCPU count, guest topology, QEMU pid
  *   the llc-policy annotation, parsed with annot_parse_metadata(); an
- *             invalid annotation leaves the domain unmanaged
- *             (annotated = false) and keeps the message for llcctl
+ *             invalid annotation leaves the domain unmanaged (state
+ *             LDOM_INVALID; the domain's life is one enum, live_int.h)
+ *             and keeps the message for llcctl
  *   one procstat handle per vCPU thread ("CPU n/KVM", "CPU n/TCG"),
  *             re-discovered when the vCPU threads change
  *   each vCPU's affinity: the kernel's (sched_getaffinity) when the thread
@@ -55,7 +57,6 @@
 #include "policy.h"
 #include "topo.h"
 
-struct json_object;
 
 #define LIVE_URI_NONE "none"            /* no libvirt: live_add_process only */
 #define LIVE_DEFAULT_STATE_DIR "/var/lib/llcd"

@@ -3,6 +3,7 @@
  * for other modules, which use live.h.
  *
  *   live.c      life cycle: live_new/live_free, probes, the ops table
+ *               (the loop's entries and the daemon's hooks, ops.h)
  *   domains.c   domains from libvirt and its events; annotation; vCPU
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
@@ -14,7 +15,6 @@
  *   qmpcheck.c  the QMP cross-check of vCPU positions
  *   requests.c  llcctl's requests passed to libvirt (annotation, XML,
  *               guest channel)
- *   backend.c   the daemon's back-end hooks (live_backend.h)
  *
  * Everything runs on the caller's thread; no locks.
  */
@@ -37,7 +37,6 @@
 #include "tracer.h"
 #include "virt.h"
 
-struct json_object;
 struct qmp_cpus;
 struct guesttopo_pos;
 
@@ -250,7 +249,7 @@ struct qmp_cpus *live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t
 void live_qmp_check(const struct qmp_cpus *qc, int vcpu, int tid, const struct guesttopo_pos *p,
     char *why, size_t len);
 
-/* requests.c, describe.c, live.c: for the daemon's hooks (backend.c) */
+/* requests.c, describe.c, live.c: behind the daemon's hooks (live.c) */
 int live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *err);
 int live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
 int live_define_xml(struct live *l, const char *xml, struct llcd_err *err);
@@ -266,6 +265,6 @@ int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, 
                            struct llcd_err *err);
 /* Host-side facts for `llcctl topology`: libvirt URI and connection,
  * core scheduling, the kernel's cache-aware scheduling, the state file. */
-int live_describe_host(struct live *l, struct json_object *out);
+int live_describe_host(struct live *l, struct agent_hostinfo *out);
 
 #endif

@@ -187,7 +187,7 @@ def main():
             fail(f"report.md does not say the accelerator ({g.get('accel')})")
         base = None
         names = [ph["name"] for ph in g["phases"]]
-        for need in ("none", "llcd-annotation", "llcd-inference"):
+        for need in ("none", "llcd-annotation", "llcd-inference"):  # the three of the issue
             if need not in names:
                 fail(f"guest phases {names}: no {need}")
         for ph in g["phases"]:

@@ -177,25 +177,66 @@ ctl map >"$E2E_RUN_DIR/map-after.txt" 2>&1 || e2e_fail "llcctl map: $(cat "$E2E_
 grep -q "^state *managed" <<<"$(ctl dominfo "$dom")" || e2e_fail "$dom is not managed: $(ctl dominfo "$dom")"
 bench_collect llcd-annotation
 
-# The hook for the third phase: llcd with neither groups (annotation) nor
-# the guest helper, placing from the wakeup edges it infers. When llcd has
-# the inference (a directive named *infer* in `llcd -nv`), this function
-# must: stop llcd, remove the annotation, release the pins, start llcd with
-# the inference on, wait for its pins, and bench_collect llcd-inference.
-# Until then it says why the phase is not available.
+# The third phase: llcd with neither groups nor the guest helper, placing
+# from the wakeup edges its in-kernel tracer sees (annotation infer, default
+# wakeups). It runs only when it can mean something, otherwise the report
+# says why it is not available:
+#  - llcctl wakeups must say the tracer is available (--json "available");
+#  - the guest must not fit one of llcd's LLCs: a domain that fits is one
+#    group by rule `domain` and llcd never infers (docs/design.md, Groups),
+#    so the annotation phase already was this phase.
+# Then: llcd stopped, the pins released (virsh vcpupin/emulatorpin to all
+# CPUs), the annotation mode="aggregate" infer="wakeups" (no <group>, no
+# channel), llcd started again, up to 60 s for a group of rule wakeups
+# (llcctl hot), and the runs.
 INFER_REASON=
 bench_phase_inference() {
-	local d
-	d=$("$LIVE_LLCD" -nv -f "$E2E_RUN_DIR/llcd.conf" 2>/dev/null | awk '{ print $1 }' | grep -i infer | head -1 || true)
-	if [ -z "$d" ]; then
-		INFER_REASON="this llcd has no wakeup inference (no infer directive in llcd -nv)"
-	else
-		INFER_REASON="llcd has '$d', but guest mode does not drive it yet (bench_phase_inference in bench/hw/guest.sh)"
+	local j av fits all v i=0
+	j=$(ctl --json wakeups "$dom" 2>&1) || {
+		INFER_REASON="llcctl wakeups failed: $(head -c 200 <<<"$j" | tr '\n' ' ')"
+		return 0
+	}
+	echo "$j" >"$E2E_RUN_DIR/wakeups.json"
+	av=$(python3 -c 'import json, sys; d = json.load(sys.stdin); print("yes" if d.get("available") else "no: " + d.get("why", "available=false"))' <<<"$j" 2>/dev/null || echo "no: unreadable llcctl wakeups --json")
+	if [ "$av" != yes ]; then
+		INFER_REASON="llcctl wakeups: ${av#no: }"
+		return 0
 	fi
-	e2e_log "phase llcd-inference: not available: $INFER_REASON"
+	fits=$(ctl --json topology 2>/dev/null | python3 -c '
+import json, sys
+def count(lst):  # "0-15,32-47" -> 32
+    n = 0
+    for part in str(lst).split(","):
+        a, _, b = part.partition("-")
+        n += int(b or a) - int(a) + 1
+    return n
+sizes = [count(l["cpus"]) for l in json.load(sys.stdin)["llcs"]]
+print(min(sizes))' 2>/dev/null || echo 0)
+	if [ "$fits" -gt 0 ] && [ "$BENCH_VCPUS" -le "$fits" ]; then
+		INFER_REASON="the guest's $BENCH_VCPUS vCPUs fit one of llcd's LLCs ($fits CPUs), so llcd groups the whole domain (rule domain) and never infers; use more --vcpus than an LLC has"
+		return 0
+	fi
+	live_stop
+	all=$(cat /sys/devices/system/cpu/online)
+	for ((v = 0; v < BENCH_VCPUS; v++)); do e2e_virsh vcpupin "$dom" "$v" "$all" --live >/dev/null; done
+	e2e_virsh emulatorpin "$dom" "$all" --live >/dev/null
+	e2e_set_policy "$dom" '<llc-policy mode="aggregate" infer="wakeups"/>' --live
+	live_start llcd-infer
+	until ctl hot "$dom" 2>/dev/null | grep -qE ' wakeups '; do
+		i=$((i + 1))
+		if [ $i -gt 300 ]; then
+			INFER_REASON="llcd inferred no group from the guest's wakeups within 60 s ($(ctl wakeups "$dom" 2>&1 | head -1))"
+			return 0
+		fi
+		live_alive
+		sleep 0.2
+	done
+	ctl map >"$E2E_RUN_DIR/map-infer.txt" 2>&1 || true
+	bench_collect llcd-inference
 }
 e2e_step "phase llcd-inference: llcd with neither groups nor helper"
 bench_phase_inference
+[ -n "$INFER_REASON" ] && e2e_log "phase llcd-inference: not available: $INFER_REASON"
 live_stop
 
 e2e_step "guest.json"
@@ -230,6 +271,8 @@ g = {"kit": "llcd-bench", "format": 1, "date": e["BENCH_T0"],
      "seconds": float(e["BENCH_SECONDS"]), "repeats": int(e["BENCH_REPEATS"]),
      "ws_kb": int(e["BENCH_WS_KB"]), "exchange": int(e["BENCH_EXCHANGE"]), "pins": e["pins"],
      "phases": phases, "map": {"before": text("map-before.txt"), "after": text("map-after.txt")}}
+if os.path.exists(os.path.join(run_dir, "map-infer.txt")):
+    g["map"]["inference"] = text("map-infer.txt")
 with open(sys.argv[1], "w") as f:
     json.dump(g, f, indent=1)
 PY

@@ -48,6 +48,13 @@ assert lat["hwloc_domains"] == [sorted(c[0] for l in r["host"]["llcs"] for c in 
 print("live host:", len(r["host"]["llcs"]), "LLC(s); latency domains", lat["measured_domains"], "match" if lat["match"] else "MISMATCH")
 PY
 	grep -q '^Not run: llcd-bench guest was not run.$' "$out/live/report.md" || fail "report does not say guest mode was not run"
+	# --json: the raw figures on stdout, the same as results.json
+	"$kit" report --out "$out/live" --json >"$out/live.json"
+	python3 - "$out/live.json" "$out/live/results.json" <<'PY' || fail "report --json differs from results.json"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+assert a == b and a["host_mode"]["runs"], "not the same raw figures"
+PY
 
 	step "host mode on a synthetic 2-LLC topology of this host's CPUs: the mismatch is reported"
 	lstopo-no-graphics --input "pack:1 l3:2 core:1 pu:1" --of xml "$out/2llc.xml" 2>/dev/null

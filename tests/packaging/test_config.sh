@@ -70,4 +70,15 @@ if out=$("$llcd" -n -f "$work/bad.conf" 2>&1); then fail "llcd -n accepted defau
 grep -qF "$work/bad.conf:$line: 'default-mode': 'fast' is not one of none, static, aggregate, spread" <<<"$out" ||
 	fail "error message: $out"
 ok "an error is reported as file:line: reason, exit 1"
+# the live back-end pins to the topology's CPUs: one naming CPUs this host
+# does not have online is refused, naming them (a synthetic topology's PUs
+# are OS CPUs 0..N-1)
+n=$(nproc --all)
+big="pack:1 l3:8 core:8 pu:2"   # 128 PUs
+[ "$n" -lt 128 ] || fail "this check needs a host with fewer than 128 CPUs"
+if out=$("$llcd" -n -f "$conf" --topology "$big" 2>&1); then fail "llcd -n accepted $big on a $n-CPU host"; fi
+grep -qF "llcd: topology '$big' names CPUs $n-127, which this host does not have online" <<<"$out" ||
+	fail "topology check: $out"
+out=$("$llcd" -n -f "$conf" --topology "pack:1 l3:1 core:1 pu:1" 2>&1) || fail "llcd -n rejects a 1-CPU topology: $out"
+ok "llcd -n refuses a topology naming CPUs the host does not have ($n-127 of $big)"
 echo "config: all checks passed"

@@ -100,6 +100,8 @@ def main():
         s = c.group("llcd", g)["settle_s"]
         c.check(s is not None and s - 5.0 <= 5.0,
                 f"llcd settles within 5 s of the load, from wakeups alone (settle_s {s})")
+        n = runs["llcd"]["domains"][0]["pref_llc_switches"]
+        c.check(n == 1, f"llcd: one preference switch; the 3 s pause in the wakeups does not dissolve the group ({n})")
         c.ratio_at_least("kernel-cas", "none", g, 0.98)
     elif name == "pairs-busy":
         def total(pol, prefix):
@@ -120,6 +122,13 @@ def main():
             n = dn[d["name"]]["thread_llc_moves"]
             c.check(d["thread_llc_moves"] <= n,
                     f'{d["name"]}: llcd adds no LLC moves ({d["thread_llc_moves"]} <= none {n})')
+    elif name == "squeeze":
+        # the isolated domain has 20 of the host's 32 PUs (none and
+        # kernel-cas let it use all 32): compare llcd with its own placement
+        c.ratio_at_least("llcd", "static", "iso/six", 0.98)
+        c.ratio_at_least("llcd", "static", None, 0.98)
+        c.check(runs["llcd"]["domains"][0]["pref_llc_switches"] == 0,
+                "llcd: the 6-thread group never prefers the LLC where it has 4 PUs")
     elif name == "genoa-churn":
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")

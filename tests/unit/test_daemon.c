@@ -275,12 +275,168 @@ test_release_ends_on_new_annotation(void **state)
 	uint64_t key = (uint64_t)json_object_get_int64(json_object_object_get(
 	    json_object_array_get_idx(json_object_object_get(one, "domains"), 0), "key"));
 	json_object_put(one);
-	assert_int_equal(be.set_annotation(be.hook_ctx ? be.hook_ctx : be.ctx, key,
+	assert_int_equal(be.ops->set_annotation(be.ctx, key,
 	    "<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static'/>", true, false, &err), 0);
 	for (int i = 0; i < 3; i++, now += 100000000ull)
 		assert_int_equal(daemon_step(d, now, &err), 0);
 	assert_string_equal(list_reason(d, "xs"), "managed: ");
 	daemon_free(d);
+	simbe_free(s);
+}
+
+static const char *
+list_state(struct daemon *d, const char *name, char *reason, size_t len)
+{
+	static char state[32];
+	struct control_request req = { .type = CTL_LIST, .args = json_object_new_object() };
+
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object *a = json_object_object_get(req.reply, "domains");
+	state[0] = '\0';
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		if (strcmp(json_object_get_string(json_object_object_get(e, "name")), name) == 0) {
+			snprintf(state, sizeof(state), "%s", json_object_get_string(json_object_object_get(e, "state")));
+			snprintf(reason, len, "%s", json_object_get_string(json_object_object_get(e, "reason")));
+		}
+	}
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	return state;
+}
+
+/* `llcctl tune` (and reload) that makes room places a refused domain at the
+ * next period, without waiting for another domain to leave (issue 16
+ * item 4). */
+static void
+test_tune_retries_refused(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	char path[] = "/tmp/llcd-refused-XXXXXX", reason[512];
+	int fd = mkstemp(path);
+	const char *scen =
+	    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:2\", \"reserved_cpus\": \"0-1\" },"
+	    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
+	    "  \"domains\": [ { \"name\": \"iso\", \"vcpus\": 8,"
+	    "    \"guest_topology\": { \"sockets\": 1, \"dies\": 1, \"cores\": 4, \"threads\": 2 },"
+	    "    \"llc_policy\": \"<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static' isolation='core'/>\","
+	    "    \"load\": [ { \"vcpus\": \"0-7\", \"util\": 0.5 } ] } ] }";
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, scen, strlen(scen)), (ssize_t)strlen(scen));
+	close(fd);
+	struct simbe *s = simbe_new(path, &err);
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	config_defaults(&cfg);
+	snprintf(cfg.reserved, sizeof(cfg.reserved), "0-1");
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	uint64_t now = 1000000000ull;
+	for (int i = 0; i < 3; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	/* 4 whole cores for 8 vCPUs, 3 outside the reserved CPUs */
+	assert_string_equal(list_state(d, "iso", reason, sizeof(reason)), "error");
+	assert_non_null(strstr(reason, "needs 4 whole cores for 8 vCPUs"));
+	struct control_request req = { .type = CTL_TUNE, .args = json_object_new_object() };
+	json_object_object_add(req.args, "knob", json_object_new_string("reserved-cpus"));
+	json_object_object_add(req.args, "value", json_object_new_string("none"));
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	assert_int_equal(daemon_step(d, now, &err), 0);
+	assert_string_equal(list_state(d, "iso", reason, sizeof(reason)), "managed");
+	daemon_free(d);
+	simbe_free(s);
+	unlink(path);
+}
+
+static int
+tune(struct daemon *d, const char *knob, const char *value, bool reset, json_object **reply)
+{
+	struct control_request req = { .type = CTL_TUNE, .args = json_object_new_object() };
+
+	if (knob)
+		json_object_object_add(req.args, "knob", json_object_new_string(knob));
+	if (value)
+		json_object_object_add(req.args, "value", json_object_new_string(value));
+	if (reset)
+		json_object_object_add(req.args, "reset", json_object_new_boolean(true));
+	int rc = daemon_handle(d, &req);
+	json_object_put(req.args);
+	if (reply)
+		*reply = req.reply;
+	else
+		json_object_put(req.reply);
+	return rc;
+}
+
+static int
+stat_int(struct daemon *d, const char *key)
+{
+	struct control_request req = { .type = CTL_STATS, .args = json_object_new_object() };
+
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	int v = json_object_get_int(json_object_object_get(req.reply, key));
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	return v;
+}
+
+/* A tune outlives a restart (so a restart after `tune overcommit 4` keeps
+ * the domains it placed), shows in `tune`, and `tune --reset` drops it
+ * (issue 16 item 6). */
+static void
+test_tunes_kept_across_restart(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	char dir[] = "/tmp/llcd-tunes-XXXXXX", path[64];
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tunes", dir);
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	config_defaults(&cfg);
+	int period0 = cfg.period_ms;
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 0);
+	assert_int_equal(tune(d, "period-ms", "250", false, NULL), CTL_OK);
+	assert_int_equal(tune(d, "overcommit", "4", false, NULL), CTL_OK);
+	assert_int_equal(tune(d, "period-ms", "300", false, NULL), CTL_OK);   /* replaces */
+	assert_int_equal(stat_int(d, "period_ms"), 300);
+	daemon_free(d);
+	/* the restart: the same configuration, the kept tunes over it */
+	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 2);
+	assert_int_equal(stat_int(d, "period_ms"), 300);
+	json_object *r;
+	assert_int_equal(tune(d, NULL, NULL, false, &r), CTL_OK);
+	assert_string_equal(json_object_to_json_string_ext(json_object_object_get(r, "tunes"), JSON_C_TO_STRING_PLAIN),
+	    "[{\"knob\":\"period-ms\",\"value\":\"300\"},{\"knob\":\"overcommit\",\"value\":\"4\"}]");
+	json_object_put(r);
+	/* reset: the configuration's values, no file */
+	assert_int_equal(tune(d, NULL, NULL, true, &r), CTL_OK);
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(r, "message")), "2 runtime tunes dropped"));
+	json_object_put(r);
+	assert_int_equal(stat_int(d, "period_ms"), period0);
+	assert_int_equal(access(path, F_OK), -1);
+	daemon_free(d);
+	/* a line that is not a tune is ignored, the rest applied */
+	FILE *f = fopen(path, "w");
+	fprintf(f, "# kept\nsocket /tmp/elsewhere\nmax-moves 3\nperiod-ms nonsense\n");
+	fclose(f);
+	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 1);
+	daemon_free(d);
+	unlink(path);
+	rmdir(dir);
 	simbe_free(s);
 }
 
@@ -292,6 +448,8 @@ main(void)
 		cmocka_unit_test(test_check_unpinned),
 		cmocka_unit_test(test_list_pages),
 		cmocka_unit_test(test_release_ends_on_new_annotation),
+		cmocka_unit_test(test_tunes_kept_across_restart),
+		cmocka_unit_test(test_tune_retries_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

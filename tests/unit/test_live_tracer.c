@@ -129,13 +129,15 @@ static const char *
 host_str(struct live *l, const char *key)
 {
 	static char buf[512];
-	struct json_object *o = json_object_new_object(), *x;
+	struct agent_hostinfo hi;
 
-	live_describe_host(l, o);
+	memset(&hi, 0, sizeof(hi));
+	live_describe_host(l, &hi);
 	buf[0] = '\0';
-	if (json_object_object_get_ex(o, key, &x))
-		snprintf(buf, sizeof(buf), "%s", json_object_get_string(x));
-	json_object_put(o);
+	if (strcmp(key, "sampler") == 0)
+		snprintf(buf, sizeof(buf), "%s", hi.sampler);
+	else if (strcmp(key, "sampler_reason") == 0)
+		snprintf(buf, sizeof(buf), "%s", hi.sampler_reason);
 	return buf;
 }
 

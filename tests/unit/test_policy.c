@@ -160,6 +160,51 @@ test_refuse_when_full(void **state)
 	h_free(h);
 }
 
+/* A refused domain is tried again whenever the host settings that make room
+ * change (llcctl tune, reload), not only when another domain leaves
+ * (issue 16 item 4). (A new topology, CPU hotplug, places every domain
+ * again: test_daemon's topology swap.) */
+static void
+test_refused_retried_on_host_change(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	cpuset_parse(&h->host.reserved, "0-1", NULL);
+	h_add(h, "a", 8, 1, 4, 2, &a);
+	int b = h_add(h, "b", 8, 1, 4, 2, &a);
+
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	/* nothing changed: still refused, and not said again */
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
+	/* tune overcommit-isolated 2: b needs 2 whole cores of the 3 free */
+	h->host.overcommit_isolated = 2;
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 8);
+	struct policy_domain_info info;
+	assert_int_equal(policy_domain_info(h->st, h->dom[b].in.key, &info), 0);
+	assert_true(info.managed && !info.refused);
+	h_free(h);
+
+	/* the same with the reserved CPUs given back (reserved-cpus none) */
+	h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	cpuset_parse(&h->host.reserved, "0-1", NULL);
+	h_add(h, "a", 8, 1, 4, 2, &a);
+	b = h_add(h, "b", 8, 1, 4, 2, &a);
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	cpuset_zero(&h->host.reserved);
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 8);
+	assert_int_equal(policy_domain_info(h->st, h->dom[b].in.key, &info), 0);
+	assert_true(info.managed && !info.refused);
+
+	h_free(h);
+}
+
 static void
 test_unannotated_confined_as_whole(void **state)
 {
@@ -1153,14 +1198,50 @@ test_bad_input(void **state)
 	h_free(h);
 }
 
+
+/* A pin over several LLCs names them ("LLCs 0-1"), never "LLC -1" (issue
+ * 16 item 7). */
+static void
+test_reason_names_llcs(void **state)
+{
+	struct harness *h = h_new("pack:1 l3:2 core:1 pu:1");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int d = h_add(h, "two", 2, 1, 2, 1, &a);
+	int pins = 0, multi = 0;
+
+	/* the live back-end's view of threads it never pinned: "not placed" */
+	for (int v = 0; v < 2; v++)
+		cpuset_zero(&h->dom[d].s[v].pinned);
+
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(h_step(h), 0);
+		for (int i = 0; i < h->plan->n; i++) {
+			const struct policy_action *x = &h->plan->actions[i];
+			assert_null(strstr(x->reason, "LLC -1"));
+			if (x->type != POLICY_ACT_PIN_VCPU)
+				continue;
+			pins++;
+			if (cpuset_count(&x->cpus) == 2) {
+				multi++;
+				assert_non_null(strstr(x->reason, "LLCs 0-1 [0-1]"));
+			}
+		}
+	}
+	assert_int_equal(pins, 2);
+	assert_true(multi > 0);
+	h_free(h);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reason_names_llcs),
 		cmocka_unit_test(test_rules_match_kernel_code),
 		cmocka_unit_test(test_place_isolated_smt_pairs_one_llc),
 		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
 		cmocka_unit_test(test_refuse_when_full),
+		cmocka_unit_test(test_refused_retried_on_host_change),
 		cmocka_unit_test(test_unannotated_confined_as_whole),
 		cmocka_unit_test(test_isolation_keeps_shared_pool),
 		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
