@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -31,6 +32,9 @@ struct client {
 struct control {
 	int lfd;
 	char path[108];
+	int lockfd;             /* path.lock, flock'ed for the server's lifetime */
+	dev_t dev;              /* the socket this server created */
+	ino_t ino;
 	control_handler handler;
 	void *ctx;
 	struct client *clients[CONTROL_MAX_CLIENTS];
@@ -133,6 +137,42 @@ client_end(struct control *c, struct client *cl, uint32_t seq, int32_t result, c
 	json_object_put(o);
 }
 
+/* Take path.lock (created 0644 if missing, never followed if a symlink)
+ * before touching the socket: one server per path. Returns the locked fd,
+ * -1 with err set (another instance holds it: its pid is in the file). */
+static int
+take_lock(const char *path, struct llcd_err *err)
+{
+	char lock[sizeof(((struct control *)0)->path) + 8], pid[32];
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
+		llcd_err_set(err, "control socket lock %s: %s", lock, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		close(fd);
+		if (e == EWOULDBLOCK)
+			llcd_err_set(err, "control socket %s: another instance (pid %s) holds %s; stop it first, "
+			    "or give this one another socket", path, pid[0] ? pid : "?", lock);
+		else
+			llcd_err_set(err, "control socket lock %s: %s", lock, strerror(e));
+		return -1;
+	}
+	int len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)len, 0) != len) {
+		llcd_err_set(err, "control socket lock %s: %s", lock, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct control *
 control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct llcd_err *err)
 {
@@ -140,6 +180,7 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 	char tmp[sizeof(sa.sun_path)];
 	struct control *c;
 	struct stat st;
+	int lockfd;
 
 	/* bound under a temporary name, given its group and mode, then renamed
 	 * over the path: a client never finds the socket before its group is
@@ -149,15 +190,22 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 		llcd_err_set(err, "control socket path too long: %s", path);
 		return NULL;
 	}
+	/* one server per path: with the lock held, a socket at path is a
+	 * stale one, which the rename below replaces */
+	if ((lockfd = take_lock(path, err)) < 0)
+		return NULL;
 	if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
 		llcd_err_set(err, "control socket path %s exists and is not a socket", path);
+		close(lockfd);
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (c == NULL) {
 		llcd_err_set(err, "out of memory");
+		close(lockfd);
 		return NULL;
 	}
+	c->lockfd = lockfd;
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", tmp);
 	c->handler = h;
@@ -166,6 +214,7 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->lfd < 0) {
 		llcd_err_set(err, "control socket: %s", strerror(errno));
+		close(lockfd);
 		free(c);
 		return NULL;
 	}
@@ -177,31 +226,45 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 		llcd_err_set(err, "control socket %s: %s", path, strerror(errno));
 		close(c->lfd);
 		unlink(tmp);
+		close(lockfd);
 		free(c);
 		return NULL;
 	}
-	if ((gid != (gid_t)-1 && lchown(tmp, (uid_t)-1, gid) < 0) || rename(tmp, path) < 0) {
+	if (lstat(tmp, &st) < 0 || (gid != (gid_t)-1 && lchown(tmp, (uid_t)-1, gid) < 0) ||
+	    rename(tmp, path) < 0) {
 		llcd_err_set(err, "control socket %s: cannot set its group or put it in place: %s", path,
 		    strerror(errno));
 		close(c->lfd);
 		unlink(tmp);
+		close(lockfd);
 		free(c);
 		return NULL;
 	}
+	c->dev = st.st_dev;             /* the socket this server created */
+	c->ino = st.st_ino;
 	return c;
 }
 
 void
 control_free(struct control *c)
 {
+	struct stat st;
+
 	if (c == NULL)
 		return;
 	for (int i = 0; i < c->nclients; i++)
 		client_free(c->clients[i]);
 	if (c->lfd >= 0) {
 		close(c->lfd);
-		unlink(c->path);
+		/* only the socket this server created: never one that took
+		 * its place */
+		if (lstat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
+			unlink(c->path);
 	}
+	/* the lock file stays (unlinking it would let two servers hold locks
+	 * on two different files); closing releases the lock */
+	if (c->lockfd >= 0)
+		close(c->lockfd);
 	free(c);
 }
 

@@ -70,8 +70,14 @@ struct control_request {
 
 typedef int (*control_handler)(void *ctx, struct control_request *req);
 
-/* Listen on path (an existing socket file is replaced; a non-socket file
- * is an error), owned by group gid (-1: leave) with mode 0660. */
+/* Listen on path, owned by group gid (-1: leave) with mode 0660. First
+ * the lock file path.lock (beside the socket, in the runtime directory) is
+ * flock'ed and holds this process's pid: while another instance holds it
+ * this fails and names that pid, and the other's socket stays untouched.
+ * With the lock, an existing socket file is a stale one and is replaced;
+ * a non-socket file is an error. control_free() removes the socket only
+ * if the path still is the one this server created, and leaves the lock
+ * file (closing it releases the lock). */
 struct control *control_new(const char *path, gid_t gid, control_handler h, void *ctx,
                             struct llcd_err *err);
 void control_free(struct control *c);

@@ -712,6 +712,9 @@ domain_vcpus(const xmlNode *dom, int *nvcpus, struct llcd_err *err)
 	if (rc < 0)
 		llcd_err_set(err, "domain XML: element 'vcpu': '%.*s%s' is not a "
 		    "vCPU count (an integer >= 1)", SHOW(s));
+	else if (*nvcpus > XMLSAFE_MAX_VCPUS)
+		rc = llcd_err_set(err, "domain XML: element 'vcpu': %d vCPUs, more than the %d "
+		    "llcd reads", *nvcpus, XMLSAFE_MAX_VCPUS);
 	xmlFree(text);
 	if (rc < 0)
 		*nvcpus = 1;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -164,10 +165,18 @@ live_state_write(const char *path, const struct live_state *s, struct llcd_err *
 	FILE *f;
 	int fd;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+	/* a temporary file of this writer's own (never a fixed name two
+	 * instances would share), renamed over path when complete */
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return llcd_err_set(err, "state file path too long");
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
 		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	if (fchmod(fd, 0644) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return llcd_err_set(err, "%s: %s", tmp, strerror(e));
+	}
 	if ((f = fdopen(fd, "w")) == NULL) {
 		close(fd);
 		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));

@@ -198,10 +198,7 @@ bench_phase_inference() {
 	}
 	echo "$j" >"$E2E_RUN_DIR/wakeups.json"
 	av=$(python3 -c 'import json, sys; d = json.load(sys.stdin); print("yes" if d.get("available") else "no: " + d.get("why", "available=false"))' <<<"$j" 2>/dev/null || echo "no: unreadable llcctl wakeups --json")
-	if [ "$av" != yes ]; then
-		INFER_REASON="llcctl wakeups: ${av#no: }"
-		return 0
-	fi
+	[ "$av" = yes ] || INFER_REASON="llcctl wakeups: ${av#no: }"
 	fits=$(ctl --json topology 2>/dev/null | python3 -c '
 import json, sys
 def count(lst):  # "0-15,32-47" -> 32
@@ -212,10 +209,13 @@ def count(lst):  # "0-15,32-47" -> 32
     return n
 sizes = [count(l["cpus"]) for l in json.load(sys.stdin)["llcs"]]
 print(min(sizes))' 2>/dev/null || echo 0)
-	if [ "$fits" -gt 0 ] && [ "$BENCH_VCPUS" -le "$fits" ]; then
-		INFER_REASON="the guest's $BENCH_VCPUS vCPUs fit one of llcd's LLCs ($fits CPUs), so llcd groups the whole domain (rule domain) and never infers; use more --vcpus than an LLC has"
-		return 0
+	e2e_log "inference: tracer ${av%%:*}, smallest LLC of llcd's topology: $fits CPUs, guest: $BENCH_VCPUS vCPUs"
+	if [ "$fits" -le 0 ]; then
+		INFER_REASON="${INFER_REASON:+$INFER_REASON; }llcctl --json topology gave no LLC sizes"
+	elif [ "$BENCH_VCPUS" -le "$fits" ]; then
+		INFER_REASON="${INFER_REASON:+$INFER_REASON; }the guest's $BENCH_VCPUS vCPUs fit one of llcd's LLCs ($fits CPUs), so llcd groups the whole domain (rule domain) and never infers (use more --vcpus than an LLC has)"
 	fi
+	[ -z "$INFER_REASON" ] || return 0
 	live_stop
 	all=$(cat /sys/devices/system/cpu/online)
 	for ((v = 0; v < BENCH_VCPUS; v++)); do e2e_virsh vcpupin "$dom" "$v" "$all" --live >/dev/null; done

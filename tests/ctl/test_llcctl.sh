@@ -39,6 +39,14 @@ for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || fail "llcd did not create its socket"
 [ "$(stat -c '%a %G' "$sock")" = "660 $grp" ] || fail "socket mode/group is $(stat -c '%a %G' "$sock"), want 660 $grp"
 ok "socket created 0660 root:$grp"
+# a second daemon on the same socket is refused and leaves the first alone
+# (the lock file beside the socket)
+rc=0; timeout 10 "$llcd_sim" -d -f "$work/llcd.conf" "$src/sim/scenarios/xiangshan-8ccx.json" >"$work/second.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "a second llcd-sim on $sock: exit $rc, want 1: $(cat "$work/second.log")"
+grep -q "another instance (pid $pid) holds $sock.lock" "$work/second.log" || fail "second instance: $(cat "$work/second.log")"
+[ -S "$sock" ] || fail "the second instance removed the first one's socket"
+"$llcctl" version >/dev/null || fail "the first llcd-sim does not answer after the second was refused"
+ok "a second instance on the same socket is refused (lock held by pid $pid); the first keeps its socket"
 
 out=$("$llcctl" version); grep -q "backend *llcsim" <<<"$out" || fail "version: $out"; ok "version"
 out=$("$llcctl" topology); grep -q "8 LLCs x 16 PUs" <<<"$out" || fail "topology: $out"

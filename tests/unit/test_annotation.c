@@ -470,6 +470,12 @@ test_domain_errors(void **state)
 	    "vCPUs 8-15 beyond the domain's 8 vCPUs (0-7)");
 	assert_defaults(&a);
 
+	/* the one vCPU limit of every domain-XML reader (xmlsafe.h) */
+	assert_int_equal(domain("", "<vcpu>2049</vcpu>", &nvcpus, &found, &a, &err), -1);
+	assert_string_equal(err.msg, "domain XML: element 'vcpu': 2049 vCPUs, more than the 2048 llcd reads");
+	assert_int_equal(domain("", "<vcpu>2048</vcpu>", &nvcpus, &found, &a, &err), 0);
+	assert_int_equal(nvcpus, 2048);
+
 	/* no <vcpu>: libvirt's default of one */
 	assert_int_equal(domain("", "", &nvcpus, &found, &a, &err), 0);
 	assert_false(found);

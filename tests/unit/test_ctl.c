@@ -3,6 +3,7 @@
  * peer, events, a client that never reads, and the limits on hostile local
  * clients (slots kept for root, per-uid bound, idle timeout, back-pressure,
  * the per-dispatch work budget, half-close). */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -190,6 +191,9 @@ srv_teardown(void **state)
 	s->stop = 1;
 	pthread_join(s->th, NULL);
 	control_free(s->c);
+	char lock[sizeof(s->path) + 8];
+	snprintf(lock, sizeof(lock), "%s.lock", s->path);
+	unlink(lock);                   /* the lock file stays by design */
 	rmdir(s->dir);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -635,6 +639,67 @@ test_server_budget(void **state)
 	rmdir(s.dir);
 }
 
+/* A second server on the same path is refused (the lock file beside the
+ * socket, flock'ed), names the holder's pid, and leaves the first one's
+ * socket alone (issue 15 item 4: it used to unlink it and answer in its
+ * place). */
+static void
+test_server_single_instance(void **state)
+{
+	struct srv *s = *state;
+	struct llcd_err err;
+	char want[64], lock[sizeof(s->path) + 8];
+	struct stat before, after;
+
+	assert_int_equal(lstat(s->path, &before), 0);
+	assert_null(control_new(s->path, (gid_t)-1, handler, s, &err));
+	snprintf(want, sizeof(want), "(pid %d)", (int)getpid());
+	assert_non_null(strstr(err.msg, want));
+	assert_non_null(strstr(err.msg, "another instance"));
+	snprintf(lock, sizeof(lock), "%s.lock", s->path);
+	assert_non_null(strstr(err.msg, lock));
+	assert_int_equal(lstat(s->path, &after), 0);
+	assert_true(before.st_ino == after.st_ino);     /* the same socket */
+	assert_int_equal(request(s->path, CTL_PING, NULL, NULL, 0, NULL, 0), CTL_OK);
+}
+
+/* A server removes its socket at the end only if the path still is the
+ * socket it created. */
+static void
+test_server_unlinks_only_its_own(void **state)
+{
+	char dir[] = "/tmp/llcd-ctl-XXXXXX", path[128], moved[140], lock[140];
+	struct llcd_err err;
+	struct stat st;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/llcd.sock", dir);
+	snprintf(moved, sizeof(moved), "%s.moved", path);
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	struct control *c = control_new(path, (gid_t)-1, handler, NULL, &err);
+	assert_non_null(c);
+	assert_int_equal(rename(path, moved), 0);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);   /* someone else's file now */
+	assert_true(fd >= 0);
+	close(fd);
+	control_free(c);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));               /* left alone */
+	/* and its own socket is removed */
+	unlink(path);
+	unlink(moved);
+	c = control_new(path, (gid_t)-1, handler, NULL, &err);
+	assert_non_null(c);
+	control_free(c);
+	assert_int_equal(lstat(path, &st), -1);
+	/* the lock file stays, free for the next instance */
+	c = control_new(path, (gid_t)-1, handler, NULL, &err);
+	assert_non_null(c);
+	control_free(c);
+	unlink(lock);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(void)
 {
@@ -650,6 +715,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
 		cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
 		cmocka_unit_test(test_server_budget),
+		cmocka_unit_test_setup_teardown(test_server_single_instance, srv_setup, srv_teardown),
+		cmocka_unit_test(test_server_unlinks_only_its_own),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * the agent loop driving real threads of this process named like QEMU's
  * vCPU threads (pinned with sched_setaffinity, since there is no libvirt),
  * with core-scheduling cookies through a fake prctl. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,6 +116,27 @@ test_state_roundtrip(void **state)
 	assert_int_equal(live_state_write(path, &s, &err), 0);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	assert_int_equal(access(tmp, F_OK), -1);                /* renamed away */
+	/* no fixed temporary file shared by two writers (issue 15 item 4):
+	 * another writer's live.state.tmp is left alone, nothing else stays */
+	write_file(tmp, "another writer's\n");
+	assert_int_equal(live_state_write(path, &s, &err), 0);
+	{
+		char buf[64] = "";
+		FILE *f = fopen(tmp, "r");
+		assert_non_null(f);
+		assert_non_null(fgets(buf, sizeof(buf), f));
+		fclose(f);
+		assert_string_equal(buf, "another writer's\n");
+		unlink(tmp);
+		DIR *dir = opendir(d);
+		struct dirent *e;
+		int n = 0;
+		assert_non_null(dir);
+		while ((e = readdir(dir)) != NULL)
+			n += e->d_name[0] != '.';
+		closedir(dir);
+		assert_int_equal(n, 1);                         /* live.state only */
+	}
 	assert_int_equal(live_state_read(path, &r, &err), 0);
 	assert_int_equal(r.n, 2);
 	assert_true(r.doms[0].key == 0x1234abcdull);
