@@ -163,6 +163,13 @@ baseline(const pid_t *pids, int nproc, int per_proc, int periods, int ncpus)
 			fds[2 * k] = open(path, O_RDONLY | O_CLOEXEC);
 			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pids[p], tasks[i].tid);
 			fds[2 * k + 1] = open(path, O_RDONLY | O_CLOEXEC);
+			if (fds[2 * k] < 0 || fds[2 * k + 1] < 0) {     /* out of descriptors */
+				if (fds[2 * k] >= 0)
+					close(fds[2 * k]);
+				if (fds[2 * k + 1] >= 0)
+					close(fds[2 * k + 1]);
+				break;
+			}
 			k++;
 		}
 		free(tasks);
@@ -184,8 +191,9 @@ baseline(const pid_t *pids, int nproc, int per_proc, int periods, int ncpus)
 	close(statfd);
 	free(fds);
 	if (k != n)
-		fprintf(stderr, "baseline: found %d of %d threads\n", k, n);
-	return (double)t0 / 1000.0 / (double)n / (double)periods;
+		fprintf(stderr, "baseline: opened the files of %d of %d threads (RLIMIT_NOFILE); per thread of those\n",
+		    k, n);
+	return k ? (double)t0 / 1000.0 / (double)k / (double)periods : 0;
 }
 
 /* ---- llcd ------------------------------------------------------------------ */
@@ -253,6 +261,50 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 	*policy_us = (double)pol / 1000.0 / (double)n / (double)periods;
 	*actions_steady = acts;
 	return (double)t0 / 1000.0 / (double)n / (double)periods;
+}
+
+/* llcd's sampling alone: the live back-end's observe() (no policy, no
+ * apply) with the given sampler, CPU time per thread per period after 3
+ * warm-up periods. */
+static double
+observe_only(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, int sampler)
+{
+	struct live_config cfg;
+	struct policy_annotation a;
+	struct llcd_err err;
+	struct agent_obs *obs = agent_obs_new();
+	struct live *l;
+	uint64_t now = llcd_mono_ns(), t0 = 0;
+	char name[32];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = LIVE_URI_NONE;
+	cfg.topo = t;
+	cfg.state_dir = "";
+	cfg.dry_run = true;
+	cfg.sampler = sampler;
+	if ((l = live_new(&cfg, &err)) == NULL) {
+		fprintf(stderr, "live_new: %s\n", err.msg);
+		exit(1);
+	}
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_AGGREGATE;
+	for (int p = 0; p < nproc; p++) {
+		snprintf(name, sizeof(name), "standin-%d", p);
+		live_add_process(l, name, pids[p], per_proc, &a, &err);
+	}
+	for (int r = 0; r < 3 + periods; r++) {
+		if (r == 3)
+			t0 = cpu_ns();
+		now += 1000000000ull;
+		agent_obs_begin(obs, t->max_cpu + 1, &err);
+		if (live_agent_ops.observe(l, now, obs, &err) < 0)
+			fprintf(stderr, "observe: %s\n", err.msg);
+	}
+	t0 = cpu_ns() - t0;
+	agent_obs_free(obs);
+	live_free(l);
+	return (double)t0 / 1000.0 / (double)(nproc * per_proc) / (double)periods;
 }
 
 /* ---- the tracer -------------------------------------------------------------- */
@@ -594,6 +646,26 @@ main(int argc, char **argv)
 		return 2;
 	if (storm_rounds > 0)
 		return storm(storm_rounds);
+	/* the baseline and the back-end each hold 2 descriptors per thread:
+	 * raise the limit for the largest count (root may raise the hard one) */
+	{
+		int most = 0;
+		char copy[256];
+		snprintf(copy, sizeof(copy), "%s", list);
+		for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+			if (atoi(tok) > most)
+				most = atoi(tok);
+		struct rlimit rl;
+		rlim_t want = (rlim_t)most * 4 + 4096;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+			rl.rlim_cur = want;
+			if (rl.rlim_max < want)
+				rl.rlim_max = want;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				fprintf(stderr, "RLIMIT_NOFILE %llu: %s (fewer threads will be found)\n",
+				    (unsigned long long)want, strerror(errno));
+		}
+	}
 	if (bpf)
 		stats_old = bpf_stats_enable(1);
 	log_init(true, 0);
@@ -608,16 +680,17 @@ main(int argc, char **argv)
 		printf("# bpf: stand-in threads wake %d times a second; programs' run time over %d s\n", wake_hz, bpf_s);
 	printf("%8s %6s %12s %12s %12s %8s %9s %10s%s%s\n", "threads", "procs", "baseline_us", "llcd_us", "policy_us",
 	    "ratio", "warm_act", "steady_act",
-	    bpf ? "  bpf_read_us bpf_prog_us bpf_total_us  vs_proc prog_ns/run runs/s" : "",
+	    bpf ? "  bpf_read_us bpf_prog_us bpf_total_us  vs_proc prog_ns/run runs/s obs_proc_us obs_bpf_us" : "",
 	    with_numad ? "  numad_ms/scan numad_us/thread" : "");
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		int n = atoi(tok), nproc = (n + per_proc - 1) / per_proc;
 		pid_t *pids = calloc((size_t)nproc, sizeof(pid_t));
-		double b, lc, pol, nm = 0, br = 0, bp = 0, bns = 0, brs = 0;
+		double b, lc, pol, nm = 0, br = 0, bp = 0, bns = 0, brs = 0, op = 0, ob = 0;
 		int acts = 0, warm = 0, scans = 0;
 		for (int p = 0; p < nproc; p++) {
 			if ((pids[p] = spawn(per_proc)) < 0) {
-				fprintf(stderr, "spawn: %s\n", strerror(errno));
+				fprintf(stderr, "spawn: %s (process %d of %d; kernel.pid_max and kernel.threads-max bound "
+				    "the threads, bench/agent-overhead raises pid_max for the run)\n", strerror(errno), p, nproc);
 				return 1;
 			}
 		}
@@ -634,12 +707,15 @@ main(int argc, char **argv)
 			}
 			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &brs);
 			tracer_free(tr);
+			op = observe_only(t, pids, nproc, per_proc, periods, LIVE_SAMPLER_PROC);
+			ob = observe_only(t, pids, nproc, per_proc, periods, LIVE_SAMPLER_BPF);
 		}
 		if (with_numad && numad_run(numad_s, &nm, &scans) < 0)
 			nm = -1;
 		printf("%8d %6d %12.2f %12.2f %12.2f %8.2f %9d %10d", n, nproc, b, lc, pol, lc / b, warm, acts);
 		if (bpf)
-			printf("  %11.3f %11.3f %12.3f %8.3f %11.1f %6.0f", br, bp, br + bp, (br + bp) / b, bns, brs);
+			printf("  %11.3f %11.3f %12.3f %8.3f %11.1f %6.0f %11.3f %10.3f", br, bp, br + bp, (br + bp) / b, bns,
+			    brs, op, ob);
 		if (with_numad)
 			printf("  %13.2f %15.3f", nm, nm >= 0 ? nm * 1000.0 / n : -1);
 		printf("\n");

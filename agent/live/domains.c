@@ -4,9 +4,11 @@
  * annotation read and their vCPU threads discovered in /proc. */
 #include "live_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "annotation_xml.h"
@@ -300,8 +302,27 @@ tracer_register(struct live *l, struct ldom *d, int v, struct lvcpu *c)
 		d->main_th = procstat_thread_open(l->ps, d->pid, d->pid, &st, &e);
 	}
 	c->tr_slot = tracer_thread_add(d->tracer, d->tr_dom, c->tid, v, &e);
-	if (c->tr_slot < 0)
-		log_dom(LOG_WARNING, d->name, v, c->tid, "%s", e.msg);
+	if (c->tr_slot < 0) {
+		if (!d->tr_warned)      /* once per domain: a cap is reached */
+			log_dom(LOG_WARNING, d->name, v, c->tid, "%s", e.msg);
+		d->tr_warned = true;
+		return;
+	}
+	/* registered after it was listed: if it exited in between, the
+	 * programs never saw it go (tgkill with signal 0: is it there?) */
+	if (syscall(SYS_tgkill, d->pid, c->tid, 0) != 0 && errno == ESRCH) {
+		tracer_thread_remove(d->tracer, c->tr_slot);
+		c->tr_slot = -1;
+	}
+}
+
+/* Whether the tracer saw the thread in c exit (its TID may be reused). */
+static bool
+tracer_exited(const struct ldom *d, const struct lvcpu *c)
+{
+	struct tracer_sample ts;
+
+	return d->tracer == NULL || tracer_thread_read(d->tracer, c->tr_slot, 0, &ts) < 0 || ts.exited;
 }
 
 /* Find the vCPU threads of a domain's QEMU and open them. */
@@ -359,20 +380,23 @@ ldom_discover(struct live *l, struct ldom *d)
 			continue;
 		found[v] = true;
 		c = &d->v[v];
-		if (c->tid == tasks[i].tid && c->th != NULL)
+		if (c->tid == tasks[i].tid && (c->th != NULL || (c->tr_slot >= 0 && !tracer_exited(d, c))))
 			continue;
 		vcpu_close(d, c);
-		c->th = procstat_thread_open(l->ps, d->pid, tasks[i].tid, &st, &e);
-		if (c->th == NULL) {
+		/* the tracer, or the thread's /proc files (the tracer needs no
+		 * descriptor per thread, /proc two) */
+		c->tid = tasks[i].tid;
+		tracer_register(l, d, v, c);
+		if (c->tr_slot < 0 &&
+		    (c->th = procstat_thread_open(l->ps, d->pid, tasks[i].tid, &st, &e)) == NULL) {
 			if (st != PROCSTAT_GONE)
 				log_dom(LOG_WARNING, d->name, v, tasks[i].tid, "cannot open /proc files: %s", e.msg);
+			c->tid = 0;
 			found[v] = false;
 			continue;
 		}
-		c->tid = tasks[i].tid;
 		if (procstat_affinity(c->tid, &c->affinity, &e) != PROCSTAT_OK)
 			cpuset_zero(&c->affinity);
-		tracer_register(l, d, v, c);
 		newtids[nnew++] = c->tid;
 		log_dom(LOG_DEBUG, d->name, v, c->tid, "vCPU thread found");
 	}

@@ -166,6 +166,7 @@ struct ldom {
 	bool gc_looked;                 /* domain XML searched for the channel */
 	struct tracer *tracer;          /* the back-end's, or NULL (/proc) */
 	int tr_dom;                     /* the tracer's domain; -1 none */
+	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
 };

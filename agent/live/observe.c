@@ -101,7 +101,7 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		o->run_delay_ns = 0;
 		o->instructions = 0;
 		o->last_cpu = c->last_cpu;
-		if (c->th != NULL) {
+		if (c->th != NULL || c->tr_slot >= 0) {
 			if (sample_vcpu(l, d, v, mono, o, &nthreads)) {
 				if (l->counters && c->perf_fd == -1 && c->tid > 0) {
 					c->perf_fd = perfcount_open(c->tid, &e);

@@ -3,7 +3,7 @@
  * clang -target bpf against a vmlinux.h generated from the running kernel's
  * BTF; loaded by tracer.c through a bpftool skeleton).
  *
- * For the threads llcd registered (tids map -> slot in the mmap'ed threads
+ * For the threads llcd registered (tid_slot -> slot in the mmap'ed threads
  * array) three BTF-typed tracepoints keep:
  *   sched_switch   on-CPU time (switch-in to switch-out), the last CPU, and
  *                  run delay: from the moment a thread became runnable
@@ -15,7 +15,7 @@
  *                  since `current` there is whoever happened to run
  *   sched_process_exit  forget an exiting tracked thread (its TID may be
  *                  reused) and mark its slot exited
- * Everything else returns after one hash lookup per task involved.
+ * Everything else returns after one load of a bitmap per task involved.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -42,12 +42,6 @@ struct {
 	__type(value, struct tracer_domain);
 } domains SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TRACER_MAX_THREADS);
-	__type(key, __u32);
-	__type(value, __u32);
-} tids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -68,6 +62,9 @@ const volatile __s64 preempt_from_rq = 0;
  * exit. Untracked tasks, nearly every switch on a host, cost one load of
  * it and no map lookup. */
 __u64 tracked_bits[TRACER_TID_LIMIT / 64];
+/* TID -> slot + 1 (0: not tracked), written by tracer.c: one load instead
+ * of a hash lookup for the tracked ones (8 MiB). */
+__u16 tid_slot[TRACER_TID_LIMIT];
 
 static __always_inline bool
 maybe_tracked(__u32 tid)
@@ -86,14 +83,17 @@ maybe_tracked(__u32 tid)
 static __always_inline struct tracer_slot *
 slot_of(__u32 tid)
 {
-	__u32 *idx;
+	__u32 w = tid, idx;
 
 	if (tid == 0 || !maybe_tracked(tid))
 		return 0;
-	idx = bpf_map_lookup_elem(&tids, &tid);
-	if (!idx)
+	asm volatile("" : "+r"(w));
+	w &= TRACER_TID_LIMIT - 1;
+	idx = tid_slot[w];
+	if (idx == 0 || idx > TRACER_MAX_THREADS)
 		return 0;
-	return bpf_map_lookup_elem(&threads, idx);
+	idx -= 1;
+	return bpf_map_lookup_elem(&threads, &idx);
 }
 
 /* Whether this runs in interrupt context (a timer or device interrupt, a
@@ -245,12 +245,14 @@ int BPF_PROG(llcd_exit)
 	if (!s)
 		return 0;
 	s->exited = 1;
-	bpf_map_delete_elem(&tids, &tid);
 	if (tid < TRACER_TID_LIMIT) {
-		__u32 w = tid >> 6;
+		__u32 w = tid >> 6, x = tid;
 		asm volatile("" : "+r"(w));
 		w &= TRACER_TID_LIMIT / 64 - 1;
 		__sync_fetch_and_and(&tracked_bits[w], ~(1ull << (tid & 63)));
+		asm volatile("" : "+r"(x));
+		x &= TRACER_TID_LIMIT - 1;
+		tid_slot[x] = 0;
 	}
 	return 0;
 }

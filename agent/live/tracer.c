@@ -40,7 +40,7 @@ struct tracer {
 	struct tracer_slot *slots;      /* mmap of threads */
 	struct tracer_domain *doms;     /* mmap of domains */
 	size_t slots_len, doms_len;
-	int tids_fd, edges_fd;
+	int edges_fd;
 	struct dom_user du[TRACER_MAX_DOMAINS];
 	uint32_t next_gen;
 	int free_slot_hint, nthreads, ndomains;
@@ -240,7 +240,6 @@ tracer_new(struct llcd_err *err)
 	t->doms = map_mmap(t->skel->maps.domains, &t->doms_len, err);
 	if (t->slots == NULL || t->doms == NULL)
 		goto fail;
-	t->tids_fd = bpf_map__fd(t->skel->maps.tids);
 	t->edges_fd = bpf_map__fd(t->skel->maps.edges);
 	t->next_gen = 1;
 	return t;
@@ -334,15 +333,11 @@ tracer_thread_add(struct tracer *t, int dom, int tid, int vcpu, struct llcd_err 
 	p->vcpu = vcpu < 0 ? -1 : vcpu;
 	p->last_cpu = -1;
 	__atomic_store_n(&p->tid, (__u32)tid, __ATOMIC_RELEASE);
-	__u32 key = (__u32)tid, val = (__u32)s;
-	if (bpf_map_update_elem(t->tids_fd, &key, &val, BPF_NOEXIST) != 0) {
-		int e = errno;
+	__u16 *ts = &t->skel->bss->tid_slot[tid];
+	__u16 none = 0;
+	if (!__atomic_compare_exchange_n(ts, &none, (__u16)(s + 1), false, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
 		p->tid = 0;
-		if (e == EEXIST)
-			return llcd_err_set(err, "tracer: TID %d is tracked already", tid);
-		if (e == E2BIG || e == ENOMEM)
-			t->st.threads_refused++;
-		return llcd_err_set(err, "tracer: registering TID %d: %s", tid, strerror(e));
+		return llcd_err_set(err, "tracer: TID %d is tracked already", tid);
 	}
 	__atomic_fetch_or(&t->skel->bss->tracked_bits[tid >> 6], 1ull << (tid & 63), __ATOMIC_RELEASE);
 	t->free_slot_hint = (s + 1) % TRACER_MAX_THREADS;
@@ -354,19 +349,19 @@ void
 tracer_thread_remove(struct tracer *t, int slot)
 {
 	struct tracer_slot *p;
-	__u32 key, *idx, cur;
+	__u32 key;
 
 	if (slot < 0 || slot >= TRACER_MAX_THREADS || t->slots[slot].tid == 0)
 		return;
 	p = &t->slots[slot];
 	key = p->tid;
-	/* delete the TID only if it still points here (an exited thread's TID
+	/* clear the TID only if it still points here (an exited thread's TID
 	 * may have been registered again, to another slot) */
-	idx = &cur;
-	if (bpf_map_lookup_elem(t->tids_fd, &key, idx) == 0 && cur == (__u32)slot) {
-		bpf_map_delete_elem(t->tids_fd, &key);
+	__u16 mine = (__u16)(slot + 1);
+	if (key < TRACER_TID_LIMIT &&
+	    __atomic_compare_exchange_n(&t->skel->bss->tid_slot[key], &mine, 0, false, __ATOMIC_RELEASE,
+	        __ATOMIC_RELAXED))
 		__atomic_fetch_and(&t->skel->bss->tracked_bits[key >> 6], ~(1ull << (key & 63)), __ATOMIC_RELEASE);
-	}
 	__atomic_store_n(&p->tid, 0, __ATOMIC_RELEASE);
 	t->nthreads--;
 }

@@ -15,16 +15,17 @@
  * lookup-and-delete batch over the edge hash per period
  * (tracer_drain_edges), which also empties it for the next period.
  *
- * Registration keys a TID hash map (not task storage: task storage is
- * reached from user space only through a pidfd, and a pidfd of a thread
- * that is not a thread-group leader needs Linux 6.9's PIDFD_THREAD; the
- * TID is what llcd has from /proc). An exiting thread is forgotten by the
- * programs themselves (sched_process_exit), so a reused TID is never
+ * Registration keys a TID map (not task storage: task storage is reached
+ * from user space only through a pidfd, and a pidfd of a thread that is
+ * not a thread-group leader needs Linux 6.9's PIDFD_THREAD; the TID is
+ * what llcd has from /proc): a direct TID -> slot array in the programs'
+ * .bss, behind a bitmap of tracked TIDs. An exiting thread is forgotten by
+ * the programs themselves (sched_process_exit), so a reused TID is never
  * mistaken for a tracked thread; its slot says `exited` until llcd removes
  * it.
  *
  * Memory is bounded by compile-time caps (tracer_abi.h): TRACER_MAX_THREADS
- * tracked threads (about 2.3 MB of slots plus the TID hash),
+ * tracked threads (about 2.3 MB of slots, 8.5 MB of TID bitmap and map),
  * TRACER_MAX_DOMAINS domains, TRACER_MAX_EDGES distinct edges per period
  * in all and TRACER_EDGES_PER_DOMAIN per domain. Registrations past a cap
  * fail and are counted (tracer_stats); wakeups past an edge cap are

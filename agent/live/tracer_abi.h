@@ -9,10 +9,11 @@
  *             through the mapping (no syscall per thread)
  *   domains   BPF_F_MMAPABLE array, TRACER_MAX_DOMAINS x 32 bytes: per QEMU
  *             process its current id and edge/drop counters
- *   tids      hash TID -> slot index (TRACER_MAX_THREADS entries): what the
- *             programs look a task up by
  *   .bss      tracked_bits: one bit per TID below TRACER_TID_LIMIT (512 KiB),
- *             the programs' first test, set and cleared by llcd
+ *             the programs' first test; tid_slot: per TID its slot + 1
+ *             (0: untracked; 8 MiB), what the programs look a tracked task
+ *             up by. Both set by llcd at registration, cleared at removal
+ *             and by the programs at exit
  *   edges     hash (domain id, waker vCPU, wakee vCPU) -> count
  *             (TRACER_MAX_EDGES entries), drained by llcd once a period
  *             with one lookup-and-delete batch

@@ -98,6 +98,19 @@ stop_threads(void)
 	}
 }
 
+static int
+nfds(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
 static struct live *
 mk_live(const struct topo *t, int sampler, struct llcd_err *err)
 {
@@ -167,8 +180,12 @@ test_bpf_sampling(void **state)
 	assert_string_equal(host_str(l, "sampler"), "bpf");
 	policy_annotation_defaults(&a);
 	a.mode = POLICY_MODE_AGGREGATE;
+	int fd0 = nfds();
 	assert_int_equal(live_add_process(l, "self", getpid(), 4, &a, &err), 0);
 	obs = observe_twice(l);
+	/* no /proc descriptors per traced thread: QEMU's main thread's two
+	 * and /proc/stat */
+	assert_true(nfds() - fd0 <= 3);
 	const struct policy_domain_in *in = &obs->domains[0];
 	const struct policy_vcpu_sample *s = obs->vcpus[0];
 	/* the burner is always runnable: it ran or waited for a CPU the whole
@@ -211,8 +228,10 @@ test_bpf_sampling(void **state)
 	assert_non_null(l);
 	assert_string_equal(host_str(l, "sampler"), "proc");
 	assert_string_equal(host_str(l, "sampler_reason"), "sampler proc in llcd.conf");
+	fd0 = nfds();
 	assert_int_equal(live_add_process(l, "self", getpid(), 4, &a, &err), 0);
 	obs = observe_twice(l);
+	assert_true(nfds() - fd0 >= 8);         /* schedstat + stat per thread */
 	assert_null(obs->domains[0].wakeups);
 	assert_true(obs->vcpus[0][0].runtime_ns + obs->vcpus[0][0].run_delay_ns > 350000000ull);
 	agent_obs_free(obs);

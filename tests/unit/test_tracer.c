@@ -58,7 +58,8 @@ struct worker {
 static struct worker W[NW];
 static int ack[2];
 
-/* Commands: 'W' j: write "A" to worker j; 'A': ack to the main thread;
+/* Commands (a worker writes to another only once that one sleeps, so that
+ * every write is one wakeup): 'W' j: write "A" to worker j; 'A': ack to the main thread;
  * 'P' n: ping-pong n rounds with worker (self ^ 1) (the even one starts);
  * 'B' n: burn n * 10 ms of CPU; 'S' n: sleep 1 ms n * 10 times; 'Q': quit. */
 static uint64_t
@@ -81,6 +82,30 @@ burn_ms(int ms)
 		x++;
 }
 
+/* Wait until thread tid sleeps (state S: it is in read() on its pipe,
+ * the only place a worker sleeps), so that the next write wakes it: a
+ * wakeup the test counts on. Gives up after ~2 s (the count then fails). */
+static void
+wait_sleeping(int tid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	for (int i = 0; i < 200000; i++) {
+		FILE *f = fopen(path, "r");
+		char *p = NULL;
+		if (f != NULL) {
+			if (fgets(buf, sizeof(buf), f) != NULL)
+				p = strrchr(buf, ')');
+			fclose(f);
+		}
+		if (p != NULL && p[1] == ' ' && p[2] == 'S')
+			return;
+		if (i > 100)
+			usleep(10);
+	}
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -94,6 +119,7 @@ worker_main(void *arg)
 		switch (c[0]) {
 		case 'W': {
 			unsigned char m[2] = { 'A', 0 };
+			wait_sleeping(atomic_load(&W[c[1]].tid));
 			if (write(W[c[1]].in[1], m, 2) != 2)
 				abort();
 			break;
@@ -107,6 +133,7 @@ worker_main(void *arg)
 			struct worker *peer = &W[w->self ^ 1];
 			unsigned char tok[2] = { 'E', 0 }, r[2];
 			for (int i = 0; i < c[1] * 10; i++) {
+				wait_sleeping(atomic_load(&peer->tid));
 				if (write(peer->in[1], tok, 2) != 2 || read(w->in[0], r, 2) != 2)
 					abort();
 			}
@@ -116,6 +143,7 @@ worker_main(void *arg)
 		}
 		case 'E': {
 			unsigned char tok[2] = { 'e', 0 };
+			wait_sleeping(atomic_load(&W[w->self ^ 1].tid));
 			if (write(W[w->self ^ 1].in[1], tok, 2) != 2)
 				abort();
 			break;
@@ -254,18 +282,17 @@ test_pingpong_edges(void **state)
 	c10 = edge_count(a, 3, 1, NULL, NULL);
 	print_message("ping-pong 500 rounds: edges 1->3 %llu, 3->1 %llu, %d edges, dropped %llu\n",
 	    (unsigned long long)c01, (unsigned long long)c10, n, (unsigned long long)dropped);
-	/* every round is one wakeup each way unless the reader had not gone
-	 * to sleep yet (on a loaded machine about half the time); never more
-	 * than 500 */
-	assert_true(c01 >= 100 && c01 <= 500);
-	assert_true(c10 >= 100 && c10 <= 500);
-	assert_true(edge_count(a, 0, 1, NULL, NULL) >= 5 && edge_count(a, 0, 1, NULL, NULL) <= 7);
+	/* each side writes only once the other sleeps in read(): every round
+	 * is one wakeup each way */
+	assert_int_equal(c01, 500);
+	assert_int_equal(c10, 500);
+	assert_int_equal(edge_count(a, 0, 1, NULL, NULL), 7);
 	assert_int_equal(n, 3);         /* 1->3, 3->1, 0->1 and nothing else */
 	assert_int_equal(dropped, 0);
 	assert_int_equal(tracer_domain_edges(T, b, &(const struct tracer_edge *){ NULL }, NULL), 0);
 	/* worker 0 was woken by all of them */
 	assert_int_equal(tracer_thread_read(T, s[0], llcd_mono_ns(), &smp), 0);
-	assert_true(smp.wakeups >= c10 + 40);
+	assert_true(smp.wakeups >= 500 + 60 + 7);
 	assert_false(smp.exited);
 	assert_true(smp.last_cpu >= 0);
 
@@ -431,9 +458,8 @@ test_edge_cap(void **state)
 	    (unsigned long long)sum, (unsigned long long)dropped);
 	assert_int_equal(n, TRACER_EDGES_PER_DOMAIN);
 	assert_true(dropped > 0);
-	/* each pair is at most one wakeup (the wakee was asleep in read) */
-	assert_true(sum + dropped <= (uint64_t)pairs);
-	assert_true(sum + dropped >= (uint64_t)pairs * 9 / 10);
+	/* each pair is one wakeup (the waker waits until the wakee sleeps) */
+	assert_int_equal(sum + dropped, (uint64_t)pairs);
 	struct tracer_stats st;
 	tracer_stats(T, &st);
 	assert_true(st.edges_dropped >= dropped);
