@@ -491,6 +491,19 @@ h_policy_get(struct daemon *d, struct control_request *req)
 		free(xml);
 	}
 	json_object_object_add(req->reply, "annotated", json_object_new_boolean(in->annotated));
+	/* what llcd makes of it: an annotation it cannot use is not "none" */
+	json_object *x;
+	const char *xs = json_object_object_get_ex(req->reply, "xml", &x) && x ? json_object_get_string(x) : NULL;
+	if (daemon_is_released(d, in->key)) {
+		json_object_object_add(req->reply, "status", jstr("released"));
+	} else if (xs != NULL && !in->annotated) {
+		struct policy_annotation a;
+		json_object_object_add(req->reply, "status", jstr("invalid"));
+		if (annot_parse_metadata(xs, strlen(xs), in->nvcpus, &a, &err) < 0)
+			json_object_object_add(req->reply, "error", jstr(err.msg));
+	} else {
+		json_object_object_add(req->reply, "status", jstr(xs != NULL ? "valid" : in->annotated ? "default" : "absent"));
+	}
 	if (in->annotated)
 		annot_json(&in->annot, req->reply);
 	return CTL_OK;
@@ -593,6 +606,18 @@ h_hot(struct daemon *d, struct control_request *req)
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	json_object_object_add(req->reply, "reports", reps);
+	/* with no report, say whether the guest's channel is there at all */
+	if (in->nreports == 0 && d->be.ops->describe) {
+		struct agent_dominfo di;
+		agent_dominfo_init(&di);
+		if (d->be.ops->describe(d->be.ctx, in->key, &di) == 0 && di.have_guest_channel) {
+			json_object *g = json_object_new_object();
+			json_object_object_add(g, "state", jstr(di.guest_channel.state));
+			json_object_object_add(g, "reports", json_object_new_int64((int64_t)di.guest_channel.reports));
+			json_object_object_add(req->reply, "guest_channel", g);
+		}
+		agent_dominfo_clear(&di);
+	}
 	if (policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0)
 		json_object_object_add(req->reply, "groups", groups_json(&info));
 	struct policy_wakeups_info wi;

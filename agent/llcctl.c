@@ -247,8 +247,18 @@ print_vcpuinfo(json_object *r)
 static void
 print_policy(json_object *r)
 {
-	printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "annotated")) ?
-	    "annotated" : "no llc-policy annotation");
+	const char *st = js(r, "status");
+	if (!strcmp(st, "invalid"))
+		printf("%s: invalid llc-policy annotation, llcd leaves the domain alone: %s\n", js(r, "name"),
+		    *js(r, "error") ? js(r, "error") : "(see llcctl dominfo)");
+	else if (!strcmp(st, "released"))
+		printf("%s: released by llcctl release (the annotation below is kept; changing it ends the release)\n",
+		    js(r, "name"));
+	else if (!strcmp(st, "default"))
+		printf("%s: no llc-policy annotation; llcd's default-mode applies\n", js(r, "name"));
+	else
+		printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "annotated")) ?
+		    "annotated" : "no llc-policy annotation");
 	json_object *x;
 	if (json_object_object_get_ex(r, "xml", &x) && x)
 		printf("%s\n", json_object_get_string(x));
@@ -273,7 +283,11 @@ print_hot(json_object *r)
 		json_object *p = json_object_array_get_idx(a, i);
 		printf("%-16s %-8lld %s\n", js(p, "name"), (long long)ji(p, "pid"), js(p, "vcpus"));
 	}
-	if (a == NULL || json_object_array_length(a) == 0)
+	json_object *gc = json_object_object_get(r, "guest_channel");
+	if ((a == NULL || json_object_array_length(a) == 0) && gc != NULL)
+		printf("(no hot process: the guest channel is %s, %lld report%s so far, none naming a busy process)\n",
+		    js(gc, "state"), (long long)ji(gc, "reports"), ji(gc, "reports") == 1 ? "" : "s");
+	else if (a == NULL || json_object_array_length(a) == 0)
 		printf("(no report: is llc-guest running in the guest, with its channel?)\n");
 	print_groups(ja(r, "groups"));
 	json_object *g = ja(r, "groups");

@@ -440,6 +440,89 @@ test_tunes_kept_across_restart(void **state)
 	simbe_free(s);
 }
 
+
+/* A back-end whose domain carries an annotation llcd cannot use, and whose
+ * guest channel is connected but has reported no hot process. */
+static int (*sim_get_annotation)(void *, uint64_t, char **, struct llcd_err *);
+static int (*sim_describe)(void *, uint64_t, struct agent_dominfo *);
+
+static int
+bad_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
+{
+	*xml = strdup("<llc:llc-policy xmlns:llc='urn:llcd:llc-policy:1' mode='fast'/>");
+	return 0;
+}
+
+static int
+observe_unannotated(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	int rc = sim_ops->observe(ctx, now_ns, obs, err);
+
+	for (int i = 0; rc == 0 && i < obs->ndomains; i++) {
+		obs->domains[i].annotated = false;
+		obs->domains[i].nreports = 0;
+	}
+	return rc;
+}
+
+static int
+describe_channel(void *ctx, uint64_t key, struct agent_dominfo *out)
+{
+	int rc = sim_describe ? sim_describe(ctx, key, out) : 0;
+
+	out->have_guest_channel = true;
+	out->guest_channel.state = "connected";
+	out->guest_channel.reports = 7;
+	return rc;
+}
+
+/* `policy` on an invalid annotation says it is invalid and why (not "no
+ * annotation"); `hot` with no report says the channel is connected (issue
+ * 16 item 7). */
+static void
+test_policy_invalid_and_hot_channel(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	sim_ops = be.ops;
+	struct agent_ops ops = *be.ops;
+	sim_get_annotation = ops.get_annotation;
+	sim_describe = ops.describe;
+	ops.observe = observe_unannotated;
+	ops.get_annotation = bad_annotation;
+	ops.describe = describe_channel;
+	be.ops = &ops;
+	config_defaults(&cfg);
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	uint64_t now = 1000000000ull;
+	for (int i = 0; i < 2; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct control_request req = { .type = CTL_POLICY_GET, .args = json_object_new_object() };
+	json_object_object_add(req.args, "domain", json_object_new_string("xs"));
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	assert_string_equal(json_object_get_string(json_object_object_get(req.reply, "status")), "invalid");
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(req.reply, "error")), "'fast'"));
+	json_object_put(req.reply);
+	req.reply = NULL;
+	req.type = CTL_HOT;
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object *gc = json_object_object_get(req.reply, "guest_channel");
+	assert_non_null(gc);
+	assert_string_equal(json_object_get_string(json_object_object_get(gc, "state")), "connected");
+	assert_int_equal(json_object_get_int(json_object_object_get(gc, "reports")), 7);
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	(void)sim_get_annotation;
+	daemon_free(d);
+	simbe_free(s);
+}
+
 int
 main(void)
 {
@@ -449,6 +532,7 @@ main(void)
 		cmocka_unit_test(test_list_pages),
 		cmocka_unit_test(test_release_ends_on_new_annotation),
 		cmocka_unit_test(test_tunes_kept_across_restart),
+		cmocka_unit_test(test_policy_invalid_and_hot_channel),
 		cmocka_unit_test(test_tune_retries_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
