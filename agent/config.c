@@ -1,6 +1,10 @@
 /* config.c - llcd.conf: the table of directives and its parser. */
 #include "config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -169,6 +173,21 @@ f_bool(const struct config_directive *dir, const void *field, char *buf, size_t 
 	snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
 }
 
+/* metrics-listen: dir->empty ("off") or what config_parse_listen() takes */
+static int
+p_listen(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	struct llcd_err e2;
+
+	if (!strcmp(v, dir->empty) || !strcmp(v, "none"))
+		v = "";
+	else if (config_parse_listen(v, NULL, NULL, &e2) < 0)
+		return llcd_err_set(err, "'%s': %s", dir->name, e2.msg);
+	return set_str(field, dir->size, dir->name, v, err);
+}
+
+#define f_listen f_string
+
 /* --- the directives ---------------------------------------------------------- */
 
 _Static_assert(sizeof(enum policy_mode) == sizeof(int) && sizeof(enum policy_isolation) == sizeof(int) &&
@@ -223,6 +242,7 @@ const struct config_directive config_directives[] = {
 	DIRECTIVE("log-level", choice, log_level, TUNE, .choices = log_levels),
 	DIRECTIVE("qmp-passthrough", bool, qmp_passthrough, RESTART),
 	DIRECTIVE("release-on-exit", bool, release_on_exit, RELOAD),
+	DIRECTIVE("metrics-listen", listen, metrics_listen, RELOAD, .empty = "off"),
 	{ .name = NULL },
 };
 
@@ -264,6 +284,63 @@ config_list(unsigned flags, char *buf, size_t len)
 	for (const struct config_directive *d = config_directives; d->name; d++)
 		if ((d->flags & flags) == flags)
 			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", d->name);
+}
+
+int
+config_parse_listen(const char *spec, void *addr, unsigned *addrlen, struct llcd_err *err)
+{
+	struct sockaddr_storage ss;
+	char host[64];
+	const char *colon, *port;
+	char *end;
+	long p;
+
+	memset(&ss, 0, sizeof(ss));
+	if (spec[0] == '[') {
+		const char *rb = strchr(spec, ']');
+		if (rb == NULL || rb[1] != ':' || (size_t)(rb - spec - 1) >= sizeof(host))
+			return llcd_err_set(err, "'%s' is not [IPv6]:PORT", spec);
+		memcpy(host, spec + 1, (size_t)(rb - spec - 1));
+		host[rb - spec - 1] = '\0';
+		port = rb + 2;
+	} else if ((colon = strrchr(spec, ':')) != NULL) {
+		if ((size_t)(colon - spec) >= sizeof(host) || strchr(spec, ':') != colon)
+			return llcd_err_set(err, "'%s' is not ADDRESS:PORT (an IPv6 address goes in brackets)", spec);
+		memcpy(host, spec, (size_t)(colon - spec));
+		host[colon - spec] = '\0';
+		port = colon + 1;
+	} else {
+		snprintf(host, sizeof(host), "127.0.0.1");
+		port = spec;
+	}
+	errno = 0;
+	p = strtol(port, &end, 10);
+	if (errno || end == port || *end || p < 0 || p > 65535)
+		return llcd_err_set(err, "'%s': '%s' is not a port number from 0 to 65535", spec, port);
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	else if (!strcmp(host, "*"))
+		snprintf(host, sizeof(host), "0.0.0.0");
+	if (spec[0] == '[') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return llcd_err_set(err, "'%s': '%s' is not an IPv6 address", spec, host);
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)p);
+		if (addrlen)
+			*addrlen = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return llcd_err_set(err, "'%s': '%s' is not an IPv4 address, localhost or *", spec, host);
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)p);
+		if (addrlen)
+			*addrlen = sizeof(*s4);
+	}
+	if (addr)
+		memcpy(addr, &ss, sizeof(ss));
+	return 0;
 }
 
 int

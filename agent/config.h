@@ -48,6 +48,7 @@ struct config {
 	int log_level;                          /* 0 warning, 1 info, 2 debug */
 	bool qmp_passthrough;                   /* allow tainting QMP passthrough */
 	bool release_on_exit;                   /* give domains back on SIGTERM */
+	char metrics_listen[128];               /* "" off, else ADDRESS:PORT (httpd.h) */
 };
 
 /* One directive: its name, the parser that reads its value into its
@@ -98,5 +99,10 @@ int config_parse(struct config *c, const char *text, const char *name, struct ll
 int config_set(struct config *c, const char *key, const char *value, struct llcd_err *err);
 /* Print the normalised configuration (llcd -nv). */
 void config_print(const struct config *c, FILE *f);
+/* Parse a metrics-listen value: "PORT" (127.0.0.1), "ADDRESS:PORT" with a
+ * numeric IPv4 address, "localhost" or "*" (every IPv4 address), or
+ * "[IPv6]:PORT" ("[::]" every address). Fills addr (a struct
+ * sockaddr_storage; addrlen: the bytes used) when not NULL. */
+int config_parse_listen(const char *spec, void *addr, unsigned *addrlen, struct llcd_err *err);
 
 #endif

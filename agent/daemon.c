@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "daemon_int.h"
+#include "httpd.h"
 #include "log.h"
 #include "topo_hwloc.h"
 
@@ -253,6 +254,7 @@ daemon_free(struct daemon *d)
 {
 	if (d == NULL)
 		return;
+	httpd_free(d->httpd);
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
@@ -281,7 +283,54 @@ daemon_listen(struct daemon *d, struct llcd_err *err)
 		}
 	}
 	d->ctl = control_new(d->cfg.socket, gid, daemon_handle, d, err);
-	return d->ctl ? 0 : -1;
+	if (d->ctl == NULL)
+		return -1;
+	d->listening = true;
+	if (d->cfg.metrics_listen[0]) {
+		if ((d->httpd = httpd_new(d->cfg.metrics_listen, err)) == NULL)
+			return -1;
+		log_info("metrics: serving %s", httpd_url(d->httpd));
+	}
+	return 0;
+}
+
+/* The loop's side of the metrics endpoint: one rendering per period. */
+static void
+publish_metrics(struct daemon *d)
+{
+	char *text;
+
+	if (d->httpd == NULL || (text = daemon_metrics_text(d)) == NULL)
+		return;
+	httpd_publish(d->httpd, text, llcd_mono_ns());
+	free(text);
+}
+
+/* metrics-listen changed on reload: the old endpoint closes, the new one
+ * opens; when it cannot, the old one is restored and the reload fails. */
+static int
+relisten_metrics(struct daemon *d, const char *spec, struct llcd_err *err)
+{
+	struct httpd *n = NULL;
+
+	if (!d->listening || !strcmp(spec, d->cfg.metrics_listen))
+		return 0;
+	httpd_free(d->httpd);
+	d->httpd = NULL;
+	if (spec[0] && (n = httpd_new(spec, err)) == NULL) {
+		struct llcd_err e2;
+		if (d->cfg.metrics_listen[0] && (d->httpd = httpd_new(d->cfg.metrics_listen, &e2)) == NULL)
+			log_warnx("metrics: %s", e2.msg);
+		return -1;
+	}
+	d->httpd = n;
+	snprintf(d->cfg.metrics_listen, sizeof(d->cfg.metrics_listen), "%s", spec);
+	if (n)
+		log_info("metrics: serving %s", httpd_url(n));
+	else
+		log_info("metrics: endpoint closed (metrics-listen off)");
+	publish_metrics(d);
+	return 0;
 }
 
 int
@@ -309,7 +358,16 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	d->step_ns[d->nstep++ % STEP_HIST] = st.policy_wall_ns;
 	if (st.policy_wall_ns > d->step_max_ns)
 		d->step_max_ns = st.policy_wall_ns;
+	metrics_hist_observe(&d->step_hist, st.policy_wall_ns);
+	publish_metrics(d);
 	return 0;
+}
+
+void
+daemon_set_period_hook(struct daemon *d, void (*fn)(void *arg), void *arg)
+{
+	d->period_hook = fn;
+	d->period_hook_arg = arg;
 }
 
 void
@@ -329,7 +387,8 @@ daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *e
 {
 	struct policy_host h;
 
-	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0)
+	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0 ||
+	    relisten_metrics(d, c->metrics_listen, err) < 0)
 		return -1;
 	for (const struct config_directive *dir = config_directives; dir->name; dir++)
 		if (dir->flags & CONFIG_RELOAD)
@@ -632,6 +691,8 @@ daemon_run(struct daemon *d)
 				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
 				log_warnx("period: %s", err.msg);
+			if (d->period_hook)
+				d->period_hook(d->period_hook_arg);
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 			next += period;
 			if (next <= now)

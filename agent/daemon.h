@@ -64,6 +64,9 @@ int daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err);
 /* Serve until daemon_stop(): periods on a monotonic timer, control
  * requests and back-end events in between. Returns 0 on a clean stop. */
 int daemon_run(struct daemon *d);
+/* fn(arg) after every period daemon_run() runs, failed or not (llcd: the
+ * service manager's READY=1 and STATUS=). */
+void daemon_set_period_hook(struct daemon *d, void (*fn)(void *arg), void *arg);
 /* Async-signal-safe requests for daemon_run(). */
 void daemon_stop(struct daemon *d);
 void daemon_request_reload(struct daemon *d);

@@ -114,6 +114,42 @@ make_socket_dir(const struct daemon_cli *cli, const char *socket)
 	return 0;
 }
 
+/* The service manager hears from llcd after each period: READY=1 after
+ * the first one (the socket listens, the topology is read, the domains
+ * libvirt lists are observed and placed), STATUS= whenever the libvirt
+ * connection comes or goes. Without libvirt llcd is ready too, and says
+ * that it waits (systemctl status llcd). */
+struct notify_ctx {
+	const struct daemon_cli *cli;
+	const char *uri;
+	int connected;                  /* -1 not told yet */
+	bool ready;
+};
+
+static void
+notify_period(void *arg)
+{
+#ifdef HAVE_SYSTEMD
+	struct notify_ctx *n = arg;
+	int c = n->cli->connected ? n->cli->connected(n->cli->connected_arg) : 1;
+
+	if (c != n->connected) {
+		if (n->cli->connected && !c)
+			sd_notifyf(0, "STATUS=waiting for libvirt at %s (retrying, backoff up to 30 s); pins stay as they are",
+			    n->uri);
+		else if (n->cli->connected)
+			sd_notifyf(0, "STATUS=connected to libvirt at %s", n->uri);
+		n->connected = c;
+	}
+	if (!n->ready) {
+		sd_notify(0, "READY=1");
+		n->ready = true;
+	}
+#else
+	(void)arg;
+#endif
+}
+
 int
 daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct topo *t,
                  const struct daemon_backend *bein)
@@ -176,10 +212,12 @@ daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct 
 	signal(SIGPIPE, SIG_IGN);
 	log_info("%s %s started: %s back-end, period %d ms, socket %s", cli->prog, LLCD_VERSION, be.ops->name,
 	    cfg->period_ms, cfg->socket);
-#ifdef HAVE_SYSTEMD
-	sd_notify(0, "READY=1");
-#endif
+	struct notify_ctx nctx = { cli, cfg->uri, -1, false };
+	daemon_set_period_hook(the_daemon, notify_period, &nctx);
 	rc = daemon_run(the_daemon);
+#ifdef HAVE_SYSTEMD
+	sd_notify(0, "STOPPING=1");
+#endif
 	log_info("%s stopping: pins stay where they are (fail-static)", cli->prog);
 out:
 	daemon_free(the_daemon);

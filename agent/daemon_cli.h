@@ -23,6 +23,10 @@ struct daemon_cli {
 	int verbose;
 	bool period_is_override;        /* cfg.period_ms stays over the file (llcd-sim: the scenario's) */
 	bool watch_cpus;                /* re-read the live host on CPU hotplug */
+	/* whether the back-end reaches libvirt now, for the service manager's
+	 * STATUS= (NULL: no libvirt, e.g. a simulated host) */
+	bool (*connected)(void *arg);
+	void *connected_arg;
 	const char *tunes_file;         /* runtime tunes kept across restarts
 	                                 * (llcd: STATE-DIR/tunes); NULL: none */
 };

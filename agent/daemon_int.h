@@ -9,6 +9,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "metrics.h"
 
 #define STEP_HIST 256
 
@@ -41,6 +42,11 @@ struct daemon {
 	uint64_t step_ns[STEP_HIST];
 	int nstep;
 	uint64_t step_max_ns;
+	struct metrics_hist step_hist;  /* llcd_policy_step_seconds */
+	struct httpd *httpd;            /* metrics-listen; NULL off */
+	bool listening;                 /* daemon_listen ran: serve metrics */
+	void (*period_hook)(void *arg);
+	void *period_hook_arg;
 	/* runtime tunes (llcctl tune), kept in tunes_file across restarts
 	 * until a reload or `llcctl tune --reset` */
 	char tunes[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
@@ -69,6 +75,9 @@ int daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_er
 /* Re-read the configuration file; msg says what happened. Returns a
  * CTL_* result. */
 int daemon_reload(struct daemon *d, char *msg, size_t len);
+/* The Prometheus exposition of the stats (llcctl metrics and the HTTP
+ * endpoint), malloc'd; NULL when out of memory (handlers.c). */
+char *daemon_metrics_text(struct daemon *d);
 /* Record a successful tune and write tunes_file; -1 with err when the file
  * cannot be written (the tune holds until the restart). */
 int daemon_keep_tune(struct daemon *d, const char *knob, const char *value, struct llcd_err *err);

@@ -821,40 +821,28 @@ stats_fill(struct daemon *d, json_object *o)
 	}
 }
 
+/* `llcctl metrics` and the HTTP endpoint: one renderer (metrics.h). */
+char *
+daemon_metrics_text(struct daemon *d)
+{
+	json_object *st = json_object_new_object();
+	char *text;
+
+	stats_fill(d, st);
+	text = metrics_render(st, &d->step_hist, LLCD_VERSION);
+	json_object_put(st);
+	return text;
+}
+
 static int
 h_metrics(struct daemon *d, struct control_request *req)
 {
-	static const struct { const char *key, *name, *type, *help; } m[] = {
-		{ "periods", "llcd_periods_total", "counter", "Sampling periods completed." },
-		{ "domains", "llcd_domains", "gauge", "Running domains llcd sees." },
-		{ "domains_managed", "llcd_domains_managed", "gauge", "Domains llcd places." },
-		{ "pins", "llcd_vcpu_pins_total", "counter", "vCPU pin actions." },
-		{ "emulator_pins", "llcd_emulator_pins_total", "counter", "Emulator pin actions." },
-		{ "releases", "llcd_releases_total", "counter", "Domains given back to the default scheduler." },
-		{ "refusals", "llcd_refusals_total", "counter", "Placements refused for lack of room." },
-		{ "preference_switches", "llcd_preference_switches_total", "counter", "Preferred-LLC changes of vCPU groups." },
-		{ "backoffs", "llcd_backoffs_total", "counter", "Aggregations undone by the benefit check." },
-		{ "errors_transient", "llcd_apply_errors_transient_total", "counter", "Actions that failed and will be retried." },
-		{ "errors_gone", "llcd_apply_errors_gone_total", "counter", "Actions whose domain or thread vanished." },
-		{ "errors_permanent", "llcd_apply_errors_permanent_total", "counter", "Actions that can never succeed." },
-		{ "policy_step_us_max", "llcd_policy_step_max_microseconds", "gauge", "Longest policy step." },
-		{ "policy_step_us_p50", "llcd_policy_step_p50_microseconds", "gauge", "Median policy step (last 256)." },
-	};
-	json_object *st = json_object_new_object(), *v;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text = daemon_metrics_text(d);
 
-	stats_fill(d, st);
-	for (size_t i = 0; f && i < sizeof(m) / sizeof(m[0]); i++) {
-		if (!json_object_object_get_ex(st, m[i].key, &v))
-			continue;
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", m[i].name, m[i].help, m[i].name, m[i].type,
-		    m[i].name, json_object_get_double(v));
+	if (text == NULL) {
+		snprintf(req->error, sizeof(req->error), "out of memory");
+		return CTL_E_INTERNAL;
 	}
-	if (f)
-		fclose(f);
-	json_object_put(st);
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "text", jstr(text));
 	free(text);

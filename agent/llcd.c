@@ -13,6 +13,13 @@
 
 #define DEFAULT_CONFIG "/etc/llcd/llcd.conf"
 
+/* STATUS= of the service: waiting for libvirt, or connected */
+static bool
+connected(void *arg)
+{
+	return live_connected(arg);
+}
+
 static void
 usage(FILE *f)
 {
@@ -167,6 +174,8 @@ main(int argc, char **argv)
 	be.ops = &live_agent_ops;
 	be.ctx = live;
 	cli.watch_cpus = cfg.topology[0] == '\0';
+	cli.connected = connected;
+	cli.connected_arg = live;
 	rc = daemon_cli_serve(&cli, &cfg, topo, &be);
 	live_free(live);
 	topo_free(topo);

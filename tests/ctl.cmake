@@ -17,5 +17,6 @@ llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llc
 target_include_directories(test_config PRIVATE ${CMAKE_SOURCE_DIR}/agent)
 llcd_unit_test(test_perfcount SOURCES unit/test_perfcount.c ../agent/perfcount.c LIBS llcpolicy)
 target_include_directories(test_perfcount PRIVATE ${CMAKE_SOURCE_DIR}/agent)
+llcd_unit_test(test_metrics SOURCES unit/test_metrics.c LIBS llcd_core)
 llcd_unit_test(test_daemon SOURCES unit/test_daemon.c LIBS llcsim_daemon)
 target_compile_definitions(test_daemon PRIVATE LLCD_SRC="${CMAKE_SOURCE_DIR}")

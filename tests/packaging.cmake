@@ -9,3 +9,13 @@ add_test(NAME packaging_units COMMAND bash ${_pkg}/test_units.sh ${CMAKE_SOURCE_
 add_test(NAME packaging_deb_rpm COMMAND bash ${_pkg}/test_packaging.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(packaging_config packaging_man packaging_units PROPERTIES LABELS "packaging" TIMEOUT 60)
 set_tests_properties(packaging_deb_rpm PROPERTIES LABELS "packaging" TIMEOUT 600 RUN_SERIAL TRUE)
+# the .deb under a real systemd: a Debian 12 root booted in systemd-nspawn
+# (tests/packaging/test_nspawn.sh; root cached in /var/cache/llcd-test),
+# with the .deb packaging_deb_rpm built
+set(_debs ${CMAKE_BINARY_DIR}/packaging-debs)
+add_test(NAME packaging_nspawn COMMAND bash ${_pkg}/test_nspawn.sh ${CMAKE_SOURCE_DIR} ${_debs})
+set_tests_properties(packaging_deb_rpm PROPERTIES ENVIRONMENT "LLCD_PKG_OUT=${_debs}" FIXTURES_SETUP pkg_deb)
+# about 10 s with the root cached; its first run on a machine builds the
+# root with mmdebstrap (90-170 s here)
+set_tests_properties(packaging_nspawn PROPERTIES LABELS "packaging;nspawn" TIMEOUT 420 RUN_SERIAL TRUE
+  FIXTURES_REQUIRED pkg_deb)

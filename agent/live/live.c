@@ -161,6 +161,12 @@ live_stats(const struct live *l, struct live_stats *st)
 }
 
 bool
+live_connected(const struct live *l)
+{
+	return l->virt != NULL && virt_connected(l->virt);
+}
+
+bool
 live_counters(const struct live *l)
 {
 	return l->counters;

@@ -94,6 +94,9 @@ struct live;
 struct live *live_new(const struct live_config *cfg, struct llcd_err *err);
 /* Saves the state file if it changed. NULL is a no-op. */
 void live_free(struct live *l);
+/* Whether llcd is connected to libvirt now (it retries with a backoff
+ * while not, e.g. before libvirtd is up). */
+bool live_connected(const struct live *l);
 
 /* ctx = struct live *. */
 extern const struct agent_ops live_agent_ops;

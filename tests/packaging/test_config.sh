@@ -35,6 +35,7 @@ guest-channel-dir /run/llcd/channels
 log-level info
 qmp-passthrough no
 release-on-exit no
+metrics-listen off
 WANT
 "$llcd" -nv -f "$conf" > "$work/got" || fail "llcd -nv failed"
 diff -u "$work/want" "$work/got" || fail "llcd -nv: normalised configuration differs (above)"

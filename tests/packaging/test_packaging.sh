@@ -59,6 +59,9 @@ cleanup() {
 trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || fail "this test needs root: it installs and purges the llcd package"
+# one at a time on this machine: it installs into the machine's dpkg and /run/llcd
+exec 8>/run/lock/llcd-packaging-test.lock
+flock -w 900 8 || fail "another packaging test holds /run/lock/llcd-packaging-test.lock"
 for t in dpkg-buildpackage lintian rpmbuild apt-get; do
 	command -v "$t" >/dev/null || fail "no $t: run scripts/install-deps (scripts/deps/packaging.txt)"
 done
@@ -213,6 +216,13 @@ for rpmf in "$out"/*.rpm; do
 	diff -u "$work/$name.deb.lst" "$work/$name.rpm.lst" || fail "$name: the rpm's files differ from the .deb's (above)"
 	ok "$name: rpm and .deb install the same $(wc -l < "$work/$name.deb.lst") files"
 done
+
+# the .deb for test_nspawn.sh (ctest fixture pkg_deb)
+if [ -n "${LLCD_PKG_OUT:-}" ]; then
+	mkdir -p "$LLCD_PKG_OUT"
+	rm -f "$LLCD_PKG_OUT"/*.deb
+	cp "$out"/*.deb "$LLCD_PKG_OUT"/
+fi
 
 # --- stop, purge ---------------------------------------------------------------
 kill -TERM "$pid"; wait "$pid" || fail "llcd exited non-zero on SIGTERM"; pid=

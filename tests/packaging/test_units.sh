@@ -16,16 +16,17 @@ trap 'rm -rf "$work"' EXIT
 units=("$src/packaging/systemd/llcd.service" "$src/guest-tools/llc-guest.service")
 for f in "${units[@]}"; do
 	u=$(basename "$f")
-	sed 's|^ExecStart=/usr/sbin/[a-z-]*|ExecStart=/bin/true|' "$f" > "$work/$u"
+	sed 's|^ExecStart=/usr/sbin/[a-z-]*|ExecStart=/bin/true|; s|^ExecReload=/usr/bin/llcctl|ExecReload=/bin/true|' "$f" > "$work/$u"
 	out=$(systemd-analyze verify --man=no "$work/$u" 2>&1) || fail "$u: systemd-analyze verify: $out"
 	[ -z "$out" ] || fail "$u: systemd-analyze verify says: $out"
 done
 ok "systemd-analyze verify: $(cd "$work" && echo *.service)"
 
 u=$src/packaging/systemd/llcd.service
-for want in Type=notify 'ExecStart=/usr/sbin/llcd -f /etc/llcd/llcd.conf' 'ExecReload=/bin/kill -HUP $MAINPID' \
+for want in Type=notify 'ExecStart=/usr/sbin/llcd -f /etc/llcd/llcd.conf' 'ExecReload=/usr/bin/llcctl reload' \
 	RuntimeDirectory=llcd StateDirectory=llcd ProtectSystem=strict ProtectHome=yes \
 	NoNewPrivileges=yes PrivateTmp=yes RestrictAddressFamilies=AF_UNIX Restart=on-failure \
+	PrivateNetwork=yes IPAddressDeny=any UMask=0077 ProtectProc=ptraceable 'SystemCallFilter=~@resources' \
 	'CapabilityBoundingSet=CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON CAP_BPF' 'SystemCallFilter=@system-service perf_event_open bpf' 'After=libvirtd.service virtqemud.service libvirtd.socket virtqemud.socket'; do
 	grep -qxF -- "$want" "$u" || fail "llcd.service lacks '$want'"
 done

@@ -56,6 +56,11 @@ test_errors(void **state)
 		{ "log-level loud\n", "t.conf:1: 'log-level': 'loud' is not one of warning, info, debug" },
 		{ "qmp-passthrough maybe\n", "t.conf:1: 'qmp-passthrough': 'maybe' is not yes or no" },
 		{ "counters sometimes\n", "t.conf:1: 'counters': 'sometimes' is not one of auto, on, off" },
+		{ "metrics-listen 70000\n", "t.conf:1: 'metrics-listen': '70000': '70000' is not a port number from 0 to 65535" },
+		{ "metrics-listen host:80\n", "t.conf:1: 'metrics-listen': 'host:80': 'host' is not an IPv4 address, localhost or *" },
+		{ "metrics-listen ::1:80\n", "t.conf:1: 'metrics-listen': '::1:80' is not ADDRESS:PORT (an IPv6 address goes in brackets)" },
+		{ "metrics-listen [::1:80\n", "t.conf:1: 'metrics-listen': '[::1:80' is not [IPv6]:PORT" },
+		{ "metrics-listen [1.2.3.4]:80\n", "t.conf:1: 'metrics-listen': '[1.2.3.4]:80': '1.2.3.4' is not an IPv6 address" },
 		{ "sampler ebpf\n", "t.conf:1: 'sampler': 'ebpf' is not one of auto, bpf, proc" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -113,13 +118,14 @@ test_table(void **state)
 		snprintf(c.socket, sizeof(c.socket), "/s"), snprintf(c.socket_group, sizeof(c.socket_group), "g");
 		snprintf(c.state_dir, sizeof(c.state_dir), "/d");
 		snprintf(c.guest_channel_dir, sizeof(c.guest_channel_dir), "/c");
+		snprintf(c.metrics_listen, sizeof(c.metrics_listen), "9");
 		assert_false(config_same(&c, &def, d));         /* every field was changed above */
 		assert_int_equal(config_set(&c, d->name, buf, &err), 0);
 		assert_true(config_same(&c, &def, d));
 		config_copy(&c, &def, d);
 		assert_true(config_same(&c, &def, d));
 	}
-	assert_int_equal(n, 19);
+	assert_int_equal(n, 20);
 	assert_null(config_directive("bogus"));
 	config_list(CONFIG_TUNE, list, sizeof(list));
 	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
@@ -128,6 +134,26 @@ test_table(void **state)
 	config_list(CONFIG_RELOAD, list, sizeof(list));
 	assert_non_null(strstr(list, "release-on-exit"));
 	assert_null(strstr(list, "socket"));
+}
+
+/* metrics-listen: the forms it takes, normalised as written ("off": "") */
+static void
+test_metrics_listen(void **state)
+{
+	static const char *const good[] = { "9560", "127.0.0.1:9560", "localhost:0", "*:9560", "[::1]:9560", "[::]:1" };
+	struct config c;
+	struct llcd_err err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		config_defaults(&c);
+		assert_int_equal(config_set(&c, "metrics-listen", good[i], &err), 0);
+		assert_string_equal(c.metrics_listen, good[i]);
+	}
+	assert_int_equal(config_set(&c, "metrics-listen", "off", &err), 0);
+	assert_string_equal(c.metrics_listen, "");
+	config_defaults(&c);
+	assert_string_equal(c.metrics_listen, "");
 }
 
 static void
@@ -150,6 +176,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_print_roundtrip),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_load_missing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
