@@ -9,6 +9,7 @@ add_library(llcd_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/config.c
   ${CMAKE_CURRENT_LIST_DIR}/daemon.c
   ${CMAKE_CURRENT_LIST_DIR}/handlers.c
+  ${CMAKE_CURRENT_LIST_DIR}/handlers_guest.c
   ${CMAKE_CURRENT_LIST_DIR}/daemon_cli.c
   ${CMAKE_CURRENT_LIST_DIR}/httpd.c
   ${CMAKE_CURRENT_LIST_DIR}/metrics.c)

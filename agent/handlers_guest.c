@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* handlers_guest.c - llcd's answers about a domain's guest: the guest
+ * topology llcd recommends (topology DOMAIN), writing it to the persistent
+ * definition (topology --apply), checking the guest topology against the
+ * pins (check), and adding the guest helper's channel (guest-channel). */
+#include <stdlib.h>
+
+#include "guesttopo.h"
+#include "guestxml.h"
+#include "handlers_int.h"
+
+static json_object *
+gtopo_json(const struct policy_guest_topo *g)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "sockets", json_object_new_int(g->sockets));
+	json_object_object_add(o, "dies", json_object_new_int(g->dies));
+	json_object_object_add(o, "clusters", json_object_new_int(g->clusters));
+	json_object_object_add(o, "cores", json_object_new_int(g->cores));
+	json_object_object_add(o, "threads", json_object_new_int(g->threads));
+	return o;
+}
+
+/* The guest topology llcd recommends for a domain: from its placement when
+ * the engine placed it, else from a dry placement beside the others. */
+static int
+recommend(struct daemon *d, const struct policy_domain_in *in, struct guesttopo_rec *rec,
+          struct llcd_err *err)
+{
+	const struct agent_obs *o = agent_loop_obs(d->loop);
+	int n = in->nvcpus, rc = -1;
+	int *slots = calloc((size_t)n, sizeof(int));
+	struct cpuset *pins = calloc((size_t)n, sizeof(struct cpuset)), emu;
+	struct policy_domain_in *others = calloc((size_t)o->ndomains + 1, sizeof(*others));
+	int no = 0;
+
+	if (!slots || !pins || !others) {
+		llcd_err_set(err, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < o->ndomains; i++)
+		if (o->domains[i].key != in->key)
+			others[no++] = o->domains[i];
+	if (guesttopo_dry_place(&d->host, in, others, no, slots, pins, &emu, err) < 0)
+		goto out;
+	rc = guesttopo_compute(d->topo, &(struct guesttopo_alloc){ n, slots, pins, &emu }, rec, err);
+out:
+	free(slots);
+	free(pins);
+	free(others);
+	return rc;
+}
+
+int
+daemon_topology_domain(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct guesttopo_rec *rec = guesttopo_rec_new();
+	struct llcd_err err;
+	char text[8192];
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK || rec == NULL) {
+		guesttopo_rec_free(rec);
+		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
+	}
+	if (recommend(d, in, rec, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		guesttopo_rec_free(rec);
+		return CTL_E_INVAL;
+	}
+	guesttopo_format(d->topo, rec, text, sizeof(text));
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "current", gtopo_json(&in->guest));
+	json_object *r = gtopo_json(&rec->topo), *reasons = json_object_new_array();
+	json_object_object_add(r, "cache", jstr(rec->cache_mode));
+	json_object_object_add(r, "numa_cells", json_object_new_int(rec->ncells));
+	json_object_object_add(r, "nodeset", cpuset_json(&rec->nodeset));
+	json_object_object_add(req->reply, "recommended", r);
+	for (int i = 0; i < rec->nreasons; i++)
+		json_object_array_add(reasons, jstr(rec->reasons[i]));
+	json_object_object_add(req->reply, "reasons", reasons);
+	json_object_object_add(req->reply, "text", jstr(text));
+	bool same = in->guest.sockets == rec->topo.sockets && in->guest.dies == rec->topo.dies &&
+	            in->guest.cores == rec->topo.cores && in->guest.threads == rec->topo.threads;
+	json_object_object_add(req->reply, "matches", json_object_new_boolean(same));
+	guesttopo_rec_free(rec);
+	return CTL_OK;
+}
+
+int
+daemon_topology_apply(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct guesttopo_rec *rec = NULL;
+	struct llcd_err err;
+	char *xml = NULL, *out = NULL, *diff = NULL;
+	size_t outlen;
+	bool dry = arg_bool(req, "dry_run", false);
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (d->be.ops->get_xml == NULL || d->be.ops->define_xml == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no domain XML to rewrite", d->be.ops->name);
+		return CTL_E_UNSUPPORTED;
+	}
+	rc = CTL_E_INTERNAL;
+	if ((rec = guesttopo_rec_new()) == NULL || recommend(d, in, rec, &err) < 0 ||
+	    d->be.ops->get_xml(d->be.ctx, in->key, true, &xml, &err) < 0 ||
+	    guestxml_apply(xml, strlen(xml), rec, GUESTXML_ALL, &out, &outlen, &err) < 0 ||
+	    guestxml_diff(xml, strlen(xml), out, outlen, "current", "llcd", &diff, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		goto done;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "diff", jstr(diff));
+	bool running = d->be.ops->is_running ? d->be.ops->is_running(d->be.ctx, in->key) : true;
+	if (!dry && *diff && d->be.ops->define_xml(d->be.ctx, out, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		json_object_put(req->reply);
+		req->reply = NULL;
+		goto done;
+	}
+	json_object_object_add(req->reply, "applied", json_object_new_boolean(!dry && *diff));
+	json_object_object_add(req->reply, "message", jstr(dry ? "dry run: nothing written" : !*diff ?
+	    "the persistent definition already has this topology" : running ?
+	    "written to the persistent definition; it takes effect at the next boot (the running guest keeps its topology)" :
+	    "written to the persistent definition"));
+	rc = CTL_OK;
+done:
+	guesttopo_rec_free(rec);
+	free(xml);
+	free(out);
+	free(diff);
+	return rc;
+}
+
+int
+daemon_check(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct guesttopo_check *c = guesttopo_check_new();
+	struct cpuset *pins;
+	struct llcd_err err;
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK || c == NULL) {
+		guesttopo_check_free(c);
+		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
+	}
+	pins = calloc((size_t)in->nvcpus, sizeof(*pins));
+	/* an empty set is a thread the back-end found allowed everywhere and
+	 * llcd never pinned (ops.h): that is where it may run, so check it as
+	 * llc-guesttopo checks a vCPU without <vcpupin>: on every host CPU */
+	for (int v = 0; pins && v < in->nvcpus; v++)
+		pins[v] = cpuset_empty(&in->vcpus[v].pinned) ? d->topo->all : in->vcpus[v].pinned;
+	if (pins == NULL || guesttopo_check(d->topo, &in->guest, in->nvcpus, pins, 64, c, &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", pins ? err.msg : "out of memory");
+		free(pins);
+		guesttopo_check_free(c);
+		return CTL_E_INVAL;
+	}
+	free(pins);
+	json_object *arr = json_object_new_array();
+	for (int i = 0; i < c->n; i++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "kind", jstr(guesttopo_issue_name(c->issues[i].kind)));
+		json_object_object_add(o, "first_vcpu", json_object_new_int(c->issues[i].first_vcpu));
+		json_object_object_add(o, "nvcpus", json_object_new_int(c->issues[i].nvcpus));
+		json_object_object_add(o, "message", jstr(c->issues[i].msg));
+		json_object_array_add(arr, o);
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "guest_topology", gtopo_json(&in->guest));
+	json_object_object_add(req->reply, "issues", arr);
+	json_object_object_add(req->reply, "total", json_object_new_int(c->total));
+	json_object_object_add(req->reply, "notes", json_object_new_int(c->notes));
+	json_object_object_add(req->reply, "agree", json_object_new_boolean(c->total == c->notes));
+	guesttopo_check_free(c);
+	return CTL_OK;
+}
+
+int
+daemon_guest_channel(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct llcd_err err;
+	char path[512];
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (!arg_bool(req, "add", false)) {
+		snprintf(req->error, sizeof(req->error), "guest-channel needs --add");
+		return CTL_E_INVAL;
+	}
+	if (d->be.ops->add_guest_channel == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no guest channels (its guest helper is "
+		    "simulated)", d->be.ops->name);
+		return CTL_E_UNSUPPORTED;
+	}
+	/* the persistent definition only: hot-plugging a virtio-serial
+	 * channel needs a controller the guest may not have; the channel
+	 * comes with the next start */
+	bool running = false;
+	if (d->be.ops->add_guest_channel(d->be.ctx, in->key, running, path, sizeof(path), &err) < 0) {
+		snprintf(req->error, sizeof(req->error), "%s", err.msg);
+		return CTL_E_INTERNAL;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "socket", jstr(path));
+	json_object_object_add(req->reply, "live", json_object_new_boolean(running));
+	return CTL_OK;
+}
