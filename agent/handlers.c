@@ -180,6 +180,8 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 	}
 	if (!di->have_qmp && di->qmp[0])
 		json_object_object_add(o, "qmp", jstr(di->qmp));
+	if (di->have_qmp || di->qmp_queries)
+		json_object_object_add(o, "qmp_queries", json_object_new_int64((int64_t)di->qmp_queries));
 	if (di->nvcpu_info >= 0) {
 		json_object *arr = json_object_new_array();
 		for (int v = 0; v < di->nvcpu_info && di->vcpus; v++) {

@@ -129,6 +129,7 @@ struct agent_dominfo {
 	} guest_channel;
 	bool have_qmp;                  /* the vCPUs' qmp fields are filled */
 	char qmp[LLCD_ERR_MSG];         /* why there is no QMP cross-check; "" */
+	uint64_t qmp_queries;           /* query-cpus-fast asked so far (once per vCPU set) */
 	int nvcpu_info;                 /* entries in vcpus (malloc'd); -1: the
 	                                 * back-end does not list vCPU threads */
 	struct agent_vcpu_info *vcpus;

@@ -15,7 +15,7 @@ int
 live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 {
 	struct ldom *d = ldom_by_key(l, key);
-	struct qmp_cpus *qc;
+	const struct qmp_cpus *qc;
 	enum agent_dom_state state;
 	const char *reason;
 
@@ -78,12 +78,11 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	}
 	qc = live_qmp_cpus(l, d, out->qmp, sizeof(out->qmp));
 	out->have_qmp = qc != NULL;
+	out->qmp_queries = d->qmp_queries;
 	if (qc != NULL)
 		out->qmp[0] = '\0';
-	if (d->nvcpus > 0 && (out->vcpus = calloc((size_t)d->nvcpus, sizeof(*out->vcpus))) == NULL) {
-		qmp_cpus_free(qc);
+	if (d->nvcpus > 0 && (out->vcpus = calloc((size_t)d->nvcpus, sizeof(*out->vcpus))) == NULL)
 		return 0;               /* the vCPUs left out: out of memory */
-	}
 	out->nvcpu_info = d->nvcpus;
 	for (int v = 0; v < d->nvcpus; v++) {
 		struct agent_vcpu_info *o = &out->vcpus[v];
@@ -102,7 +101,6 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		if (qc != NULL)
 			live_qmp_check(qc, v, c->tid, &p, o->qmp, sizeof(o->qmp));
 	}
-	qmp_cpus_free(qc);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "annotation_xml.h"
 #include "guestchan.h"
+#include "qmp.h"
 #include "log.h"
 
 #define RELIST_RETRY_NS 2000000000ull
@@ -67,6 +68,7 @@ ldom_free(struct ldom *d)
 		tracer_domain_remove(d->tracer, d->tr_dom);
 	procstat_thread_free(d->main_th);
 	guestchan_free(d->gc);
+	qmp_cpus_free(d->qmp);
 	free(d->v);
 	free(d);
 }

@@ -126,6 +126,14 @@ enum ldom_cs {
 
 struct ldom {
 	uint64_t key;
+	/* QMP cross-check (qmp-passthrough): query-cpus-fast is asked once per
+	 * vCPU set (qmp_sig: the count and thread IDs) and served from here,
+	 * so read-only requests never reach the monitor (qmpcheck.c) */
+	struct qmp_cpus *qmp;
+	char qmp_why[LLCD_ERR_MSG];
+	uint64_t qmp_sig;
+	bool qmp_asked;
+	uint64_t qmp_queries;
 	char uuid[VIRT_UUID_LEN];
 	char name[VIRT_NAME_MAX];
 	int pid;
@@ -243,7 +251,7 @@ void live_state_check(struct live *l, struct ldom *d);
 /* qmpcheck.c */
 /* QMP query-cpus-fast through libvirt: NULL when not allowed or failed
  * (why says why). Free with qmp_cpus_free(). */
-struct qmp_cpus *live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len);
+const struct qmp_cpus *live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len);
 /* Check one vCPU (its tid and computed position) against the reply: why
  * gets "match" or the difference. */
 void live_qmp_check(const struct qmp_cpus *qc, int vcpu, int tid, const struct guesttopo_pos *p,

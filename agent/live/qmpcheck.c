@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* qmpcheck.c - the QMP cross-check of vCPU positions: query-cpus-fast
- * through libvirt's monitor passthrough (allow_qmp_passthrough only). */
+ * through libvirt's monitor passthrough (allow_qmp_passthrough only),
+ * asked once per vCPU set of a domain (its count and thread IDs) and kept:
+ * `llcctl list`/`dominfo` by any client are served from that, never by a
+ * synchronous monitor call in the loop. */
 #include "live_int.h"
 
 #include <stdio.h>
@@ -11,32 +14,57 @@
 #include "guesttopo.h"
 #include "qmp.h"
 
-struct qmp_cpus *
+/* The vCPU set the answer is about: the count and each thread ID. */
+static uint64_t
+vcpu_sig(const struct ldom *d)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)d->nvcpus;
+
+	for (int v = 0; v < d->nvcpus; v++) {
+		h ^= (uint64_t)(uint32_t)d->v[v].tid;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+const struct qmp_cpus *
 live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len)
 {
-	struct qmp_cpus *cpus = NULL;
 	struct json_object *reply, *ret;
 	struct llcd_err e;
 	char *txt = NULL;
+	uint64_t sig;
 
 	if (!l->cfg.allow_qmp_passthrough || l->virt == NULL) {
 		snprintf(why, len, "QMP cross-check off (allow_qmp_passthrough is not set)");
 		return NULL;
 	}
+	sig = vcpu_sig(d);
+	if (d->qmp_asked && d->qmp_sig == sig) {
+		snprintf(why, len, "%s", d->qmp_why);  /* this vCPU set was asked about */
+		return d->qmp;
+	}
+	qmp_cpus_free(d->qmp);
+	d->qmp = NULL;
+	d->qmp_why[0] = '\0';
+	d->qmp_asked = true;
+	d->qmp_sig = sig;
+	d->qmp_queries++;
 	if (virt_qemu_monitor(l->virt, d->uuid, "{\"execute\":\"query-cpus-fast\"}", &txt, &e) != VIRT_OK) {
-		snprintf(why, len, "%s", e.msg);
-		return NULL;
+		snprintf(d->qmp_why, sizeof(d->qmp_why), "%s", e.msg);
+	} else {
+		reply = json_tokener_parse(txt);
+		free(txt);
+		if (reply == NULL || !json_object_object_get_ex(reply, "return", &ret)) {
+			snprintf(d->qmp_why, sizeof(d->qmp_why), "query-cpus-fast: no \"return\" in the reply");
+		} else if (qmp_cpus_parse(ret, &d->qmp, &e) < 0) {
+			snprintf(d->qmp_why, sizeof(d->qmp_why), "query-cpus-fast: %.400s", e.msg);
+			d->qmp = NULL;
+		}
+		json_object_put(reply);
 	}
-	reply = json_tokener_parse(txt);
-	free(txt);
-	if (reply == NULL || !json_object_object_get_ex(reply, "return", &ret)) {
-		snprintf(why, len, "query-cpus-fast: no \"return\" in the reply");
-	} else if (qmp_cpus_parse(ret, &cpus, &e) < 0) {
-		snprintf(why, len, "query-cpus-fast: %.400s", e.msg);
-		cpus = NULL;
-	}
-	json_object_put(reply);
-	return cpus;
+	snprintf(why, len, "%s", d->qmp_why);
+	return d->qmp;
 }
 
 void

@@ -63,6 +63,15 @@ st=$(live_status "$a")
 n=$(echo "$st" | grep -oE '"qmp": ?"match"' | wc -l)
 [ "$n" = 2 ] || e2e_fail "$a: QMP query-cpus-fast does not match the vCPU threads and positions llcd computed: $st"
 e2e_ok "$a: vCPU thread IDs and guest positions match QMP query-cpus-fast (qmp-passthrough yes)"
+if [ "$LIVE_DAEMON" = llcd ]; then
+	# read-only requests are served from the answer kept for this vCPU set:
+	# five more dominfo calls ask the monitor nothing
+	q1=$(live_status "$a" | grep -oE '"qmp_queries": ?[0-9]+' | grep -oE '[0-9]+$')
+	for _ in 1 2 3 4 5; do live_status "$a" >/dev/null; done
+	q2=$(live_status "$a" | grep -oE '"qmp_queries": ?[0-9]+' | grep -oE '[0-9]+$')
+	[ -n "$q1" ] && [ "$q1" = "$q2" ] || e2e_fail "$a: query-cpus-fast asked again by read-only requests ($q1 -> $q2)"
+	e2e_ok "$a: QMP asked $q1 time(s) for this vCPU set; six dominfo requests asked nothing more"
+fi
 
 e2e_step "2. annotation changes take effect within one period"
 t0=$(live_now)
