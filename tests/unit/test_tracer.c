@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "tracer.h"
 #include "tracer_abi.h"
+#include "test_cpu.h"
 
 static struct tracer *T;
 
@@ -62,25 +63,6 @@ static int ack[2];
  * every write is one wakeup): 'W' j: write "A" to worker j; 'A': ack to the main thread;
  * 'P' n: ping-pong n rounds with worker (self ^ 1) (the even one starts);
  * 'B' n: burn n * 10 ms of CPU; 'S' n: sleep 1 ms n * 10 times; 'Q': quit. */
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* burn ms of this thread's CPU time (not wall time: the machine is shared) */
-static void
-burn_ms(int ms)
-{
-	uint64_t end = thread_cpu_ns() + (uint64_t)ms * 1000000ull;
-	volatile uint64_t x = 0;
-
-	while (thread_cpu_ns() < end)
-		x++;
-}
 
 /* Wait until thread tid sleeps (state S: it is in read() on its pipe,
  * the only place a worker sleeps), so that the next write wakes it: a
@@ -149,7 +131,7 @@ worker_main(void *arg)
 			break;
 		}
 		case 'B':
-			burn_ms(c[1] * 10);
+			test_burn_ms(c[1] * 10);
 			if (write(ack[1], "a", 1) != 1)
 				abort();
 			break;
