@@ -157,6 +157,31 @@ cmd(int w, unsigned char c, unsigned char arg)
 	assert_int_equal(write(W[w].in[1], m, 2), 2);
 }
 
+/* Workers w0 and w1 both on CPU cpu alone. */
+static void
+pin_pair(int w0, int w1, int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(W[w0].tid, sizeof(one), &one), 0);
+	assert_int_equal(sched_setaffinity(W[w1].tid, sizeof(one), &one), 0);
+}
+
+/* Workers w0 and w1 back on every CPU (after a test pinned them). */
+static void
+unpin_pair(int w0, int w1)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_CONF); c++)
+		CPU_SET(c, &all);
+	sched_setaffinity(W[w0].tid, sizeof(all), &all);
+	sched_setaffinity(W[w1].tid, sizeof(all), &all);
+}
+
 static void
 wait_ack(int n)
 {
@@ -299,15 +324,11 @@ test_runtime_delay(void **state)
 	int d = tracer_domain_add(T, &err), s6, s7;
 	uint64_t r6a, w6a, r7a, w7a, r6b, w6b, r7b, w7b;
 	struct tracer_sample x6, x7;
-	cpu_set_t one;
 
 	(void)state;
 	assert_true(d >= 0);
 	int cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	assert_int_equal(sched_setaffinity(W[6].tid, sizeof(one), &one), 0);
-	assert_int_equal(sched_setaffinity(W[7].tid, sizeof(one), &one), 0);
+	pin_pair(6, 7, cpu);
 	s6 = tracer_thread_add(T, d, W[6].tid, 0, &err);
 	s7 = tracer_thread_add(T, d, W[7].tid, 1, &err);
 	assert_true(s6 >= 0 && s7 >= 0);
@@ -355,11 +376,7 @@ test_runtime_delay(void **state)
 	assert_true(y2.runtime_ns > y1.runtime_ns);
 	assert_true(y1.runtime_ns > x6.runtime_ns);
 
-	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_CONF); c++)
-		CPU_SET(c, &one);
-	sched_setaffinity(W[6].tid, sizeof(one), &one);
-	sched_setaffinity(W[7].tid, sizeof(one), &one);
+	unpin_pair(6, 7);
 	tracer_domain_remove(T, d);
 }
 
@@ -371,16 +388,12 @@ test_irq_not_edge(void **state)
 {
 	struct llcd_err err = { "" };
 	int d = tracer_domain_add(T, &err), s8, s9;
-	cpu_set_t one;
 	struct tracer_sample x;
 	const struct tracer_edge *e;
 	uint64_t dropped;
 
 	(void)state;
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	assert_int_equal(sched_setaffinity(W[8].tid, sizeof(one), &one), 0);
-	assert_int_equal(sched_setaffinity(W[9].tid, sizeof(one), &one), 0);
+	pin_pair(8, 9, 0);
 	s8 = tracer_thread_add(T, d, W[8].tid, 0, &err);
 	s9 = tracer_thread_add(T, d, W[9].tid, 1, &err);
 	assert_true(s8 >= 0 && s9 >= 0);
@@ -398,11 +411,7 @@ test_irq_not_edge(void **state)
 	assert_true(x.wakeups >= 200);
 	assert_int_equal(n, 0);
 	assert_int_equal(dropped, 0);
-	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_CONF); c++)
-		CPU_SET(c, &one);
-	sched_setaffinity(W[8].tid, sizeof(one), &one);
-	sched_setaffinity(W[9].tid, sizeof(one), &one);
+	unpin_pair(8, 9);
 	tracer_domain_remove(T, d);
 }
 
