@@ -198,19 +198,16 @@ baseline(const pid_t *pids, int nproc, int per_proc, int periods, int ncpus)
 
 /* ---- llcd ------------------------------------------------------------------ */
 
-static double
-llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, int sampler,
-     double *policy_us, int *actions_steady, int *actions_warm)
+/* A dry-run live back-end over no hypervisor with every stand-in process
+ * added as an aggregate domain "standin-P"; exits when live_new fails and,
+ * if strict, when adding a process fails. */
+static struct live *
+standin_live(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int sampler, bool strict)
 {
 	struct live_config cfg;
-	struct policy_host host;
 	struct policy_annotation a;
-	struct agent_step_stats st;
 	struct llcd_err err;
-	struct agent_loop *loop;
 	struct live *l;
-	uint64_t now = llcd_mono_ns(), t0, pol = 0;
-	int n = nproc * per_proc, acts = 0;
 	char name[32];
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -227,11 +224,27 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 	a.mode = POLICY_MODE_AGGREGATE;
 	for (int p = 0; p < nproc; p++) {
 		snprintf(name, sizeof(name), "standin-%d", p);
-		if (live_add_process(l, name, pids[p], per_proc, &a, &err) < 0) {
+		if (live_add_process(l, name, pids[p], per_proc, &a, &err) < 0 && strict) {
 			fprintf(stderr, "%s\n", err.msg);
 			exit(1);
 		}
 	}
+	return l;
+}
+
+static double
+llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, int sampler,
+     double *policy_us, int *actions_steady, int *actions_warm)
+{
+	struct policy_host host;
+	struct agent_step_stats st;
+	struct llcd_err err;
+	struct agent_loop *loop;
+	struct live *l;
+	uint64_t now = llcd_mono_ns(), t0, pol = 0;
+	int n = nproc * per_proc, acts = 0;
+
+	l = standin_live(t, pids, nproc, per_proc, sampler, true);
 	policy_host_defaults(&host, t);
 	host.overcommit = (double)((n + t->count[TOPO_PU] - 1) / t->count[TOPO_PU] + 1);
 	if ((loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err)) == NULL) {
@@ -269,30 +282,12 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 static double
 observe_only(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, int sampler)
 {
-	struct live_config cfg;
-	struct policy_annotation a;
 	struct llcd_err err;
 	struct agent_obs *obs = agent_obs_new();
 	struct live *l;
 	uint64_t now = llcd_mono_ns(), t0 = 0;
-	char name[32];
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = LIVE_URI_NONE;
-	cfg.topo = t;
-	cfg.state_dir = "";
-	cfg.dry_run = true;
-	cfg.sampler = sampler;
-	if ((l = live_new(&cfg, &err)) == NULL) {
-		fprintf(stderr, "live_new: %s\n", err.msg);
-		exit(1);
-	}
-	policy_annotation_defaults(&a);
-	a.mode = POLICY_MODE_AGGREGATE;
-	for (int p = 0; p < nproc; p++) {
-		snprintf(name, sizeof(name), "standin-%d", p);
-		live_add_process(l, name, pids[p], per_proc, &a, &err);
-	}
+	l = standin_live(t, pids, nproc, per_proc, sampler, false);
 	for (int r = 0; r < 3 + periods; r++) {
 		if (r == 3)
 			t0 = cpu_ns();

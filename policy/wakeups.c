@@ -60,17 +60,28 @@ wakeups_state_new(void)
 	return calloc(1, sizeof(struct wakeups_state));
 }
 
-void
-wakeups_state_free(struct wakeups_state *s)
+/* Frees the state's work buffers and leaves them NULL. */
+static void
+free_buffers(struct wakeups_state *s)
 {
-	if (s == NULL)
-		return;
 	free(s->pairs);
 	free(s->scratch);
 	free(s->in);
 	free(s->off);
 	free(s->fill);
 	free(s->rates);
+	s->pairs = s->scratch = NULL;
+	s->in = NULL;
+	s->off = s->fill = NULL;
+	s->rates = NULL;
+}
+
+void
+wakeups_state_free(struct wakeups_state *s)
+{
+	if (s == NULL)
+		return;
+	free_buffers(s);
 	free(s);
 }
 
@@ -236,16 +247,7 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 		s->rates = calloc(2 * (WAKEUPS_PAIRS + POLICY_WAKEUP_EDGES), sizeof(*s->rates));
 		if (s->pairs == NULL || s->scratch == NULL || s->in == NULL || s->off == NULL ||
 		    s->fill == NULL || s->rates == NULL) {
-			free(s->pairs);
-			free(s->scratch);
-			free(s->in);
-			free(s->off);
-			free(s->fill);
-			free(s->rates);
-			s->pairs = s->scratch = NULL;
-			s->in = NULL;
-			s->off = s->fill = NULL;
-			s->rates = NULL;
+			free_buffers(s);
 			return -1;
 		}
 		s->cap = WAKEUPS_PAIRS;

@@ -81,22 +81,35 @@ parse_policies(const char *list, enum sim_policy *out, int *n)
 	return *n ? 0 : -1;
 }
 
+/* Runs policies pol[0..n-1] into runs[]; on a failure frees the runs made
+ * so far and returns run_or_report's code; sets *rc to 1 when a run
+ * violated an invariant. */
 static int
-compare(const struct sim_scenario *sc, const enum sim_policy *pol, int n, uint64_t seed, bool json)
+run_each(struct sim_run *runs, const struct sim_scenario *sc, const enum sim_policy *pol, int n,
+    uint64_t seed, int snap, int *rc)
 {
-	struct sim_run runs[MAX_POLICIES];
-	int rc = 0;
-
 	for (int i = 0; i < n; i++) {
-		int e = run_or_report(&runs[i], sc, pol[i], seed, NULL, -1);
+		int e = run_or_report(&runs[i], sc, pol[i], seed, NULL, snap);
 		if (e) {
 			for (int j = 0; j < i; j++)
 				sim_run_fini(&runs[j]);
 			return e;
 		}
 		if (runs[i].w->nviol)
-			rc = 1;
+			*rc = 1;
 	}
+	return 0;
+}
+
+static int
+compare(const struct sim_scenario *sc, const enum sim_policy *pol, int n, uint64_t seed, bool json)
+{
+	struct sim_run runs[MAX_POLICIES];
+	int rc = 0;
+
+	int e = run_each(runs, sc, pol, n, seed, -1, &rc);
+	if (e)
+		return e;
 	if (json) {
 		printf("{ \"scenario\": \"%s\", \"seed\": %llu, \"baseline\": \"%s\",\n\"runs\": [\n",
 		    sc->name, (unsigned long long)seed, sim_policy_name(pol[0]));
@@ -205,16 +218,9 @@ demo(const struct sim_scenario *sc, uint64_t seed)
 			snap = g;
 	if (snap < 0 && sc->ngroups)
 		snap = 0;
-	for (int i = 0; i < 3; i++) {
-		int e = run_or_report(&runs[i], sc, pol[i], seed, NULL, snap);
-		if (e) {
-			for (int j = 0; j < i; j++)
-				sim_run_fini(&runs[j]);
-			return e;
-		}
-		if (runs[i].w->nviol)
-			rc = 1;
-	}
+	int e = run_each(runs, sc, pol, 3, seed, snap, &rc);
+	if (e)
+		return e;
 	topo_summary(runs[0].topo, summary, sizeof(summary));
 	printf("llcsim demo: scenario %s, seed %llu, %g s in %g ms periods\n", sc->name,
 	    (unsigned long long)seed, sc->duration_s, sc->period_ms);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "procstat.h"
+#include "test_cpu.h"
 
 #define FIX LLCD_FIXTURES "/proc"
 
@@ -63,26 +64,6 @@ burner_stop(struct burner *b)
 	assert_int_equal(pthread_join(b->th, NULL), 0);
 }
 
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Burn ms of CPU in the calling thread (not wall time: the machine is
- * shared). */
-static void
-burn_self(unsigned ms)
-{
-	uint64_t end = thread_cpu_ns() + ms * 1000000ULL;
-	volatile uint64_t x = 0;
-
-	while (thread_cpu_ns() < end)
-		x++;
-}
 
 static void
 test_real_threads(void **state)
@@ -209,7 +190,7 @@ test_cpu_busy_live(void **state)
 	assert_non_null(ps = procstat_new(NULL, &err));
 	assert_int_equal(procstat_cpu_busy(ps, a, 64, &seen, &err), 0);
 	assert_true(seen >= online);
-	burn_self(30);
+	test_burn_ms(30);
 	assert_int_equal(procstat_cpu_busy(ps, b, 64, NULL, &err), 0);
 	for (i = 0; i < 64; i++) {
 		assert_true(b[i] >= a[i]);

@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "tracer.h"
 #include "tracer_abi.h"
+#include "test_cpu.h"
 
 static struct tracer *T;
 
@@ -62,25 +63,6 @@ static int ack[2];
  * every write is one wakeup): 'W' j: write "A" to worker j; 'A': ack to the main thread;
  * 'P' n: ping-pong n rounds with worker (self ^ 1) (the even one starts);
  * 'B' n: burn n * 10 ms of CPU; 'S' n: sleep 1 ms n * 10 times; 'Q': quit. */
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* burn ms of this thread's CPU time (not wall time: the machine is shared) */
-static void
-burn_ms(int ms)
-{
-	uint64_t end = thread_cpu_ns() + (uint64_t)ms * 1000000ull;
-	volatile uint64_t x = 0;
-
-	while (thread_cpu_ns() < end)
-		x++;
-}
 
 /* Wait until thread tid sleeps (state S: it is in read() on its pipe,
  * the only place a worker sleeps), so that the next write wakes it: a
@@ -149,7 +131,7 @@ worker_main(void *arg)
 			break;
 		}
 		case 'B':
-			burn_ms(c[1] * 10);
+			test_burn_ms(c[1] * 10);
 			if (write(ack[1], "a", 1) != 1)
 				abort();
 			break;
@@ -173,6 +155,31 @@ cmd(int w, unsigned char c, unsigned char arg)
 	unsigned char m[2] = { c, arg };
 
 	assert_int_equal(write(W[w].in[1], m, 2), 2);
+}
+
+/* Workers w0 and w1 both on CPU cpu alone. */
+static void
+pin_pair(int w0, int w1, int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(W[w0].tid, sizeof(one), &one), 0);
+	assert_int_equal(sched_setaffinity(W[w1].tid, sizeof(one), &one), 0);
+}
+
+/* Workers w0 and w1 back on every CPU (after a test pinned them). */
+static void
+unpin_pair(int w0, int w1)
+{
+	cpu_set_t all;
+
+	CPU_ZERO(&all);
+	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_CONF); c++)
+		CPU_SET(c, &all);
+	sched_setaffinity(W[w0].tid, sizeof(all), &all);
+	sched_setaffinity(W[w1].tid, sizeof(all), &all);
 }
 
 static void
@@ -317,15 +324,11 @@ test_runtime_delay(void **state)
 	int d = tracer_domain_add(T, &err), s6, s7;
 	uint64_t r6a, w6a, r7a, w7a, r6b, w6b, r7b, w7b;
 	struct tracer_sample x6, x7;
-	cpu_set_t one;
 
 	(void)state;
 	assert_true(d >= 0);
 	int cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	assert_int_equal(sched_setaffinity(W[6].tid, sizeof(one), &one), 0);
-	assert_int_equal(sched_setaffinity(W[7].tid, sizeof(one), &one), 0);
+	pin_pair(6, 7, cpu);
 	s6 = tracer_thread_add(T, d, W[6].tid, 0, &err);
 	s7 = tracer_thread_add(T, d, W[7].tid, 1, &err);
 	assert_true(s6 >= 0 && s7 >= 0);
@@ -373,11 +376,7 @@ test_runtime_delay(void **state)
 	assert_true(y2.runtime_ns > y1.runtime_ns);
 	assert_true(y1.runtime_ns > x6.runtime_ns);
 
-	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_CONF); c++)
-		CPU_SET(c, &one);
-	sched_setaffinity(W[6].tid, sizeof(one), &one);
-	sched_setaffinity(W[7].tid, sizeof(one), &one);
+	unpin_pair(6, 7);
 	tracer_domain_remove(T, d);
 }
 
@@ -389,16 +388,12 @@ test_irq_not_edge(void **state)
 {
 	struct llcd_err err = { "" };
 	int d = tracer_domain_add(T, &err), s8, s9;
-	cpu_set_t one;
 	struct tracer_sample x;
 	const struct tracer_edge *e;
 	uint64_t dropped;
 
 	(void)state;
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	assert_int_equal(sched_setaffinity(W[8].tid, sizeof(one), &one), 0);
-	assert_int_equal(sched_setaffinity(W[9].tid, sizeof(one), &one), 0);
+	pin_pair(8, 9, 0);
 	s8 = tracer_thread_add(T, d, W[8].tid, 0, &err);
 	s9 = tracer_thread_add(T, d, W[9].tid, 1, &err);
 	assert_true(s8 >= 0 && s9 >= 0);
@@ -416,11 +411,7 @@ test_irq_not_edge(void **state)
 	assert_true(x.wakeups >= 200);
 	assert_int_equal(n, 0);
 	assert_int_equal(dropped, 0);
-	CPU_ZERO(&one);
-	for (int c = 0; c < CPU_SETSIZE && c < sysconf(_SC_NPROCESSORS_CONF); c++)
-		CPU_SET(c, &one);
-	sched_setaffinity(W[8].tid, sizeof(one), &one);
-	sched_setaffinity(W[9].tid, sizeof(one), &one);
+	unpin_pair(8, 9);
 	tracer_domain_remove(T, d);
 }
 
