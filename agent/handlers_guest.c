@@ -208,7 +208,8 @@ daemon_guest_channel(struct daemon *d, struct control_request *req)
 	 * channel needs a controller the guest may not have; the channel
 	 * comes with the next start */
 	bool running = false;
-	if (d->be.ops->add_guest_channel(d->be.ctx, in->key, running, path, sizeof(path), &err) < 0) {
+	int added = d->be.ops->add_guest_channel(d->be.ctx, in->key, running, path, sizeof(path), &err);
+	if (added < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
 		return CTL_E_INTERNAL;
 	}
@@ -216,5 +217,6 @@ daemon_guest_channel(struct daemon *d, struct control_request *req)
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	json_object_object_add(req->reply, "socket", jstr(path));
 	json_object_object_add(req->reply, "live", json_object_new_boolean(running));
+	json_object_object_add(req->reply, "added", json_object_new_boolean(added == 0));
 	return CTL_OK;
 }

@@ -42,7 +42,7 @@ static const struct cmd cmds[] = {
 	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0 },
 	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1 },
 	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1 },
-	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the domain's definition, and to the running domain (root)", 1 },
+	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the domain's persistent definition, used from its next start; a domain that has it already is left alone (root)", 1 },
 	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0 },
 };
 
@@ -665,9 +665,12 @@ main(int argc, char **argv)
 				print_check(r);
 				break;
 			case CTL_GUEST_CHANNEL:
-				printf("%s: guest channel added%s; socket %s\n", js(r, "name"),
-				    json_object_get_boolean(json_object_object_get(r, "live")) ? " (also to the running guest)" :
-				    " (takes effect at the next start)", js(r, "socket"));
+				if (!json_object_get_boolean(json_object_object_get(r, "added")))
+					printf("%s: has the llc-guest channel already (nothing changed); socket %s\n",
+					    js(r, "name"), js(r, "socket"));
+				else
+					printf("%s: guest channel added to the persistent definition (used from the next "
+					    "start); socket %s\n", js(r, "name"), js(r, "socket"));
 				break;
 			case CTL_LIST:
 				print_list(r, !list_header);

@@ -212,7 +212,9 @@ struct agent_ops {
 	bool (*is_running)(void *ctx, uint64_t key);
 	/* the host topology was re-read (CPU hotplug) */
 	void (*set_topology)(void *ctx, const struct topo *t);
-	/* add the guest helper's channel to the domain (llcctl guest-channel) */
+	/* add the guest helper's channel to the domain's persistent definition
+	 * (llcctl guest-channel): 0 added, 1 it has the channel already (path
+	 * filled, nothing changed), -1 err */
 	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
 	                         struct llcd_err *err);
 };

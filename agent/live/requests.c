@@ -3,6 +3,8 @@
  * (annotation, domain XML, the guest channel), passed to libvirt. */
 #include "live_int.h"
 
+#include <limits.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,19 +78,54 @@ live_define_xml(struct live *l, const char *xml, struct llcd_err *err)
 	return virt_define_xml(l->virt, xml, err) == VIRT_OK ? 0 : -1;
 }
 
+/* mkdir -p for the channel directory (llcd may run outside its unit,
+ * where /run/llcd does not exist yet). */
+static int
+mkdir_parents(const char *dir, struct llcd_err *err)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s", dir) >= (int)sizeof(p))
+		return llcd_err_set(err, "guest-channel-dir %s: path too long", dir);
+	for (char *q = p + 1; ; q++) {
+		if (*q != '/' && *q != '\0')
+			continue;
+		char c = *q;
+		*q = '\0';
+		if (mkdir(p, c ? 0755 : 0750) < 0 && errno != EEXIST)
+			return llcd_err_set(err, "cannot create %s: %s", p, strerror(errno));
+		*q = c;
+		if (c == '\0')
+			return 0;
+	}
+}
+
 int
 live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
                        struct llcd_err *err)
 {
 	struct ldom *d = ldom_by_key(l, key);
 	char xml[1024];
+	char *def = NULL;
 
 	if (d == NULL || d->fake)
 		return llcd_err_set(err, "no such libvirt domain");
 	if (l->cfg.guest_channel_dir == NULL || l->cfg.guest_channel_dir[0] == '\0')
 		return llcd_err_set(err, "guest-channel-dir is not set in llcd.conf");
-	if (mkdir(l->cfg.guest_channel_dir, 0750) < 0 && errno != EEXIST)
-		return llcd_err_set(err, "cannot create %s: %s", l->cfg.guest_channel_dir, strerror(errno));
+	/* idempotent: a definition that has the channel already is left as it
+	 * is (a second org.llcd.guest.0 port stops the domain from starting) */
+	if (virt_get_xml(l->virt, d->uuid, true, &def, err) != VIRT_OK)
+		return llcd_err_prefix(err, "domain %s", d->name);
+	int have = guestchan_from_domain_xml(def, strlen(def), path, len) == 0;
+	bool named = strstr(def, "name='org.llcd.guest.0'") || strstr(def, "name=\"org.llcd.guest.0\"");
+	free(def);
+	if (have)
+		return 1;
+	if (named)
+		return llcd_err_set(err, "domain %s has an org.llcd.guest.0 channel that is not a unix socket; "
+		    "llcd leaves it alone (docs/guest-channel.md)", d->name);
+	if (mkdir_parents(l->cfg.guest_channel_dir, err) < 0)
+		return -1;
 	if (guestchan_sock_path(l->cfg.guest_channel_dir, d->uuid, path, len, err) < 0 ||
 	    guestchan_channel_xml(path, xml, sizeof(xml), err) < 0)
 		return -1;

@@ -68,6 +68,15 @@ if setpriv --reuid=65534 --regid=65534 --clear-groups "$LIVE_LLCCTL" -c "$LIVE_S
 	e2e_fail "a non-root caller added a channel"
 fi
 e2e_ok "channel in B's persistent definition; non-root refused ($(head -c 80 "$E2E_RUN_DIR/err"))"
+# idempotent: a second --add on B, and --add on A (which has the channel from
+# its definition), change nothing and say so; B still starts with one port
+for d in "$b" "$a"; do
+	out=$(ctl guest-channel "$d" --add) || e2e_fail "guest-channel --add on $d (with a channel) failed: $out"
+	grep -q "has the llc-guest channel already (nothing changed)" <<<"$out" || e2e_fail "$d: $out"
+	n=$(virsh -c qemu:///system dumpxml --inactive "$d" | grep -c "name='org.llcd.guest.0'")
+	[ "$n" = 1 ] || e2e_fail "$d: $n org.llcd.guest.0 channels in the definition after a second --add"
+done
+e2e_ok "guest-channel --add is idempotent: one channel in each definition"
 
 e2e_step "4. llcctl topology B: the recommendation, the diff (--dry-run) and --apply through libvirt"
 out=$(ctl topology "$b") || e2e_fail "topology $b: $out"
