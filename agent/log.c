@@ -40,6 +40,14 @@ log_set_sink(void (*fn)(int, const char *, void *), void *arg)
 	log_sink_arg = arg;
 }
 
+void
+log_discard(int pri, const char *msg, void *arg)
+{
+	(void)pri;
+	(void)msg;
+	(void)arg;
+}
+
 static void
 emit(int pri, const char *msg)
 {

@@ -29,6 +29,8 @@ int log_getverbose(void);
 /* Tests: receive every message (already filtered by verbosity) instead of
  * stderr/syslog. fn NULL restores the normal sink. */
 void log_set_sink(void (*fn)(int pri, const char *msg, void *arg), void *arg);
+/* A sink that drops every message: log_set_sink(log_discard, NULL). */
+void log_discard(int pri, const char *msg, void *arg);
 
 /* log_warn appends ": strerror(errno)"; log_warnx does not. */
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -581,14 +581,6 @@ numad_run(int seconds, double *cpu_ms_per_scan, int *scans)
 	return 0;
 }
 
-static void
-quiet(int pri, const char *msg, void *arg)
-{
-	(void)pri;
-	(void)msg;
-	(void)arg;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -664,7 +656,7 @@ main(int argc, char **argv)
 	if (bpf)
 		stats_old = bpf_stats_enable(1);
 	log_init(true, 0);
-	log_set_sink(quiet, NULL);      /* the back-end logs every placement */
+	log_set_sink(log_discard, NULL);      /* the back-end logs every placement */
 	if ((t = topo_load(HOST_TOPO, &err)) == NULL) {
 		fprintf(stderr, "topology: %s\n", err.msg);
 		return 1;

@@ -529,14 +529,6 @@ test_invalid_without_libvirt(void **state)
 	topo_free(t);
 }
 
-static void
-quiet(int pri, const char *msg, void *arg)
-{
-	(void)pri;
-	(void)msg;
-	(void)arg;
-}
-
 int
 main(void)
 {
@@ -549,6 +541,6 @@ main(void)
 	};
 	log_init(true, 0);
 	if (getenv("TEST_LIVE_VERBOSE") == NULL)
-		log_set_sink(quiet, NULL);
+		log_set_sink(log_discard, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
