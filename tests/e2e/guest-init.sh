@@ -112,6 +112,15 @@ for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_p
 		{ ok="no (insmod $m: $(cat /tmp/insmod.err))"; break; }
 done
 say "virtio modules loaded: $ok"
+# the ports appear after the console device is probed and QEMU announces
+# them: with a virtio console device (ID 0x0003), wait up to 5 s for them
+for d in /sys/bus/virtio/devices/*; do
+	[ "$(cat "$d/device" 2>/dev/null)" = 0x0003 ] || continue
+	for _ in $(seq 50); do
+		ls /sys/class/virtio-ports/*/name >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+done
 for p in /sys/class/virtio-ports/*; do
 	[ -e "$p/name" ] || continue
 	name=$(cat $p/name)
