@@ -9,6 +9,7 @@ fails=0
 qpid=
 cleanup() { [ -n "$qpid" ] && kill "$qpid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
+. "$(dirname "$0")/qmp_wait.sh"
 
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 # expect STATUS PATTERN -- ARGS...: run llc-qmp, check exit status and that
@@ -25,15 +26,7 @@ expect() {
 	-smp 8,sockets=1,dies=2,cores=2,threads=2 \
 	-qmp "unix:$tmp/qmp.sock,server=on,wait=off" 2>"$tmp/qemu.err" &
 qpid=$!
-i=0
-# the socket is bound before QEMU listens on it: wait until a client gets in
-until [ -S "$tmp/qmp.sock" ] && "$llcqmp" -t 2000 "$tmp/qmp.sock" query-status >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -gt 200 ] || ! kill -0 "$qpid" 2>/dev/null; then
-		echo "FAIL: QEMU did not start:" >&2; cat "$tmp/qemu.err" >&2; exit 1
-	fi
-	sleep 0.05
-done
+qmp_wait "$llcqmp" "$tmp/qmp.sock" "$qpid" 200 "$tmp/qemu.err" "FAIL:"
 
 expect 0 '^usage: llc-qmp' -- --help
 expect 2 '^usage: llc-qmp' -- "$tmp/qmp.sock"
