@@ -116,6 +116,31 @@ test_scan(void **state)
 	gscan_snap_free(b);
 }
 
+/* The fixture guest's topology, its two snapshots and their hot list under
+ * opts; hot_close() frees them. */
+static void
+hot_open(struct gscan_snap **a, struct gscan_snap **b, struct gtopo **t, struct gscan_hotlist *h)
+{
+	struct llcd_err err;
+
+	*a = gscan_snap_new();
+	*b = gscan_snap_new();
+	*t = malloc(sizeof(**t));
+	*h = (struct gscan_hotlist){ 0 };
+	assert_int_equal(gtopo_read(*t, FIX "/sys", &err), 0);
+	read_pair(*a, *b);
+	assert_int_equal(gscan_hot(*a, *b, *t, &opts, h, &err), 0);
+}
+
+static void
+hot_close(struct gscan_snap *a, struct gscan_snap *b, struct gtopo *t, struct gscan_hotlist *h)
+{
+	gscan_hotlist_free(h);
+	gscan_snap_free(a);
+	gscan_snap_free(b);
+	free(t);
+}
+
 static void
 test_hot(void **state)
 {
@@ -201,17 +226,14 @@ test_json_escape(void **state)
 static void
 test_report_line(void **state)
 {
-	struct gscan_snap *a = gscan_snap_new(), *b = gscan_snap_new();
-	struct gtopo *t = malloc(sizeof(*t));
-	struct gscan_hotlist h = { 0 };
-	struct llcd_err err;
+	struct gscan_snap *a, *b;
+	struct gtopo *t;
+	struct gscan_hotlist h;
 	char line[GUESTPROTO_MAX_LINE + 1];
 	int omitted, len;
 
 	(void)state;
-	assert_int_equal(gtopo_read(t, FIX "/sys", &err), 0);
-	read_pair(a, b);
-	assert_int_equal(gscan_hot(a, b, t, &opts, &h, &err), 0);
+	hot_open(&a, &b, &t, &h);
 	len = greport_line(line, sizeof(line), &(struct greport_hdr){ 12.5, 3, 7 }, t, &h, NULL, &omitted);
 	assert_string_equal(line,
 	    "{\"v\":1,\"t\":12.500,\"seq\":3,\"ncpus\":8,\"nllcs\":2,\"dropped\":7,\"procs\":["
@@ -241,10 +263,7 @@ test_report_line(void **state)
 	assert_int_equal((int)json_object_array_length(procs) + omitted, 40);
 	json_object_put(o);
 	free(big.p);
-	gscan_hotlist_free(&h);
-	gscan_snap_free(a);
-	gscan_snap_free(b);
-	free(t);
+	hot_close(a, b, t, &h);
 }
 
 /* ---- aggregation -------------------------------------------------------- */
@@ -271,18 +290,15 @@ fake_setaff(int tid, const struct cpuset *cpus, void *arg)
 static void
 test_aggregate(void **state)
 {
-	struct gscan_snap *a = gscan_snap_new(), *b = gscan_snap_new();
-	struct gtopo *t = malloc(sizeof(*t));
-	struct gscan_hotlist h = { 0 };
+	struct gscan_snap *a, *b;
+	struct gtopo *t;
+	struct gscan_hotlist h;
 	struct gaggr_opts ao;
 	struct gaggr *g;
 	struct fake_aff f = { 0 };
-	struct llcd_err err;
 
 	(void)state;
-	assert_int_equal(gtopo_read(t, FIX "/sys", &err), 0);
-	read_pair(a, b);
-	assert_int_equal(gscan_hot(a, b, t, &opts, &h, &err), 0);
+	hot_open(&a, &b, &t, &h);
 	gaggr_opts_default(&ao, t);
 	assert_int_equal(ao.rules.smt, 2);
 	assert_false(ao.rules.kernel);
@@ -342,10 +358,7 @@ test_aggregate(void **state)
 	assert_int_equal(gaggr_confined(g, 100), 0);
 	assert_int_equal(f.n, 0);
 	gaggr_free(g);
-	gscan_hotlist_free(&h);
-	gscan_snap_free(a);
-	gscan_snap_free(b);
-	free(t);
+	hot_close(a, b, t, &h);
 }
 
 int
