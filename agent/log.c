@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static bool log_fg = true;
@@ -51,7 +52,7 @@ log_discard(int pri, const char *msg, void *arg)
 static void
 emit(int pri, const char *msg)
 {
-	char line[LOG_MSG_MAX + 2];
+	char line[LOG_MSG_MAX + 40];
 	int n;
 
 	if (log_sink != NULL) {
@@ -62,7 +63,21 @@ emit(int pri, const char *msg)
 		syslog(pri, "%s", msg);
 		return;
 	}
-	n = snprintf(line, sizeof(line), "%s\n", msg);
+	/* on a terminal the foreground log (-d) carries the time, as the
+	 * journal would; redirected, lines stay as they are (scripts anchor
+	 * on them) */
+	if (isatty(STDERR_FILENO)) {
+		struct timespec ts;
+		struct tm tm;
+		char stamp[24] = "";
+		clock_gettime(CLOCK_REALTIME, &ts);
+		if (localtime_r(&ts.tv_sec, &tm) == NULL ||
+		    strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+			stamp[0] = '\0';
+		n = snprintf(line, sizeof(line), "%s.%03d %s\n", stamp, (int)(ts.tv_nsec / 1000000), msg);
+	} else {
+		n = snprintf(line, sizeof(line), "%s\n", msg);
+	}
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line))

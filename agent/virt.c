@@ -1123,3 +1123,33 @@ virt_domain_key(const char *uuid, int pid)
 	k ^= (uint64_t)(unsigned)pid * 0xff51afd7ed558ccdull;
 	return k ? k : 1;
 }
+
+const char *
+virt_lifecycle_name(int event, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[VIR_DOMAIN_EVENT_DEFINED] = "defined", [VIR_DOMAIN_EVENT_UNDEFINED] = "undefined",
+		[VIR_DOMAIN_EVENT_STARTED] = "started", [VIR_DOMAIN_EVENT_SUSPENDED] = "suspended",
+		[VIR_DOMAIN_EVENT_RESUMED] = "resumed", [VIR_DOMAIN_EVENT_STOPPED] = "stopped",
+		[VIR_DOMAIN_EVENT_SHUTDOWN] = "shutdown", [VIR_DOMAIN_EVENT_PMSUSPENDED] = "pmsuspended",
+		[VIR_DOMAIN_EVENT_CRASHED] = "crashed",
+	};
+
+	if (event >= 0 && (size_t)event < sizeof(names) / sizeof(names[0]) && names[event])
+		return names[event];
+	snprintf(buf, len, "event %d", event);
+	return buf;
+}
+
+const char *
+virt_close_reason_name(int reason, char *buf, size_t len)
+{
+	switch (reason) {
+	case VIR_CONNECT_CLOSE_REASON_ERROR: return "error";
+	case VIR_CONNECT_CLOSE_REASON_EOF: return "eof: libvirtd closed it";
+	case VIR_CONNECT_CLOSE_REASON_KEEPALIVE: return "keepalive timeout";
+	case VIR_CONNECT_CLOSE_REASON_CLIENT: return "closed by llcd";
+	}
+	snprintf(buf, len, "reason %d", reason);
+	return buf;
+}

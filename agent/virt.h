@@ -94,6 +94,13 @@ struct virt_event {
 	char text[256];
 };
 
+/* libvirt's names for a lifecycle event (virDomainEventType: "started",
+ * "stopped", ...) and for why a connection closed (virConnectCloseReason:
+ * "error", "eof", "keepalive", "client"); "event N" / "reason N" for codes
+ * this libvirt does not know. buf holds the fallback. */
+const char *virt_lifecycle_name(int event, char *buf, size_t len);
+const char *virt_close_reason_name(int reason, char *buf, size_t len);
+
 struct virt_config {
 	const char *uri;                /* NULL: qemu:///system */
 	const char *pid_dir;            /* NULL: /run/libvirt/qemu */

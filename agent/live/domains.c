@@ -492,10 +492,13 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 	was = virt_connected(l->virt);
 	if (virt_maintain(l->virt, now_ns / 1000000u, &e) == 1 && !was)
 		l->need_relist = true;
+	char nb[32];
+
 	while (virt_next_event(l->virt, &ev) == 1) {
 		switch (ev.type) {
 		case VIRT_EV_LIFECYCLE:
-			log_dom(LOG_DEBUG, ev.name, -1, 0, "lifecycle event %d/%d", ev.event, ev.detail);
+			log_dom(LOG_DEBUG, ev.name, -1, 0, "lifecycle event %s (detail %d)",
+			    virt_lifecycle_name(ev.event, nb, sizeof(nb)), ev.detail);
 			if (virt_connected(l->virt))
 				refresh_uuid(l, ev.uuid);
 			break;
@@ -513,7 +516,8 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 				d->todo |= LDOM_TODO_AFFINITY;
 			break;
 		case VIRT_EV_DISCONNECTED:
-			log_warnx("libvirt connection lost (reason %d); pins stay as they are, reconnecting", ev.event);
+			log_warnx("libvirt connection lost (%s); pins stay as they are, reconnecting",
+			    virt_close_reason_name(ev.event, nb, sizeof(nb)));
 			break;
 		case VIRT_EV_RECONNECTED:
 			log_info("libvirt reconnected after %u reconnect%s; re-listing domains",

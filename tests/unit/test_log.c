@@ -1,13 +1,17 @@
 /* test_log.c - message format: domain / vCPU / TID prefix, strerror,
- * verbosity. */
+ * verbosity; the time on a terminal (a real pty). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -63,11 +67,53 @@ test_format(void **state)
 	log_set_sink(NULL, NULL);
 }
 
+
+/* -d on a terminal: each line starts with the local time; redirected to a
+ * pipe, the line is the message alone (issue 16 item 7). */
+static void
+test_foreground_time(void **state)
+{
+	int master = posix_openpt(O_RDWR | O_NOCTTY), saved = dup(STDERR_FILENO), p[2];
+	char buf[512] = "";
+	regex_t re;
+
+	assert_true(master >= 0 && saved >= 0);
+	assert_int_equal(grantpt(master), 0);
+	assert_int_equal(unlockpt(master), 0);
+	int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+	assert_true(slave >= 0);
+	log_set_sink(NULL, NULL);
+	log_init(true, 0);
+	dup2(slave, STDERR_FILENO);
+	log_warnx("libvirt connection lost (eof: libvirtd closed it)");
+	dup2(saved, STDERR_FILENO);
+	ssize_t n = read(master, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_int_equal(regcomp(&re, "^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\\.[0-9]{3} "
+	    "libvirt connection lost \\(eof: libvirtd closed it\\)\r?\n", REG_EXTENDED), 0);
+	assert_int_equal(regexec(&re, buf, 0, NULL, 0), 0);
+	regfree(&re);
+	assert_int_equal(pipe(p), 0);
+	dup2(p[1], STDERR_FILENO);
+	log_warnx("plain");
+	dup2(saved, STDERR_FILENO);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	assert_string_equal(buf, "plain\n");
+	close(p[0]);
+	close(p[1]);
+	close(slave);
+	close(master);
+	close(saved);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_foreground_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
