@@ -284,9 +284,12 @@ print_hot(json_object *r)
 		printf("%-16s %-8lld %s\n", js(p, "name"), (long long)ji(p, "pid"), js(p, "vcpus"));
 	}
 	json_object *gc = json_object_object_get(r, "guest_channel");
-	if ((a == NULL || json_object_array_length(a) == 0) && gc != NULL)
+	if ((a == NULL || json_object_array_length(a) == 0) && gc != NULL && ji(gc, "reports") > 0)
 		printf("(no hot process: the guest channel is %s, %lld report%s so far, none naming a busy process)\n",
 		    js(gc, "state"), (long long)ji(gc, "reports"), ji(gc, "reports") == 1 ? "" : "s");
+	else if ((a == NULL || json_object_array_length(a) == 0) && gc != NULL)
+		printf("(no report: the guest channel is %s and has sent none; is llc-guest running in the guest?)\n",
+		    js(gc, "state"));
 	else if (a == NULL || json_object_array_length(a) == 0)
 		printf("(no report: is llc-guest running in the guest, with its channel?)\n");
 	print_groups(ja(r, "groups"));
