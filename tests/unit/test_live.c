@@ -55,6 +55,17 @@ write_file(const char *path, const char *text)
 	fclose(f);
 }
 
+/* Writes text to path: live_state_read fails with a message containing msg. */
+static void
+expect_bad_state(const char *path, struct live_state *r, const char *text, const char *msg)
+{
+	struct llcd_err err;
+
+	write_file(path, text);
+	assert_int_equal(live_state_read(path, r, &err), -1);
+	assert_non_null(strstr(err.msg, msg));
+}
+
 /* ---- pure helpers ------------------------------------------------------- */
 
 static void
@@ -153,21 +164,12 @@ test_state_roundtrip(void **state)
 	live_state_clear(&r);
 
 	/* bad files: the exact message names file:line */
-	write_file(path, "something else\n");
-	assert_int_equal(live_state_read(path, &r, &err), -1);
-	assert_non_null(strstr(err.msg, ":1: not an llcd state file"));
-	write_file(path, "llcd-live-state 1\nvcpu 0 1\n");
-	assert_int_equal(live_state_read(path, &r, &err), -1);
-	assert_non_null(strstr(err.msg, ":2: vcpu line before any domain line"));
-	write_file(path, "llcd-live-state 1\ndomain 1f x 2 a\nvcpu 2 1\n");
-	assert_int_equal(live_state_read(path, &r, &err), -1);
-	assert_non_null(strstr(err.msg, ":3: vCPU 2 out of range (domain has 2)"));
-	write_file(path, "llcd-live-state 1\ndomain 1f x 2 a\nvcpu 1 1-x\n");
-	assert_int_equal(live_state_read(path, &r, &err), -1);
-	assert_non_null(strstr(err.msg, ":3: "));
-	write_file(path, "llcd-live-state 1\nfrobnicate\n");
-	assert_int_equal(live_state_read(path, &r, &err), -1);
-	assert_non_null(strstr(err.msg, ":2: unknown keyword 'frobnicate'"));
+	expect_bad_state(path, &r, "something else\n", ":1: not an llcd state file");
+	expect_bad_state(path, &r, "llcd-live-state 1\nvcpu 0 1\n", ":2: vcpu line before any domain line");
+	expect_bad_state(path, &r, "llcd-live-state 1\ndomain 1f x 2 a\nvcpu 2 1\n",
+	    ":3: vCPU 2 out of range (domain has 2)");
+	expect_bad_state(path, &r, "llcd-live-state 1\ndomain 1f x 2 a\nvcpu 1 1-x\n", ":3: ");
+	expect_bad_state(path, &r, "llcd-live-state 1\nfrobnicate\n", ":2: unknown keyword 'frobnicate'");
 	assert_int_equal(r.n, 0);
 	rmtree(d);
 	free(d);

@@ -111,6 +111,18 @@ step(struct feed *f, struct cpuset *groups, int max)
 	return wakeups_groups(f->s, groups, max);
 }
 
+/* periods periods of noise and the group set[0..n-1] waking at hz; the
+ * groups found left in g. */
+static void
+settle(struct feed *f, struct cpuset *g, const int *set, int n, double hz, int periods)
+{
+	for (int p = 0; p < periods; p++) {
+		noise(f, 20);
+		group(f, set, n, hz);
+		step(f, g, 8);
+	}
+}
+
 static void
 assert_set(const struct cpuset *s, const char *want)
 {
@@ -225,11 +237,7 @@ test_short_pause_survives(void **state)
 
 	(void)state;
 	feed_init(&f, 8, 3);
-	for (int p = 0; p < 50; p++) {
-		noise(&f, 20);
-		group(&f, pair, 2, 300);
-		step(&f, g, 8);
-	}
+	settle(&f, g, pair, 2, 300, 50);
 	assert_int_equal(step(&f, g, 8), 1);
 	assert_set(&g[0], "2,5");
 	for (int p = 0; p < 30; p++) {          /* 3 s pause */
@@ -264,11 +272,7 @@ test_barrier_group(void **state)
 
 	(void)state;
 	feed_init(&f, 128, 4);
-	for (int p = 0; p < 60; p++) {
-		noise(&f, 20);
-		group(&f, set, 8, 1000);
-		step(&f, g, 8);
-	}
+	settle(&f, g, set, 8, 1000, 60);
 	assert_int_equal(step(&f, g, 8), 1);
 	assert_set(&g[0], "3,19,35,51,67,83,99,115");
 	feed_fini(&f);
@@ -306,11 +310,7 @@ test_null_input_decays(void **state)
 
 	(void)state;
 	feed_init(&f, 4, 6);
-	for (int p = 0; p < 40; p++) {
-		noise(&f, 20);
-		group(&f, pair, 2, 300);
-		step(&f, g, 8);
-	}
+	settle(&f, g, pair, 2, 300, 40);
 	assert_int_equal(wakeups_groups(f.s, g, 8), 1);
 	for (int p = 0; p < 300; p++) {
 		f.now += PERIOD_NS;
