@@ -201,9 +201,12 @@ print_groups(json_object *a)
 	printf("\n%-14s %-10s %-12s %5s %9s %5s %s\n", "GROUP", "RULE", "VCPUS", "PREF", "OCCUPANCY", "BEST", "WHY");
 	for (size_t i = 0; i < json_object_array_length(a); i++) {
 		json_object *g = json_object_array_get_idx(a, i);
-		printf("%-14s %-10s %-12s %5lld %9.2f %5lld %s\n", js(g, "name"), js(g, "rule"), js(g, "vcpus"),
-		    (long long)ji(g, "preferred_llc"), json_object_get_double(json_object_object_get(g, "occupancy")),
-		    (long long)ji(g, "best_llc"), js(g, "why"));
+		char pref[16], best[16];
+		/* -1 is "none": a dash, so that WHY's numbers are not read as an LLC */
+		snprintf(pref, sizeof(pref), ji(g, "preferred_llc") < 0 ? "-" : "%lld", (long long)ji(g, "preferred_llc"));
+		snprintf(best, sizeof(best), ji(g, "best_llc") < 0 ? "-" : "%lld", (long long)ji(g, "best_llc"));
+		printf("%-14s %-10s %-12s %5s %9.2f %5s %s\n", js(g, "name"), js(g, "rule"), js(g, "vcpus"), pref,
+		    json_object_get_double(json_object_object_get(g, "occupancy")), best, js(g, "why"));
 	}
 }
 

@@ -193,9 +193,11 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 		} else {
 			grp_send_home(d, g);    /* vCPUs it took from another group */
 		}
-		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, LLC of %d PUs%s "
-		    "(aggr-tolerance %d)%s", nthreads, busy, with, t->smt, w,
-		    L >= 0 && !s->av_whole[L] ? " it may use" : "", r->aggr_tolerance,
+		/* the LLC's size, never its number: "LLC of 1 PUs" read as LLC 1 */
+		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, %s %d PU%s "
+		    "(aggr-tolerance %d)%s", nthreads, busy, with, t->smt,
+		    L >= 0 && !s->av_whole[L] ? "it may use in an LLC" : "an LLC has", w, w == 1 ? "" : "s",
+		    r->aggr_tolerance,
 		    was && !llc_invalid_nr(r, nthreads, busy, w) ? "; held until it is well below the limit" : "");
 		return true;
 	}
