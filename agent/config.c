@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* config.c - llcd.conf: the table of directives and its parser. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* config.h - llcd.conf: one `keyword value` per line, '#' comments.
  * Every directive is one row of config_directives[] (config.c), which
  * parsing, `llcd -nv`, `llcctl tune`, reload and the man-page check

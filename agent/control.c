@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* control.c - llcd's control socket server. */
 #include "control.h"
 

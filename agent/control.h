@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* control.h - llcd's control socket server (the daemon side of ctl.h).
  *
  * A UNIX stream socket created with mode 0660 and the configured group.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* coresched.c - core-scheduling cookies through prctl(PR_SCHED_CORE). */
 #include "coresched.h"
 

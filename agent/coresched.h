@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* coresched.h - core-scheduling cookies for a domain's QEMU threads.
  *
  * With isolation="core" a domain owns whole cores; where the kernel has

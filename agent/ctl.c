@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* ctl.c - the llcd control protocol: framing shared by llcd and llcctl. */
 #include "ctl.h"
 

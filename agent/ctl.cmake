@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The control protocol (ctl.c, both sides) and the daemon's socket server.
 add_library(llcctl_proto STATIC ctl.c control.c)
 target_include_directories(llcctl_proto PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* ctl.h - the llcd control protocol, shared by the daemon and llcctl.
  *
  * A connection to llcd's UNIX socket carries frames. Each frame is a fixed

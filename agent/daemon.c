@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* daemon.c - llcd's core: the loop, the control socket, reload and CPU
  * hotplug. The answers to llcctl's requests are in handlers.c. */
 #include "daemon.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* daemon.h - llcd's core: the agent loop on a back-end, the control socket
  * and the answers to llcctl's requests. The back-end (live libvirt, or the
  * simulated host of llcsim) is a struct agent_ops (ops.h) and its ctx; everything here

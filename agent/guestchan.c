@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* guestchan.c - the host end of the guest helper's channel (see
  * guestchan.h and docs/guest-channel.md). */
 #include "guestchan.h"

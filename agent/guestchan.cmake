@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # llcagent_guestchan: llcd's end of the guest helper's channel
 # (agent/guestchan.h, docs/guest-channel.md). The protocol numbers come
 # from common/guestproto.h, the header llc-guest writes with. The channel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* guestchan.h - llcd's end of the guest helper's channel: one per running
  * domain, a non-blocking client of the UNIX socket libvirt binds for the
  * domain's virtio-serial port org.llcd.guest.0, reading llc-guest's report

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llcctl - query and steer llcd, the way virsh does for libvirt.
  * See llcctl(8) and docs/llcctl.md. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llcd - place KVM guests' vCPU threads on host last-level caches.
  * See llcd(8), llcd.conf(5) and docs/. The same daemon on a simulated host
  * is llcd-sim (sim/llcd-sim.c); llcd links nothing of the simulator. */

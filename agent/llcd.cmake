@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # llcd, the daemon: the loop, the control socket and the live back-end.
 # llcd_core (the daemon core and the start-up llcd and llcd-sim share) is
 # also what sim/'s llcd-sim builds on; llcd links nothing from sim/

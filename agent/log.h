@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* log.h - the daemon's one logging API (OpenBGPD's log.c, in short).
  *
  * Foreground (llcd -d): one line per message on stderr. Otherwise syslog

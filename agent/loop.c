@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* loop.c - observe -> decide -> act, once per period. */
 #include "loop.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* loop.h - the agent loop llcd runs and llcsim drives in virtual time:
  * observe -> struct policy_input -> policy_step -> apply each action.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* ops.h - the I/O boundary of the agent loop and of llcd: one back-end
  * interface, an ops table with a live back-end (libvirt, /proc, the guest
  * channel; agent/live/) and a simulated one (llcsim, llcd-sim).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* perfcount.c - per-thread instruction counters (perf_event_open). */
 #include "perfcount.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* perfcount.h - per-thread instructions retired through perf_event_open,
  * for the engine's benefit check (policy_host.counters). Hosts where
  * hardware counters are not exposed (many VMs, this project's CI) report

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* procstat.c - per-thread and per-CPU samples from /proc. */
 #include "procstat.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* procstat.h - per-thread and per-CPU samples from /proc.
  *
  * What the agent reads each period, and how:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* virt.c - libvirt connection, events, domains, annotations, pinning. */
 #include "virt.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* virt.h - llcd's libvirt side: domains, events, annotations, pinning.
  *
  * Threads. libvirt delivers events only while an event loop runs. This

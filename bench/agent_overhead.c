@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* agent_overhead.c - what llcd's sampling and policy cost per period, per
  * vCPU thread, next to a bare loop that only reads the same /proc files.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* bench/policy_step: cost of one policy step on a large host.
  *
  * Host: 2 sockets x 12 LLCs x 8 cores x SMT2 = 384 PUs. 200 domains with

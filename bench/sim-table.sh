@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Print the llcsim scenario x policy table of docs/benchmarks.md ("llcsim").
 # usage: bench/sim-table.sh [BUILD_DIR]   (default: build)
 # Every number is llcsim's own output: throughput = group progress / the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* gaggr.c - preferred-LLC hysteresis inside the guest (see gaggr.h). */
 #include "gaggr.h"
 

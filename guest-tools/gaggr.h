@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* gaggr.h - llc-guest --aggregate: the preferred-LLC hysteresis of Linux
  * 7.2's cache-aware scheduling, run by the guest helper on each hot
  * process's threads over the guest's virtual LLCs (docs/llc-guest.md).

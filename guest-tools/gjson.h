@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* gjson.h - the tiny JSON writer of llc-guest (no library in a static
  * guest binary): appends to a fixed buffer and remembers overflow.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* greport.c - see greport.h. */
 #include "greport.h"
 

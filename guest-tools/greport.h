@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* greport.h - one protocol line (guestproto.h, docs/guest-channel.md)
  * from the hot processes of one period. */
 #ifndef LLCD_GREPORT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* gscan.c - /proc snapshots and hot processes (see gscan.h). */
 #include "gscan.h"
 

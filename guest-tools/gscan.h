@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* gscan.h - llc-guest's view of the guest's processes: snapshots of /proc
  * and the hot processes between two snapshots.
  *

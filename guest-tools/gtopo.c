@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* gtopo.c - the guest's virtual LLCs from sysfs (see gtopo.h). */
 #include "gtopo.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* gtopo.h - the guest's own CPU topology, as llc-guest sees it: online
  * CPUs, their virtual last-level caches and the SMT width, read from a
  * sysfs root ("/sys" normally; a fixture tree in tests).

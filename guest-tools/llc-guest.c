@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llc-guest - the in-guest helper of llcd: finds the guest's hot
  * multi-threaded processes every period, reports them to the host over a
  * virtio-serial port (docs/guest-channel.md) and, with --aggregate, keeps

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # build-deb.sh - build the Debian packages from this tree.
 #   packaging/build-deb.sh OUTDIR
 # Copies the tree to a temporary directory, puts packaging/debian there as

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # build-rpm.sh - build the rpm packages from this tree with rpmbuild.
 #   packaging/build-rpm.sh OUTDIR
 # Makes llcd-VERSION.tar.gz from a copy of the working tree and runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tree.sh - sourced by build-deb.sh and build-rpm.sh: copy the source tree
 # (tracked and untracked files, not what .gitignore ignores, so build
 # directories stay out) to "$1", and set llcd_version from CMakeLists.txt.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* annotation.c - defaults and names for the parsed llc-policy annotation. */
 #include "annotation.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* annotation.h - the parsed llc-policy annotation of one domain.
  *
  * Users write, inside the domain XML's <metadata>:

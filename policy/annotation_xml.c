@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* annotation_xml.c - the llc-policy annotation <-> XML (libxml2).
  *
  * The parser validates the whole element into a scratch struct and copies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* annotation_xml.h - the llc-policy annotation <-> XML (libxml2).
  *
  * Reads the <llc-policy xmlns="urn:llcd:llc-policy:1"> element, standalone

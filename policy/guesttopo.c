@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* guesttopo.c - the guest CPU definition that mirrors the host LLCs under a
  * domain's vCPUs, and the check of a running guest against its pins. */
 #include "guesttopo.h"

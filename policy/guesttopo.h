@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* guesttopo.h - the guest CPU definition that shows a guest the host's LLC
  * layout, computed from where its vCPUs are placed, and the check that a
  * running guest's topology agrees with its actual pins.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* guestxml.h - write a guest topology recommendation (guesttopo.h) into a
  * libvirt domain XML, and show the change as a line diff.
  *

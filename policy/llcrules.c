@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llcrules.c - Linux 7.2 cache-aware scheduling rules (see llcrules.h). */
 #include "llcrules.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llcrules.h - the rules of Linux 7.2's cache-aware scheduling
  * (CONFIG_SCHED_CACHE), as small pure functions shared by the engine, the
  * simulator's `kernel-cas` policy and the guest helper.

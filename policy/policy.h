@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* policy.h - the LLC placement engine: a pure function of explicit inputs.
  *
  * Each period the caller fills a struct policy_input (topology, host

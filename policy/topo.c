@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* topo.c - the host topology model. */
 #include "topo.h"
 

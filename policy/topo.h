@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* topo.h - the host topology model: one node type for machine, package,
  * NUMA node, LLC, core and PU, each with a cpuset, a parent and children.
  *

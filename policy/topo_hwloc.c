@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* topo_hwloc.c - hwloc adapter for the topology model. */
 #include "topo_hwloc.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* topo_hwloc.h - build the topology model from hwloc: the live host, an
  * hwloc XML file, or a synthetic description such as
  * "pack:1 [numa] l3:8 core:8 pu:2". Kept apart from the pure policy core. */

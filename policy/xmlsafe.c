@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* xmlsafe.c - hardened libxml2 reading (see xmlsafe.h). */
 #include "xmlsafe.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* xmlsafe.h - the one way llcd reads untrusted XML with libxml2 (domain
  * XML, annotations): bounded size, no NUL bytes, no DOCTYPE (so no entity
  * declarations, no DTD loading), no network, no messages on stderr; an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* qmp.c - libqmp: the connection, message framing and dispatch. */
 #include "qmp.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* qmp.h - libqmp: a QEMU Machine Protocol client on json-c.
  *
  * One struct qmp is one connection to one QEMU monitor (a UNIX socket made

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* qmp_cpus.c - typed helpers: query-cpus-fast and query-hotpluggable-cpus. */
 #include "qmp.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* llcsim.c - command line: run a scenario under a policy, compare policies,
  * or show the README demo (spec/llcsim.md; docs/llcsim.md). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* rng.h - the simulator's own PRNG (splitmix64 seeding xoshiro256**), so
  * that runs are identical across libcs and never touch rand(). */
 #ifndef LLCSIM_RNG_H

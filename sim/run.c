@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* run.c - drive the world and (for llcd / static) the agent loop through
  * the simulated ops back-end, period by period, in virtual time. */
 #include "run.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* run.h - one llcsim run: a scenario, a policy, a seed; its summary. */
 #ifndef LLCSIM_RUN_H
 #define LLCSIM_RUN_H

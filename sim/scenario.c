@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* scenario.c - parse and check an llcsim scenario (json-c). Every error
  * names the field and says why; unknown fields are errors too, so that a
  * typo never silently falls back to a default. */

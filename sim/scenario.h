@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* scenario.h - an llcsim scenario file (docs/llcsim.md, spec/llcsim.md). */
 #ifndef LLCSIM_SCENARIO_H
 #define LLCSIM_SCENARIO_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* simbackend.c - llcd-sim's back-end: llcsim's world behind the daemon core. */
 #include "simbackend.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* simbackend.h - llcd on a simulated host (llcd-sim SCENARIO.json):
  * llcsim's world and ops back-end behind the daemon, one simulated period
  * per daemon period, so that llcd and llcctl run anywhere. */

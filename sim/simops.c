@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* simops.c - the simulated back-end: what the agent loop observes on an
  * llcsim host and how its actions land. Nothing of the world's ground truth
  * (sharing, bandwidth, barrier, group membership) passes through here,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* simops.h - llcsim's back-end of the agent ops table: observations from
  * the simulated world (only what a real host shows), actions applied to it,
  * and the simulated guest helper. */

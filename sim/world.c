@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* world.c - the simulated host and its cost model (spec/llcsim.md,
  * "The simulated world"; choices the spec leaves open: docs/llcsim.md). */
 #include "world.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* world.h - llcsim's simulated host: threads, a Linux-like balancer, the
  * cost model of spec/llcsim.md, the in-kernel cache-aware rules
  * (kernel-cas), statistics, trace and invariant checks.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of agent/'s live I/O modules (llcagent_live).
 # Label "unit": no daemon, no network; they run in the ASan build too.
 llcd_unit_test(test_procstat SOURCES unit/test_procstat.c LIBS llcagent_live)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of the llc-policy annotation parser (policy/annotation_xml.c).
 llcd_unit_test(test_annotation SOURCES unit/test_annotation.c LIBS llcpolicy_io)
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The hardware benchmark kit (bench/hw/, docs/benchmarks.md "Real hardware").
 # benchkit_host: host mode and the report on this machine and on a synthetic
 # 2-LLC map (label benchkit). benchkit_e2e: host mode and guest mode (a real

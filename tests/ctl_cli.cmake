@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # llcctl against llcd on the simulated back-end (label ctl).
 add_test(NAME llcctl_sim COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ctl/test_llcctl.sh
          ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})

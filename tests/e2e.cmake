@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End-to-end tests against a real libvirtd and real QEMU TCG guests
 # (tests/e2e/, docs/e2e.md). Every tests/e2e/test_NAME.sh is the ctest test
 # e2e_NAME, label e2e. They need root, install what they need, start

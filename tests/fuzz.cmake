@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # libFuzzer targets, built with clang next to the main (gcc) build.
 #
 # llcd_fuzz_target(NAME

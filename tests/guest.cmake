@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of the guest helper (guest-tools/, docs/llc-guest.md) and of llcd's
 # end of its channel (agent/guestchan.c, docs/guest-channel.md).
 # Fixtures: tests/fixtures/guest-proc/ (make.sh regenerates them).

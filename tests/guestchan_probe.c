@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* guestchan_probe.c - drive agent/guestchan.c like llcd will, for the e2e
  * test: one channel per argument DOMAIN:NVCPUS:SOCKET, polled for SECONDS,
  * printing each valid report and, at the end, each channel's counters and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of the guest topology recommendation (policy/guesttopo.c) and its
 # domain XML reader and writer (policy/guestxml.c, guestxml_apply.c);
 # docs/guest-topology.md.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every golden output of test_guestxml must pass libvirt's own RelaxNG
 # schema (virt-xml-validate, from libvirt-clients). Skipped (ctest code 77),
 # never passed, when the validator is not installed.

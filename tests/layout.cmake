@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The layering the build must keep (label unit: a grep and nm, no daemon):
 # llcd links nothing from sim/, and agent/ includes nothing from sim/.
 add_test(NAME layout_no_sim_in_llcd

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The live back-end (agent/live/): unit tests, the standalone driver the
 # e2e tests run (not installed), and the e2e tests' wiring.
 llcd_unit_test(test_live SOURCES unit/test_live.c LIBS llcagent_live)

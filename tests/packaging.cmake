@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # packaging/: the shipped config, the man pages, the systemd units, and the
 # Debian and rpm packages built, installed, run and purged (label packaging).
 set(_pkg ${CMAKE_CURRENT_SOURCE_DIR}/packaging)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of qmp/ (libqmp) and tools/llc-qmp.c (llc-qmp).
 find_package(Threads REQUIRED)
 llcd_unit_test(test_qmp_replay SOURCES unit/test_qmp_replay.c unit/qmp_fake.c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of sim/ (llcsim): unit tests of the cost model and parser, and one
 # check per shipped scenario asserting the expected ordering of policies.
 llcd_unit_test(test_sim_world SOURCES unit/test_sim_world.c LIBS llcsim_core LABELS sim)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Generate genoa-churn.json: a 2-socket Genoa-like host (2 x 12 CCXs x 8
 cores x SMT2 = 384 PUs) with 200 small and large domains starting and
 stopping. Deterministic (fixed seed); rerun after editing and commit both:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_llcctl.sh - every llcctl command against a running llcd on the
 # simulated back-end (llcd-sim, the same daemon on an llcsim scenario), the access rule with a real
 # non-root peer, and hostile frames. Usage: test_llcctl.sh BUILD_DIR SRC_DIR

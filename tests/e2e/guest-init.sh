@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # /init of the e2e test guests (packed by e2e_initramfs in tests/e2e/lib.sh).
 #
 # Runs as PID 1 in a busybox initramfs under a Debian cloud kernel and talks

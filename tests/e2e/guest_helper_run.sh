@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # In the guest of tests/e2e/test_guest_helper.sh (/etc/llcd-e2e/run): a
 # 4-thread busy process started on CPUs 0,4,1,5 (both virtual LLCs),
 # llc-guest --aggregate reporting on org.llcd.guest.0, and every 2 s each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # tests/e2e/guesttopo_lib.sh - helpers for test_guest_topology.sh on top of
 # lib.sh: run llc-guesttopo, turn its recommendation into the guest view it

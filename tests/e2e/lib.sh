@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # tests/e2e/lib.sh - harness for end-to-end tests against a real libvirtd and
 # real QEMU TCG guests. Sourced by tests/e2e/test_*.sh (bash). docs/e2e.md

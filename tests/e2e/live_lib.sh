@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 # tests/e2e/live_lib.sh - helpers for the live back-end's e2e tests
 # (test_live_*.sh), on top of lib.sh. Sourced after lib.sh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* spin.c - e2e-spin, a multi-threaded busy process for the e2e guests.
  *
  *   e2e-spin [-n THREADS] [-c CPULIST] [-r SECONDS] [-t SECONDS]

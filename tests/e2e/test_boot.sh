@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/e2e/test_boot.sh - the harness's own end-to-end test: real libvirtd,
 # two real QEMU TCG guests, no llcd yet. It proves what later e2e tests build
 # on: the guests boot and report their topology (2 L3 domains with SMT pairs

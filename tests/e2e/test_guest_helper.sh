@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # llc-guest in a TCG guest with two virtual LLCs (dies=2) and llcd's end of
 # its channel (agent/guestchan.c, driven by tests/guestchan-probe as llcd
 # will drive it):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/e2e/test_guest_topology.sh - the guest sees the host LLC layout that
 # llc-guesttopo computes (issue 7, docs/guest-topology.md).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # e2e_live_place: the live back-end places real TCG guests' vCPU threads
 # through libvirt on a host presented as two LLCs (this machine's CPUs 0
 # and 1), and follows annotation changes, stop/start, an invalid annotation

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # e2e_live_restart: restart safety of the live back-end with real TCG
 # guests on this machine's CPUs 0 and 1 presented as two LLCs.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # e2e_llcd_guest: llcd (live back-end) reads the guest helper's reports
 # through the domain's virtio-serial channel and forms a vCPU group from
 # them; llcctl hot shows both; llcctl guest-channel --add writes the

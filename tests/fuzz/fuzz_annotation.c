@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_annotation.c - libFuzzer target for the llc-policy annotation parser.
  *
  * Every input goes to annot_parse() and annot_parse_metadata() (as a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_config.c - libFuzzer target for the llcd.conf parser. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_ctl.c - libFuzzer target for the control protocol's frame reader
  * and payload parser (what llcd does with bytes from a client). The input
  * is fed in pieces whose sizes come from the input itself. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_guestchan.c - libFuzzer on llcd's end of the guest channel: the
  * report parser on every input (for 1..130 vCPUs taken from the first
  * byte), and the channel reading the input through a real socket with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_guestxml.c - libFuzzer target for the domain XML writer.
  *
  * Every input is a domain XML: guestxml_read(), guestxml_read_pins(), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_qmp.c - libFuzzer target for libqmp's message parser: the framer,
  * dispatch (greeting, replies, events) and the vCPU parsers.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-fuzz.sh FUZZER SECONDS: run the libFuzzer target for a bounded time on
 # a seed corpus made from the recorded QMP transcripts (tests/fixtures/qmp).
 # Fails if the fuzzer finds a crash, a leak or a hang; the reproducer is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* lvd.c - a private, unprivileged libvirtd for tests. */
 #include "lvd.h"
 

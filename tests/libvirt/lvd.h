@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* lvd.h - a private libvirtd for tests: the real daemon binary, run
  * unprivileged (as nobody) in session mode with every directory in a
  * temporary tree, so that a test can define, start, kill and restart it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_virt_session.c - virt.c against a real libvirtd and a real QEMU.
  *
  * Runs a private, unprivileged libvirtd (lvd.h: session mode as nobody,

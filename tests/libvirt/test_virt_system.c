@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_virt_system.c - virt.c against the host's qemu:///system libvirtd,
  * the URI llcd uses by default, with a defined-but-not-running domain (no
  * guest is started, nothing is pinned on the host).

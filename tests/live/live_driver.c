@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* live_driver.c - runs the agent loop with the live back-end (live.h) for N
  * periods against a libvirt URI and an hwloc topology, and prints every
  * action of every plan as one JSON line on stdout. A test program, not

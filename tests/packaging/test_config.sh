@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_config.sh - the shipped packaging/llcd.conf: `llcd -n` accepts it,
 # `llcd -nv` prints the expected normalised configuration, it names every
 # directive config_set() accepts, its commented values are the real

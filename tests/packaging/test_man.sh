@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_man.sh - every man page in packaging/man renders without a warning
 # (groff -ww and man -l), and names what the source accepts:
 #   llcctl.8     every command of cmds[] in agent/llcctl.c, its options, and

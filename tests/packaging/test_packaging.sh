@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_packaging.sh - build the packages, lint them, install the .deb on this
 # machine, run and talk to the installed daemon (llcd-sim), purge it again.
 #

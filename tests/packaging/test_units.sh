@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_units.sh - static checks of the systemd units in packaging/systemd:
 # systemd-analyze verify (this machine does not run systemd as PID 1, so
 # nothing is started) and the settings issue 9 asks for. The binaries are

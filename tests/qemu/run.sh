@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run.sh COMMAND...: run a test that needs the real QEMU.  Installs the
 # packages first (scripts/install-deps) if qemu-system-x86_64 is missing;
 # exits 77 (ctest: skipped) with a clear message only if QEMU cannot be had.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_llc_qmp.sh LLC_QMP: the llc-qmp CLI against the real QEMU: replies,
 # exit statuses and messages.  Run through tests/qemu/run.sh.
 set -u

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_qmp_qemu.c - libqmp against the real qemu-system-x86_64 (TCG, no
  * disk, stopped with -S): the vCPU thread IDs it reports are threads of
  * the QEMU process, and the topology properties match -smp

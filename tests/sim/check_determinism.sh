@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Same scenario + seed + policy => byte-identical --json and trace, apart
 # from fields whose names end in _wall_ns (spec/llcsim.md).
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Bad scenarios exit 2 with a message naming the field and why.
 set -eu
 llcsim=$1 tmp=$(mktemp -d)

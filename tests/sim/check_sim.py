@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Check the expected ordering of policies on one shipped llcsim scenario.
 
 usage: check_sim.py LLCSIM SCENARIO_DIR NAME [--seed N]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* policy_harness.h - a tiny deterministic world for driving policy_step()
  * in unit tests: it applies the plan's pins, and each vCPU with a demand
  * runs on a PU of its pin, chosen like a Linux balancer would: busy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* qmp_fake.c - a fake QMP server replaying a recorded transcript. */
 #include "qmp_fake.h"
 

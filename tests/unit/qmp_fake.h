@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* qmp_fake.h - a fake QMP server for unit tests: replays a transcript
  * recorded from the real QEMU (tests/fixtures/qmp/NAME.txt) on a socketpair. */
 #ifndef LLCD_QMP_FAKE_H

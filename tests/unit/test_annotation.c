@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_annotation.c - the llc-policy annotation parser and writer
  * (policy/annotation_xml.c): valid examples, defaults, every error with its
  * exact message, domain XML fixtures, and the format/parse round trip. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_config.c - llcd.conf parsing: every directive, every error with
  * its file:line message, and print -> parse round trip. */
 #include <setjmp.h>

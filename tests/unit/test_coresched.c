@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_coresched.c - cookie logic against a fake kernel (the prctl seam),
  * and the availability probe against the real kernel. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_cpuset.c - CPU list parsing, formatting and set operations. */
 #include <setjmp.h>
 #include <stdarg.h>

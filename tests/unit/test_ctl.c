@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_ctl.c - control protocol framing and the control socket server:
  * round trips, hostile frames, the root-only rule with a real non-root
  * peer, events, a client that never reads, and the limits on hostile local

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_daemon.c - llcd's core on the simulated back-end: a topology swap
  * (what CPU hotplug does) keeps valid pins and refuses a configuration
  * that no longer fits; `check` of a domain llcd never pinned. */

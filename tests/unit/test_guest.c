@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_guest.c - llc-guest's modules on fixtures: the /proc scanner
  * (tests/fixtures/guest-proc/{a,b}), the virtual LLC map (a fake /sys),
  * the JSON writer's escaping, the report line and its bounds, and the

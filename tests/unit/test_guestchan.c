@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_guestchan.c - llcd's end of the guest channel: every rejection of
  * the report parser with its exact message, name sanitising, the socket
  * path and channel XML, and the channel itself against a real UNIX socket

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_guesttopo.c - the guest CPU topology for the shipped host shapes,
  * uneven allocations, refusals, and the check of a running guest. */
 #include <setjmp.h>

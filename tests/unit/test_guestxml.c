@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_guestxml.c - writing a guest topology recommendation into domain
  * XML: golden outputs, byte-for-byte preservation of everything else,
  * refusals with their exact messages, and the line diff.

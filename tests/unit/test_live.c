@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_live.c - the live back-end without libvirt: the state file, kernel
  * cache-aware scheduling detection, and
  * the agent loop driving real threads of this process named like QEMU's

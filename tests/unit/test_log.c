@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_log.c - message format: domain / vCPU / TID prefix, strerror,
  * verbosity; the time on a terminal (a real pty). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_perfcount.c - the instruction counter probe agrees with what the
  * kernel says, and where counters exist they count a busy loop. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_policy.c - the placement engine on synthetic hosts (real hwloc). */
 #include <setjmp.h>
 #include <stdarg.h>

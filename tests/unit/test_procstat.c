@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_procstat.c - /proc sampling on real threads of this process (named
  * like QEMU's vCPU threads) and on recorded /proc fixtures. */
 #include <setjmp.h>

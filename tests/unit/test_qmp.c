@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_qmp.c - libqmp framing, dispatch and hostile peers, mostly through
  * the sans-I/O API (qmp_feed / qmp_out_peek), and the vCPU parsers.  Each
  * failure is checked for its exact message. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_qmp_replay.c - libqmp against transcripts recorded from QEMU 7.2,
  * replayed by a fake server (tests/unit/qmp_fake.c) in three ways: one
  * write per message, each message split into small pieces, and several

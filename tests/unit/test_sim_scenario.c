@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_sim_scenario.c - llcsim's scenario parser: defaults, the model
  * block, and exact error messages. */
 #include <setjmp.h>

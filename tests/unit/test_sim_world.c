@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_sim_world.c - llcsim's cost model and balancer (sim/world.c), with
  * the constants of spec/llcsim.md. */
 #include <setjmp.h>

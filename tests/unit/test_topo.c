@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_topo.c - the topology model built through real hwloc. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* test_virt.c - the pure parts of virt.c: error classes, domain XML,
  * QEMU pid discovery (on recorded fixtures). The parts that talk to
  * libvirtd are tested in tests/libvirt/. */
