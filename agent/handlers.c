@@ -410,9 +410,20 @@ h_vcpuinfo(struct daemon *d, struct control_request *req)
 	if (rc != CTL_OK)
 		return rc;
 	have_info = policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0;
+	/* an empty sample pin is "not placed by llcd" (ops.h): show the
+	 * thread's real affinity, as the kernel has it (a released domain) */
+	struct agent_dominfo di;
+	bool have_di = false;
+	agent_dominfo_init(&di);
+	for (int v = 0; v < in->nvcpus && !have_di; v++)
+		if (cpuset_empty(&in->vcpus[v].pinned) && d->be.ops->describe)
+			have_di = d->be.ops->describe(d->be.ctx, in->key, &di) == 0;
 	json_object *arr = json_object_new_array();
 	for (int v = 0; v < in->nvcpus; v++) {
 		const struct policy_vcpu_sample *s = &in->vcpus[v];
+		const struct cpuset *pin = &s->pinned;
+		if (cpuset_empty(pin) && have_di && v < di.nvcpu_info && di.vcpus)
+			pin = &di.vcpus[v].affinity;
 		json_object *o = json_object_new_object();
 		struct guesttopo_pos pos;
 		guesttopo_position(&in->guest, v, &pos);
@@ -423,7 +434,7 @@ h_vcpuinfo(struct daemon *d, struct control_request *req)
 		json_object_object_add(o, "cluster", json_object_new_int(pos.cluster));
 		json_object_object_add(o, "core", json_object_new_int(pos.core));
 		json_object_object_add(o, "thread", json_object_new_int(pos.thread));
-		json_object_object_add(o, "pinned", cpuset_json(&s->pinned));
+		json_object_object_add(o, "pinned", cpuset_json(pin));
 		json_object_object_add(o, "last_cpu", json_object_new_int(s->last_cpu));
 		json_object_object_add(o, "llc", json_object_new_int(topo_llc_of(d->topo, s->last_cpu)));
 		json_object_object_add(o, "util", json_object_new_double(
@@ -437,6 +448,7 @@ h_vcpuinfo(struct daemon *d, struct control_request *req)
 		json_object_object_add(o, "occupancy", json_object_new_double(gi ? round(gi->pref_occ * 100) / 100 : 0));
 		json_object_array_add(arr, o);
 	}
+	agent_dominfo_clear(&di);
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	json_object_object_add(req->reply, "vcpus", arr);

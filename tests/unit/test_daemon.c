@@ -524,6 +524,69 @@ test_policy_invalid_and_hot_channel(void **state)
 	simbe_free(s);
 }
 
+
+static int
+describe_affinity(void *ctx, uint64_t key, struct agent_dominfo *out)
+{
+	int rc = sim_describe ? sim_describe(ctx, key, out) : 0;
+
+	free(out->vcpus);
+	out->nvcpu_info = 4;
+	out->vcpus = calloc(4, sizeof(*out->vcpus));
+	for (int v = 0; out->vcpus && v < 4; v++)
+		cpuset_parse(&out->vcpus[v].affinity, "0-1", NULL);
+	return rc;
+}
+
+/* vcpuinfo of a domain llcd has not pinned (released, or never placed)
+ * shows the threads' real affinity, not an empty column (issue 16 item 7). */
+static void
+test_vcpuinfo_shows_affinity(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	char path[] = "/tmp/llcd-vcpuinfo-XXXXXX";
+	int fd = mkstemp(path);
+	const char *scen =
+	    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:1\", \"reserved_cpus\": \"\" },"
+	    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
+	    "  \"domains\": [ { \"name\": \"one\", \"vcpus\": 4,"
+	    "    \"load\": [ { \"vcpus\": \"0-3\", \"util\": 0.1 } ] } ] }";
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, scen, strlen(scen)), (ssize_t)strlen(scen));
+	close(fd);
+	struct simbe *s = simbe_new(path, &err);
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	sim_ops = be.ops;
+	struct agent_ops ops = *be.ops;
+	sim_describe = ops.describe;
+	ops.observe = observe_unplaced;
+	ops.describe = describe_affinity;
+	be.ops = &ops;
+	config_defaults(&cfg);
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	uint64_t now = 1000000000ull;
+	for (int i = 0; i < 2; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct control_request req = { .type = CTL_VCPUINFO, .args = json_object_new_object() };
+	json_object_object_add(req.args, "domain", json_object_new_string("one"));
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object *v = json_object_object_get(req.reply, "vcpus");
+	assert_int_equal(json_object_array_length(v), 4);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(json_object_get_string(json_object_object_get(json_object_array_get_idx(v, (size_t)i),
+		    "pinned")), "0-1");
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	daemon_free(d);
+	simbe_free(s);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -534,6 +597,7 @@ main(void)
 		cmocka_unit_test(test_release_ends_on_new_annotation),
 		cmocka_unit_test(test_tunes_kept_across_restart),
 		cmocka_unit_test(test_policy_invalid_and_hot_channel),
+		cmocka_unit_test(test_vcpuinfo_shows_affinity),
 		cmocka_unit_test(test_tune_retries_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
