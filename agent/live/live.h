@@ -138,6 +138,7 @@ struct live_stats {
 	uint64_t pins_ok, pins_transient, pins_gone, pins_permanent;
 	uint64_t backoff_skips, moved_by_others, adopted_vcpus;
 	uint64_t coresched_assigned;
+	uint64_t state_write_errors;    /* the state file could not be written (kept dirty, retried) */
 };
 void live_stats(const struct live *l, struct live_stats *st);
 

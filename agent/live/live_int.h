@@ -204,6 +204,8 @@ struct live {
 	uint64_t period;
 	struct live_state saved;        /* state file read at start */
 	bool state_dirty;
+	int state_failing;              /* failed writes in a row */
+	uint64_t state_retry_period;    /* no write before this period */
 	int ncpus;
 	uint64_t *cpu_prev, *cpu_cur;
 	bool have_cpu_prev;

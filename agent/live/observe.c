@@ -4,6 +4,8 @@
  * instruction count, and the guest helper's reports. */
 #include "live_int.h"
 
+#define STATE_RETRY_PERIODS 5
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,9 +231,19 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 	l->now_ns = now_ns;
 	if (live_handle_events(l, now_ns, &e) < 0)
 		log_warnx("%s", e.msg);
-	if (live_save_state(l, &e) < 0) {
-		log_warnx("state file: %s", e.msg);
-		l->state_dirty = false;         /* try again after the next change */
+	/* a write that fails (disk full, read-only) keeps the state dirty and
+	 * is tried again every STATE_RETRY_PERIODS, said once per streak */
+	if (l->period >= l->state_retry_period) {
+		if (live_save_state(l, &e) < 0) {
+			l->st.state_write_errors++;
+			if (l->state_failing++ == 0)
+				log_warnx("state file: %s; kept in memory, tried again every %d periods", e.msg,
+				    STATE_RETRY_PERIODS);
+			l->state_retry_period = l->period + STATE_RETRY_PERIODS;
+		} else if (l->state_failing > 0 && !l->state_dirty) {
+			log_info("state file written again after %d failed tries", l->state_failing);
+			l->state_failing = 0;
+		}
 	}
 
 	/* the tracer's edges since the last period, for every domain at

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -449,6 +450,69 @@ test_loop_real_threads(void **state)
 }
 
 
+/* The state directory is full (a 4 KiB tmpfs): the write fails, the state
+ * stays dirty, the failure is counted, and once there is room again the
+ * file is written without any new change (issue 15 item 9). */
+static void
+test_state_write_disk_full(void **state)
+{
+	(void)state;
+	struct vth v[2];
+	struct llcd_err err;
+	struct policy_host host;
+	struct policy_annotation a;
+	struct agent_step_stats st;
+	struct live_stats ls;
+	char *dir = tmpdir(), fill[512], sf[512];
+	uint64_t now = 1000000000ull;
+
+	if (getuid() != 0)
+		fail_msg("this test needs root to mount a small tmpfs (run the suite as root)");
+	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, "size=4k"), 0);
+	snprintf(fill, sizeof(fill), "%s/fill", dir);
+	snprintf(sf, sizeof(sf), "%s/live.state", dir);
+	FILE *f = fopen(fill, "w");
+	assert_non_null(f);
+	char block[1024] = { 0 };
+	while (fwrite(block, 1, sizeof(block), f) == sizeof(block) && fflush(f) == 0)
+		;
+	fclose(f);
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	assert_non_null(t);
+	policy_host_defaults(&host, t);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_STATIC;
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	struct live *l = mk_live(t, dir, NULL);
+	assert_int_equal(live_add_process(l, "full", getpid(), 2, &a, &err), 0);
+	struct agent_loop *loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
+	assert_non_null(loop);
+	for (int k = 0; k < 3; k++, now += 1000000000ull)
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	live_stats(l, &ls);
+	assert_true(ls.pins_ok >= 2);
+	assert_true(ls.state_write_errors >= 1);
+	struct stat sb;
+	assert_true(stat(sf, &sb) < 0 || sb.st_size == 0);
+	/* room again: written within the retry interval, with no new change */
+	assert_int_equal(unlink(fill), 0);
+	uint64_t errs = ls.state_write_errors;
+	for (int k = 0; k < 7; k++, now += 1000000000ull)
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	assert_int_equal(stat(sf, &sb), 0);
+	assert_true(sb.st_size > 0);
+	live_stats(l, &ls);
+	assert_int_equal(ls.state_write_errors, errs);
+	agent_loop_free(loop);
+	live_free(l);
+	vth_stop_all(v, 2);
+	topo_free(t);
+	umount(dir);
+	rmtree(dir);
+	free(dir);
+}
+
 /* libvirt unreachable: every pin fails as transient; after 3 periods in a
  * row the domain backs off for 2, then 4 periods (no call at all), and the
  * emulator pin the engine sends once is retried by the back-end */
@@ -539,6 +603,7 @@ main(void)
 		cmocka_unit_test(test_kernel_cas),
 		cmocka_unit_test(test_state_roundtrip),
 		cmocka_unit_test(test_loop_real_threads),
+		cmocka_unit_test(test_state_write_disk_full),
 		cmocka_unit_test(test_transient_backoff),
 		cmocka_unit_test(test_invalid_without_libvirt),
 	};
