@@ -713,9 +713,15 @@ daemon_run(struct daemon *d)
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.ops->handle_events &&
-		    d->be.ops->handle_events(d->be.ctx, llcd_mono_ns(), &err) < 0)
-			log_warnx("%s: %s", d->be.ops->name, err.msg);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.ops->handle_events) {
+			int started = d->be.ops->handle_events(d->be.ctx, llcd_mono_ns(), &err);
+			if (started < 0)
+				log_warnx("%s: %s", d->be.ops->name, err.msg);
+			/* a domain started: place it from the event, not at the next
+			 * period (at most one early period per 20 ms) */
+			else if (started > 0 && llcd_mono_ns() >= d->now_ns + 20000000ull)
+				next = llcd_mono_ns();
+		}
 		if (d->ctl) {
 			if (rc <= 0)
 				for (int k = 0; k < n; k++)

@@ -193,6 +193,7 @@ struct agent_ops {
 	/* a pollable fd while events are queued, -1 none */
 	int (*event_fd)(void *ctx);
 	/* drain events, keep connections up; now_ns monotonic */
+	/* >0: that many domains appeared (the daemon runs a period at once) */
 	int (*handle_events)(void *ctx, uint64_t now_ns, struct llcd_err *err);
 	/* before each observe (a simulated host advances its time) */
 	void (*tick)(void *ctx, uint64_t now_ns);

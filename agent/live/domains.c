@@ -240,6 +240,7 @@ upsert(struct live *l, const struct virt_domain *vd)
 		}
 		log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", vd->pid,
 		    vd->nvcpus, vd->nvcpus == 1 ? "" : "s", vd->maxvcpus);
+		l->new_domains++;
 	}
 	if (d->nvcpus != vd->nvcpus || d->maxvcpus < maxv) {
 		if (d->maxvcpus < maxv && dom_resize(d, maxv) < 0) {
@@ -535,7 +536,11 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 		if (l->need_relist)
 			return llcd_err_set(err, "re-listing libvirt domains failed; retrying");
 	}
-	return 0;
+	/* how many domains started: the daemon places them now, not at the
+	 * next period */
+	int n = l->new_domains;
+	l->new_domains = 0;
+	return n;
 }
 
 int

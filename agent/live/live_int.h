@@ -198,6 +198,7 @@ struct live {
 	struct ldom **doms;
 	int ndoms, cap;
 	bool need_relist;
+	int new_domains;                /* found since the last live_handle_events() */
 	bool listed_once;
 	uint64_t relist_due_ns;
 	uint64_t now_ns;

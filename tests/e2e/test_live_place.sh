@@ -105,6 +105,24 @@ e2e_destroy "$b"
 live_wait_log "domain $b: no longer managed" 10 >/dev/null
 e2e_ok "daemon dropped $b"
 e2e_start "$b"
+# reaction: llcd places a started domain from libvirt's event, not at its
+# next period; measured from virsh start's return to each vCPU thread on
+# one CPU (a figure for docs/benchmarks.md, not a timed assertion)
+r_t0=$(live_now)
+r_first= r_all=
+for _ in $(seq 200); do
+	r_n=0
+	while read -r _ r_tid; do
+		r_cpus=$(e2e_cpus_allowed "$r_tid" 2>/dev/null || true)
+		[ -n "$r_cpus" ] && [ "${r_cpus//[-,]/}" = "$r_cpus" ] && r_n=$((r_n + 1))
+	done < <(e2e_vcpu_tids "$b")
+	[ -z "$r_first" ] && [ "$r_n" -ge 1 ] && r_first=$(live_since "$r_t0")
+	[ "$r_n" -ge 2 ] && { r_all=$(live_since "$r_t0"); break; }
+	sleep 0.01
+done
+[ -n "$r_all" ] || e2e_fail "$b: its vCPUs were not pinned after 200 looks at their affinity"
+e2e_ok "$b: first vCPU pinned ${r_first} s, both ${r_all} s after virsh start returned (period ${LIVE_PERIOD_MS} ms)"
+echo "reaction $b first=$r_first all=$r_all period_ms=$LIVE_PERIOD_MS" >>"$E2E_RUN_DIR/reaction.txt"
 pb=$(live_wait_pins "$b" 2 15)
 [ "$(e2e_vcpu_tid "$b" 0)" != "$tb0" ] || e2e_fail "$b: same vCPU thread after a restart?"
 e2e_ok "$b running again with new threads, pinned: $pb"
