@@ -92,39 +92,63 @@ observe_unplaced(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_
 	return rc;
 }
 
+/* One 4-vCPU domain "one" (one guest die) on a host of two 1-PU-core LLCs,
+ * written to path (a mkstemp template) for simbe_new(). */
+static const char one_domain_two_llcs[] =
+    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:1\", \"reserved_cpus\": \"\" },"
+    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
+    "  \"domains\": [ { \"name\": \"one\", \"vcpus\": 4,"
+    "    \"guest_topology\": { \"sockets\": 1, \"dies\": 1, \"cores\": 4, \"threads\": 1 },"
+    "    \"load\": [ { \"vcpus\": \"0-3\", \"util\": 0.1 } ] } ] }";
+
+static struct simbe *
+sim_from_text(const char *json, char *path)
+{
+	struct llcd_err err;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+	close(fd);
+	struct simbe *s = simbe_new(path, &err);
+	if (s == NULL)
+		fail_msg("%s", err.msg);
+	return s;
+}
+
+/* A daemon with the default configuration on be, stepped n periods of
+ * 100 ms from 1 s. */
+static struct daemon *
+daemon_stepped(const struct simbe *s, const struct daemon_backend *be, int n)
+{
+	struct llcd_err err;
+	struct config cfg;
+	uint64_t now = 1000000000ull;
+
+	config_defaults(&cfg);
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), be, &err);
+	if (d == NULL)
+		fail_msg("%s", err.msg);
+	for (int i = 0; i < n; i++, now += 100000000ull)
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	return d;
+}
+
 /* `check` on an unpinned one-die domain allowed on two LLCs finds the die
  * split, as llc-guesttopo --check does on its XML (issue 16 item 3). */
 static void
 test_check_unpinned(void **state)
 {
-	struct llcd_err err;
-	struct config cfg;
 	struct daemon_backend be;
 	char path[] = "/tmp/llcd-check-XXXXXX";
-	int fd = mkstemp(path);
-	const char *scen =
-	    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:1\", \"reserved_cpus\": \"\" },"
-	    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
-	    "  \"domains\": [ { \"name\": \"one\", \"vcpus\": 4,"
-	    "    \"guest_topology\": { \"sockets\": 1, \"dies\": 1, \"cores\": 4, \"threads\": 1 },"
-	    "    \"load\": [ { \"vcpus\": \"0-3\", \"util\": 0.1 } ] } ] }";
+	struct simbe *s = sim_from_text(one_domain_two_llcs, path);
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, scen, strlen(scen)), (ssize_t)strlen(scen));
-	close(fd);
-	struct simbe *s = simbe_new(path, &err);
-	assert_non_null(s);
 	simbe_backend(s, &be);
 	sim_ops = be.ops;
 	struct agent_ops ops = *be.ops;
 	ops.observe = observe_unplaced;
 	be.ops = &ops;
-	config_defaults(&cfg);
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
-	uint64_t now = 1000000000ull;
-	for (int i = 0; i < 3; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct daemon *d = daemon_stepped(s, &be, 3);
 	struct control_request req = { .type = CTL_CHECK, .args = json_object_new_object() };
 	json_object_object_add(req.args, "domain", json_object_new_string("one"));
 	assert_int_equal(daemon_handle(d, &req), CTL_OK);
@@ -484,7 +508,6 @@ static void
 test_policy_invalid_and_hot_channel(void **state)
 {
 	struct llcd_err err;
-	struct config cfg;
 	struct daemon_backend be;
 	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
 
@@ -498,12 +521,7 @@ test_policy_invalid_and_hot_channel(void **state)
 	ops.get_annotation = bad_annotation;
 	ops.describe = describe_channel;
 	be.ops = &ops;
-	config_defaults(&cfg);
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
-	uint64_t now = 1000000000ull;
-	for (int i = 0; i < 2; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct daemon *d = daemon_stepped(s, &be, 2);
 	struct control_request req = { .type = CTL_POLICY_GET, .args = json_object_new_object() };
 	json_object_object_add(req.args, "domain", json_object_new_string("xs"));
 	assert_int_equal(daemon_handle(d, &req), CTL_OK);
@@ -543,22 +561,10 @@ describe_affinity(void *ctx, uint64_t key, struct agent_dominfo *out)
 static void
 test_vcpuinfo_shows_affinity(void **state)
 {
-	struct llcd_err err;
-	struct config cfg;
 	struct daemon_backend be;
 	char path[] = "/tmp/llcd-vcpuinfo-XXXXXX";
-	int fd = mkstemp(path);
-	const char *scen =
-	    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:1\", \"reserved_cpus\": \"\" },"
-	    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
-	    "  \"domains\": [ { \"name\": \"one\", \"vcpus\": 4,"
-	    "    \"load\": [ { \"vcpus\": \"0-3\", \"util\": 0.1 } ] } ] }";
+	struct simbe *s = sim_from_text(one_domain_two_llcs, path);
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, scen, strlen(scen)), (ssize_t)strlen(scen));
-	close(fd);
-	struct simbe *s = simbe_new(path, &err);
-	assert_non_null(s);
 	simbe_backend(s, &be);
 	sim_ops = be.ops;
 	struct agent_ops ops = *be.ops;
@@ -566,12 +572,7 @@ test_vcpuinfo_shows_affinity(void **state)
 	ops.observe = observe_unplaced;
 	ops.describe = describe_affinity;
 	be.ops = &ops;
-	config_defaults(&cfg);
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
-	uint64_t now = 1000000000ull;
-	for (int i = 0; i < 2; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct daemon *d = daemon_stepped(s, &be, 2);
 	struct control_request req = { .type = CTL_VCPUINFO, .args = json_object_new_object() };
 	json_object_object_add(req.args, "domain", json_object_new_string("one"));
 	assert_int_equal(daemon_handle(d, &req), CTL_OK);
