@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -457,7 +458,18 @@ try_connect(struct guestchan *c, uint64_t now, int *ev)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
+	struct stat st;
+
 	memcpy(sa.sun_path, c->path, sizeof(sa.sun_path));
+	/* connect() follows symbolic links: refuse one (QEMU's user owns the
+	 * directory and could swap its socket for a link to another) */
+	if (lstat(c->path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		snprintf(c->st.last_error, sizeof(c->st.last_error), "%s is %s, not a socket: not connected",
+		    c->path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+		c->state = GUESTCHAN_DISCONNECTED;
+		c->next_ns = now + c->lim.reconnect_ns;
+		return;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		if (fd >= 0)

@@ -167,5 +167,19 @@ int guestchan_channel_xml(const char *sock_path, char *buf, size_t len, struct l
  * (guestchan_xml.c). Returns 0, or -1 when the XML has no such channel
  * (or is not a readable domain XML, or the path does not fit plen). */
 int guestchan_from_domain_xml(const char *xml, size_t len, char *path, size_t plen);
+/* The same, with the source's mode ("bind" where the XML says none, as
+ * libvirt does) into mode. */
+int guestchan_channel_from_xml(const char *xml, size_t len, char *path, size_t plen, char *mode, size_t mlen);
+
+/* libvirt's own directory of a domain's channel sockets (the path it
+ * generates for <source mode='bind'/> without a path lives below it). */
+#define GUESTCHAN_LIBVIRT_DIR "/var/lib/libvirt/qemu/channel"
+/* Whether llcd may connect to the channel a domain XML names: mode bind
+ * (QEMU listens, llcd connects), an absolute path whose directory (symbolic
+ * links resolved) is below libvirt_dir or own_dir (guest-channel-dir), and
+ * no file there that is not a socket (a symbolic link is refused). Returns
+ * 0, or -1 with the reason in why (for the log and dominfo). */
+int guestchan_channel_allowed(const char *path, const char *mode, const char *libvirt_dir, const char *own_dir,
+                              char *why, size_t len);
 
 #endif

@@ -64,6 +64,11 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		snprintf(out->core_scheduling, sizeof(out->core_scheduling), "%s",
 		    d->cs_state == LDOM_CS_COOKIE && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs));
 	out->emulator_pin = d->emu_applied;
+	if (d->gc == NULL && d->gc_refused[0]) {
+		out->have_guest_channel = true;
+		out->guest_channel.state = "refused";
+		snprintf(out->guest_channel.last_error, sizeof(out->guest_channel.last_error), "%.*s", (int)sizeof(out->guest_channel.last_error) - 1, d->gc_refused);
+	}
 	if (d->gc) {
 		struct guestchan_stats gs;
 		guestchan_stats(d->gc, &gs);

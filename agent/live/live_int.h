@@ -129,6 +129,7 @@ struct ldom {
 	/* QMP cross-check (qmp-passthrough): query-cpus-fast is asked once per
 	 * vCPU set (qmp_sig: the count and thread IDs) and served from here,
 	 * so read-only requests never reach the monitor (qmpcheck.c) */
+	char gc_refused[LLCD_ERR_MSG];  /* why the XML's channel was refused; "" */
 	struct qmp_cpus *qmp;
 	char qmp_why[LLCD_ERR_MSG];
 	uint64_t qmp_sig;

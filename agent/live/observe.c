@@ -210,9 +210,18 @@ open_channel(struct live *l, struct ldom *d)
 	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
 		return;
 	d->gc_looked = true;
-	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK && guestchan_from_domain_xml(xml, strlen(xml), path, sizeof(path)) == 0) {
-		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
-		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", path);
+	char mode[16];
+	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK &&
+	    guestchan_channel_from_xml(xml, strlen(xml), path, sizeof(path), mode, sizeof(mode)) == 0) {
+		/* only a channel of the form libvirt makes, where libvirt or
+		 * llcd put it: a domain's XML must not point llcd at any socket */
+		if (guestchan_channel_allowed(path, mode, GUESTCHAN_LIBVIRT_DIR, l->cfg.guest_channel_dir,
+		    d->gc_refused, sizeof(d->gc_refused)) < 0) {
+			log_dom(LOG_WARNING, d->name, -1, 0, "guest helper channel refused: %s", d->gc_refused);
+		} else {
+			d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
+			log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", path);
+		}
 	} else if (l->cfg.guest_channel_dir && l->cfg.guest_channel_dir[0] &&
 	           guestchan_sock_path(l->cfg.guest_channel_dir, d->uuid, path, sizeof(path), &e) == 0) {
 		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);

@@ -29,7 +29,9 @@ e2e_initramfs --file "$LG:/bin/llc-guest" --file "$E2E_SPIN:/bin/e2e-spin" \
 	--run "sh /bin/guest-report-run"
 live_setup
 # both guests (6 vCPUs) on this host's 2 CPUs: overcommit 4
-printf 'guest-channel-dir %s\novercommit 4\n' "$E2E_RUN_DIR/channels" >>"$E2E_RUN_DIR/llcd.conf"
+# guest-channel-dir is where A's channel socket is (llcd connects only to
+# channels there or in libvirt's own channel directory)
+printf 'guest-channel-dir %s\novercommit 4\n' "$E2E_SOCK_DIR" >>"$E2E_RUN_DIR/llcd.conf"
 
 a=$(e2e_name a)
 b=$(e2e_name b)
@@ -64,7 +66,7 @@ out=$(ctl guest-channel "$b" --add) || e2e_fail "guest-channel --add failed: $ou
 e2e_log "$out"
 xml=$(virsh -c qemu:///system dumpxml --inactive "$b")
 grep -q "<target type='virtio' name='org.llcd.guest.0'/>" <<<"$xml" || e2e_fail "no channel target in B: $xml"
-grep -q "<source mode='bind' path='$E2E_RUN_DIR/channels/" <<<"$xml" || e2e_fail "channel not under llcd's dir: $(grep -A3 '<channel' <<<"$xml")"
+grep -q "<source mode='bind' path='$E2E_SOCK_DIR/" <<<"$xml" || e2e_fail "channel not under llcd's dir: $(grep -A3 '<channel' <<<"$xml")"
 if setpriv --reuid=65534 --regid=65534 --clear-groups "$LIVE_LLCCTL" -c "$LIVE_SOCK" guest-channel "$b" --add 2>"$E2E_RUN_DIR/err"; then
 	e2e_fail "a non-root caller added a channel"
 fi

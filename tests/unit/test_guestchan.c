@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -452,11 +453,72 @@ test_channel_flood_bounded(void **state)
 	srv_down(&s);
 }
 
+
+/* Which channels llcd connects to (issue 15 item 6): only mode bind, only
+ * below libvirt's channel directory or guest-channel-dir (symbolic links in
+ * the directory resolved), never a file or a symbolic link in place of the
+ * socket; the XML's mode is read (libvirt's default bind when absent). */
+static void
+test_channel_allowed(void **state)
+{
+	char base[] = "/tmp/llcd-chan-XXXXXX", lv[128], own[128], other[128], link[128], p[256], why[512], mode[16];
+
+	assert_non_null(mkdtemp(base));
+	snprintf(lv, sizeof(lv), "%s/libvirt", base);
+	snprintf(own, sizeof(own), "%s/own", base);
+	snprintf(other, sizeof(other), "%s/other", base);
+	snprintf(link, sizeof(link), "%s/libvirt/escape", base);
+	assert_int_equal(mkdir(lv, 0755), 0);
+	assert_int_equal(mkdir(own, 0755), 0);
+	assert_int_equal(mkdir(other, 0755), 0);
+	assert_int_equal(symlink(other, link), 0);      /* a directory link out */
+
+	snprintf(p, sizeof(p), "%s/ch.sock", lv);
+	assert_int_equal(guestchan_channel_allowed(p, "bind", lv, own, why, sizeof(why)), 0);
+	snprintf(p, sizeof(p), "%s/ch.sock", own);
+	assert_int_equal(guestchan_channel_allowed(p, "bind", lv, own, why, sizeof(why)), 0);
+	/* connect mode: llcd would be the listener's peer of someone else */
+	assert_int_equal(guestchan_channel_allowed(p, "connect", lv, own, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "source mode 'connect'"));
+	/* elsewhere, directly or through a link below an allowed directory */
+	snprintf(p, sizeof(p), "%s/ch.sock", other);
+	assert_int_equal(guestchan_channel_allowed(p, "bind", lv, own, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "outside libvirt's channel directory"));
+	snprintf(p, sizeof(p), "%s/ch.sock", link);
+	assert_int_equal(guestchan_channel_allowed(p, "bind", lv, own, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "outside libvirt's channel directory"));
+	snprintf(p, sizeof(p), "%s/../other/ch.sock", lv);
+	assert_int_equal(guestchan_channel_allowed(p, "bind", lv, own, why, sizeof(why)), -1);
+	/* a symbolic link where the socket should be */
+	char target[256];
+	snprintf(target, sizeof(target), "%s/real.sock", other);
+	snprintf(p, sizeof(p), "%s/ch.sock", lv);
+	assert_int_equal(symlink(target, p), 0);
+	assert_int_equal(guestchan_channel_allowed(p, "bind", lv, own, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "a symbolic link, not a socket"));
+	unlink(p);
+	/* the XML's mode */
+	const char *x1 = "<domain><devices><channel type='unix'><source mode='connect' path='/x/y.sock'/>"
+	    "<target type='virtio' name='org.llcd.guest.0'/></channel></devices></domain>";
+	assert_int_equal(guestchan_channel_from_xml(x1, strlen(x1), p, sizeof(p), mode, sizeof(mode)), 0);
+	assert_string_equal(mode, "connect");
+	const char *x2 = "<domain><devices><channel type='unix'><source path='/x/y.sock'/>"
+	    "<target type='virtio' name='org.llcd.guest.0'/></channel></devices></domain>";
+	assert_int_equal(guestchan_channel_from_xml(x2, strlen(x2), p, sizeof(p), mode, sizeof(mode)), 0);
+	assert_string_equal(mode, "bind");
+	unlink(link);
+	rmdir(lv);
+	rmdir(own);
+	rmdir(other);
+	rmdir(base);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_good),
+		cmocka_unit_test(test_channel_allowed),
 		cmocka_unit_test(test_parse_rejections),
 		cmocka_unit_test(test_names_xml),
 		cmocka_unit_test(test_channel_reports),
