@@ -31,6 +31,21 @@ on_signal(int sig)
 }
 
 int
+daemon_cli_check_args(const struct daemon_cli *cli, int argc, char **argv, int optind, void (*usage)(FILE *f))
+{
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", cli->prog, argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (cli->dry && !cli->oneshot) {
+		fprintf(stderr, "%s: --dry-run goes with --oneshot\n", cli->prog);
+		return 2;
+	}
+	return 0;
+}
+
+int
 daemon_cli_config(struct daemon_cli *cli, struct config *cfg)
 {
 	struct llcd_err err;

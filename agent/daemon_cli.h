@@ -8,6 +8,7 @@
 #define LLCD_DAEMON_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "daemon.h"
@@ -34,6 +35,11 @@ struct daemon_cli {
 /* Load the file into cfg (defaults already in it) and put the command line
  * over it. Returns 0, or the exit code after a message on stderr. */
 int daemon_cli_config(struct daemon_cli *cli, struct config *cfg);
+/* After the options: no argument left over (argv[optind..]) and --dry-run
+ * only with --oneshot. Returns 0, or the exit code (2) after a message on
+ * stderr. usage prints the program's usage to a stream. */
+int daemon_cli_check_args(const struct daemon_cli *cli, int argc, char **argv, int optind,
+                          void (*usage)(FILE *f));
 /* -n: the settings must also fit the host t. Returns the exit code. */
 int daemon_cli_check(const struct daemon_cli *cli, const struct config *cfg, const struct topo *t);
 /* Start logging (-d, -v, log-level). */

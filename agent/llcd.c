@@ -120,15 +120,8 @@ main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "llcd: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	if (cli.dry && !cli.oneshot) {
-		fprintf(stderr, "llcd: --dry-run goes with --oneshot\n");
-		return 2;
-	}
+	if ((rc = daemon_cli_check_args(&cli, argc, argv, optind, usage)) != 0)
+		return rc;
 
 	config_defaults(&cfg);
 	if ((rc = daemon_cli_config(&cli, &cfg)) != 0)

@@ -75,15 +75,8 @@ main(int argc, char **argv)
 		return 2;
 	}
 	scenario = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "llcd-sim: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	if (cli.dry && !cli.oneshot) {
-		fprintf(stderr, "llcd-sim: --dry-run goes with --oneshot\n");
-		return 2;
-	}
+	if ((rc = daemon_cli_check_args(&cli, argc, argv, optind, usage)) != 0)
+		return rc;
 
 	config_defaults(&cfg);
 	snprintf(cfg.socket, sizeof(cfg.socket), "%s", SIM_SOCKET);
