@@ -9,6 +9,7 @@
  */
 #include "policy_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,8 @@ struct grp_sample {
 };
 
 /* Decay the group's per-PU runtime and add this period's; track whether it
- * is active (at least ACTIVE_CPUS). */
+ * is active (at least ACTIVE_CPUS, or ACTIVE_VCPU per vCPU when that is
+ * less). */
 static void
 grp_sample(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *di,
            struct grp *g, double k, double epochs_per_period, double period, struct grp_sample *out)
@@ -118,7 +120,10 @@ grp_sample(const struct policy_state *s, const struct dom *d, const struct polic
 			g->rt_ns[sm->last_cpu] += (double)sm->runtime_ns;
 		out->cpus_in_use += (double)sm->runtime_ns / period;
 	}
-	bool active = out->cpus_in_use >= ACTIVE_CPUS;
+	/* small groups: 0.05 CPU a vCPU (a 2-vCPU pair at 0.1); idle vCPUs
+	 * use about 0.01 */
+	double need = fmin(ACTIVE_CPUS, ACTIVE_VCPU * out->nthreads);
+	bool active = out->nthreads > 0 && out->cpus_in_use >= need;
 	g->active_periods = active ? g->active_periods + 1 : 0;
 	g->idle_epochs = active ? 0 : g->idle_epochs + epochs_per_period;
 }

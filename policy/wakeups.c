@@ -230,6 +230,16 @@ partner_median(const struct wakeups_state *s, int v, double r_ex, int nvcpus, do
 	return r_ex >= L[mid] ? L[mid + 1] : L[mid];
 }
 
+/* The rate of v's strongest pair in this update (build_partners). A pair
+ * far weaker than that is a side channel of v's real partner, e.g. the
+ * vCPU taking the guest's timer waking a busy pair now and then: it must
+ * not pull its other vCPU into the group. */
+static double
+partner_max(const struct wakeups_state *s, int v)
+{
+	return s->off[v + 1] > s->off[v] ? s->rates[s->off[v]] : 0;
+}
+
 int
 wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups *w,
                uint64_t period_ns, uint64_t now_ns)
@@ -336,7 +346,9 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 			}
 			enter = enter &&
 			    r >= WAKEUPS_ENTER_FACTOR * partner_median(s, pair_a(p->key), r, nvcpus, untracked_hz) &&
-			    r >= WAKEUPS_ENTER_FACTOR * partner_median(s, pair_b(p->key), r, nvcpus, untracked_hz);
+			    r >= WAKEUPS_ENTER_FACTOR * partner_median(s, pair_b(p->key), r, nvcpus, untracked_hz) &&
+			    r * WAKEUPS_LINK_RATIO >= partner_max(s, pair_a(p->key)) &&
+			    r * WAKEUPS_LINK_RATIO >= partner_max(s, pair_b(p->key));
 			bool stay = r >= leave;
 			if (p->formed) {
 				if (stay) {

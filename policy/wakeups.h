@@ -51,8 +51,10 @@ struct policy_wakeups {
  * mean rate of every pair of the domain (n(n-1)/2 of them, seen or not)
  * outside the top k, where k is the largest rank whose pair is at least
  * WAKEUPS_ENTER_FACTOR times the background of the pairs below it. A pair
- * becomes a candidate when it is in that top k and at least
- * WAKEUPS_ENTER_MIN_HZ; it stays one while it is at least
+ * becomes a candidate when it is in that top k, at least
+ * WAKEUPS_ENTER_MIN_HZ, at least WAKEUPS_ENTER_FACTOR times the median of
+ * each of its vCPUs' other pairs and at least 1/WAKEUPS_LINK_RATIO of the
+ * strongest pair of each of its vCPUs; it stays one while it is at least
  * max(WAKEUPS_LEAVE_FACTOR x background, WAKEUPS_LEAVE_MIN_HZ); a candidate
  * that lasted WAKEUPS_FORM_S is formed; a formed pair is dropped only after
  * it stayed below that leave level for WAKEUPS_DISSOLVE_S. Groups are the
@@ -71,6 +73,8 @@ struct policy_wakeups {
 #define WAKEUPS_TAU_S 1.0               /* EWMA time constant */
 #define WAKEUPS_ENTER_FACTOR 4.0        /* x background to become a candidate */
 #define WAKEUPS_ENTER_MIN_HZ 20.0       /* ... and at least this */
+#define WAKEUPS_LINK_RATIO 16.0         /* ... and at least 1/this of the
+                                         * strongest pair of each of its vCPUs */
 #define WAKEUPS_LEAVE_FACTOR 2.0        /* below max(this x background, */
 #define WAKEUPS_LEAVE_MIN_HZ 10.0       /*   this) a pair is cold */
 #define WAKEUPS_FORM_S 2.0              /* candidate this long: formed */

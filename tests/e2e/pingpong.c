@@ -2,7 +2,7 @@
 /* pingpong.c - e2e-pingpong, a token ping-pong between two processes for
  * the e2e guests (tests/e2e/test_wakeups_guest.sh).
  *
- *   e2e-pingpong [-a CPU] [-b CPU] [-t SECONDS] [-r SECONDS]
+ *   e2e-pingpong [-a CPU] [-b CPU] [-t SECONDS] [-r SECONDS] [-p USEC]
  *
  * Forks a second process; the parent is pinned to CPU a (default 1), the
  * child to CPU b (default 3), and they pass one byte back and forth
@@ -12,6 +12,9 @@
  *
  *   E2E-PINGPONG rounds=N rate=R/s cpus=A,B
  *
+ * -p makes the parent sleep USEC microseconds after each round (default
+ * 0: as fast as the two can go), which keeps both vCPUs mostly idle: on a
+ * host whose LLCs are one PU each the pair then fits in one of them.
  * -t ends both after that many seconds (default: never). Built static by
  * the test so that it runs in the busybox initramfs.
  */
@@ -52,18 +55,20 @@ main(int argc, char **argv)
 {
 	int a = 1, b = 3, c, up[2], down[2];
 	double t = 0, r = 5, start, last;
+	long p = 0;
 	unsigned long rounds = 0, at_last = 0;
 	pid_t child;
 	char tok = 'x';
 
-	while ((c = getopt(argc, argv, "a:b:t:r:")) != -1) {
+	while ((c = getopt(argc, argv, "a:b:t:r:p:")) != -1) {
 		switch (c) {
 		case 'a': a = atoi(optarg); break;
 		case 'b': b = atoi(optarg); break;
 		case 't': t = atof(optarg); break;
 		case 'r': r = atof(optarg); break;
+		case 'p': p = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: e2e-pingpong [-a CPU] [-b CPU] [-t SECONDS] [-r SECONDS]\n");
+			fprintf(stderr, "usage: e2e-pingpong [-a CPU] [-b CPU] [-t SECONDS] [-r SECONDS] [-p USEC]\n");
 			return 2;
 		}
 	}
@@ -86,6 +91,10 @@ main(int argc, char **argv)
 		if (write(down[1], &tok, 1) != 1 || read(up[0], &tok, 1) != 1)
 			break;
 		rounds++;
+		if (p > 0) {
+			struct timespec ts = { p / 1000000, (p % 1000000) * 1000 };
+			nanosleep(&ts, NULL);
+		}
 		if ((rounds & 63) == 0) {
 			double n = now_s();
 			if (n - last >= r) {

@@ -38,17 +38,23 @@ if [ ! -x "$E2E_PINGPONG" ]; then
 		e2e_fail "cannot build $pp_src: $err"
 	mv "$E2E_PINGPONG.tmp.$$" "$E2E_PINGPONG"
 fi
-e2e_initramfs --file "$E2E_PINGPONG:/bin/e2e-pingpong" --run "e2e-pingpong -a 1 -b 3 -r 5"
+e2e_initramfs --file "$E2E_PINGPONG:/bin/e2e-pingpong" --run "e2e-pingpong -a 1 -b 3 -r 5 -p ${E2E_PINGPONG_PAUSE_US:-1000}"
 live_setup
 # every period's strongest edges in the log (debug), the tracer or no start
 printf 'sampler bpf\nlog-level debug\n' >>"$E2E_RUN_DIR/llcd.conf"
 # a short period so that "a few periods" is a few seconds
 sed -i 's/^period-ms .*/period-ms 500/' "$E2E_RUN_DIR/llcd.conf"
 
-# This host's two LLCs have one PU each, so the kernel's size guard would
-# keep two busy vCPUs apart whenever the ping-pong (or the machine's load)
-# makes them count as busy; the guard is not what this test is about, so it
-# is off (aggr-tolerance 100) and the test sees the wakeup rule alone.
+# This host's two LLCs have one PU each. As fast as it can go, the
+# ping-pong keeps both vCPUs over half busy (about 6,000 rounds/s under
+# TCG): the pair needs more than one PU, and the kernel's can_migrate_llc
+# rule rightly refuses to pack it into one LLC. A 1 ms pause per round
+# (-p 1000: some 650 rounds/s, near the measured rate) leaves the
+# pair at about 0.3 CPU, which one PU takes and which is still an active
+# group (0.05 CPU per vCPU). The kernel's size guard would also keep two
+# busy vCPUs apart whenever the machine's load makes them count as busy;
+# the guard is not what this test is about, so it is off (aggr-tolerance
+# 100) and the test sees the wakeup rule alone.
 pol='<llc-policy xmlns="urn:llcd:llc-policy:1" mode="aggregate"><tune aggr-tolerance="100"/></llc-policy>'
 a=$(e2e_name a)
 e2e_define_guest "$a" 4 "" "$pol"
@@ -119,6 +125,7 @@ for _ in $(seq 60); do
 	c1=$(e2e_cpus_allowed "$t1")
 	c3=$(e2e_cpus_allowed "$t3")
 	hot=$(ctl hot "$a" 2>&1 || true)
+	[ -n "${E2E_DEBUG_VCPUS:-}" ] && ctl vcpuinfo "$a" >&2
 	# each LLC is one PU: one LLC means the same single CPU
 	if [ "$c1" = "$c3" ] && [ "${c1//[-,]/}" = "$c1" ] && has_group "$hot" 1 3; then ok=1; break; fi
 	live_alive
