@@ -244,9 +244,9 @@ h_set_topology(void *ctx, const struct topo *t)
 }
 
 static int
-h_add_guest_channel(void *ctx, uint64_t key, bool live, char *path, size_t len, struct llcd_err *err)
+h_add_guest_channel(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len, struct llcd_err *err)
 {
-	return live_add_guest_channel(ctx, key, live, path, len, err);
+	return live_add_guest_channel(ctx, key, name, live, path, len, err);
 }
 
 const struct agent_ops live_agent_ops = {

@@ -293,9 +293,11 @@ void live_set_topology(struct live *l, const struct topo *t);
 /* Whether per-thread instruction counters are read (the benefit check). */
 bool live_counters(const struct live *l);
 /* Add the guest helper's channel (a unix socket under guest_channel_dir)
- * to the domain's persistent definition, and to the running domain when
- * live; *path receives the socket path. */
-int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+ * to the persistent definition of the running domain key, or with key 0 of
+ * the defined domain name (stopped ones too, virDomainLookupByName), and to
+ * the running domain when live; *path receives the socket path. Returns as
+ * agent_ops.add_guest_channel (ops.h). */
+int live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live, char *path, size_t len,
                            struct llcd_err *err);
 /* Host-side facts for `llcctl topology`: libvirt URI and connection,
  * core scheduling, the kernel's cache-aware scheduling, the state file. */
