@@ -773,7 +773,7 @@ account(struct sim_world *w, double t)
 	for (int i = w->nthreads - 1; i >= 0; i--) {
 		struct sim_thread *th = &w->threads[i];
 		th->runtime_ns = th->instructions = th->run_delay_ns = 0;
-		th->rate = 0;
+		th->rate = th->bw_got = 0;
 		if (!w->dom[th->dom].active || th->demand <= 0)
 			continue;
 		th->next_on_pu = w->pu_first[th->pu];
@@ -799,6 +799,7 @@ account(struct sim_world *w, double t)
 					bwf = w->sc->llc_bw_gbs / w->llc_bw[llc];
 				th->moved = th->last_llc >= 0 && th->last_llc != llc;
 				th->rate = th->cpu_frac * smt * bwf * (th->moved ? m->migration : 1.0);
+				th->bw_got = th->bw * bwf;
 				th->runtime_ns = (uint64_t)llround(th->demand * th->cpu_frac * (double)w->dt_ns);
 				th->run_delay_ns = (uint64_t)llround(th->demand * fmax(0, 1 - 1 / L) *
 				    (double)w->dt_ns);

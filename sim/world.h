@@ -42,6 +42,8 @@ struct sim_thread {
 	bool llcs_dirty;
 	bool moved;                     /* changed LLC this period */
 	double cpu_frac, rate;
+	double bw_got;                  /* achieved bandwidth this period, GB/s:
+	                                 * bw times its LLC's bandwidth factor */
 	double wake_hz;                 /* this period: wakeups it sends to its group */
 	uint64_t runtime_ns, instructions;
 	uint64_t run_delay_ns;          /* runnable but waiting, this period */

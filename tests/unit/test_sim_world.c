@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "run.h"
+#include "simops.h"
 #include "scenario.h"
 #include "topo_hwloc.h"
 #include "world.h"
@@ -249,6 +250,46 @@ test_run_delay(void **state)
 	assert_int_equal(th(&f, 0, 2)->run_delay_ns,
 	    (uint64_t)llround(0.2 * (1 - 1 / 2.2) * 100000000.0));
 	fx_close(&f);
+}
+
+
+/* Memory bandwidth (spec, host.mbm): the policy sees each domain's
+ * achieved bandwidth, bw_gbs times the LLC's bandwidth factor, as bytes per
+ * period; without host.mbm nothing (mbm_valid false). */
+static void
+test_mbm_achieved(void **state)
+{
+	struct fx f;
+	struct llcd_err err;
+	struct agent_obs *obs = agent_obs_new();
+
+	(void)state;
+	for (int mbm = 0; mbm < 2; mbm++) {
+		char json[512];
+		snprintf(json, sizeof(json), "{\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:1\",\"llc_bw_gbs\":40,"
+		    "\"mbm\":%s},\"duration_s\":10,\"domains\":[{\"name\":\"a\",\"vcpus\":4,\"load\":["
+		    "{\"vcpus\":\"0-2\",\"util\":1,\"group\":\"s\",\"bw_gbs\":20},{\"vcpus\":\"3\",\"util\":1}]}]}",
+		    mbm ? "true" : "false");
+		fx_open(&f, json, SIM_POLICY_NONE, 1, NULL, NULL);
+		struct sim_ops_ctx ctx = { .w = f.w };
+		steps(&f, 1);
+		pin(&f, 0, 0, "0-3");
+		pin(&f, 0, 1, "0-3");
+		pin(&f, 0, 2, "0-3");
+		pin(&f, 0, 3, "4");
+		steps(&f, 1);
+		/* 60 GB/s asked of a 40 GB/s LLC: each gets 2/3 of its 20 */
+		assert_double_equal(th(&f, 0, 0)->bw_got, 20.0 * 40.0 / 60.0, 1e-9);
+		assert_double_equal(th(&f, 0, 3)->bw_got, 0, 0);
+		assert_int_equal(agent_obs_begin(obs, 8, &err), 0);
+		assert_int_equal(sim_agent_ops.observe(&ctx, sim_world_now_ns(f.w), obs, &err), 0);
+		assert_int_equal(obs->ndomains, 1);
+		assert_int_equal(obs->domains[0].mbm_valid, mbm);
+		/* 40 GB/s for 100 ms */
+		assert_int_equal(obs->domains[0].mbm_bytes, mbm ? 4000000000ull : 0);
+		fx_close(&f);
+	}
+	agent_obs_free(obs);
 }
 
 #define WAKE_HOST "\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:2\",\"wakeup_trace\":true}," \
@@ -535,6 +576,7 @@ main(void)
 		cmocka_unit_test(test_smt_and_cpu_share),
 		cmocka_unit_test(test_bandwidth_cap),
 		cmocka_unit_test(test_run_delay),
+		cmocka_unit_test(test_mbm_achieved),
 		cmocka_unit_test(test_wakeup_draws),
 		cmocka_unit_test(test_wakeup_cap),
 		cmocka_unit_test(test_determinism),
