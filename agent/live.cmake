@@ -24,6 +24,7 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/live/domains.c
   ${CMAKE_CURRENT_LIST_DIR}/live/observe.c
   ${CMAKE_CURRENT_LIST_DIR}/live/mbm.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/numa.c
   ${CMAKE_CURRENT_LIST_DIR}/live/apply.c
   ${CMAKE_CURRENT_LIST_DIR}/live/state.c
   ${CMAKE_CURRENT_LIST_DIR}/live/kcas.c
