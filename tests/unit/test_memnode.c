@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "memnode.h"
+#include "topo_hwloc.h"
 
 #define MiB (1ull << 20)
 
@@ -172,6 +173,92 @@ test_real_node0(void **state)
 	close(fds[0]);
 }
 
+/* A child that touches len bytes once (as a booting guest touches its
+ * RAM), says so on fd, then keeps working on the first `hot` bytes. */
+static pid_t
+toucher(size_t len, size_t hot, int *rfd)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			_exit(1);
+		memset((char *)m, 1, len);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		for (unsigned long i = 0;; i += 4096)
+			m[i % hot]++;
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	*rfd = fds[0];
+	return pid;
+}
+
+/* VmRSS in bytes: the resident set of the process, which is what
+ * virDomainMemoryStats() reports as VIR_DOMAIN_MEMORY_STAT_RSS for a QEMU. */
+static uint64_t
+rss_bytes(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* Why llcd has no memory-footprint guard (docs/design.md): the guest's
+ * memory statistics from libvirt give the QEMU's resident set, which
+ * counts every page the guest ever touched. A guest that works on 1 MiB
+ * and one that streams through all of its 128 MiB show the same RSS, so
+ * the kernel's exceed_llc_capacity() rule (llc_bytes x scale(256) <
+ * footprint; scale 1 at aggr-tolerance 1) on it refuses both on a 32 MiB
+ * LLC: it would keep every real guest from being aggregated (a booted
+ * guest has touched far more than any LLC), whatever its hot set. The
+ * kernel's own footprint is NUMA-balancing fault counts, which only the
+ * kernel has. */
+static void
+test_rss_is_no_footprint(void **state)
+{
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2(size=32MiB) core:8 pu:2", &err);
+	int fa, fb;
+
+	(void)state;
+	assert_non_null(t);
+	uint64_t llc = topo_get(t, TOPO_LLC, 0)->size;
+	assert_int_equal(llc, 32 * MiB);
+	pid_t hot = toucher(128 * MiB, 1 * MiB, &fa);
+	pid_t stream = toucher(128 * MiB, 128 * MiB, &fb);
+	usleep(200000);
+	uint64_t ra = rss_bytes(hot), rb = rss_bytes(stream);
+	kill(hot, SIGKILL);
+	kill(stream, SIGKILL);
+	waitpid(hot, NULL, 0);
+	waitpid(stream, NULL, 0);
+	close(fa);
+	close(fb);
+	assert_true(ra >= 128 * MiB && rb >= 128 * MiB);
+	assert_true(ra < rb + 8 * MiB && rb < ra + 8 * MiB);    /* indistinguishable */
+	int tol = 1, scale = 1 + (tol - 1) * 256;               /* get_sched_cache_scale(256) */
+	assert_true(llc * (uint64_t)scale < ra);                /* the 1 MiB worker: refused */
+	assert_true(llc * (uint64_t)scale < rb);                /* the streamer: refused */
+	topo_free(t);
+}
+
 int
 main(void)
 {
@@ -180,6 +267,7 @@ main(void)
 		cmocka_unit_test(test_ranges_qemu_memfd),
 		cmocka_unit_test(test_ranges_edge),
 		cmocka_unit_test(test_real_node0),
+		cmocka_unit_test(test_rss_is_no_footprint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
