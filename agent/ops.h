@@ -221,6 +221,9 @@ struct agent_ops {
 	 * domain (err says so) */
 	int (*add_guest_channel)(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len,
 	                         struct llcd_err *err);
+	/* pin calls the back-end made (vCPU and emulator), and pins it did not
+	 * make because the thread was already there (llcctl stats) */
+	void (*pin_counts)(void *ctx, uint64_t *calls, uint64_t *in_place);
 };
 
 const char *agent_result_name(enum agent_result r);
