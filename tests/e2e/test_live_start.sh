@@ -19,6 +19,7 @@
 #     definition says.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/live_lib.sh"
+LIVE_DAEMON=llcd                        # llcctl stats and topology --apply
 
 e2e_begin live_start
 e2e_install
