@@ -68,6 +68,7 @@ ldom_free(struct ldom *d)
 		tracer_domain_remove(d->tracer, d->tr_dom);
 	procstat_thread_free(d->main_th);
 	free(d->lv_pins);
+	live_mbm_forget(d);
 	guestchan_free(d->gc);
 	qmp_cpus_free(d->qmp);
 	free(d->v);
