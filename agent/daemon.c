@@ -284,6 +284,8 @@ daemon_free(struct daemon *d)
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
 	policyrule_set_free(d->rules);
+	for (int i = 0; i < d->nretired; i++)
+		topo_free(d->retired[i]);
 	for (int i = 0; i < d->nreleased; i++)
 		free(d->released[i].xml);
 	free(d->released);
@@ -359,6 +361,19 @@ relisten_metrics(struct daemon *d, const char *spec, struct llcd_err *err)
 	return 0;
 }
 
+/* Free the replaced topologies the engine no longer refers to. */
+static void
+free_retired(struct daemon *d)
+{
+	const struct topo *bound = policy_state_topo(agent_loop_policy(d->loop));
+
+	for (int i = 0; i < d->nretired; i++)
+		if (d->retired[i] != bound) {
+			topo_free(d->retired[i]);
+			d->retired[i--] = d->retired[--d->nretired];
+		}
+}
+
 int
 daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 {
@@ -367,7 +382,9 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	d->now_ns = now_ns;
 	if (d->be.ops->tick)
 		d->be.ops->tick(d->be.ctx, now_ns);
-	if (agent_loop_step(d->loop, now_ns, &st, err) < 0) {
+	int rc = agent_loop_step(d->loop, now_ns, &st, err);
+	free_retired(d);
+	if (rc < 0) {
 		d->errors++;
 		return -1;
 	}
@@ -678,6 +695,22 @@ read_online(char *buf, size_t len)
 	fclose(f);
 }
 
+int
+daemon_hotplug(struct daemon *d, struct topo *t, struct llcd_err *err)
+{
+	free_retired(d);        /* leaves at most the one the engine is bound to */
+	if (daemon_set_topology(d, t, err) < 0) {
+		topo_free(t);
+		return -1;
+	}
+	/* the engine refers to the previous one until it rebinds in the next
+	 * period that reaches it: free it then (daemon_step) */
+	if (d->owned_topo != NULL)
+		d->retired[d->nretired++] = d->owned_topo;
+	d->owned_topo = t;
+	return 0;
+}
+
 /* CPU hotplug: when the online CPUs change, re-read the live host through
  * hwloc and re-place (adoption keeps what is still valid). */
 static void
@@ -694,15 +727,8 @@ check_cpus(struct daemon *d)
 	log_info("online CPUs changed from %s to %s: re-reading the host topology", d->online, now);
 	snprintf(d->online, sizeof(d->online), "%s", now);
 	struct topo *t = topo_load(NULL, &err);
-	if (t == NULL || daemon_set_topology(d, t, &err) < 0) {
+	if (t == NULL || daemon_hotplug(d, t, &err) < 0)
 		log_warnx("topology: %s; keeping the previous one", err.msg);
-		topo_free(t);
-		return;
-	}
-	/* the previous re-read topology is no longer referenced once the
-	 * engine rebinds in the next step; free it after that step */
-	topo_free(d->owned_topo);
-	d->owned_topo = t;
 }
 
 int

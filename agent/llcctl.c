@@ -43,7 +43,7 @@ static const struct cmd cmds[] = {
 	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0 },
 	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1 },
 	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1 },
-	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the domain's persistent definition, used from its next start; a domain that has it already is left alone (root)", 1 },
+	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the persistent definition of a running or stopped domain, used from its next start; a domain that has it already is left alone (root)", 1 },
 	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0 },
 };
 
@@ -680,7 +680,9 @@ main(int argc, char **argv)
 					    js(r, "name"), js(r, "socket"));
 				else
 					printf("%s: guest channel added to the persistent definition (used from the next "
-					    "start); socket %s\n", js(r, "name"), js(r, "socket"));
+					    "start%s); socket %s\n", js(r, "name"),
+					    json_object_get_boolean(json_object_object_get(r, "running")) ?
+					    "; the running guest does not get it" : "", js(r, "socket"));
 				break;
 			case CTL_LIST:
 				print_list(r, !list_header);

@@ -221,9 +221,11 @@ struct agent_ops {
 	/* the host topology was re-read (CPU hotplug) */
 	void (*set_topology)(void *ctx, const struct topo *t);
 	/* add the guest helper's channel to the domain's persistent definition
-	 * (llcctl guest-channel): 0 added, 1 it has the channel already (path
-	 * filled, nothing changed), -1 err */
-	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
+	 * (llcctl guest-channel): the running domain of key, or with key 0 the
+	 * defined domain called name (running or not); 0 added, 1 it has the
+	 * channel already (path filled, nothing changed), -1 err, -2 no such
+	 * domain (err says so) */
+	int (*add_guest_channel)(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len,
 	                         struct llcd_err *err);
 	/* llcd.conf's policy-rule set (policyrule.h; the daemon owns it, valid
 	 * until the next call): a domain without an llc-policy annotation gets

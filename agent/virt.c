@@ -778,6 +778,31 @@ virt_domain_get(struct virt *v, const char *uuid, struct virt_domain *d,
 	return r;
 }
 
+enum virt_result
+virt_domain_by_name(struct virt *v, const char *name, struct virt_domain *d,
+    struct llcd_err *err)
+{
+	enum virt_result r;
+	virDomainPtr dom;
+	virErrorPtr e;
+
+	if (!virt_connected(v)) {
+		llcd_err_set(err, "libvirt %s: not connected [transient]", v->uri);
+		return VIRT_TRANSIENT;
+	}
+	if ((dom = virDomainLookupByName(v->conn, name)) == NULL) {
+		e = virGetLastError();
+		if (e != NULL && e->code == VIR_ERR_NO_DOMAIN) {
+			llcd_err_set(err, "no domain '%.200s' is defined in libvirt %s", name, v->uri);
+			return VIRT_GONE;
+		}
+		return classify_last(v, NULL, err, "virDomainLookupByName");
+	}
+	r = fill_domain(v, dom, d, err);
+	virDomainFree(dom);
+	return r;
+}
+
 /* ---- annotation --------------------------------------------------------- */
 
 enum virt_result

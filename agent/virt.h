@@ -144,6 +144,10 @@ int virt_list_domains(struct virt *v, struct virt_domain **doms, int *n,
 /* One domain by UUID. */
 enum virt_result virt_domain_get(struct virt *v, const char *uuid,
     struct virt_domain *d, struct llcd_err *err);
+/* One defined domain (running or not) by name (virDomainLookupByName);
+ * VIRT_GONE when libvirt has no domain of that name. */
+enum virt_result virt_domain_by_name(struct virt *v, const char *name,
+    struct virt_domain *d, struct llcd_err *err);
 
 /* The raw <llc-policy> element (virDomainGetMetadata, namespace
  * VIRT_POLICY_NS), malloc'd, or *xml = NULL when the domain has none. The

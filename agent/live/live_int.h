@@ -7,6 +7,7 @@
  *   domains.c   domains from libvirt and its events; annotation; vCPU
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
+ *   mbm.c       memory bandwidth per domain (resctrl monitoring groups)
  *   apply.c     apply(): pins, failure classes and back-off, core
  *               scheduling cookies
  *   state.c     the state file (state.h)
@@ -33,6 +34,7 @@
 #include "ops.h"
 #include "policy.h"
 #include "procstat.h"
+#include "resctrl.h"
 #include "state.h"
 #include "tracer.h"
 #include "virt.h"
@@ -177,6 +179,14 @@ struct ldom {
 	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
+	/* bandwidth monitoring (mbm.c): the domain's resctrl group */
+	char mbm_group[RESCTRL_NAME_MAX];
+	bool mbm_made, mbm_failed;      /* group made / could not be made */
+	struct resctrl *mbm_rc;         /* the back-end's, for the rmdir */
+	uint64_t mbm_sig;               /* vCPU TIDs last written to tasks */
+	uint64_t mbm_prev;              /* mbm_total_bytes at the last read */
+	int mbm_prev_nread;             /* ... and L3 domains that read a number */
+	bool mbm_have_prev;
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -228,6 +238,8 @@ struct live {
 	char sampler_reason[LLCD_ERR_MSG];      /* why the tracer is not used */
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
 	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
+	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
+	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 };
 
 /* domains.c */
@@ -246,6 +258,16 @@ void live_set_rules(struct live *l, const struct policyrule_set *rules);
 int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);
 enum agent_result live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err);
 void live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg);
+
+/* mbm.c */
+/* Open resctrl monitoring at cfg.resctrl_root (said once); close it. */
+void live_mbm_open(struct live *l);
+void live_mbm_close(struct live *l);
+/* A managed domain's achieved bandwidth this period into in (its group
+ * made, and its vCPU threads written to it, on the way). */
+void live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
+/* Remove the domain's group (ldom_free). */
+void live_mbm_forget(struct ldom *d);
 
 /* apply.c */
 /* Count a result of applying and back off after transient failures in a
@@ -282,9 +304,11 @@ void live_set_topology(struct live *l, const struct topo *t);
 /* Whether per-thread instruction counters are read (the benefit check). */
 bool live_counters(const struct live *l);
 /* Add the guest helper's channel (a unix socket under guest_channel_dir)
- * to the domain's persistent definition, and to the running domain when
- * live; *path receives the socket path. */
-int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+ * to the persistent definition of the running domain key, or with key 0 of
+ * the defined domain name (stopped ones too, virDomainLookupByName), and to
+ * the running domain when live; *path receives the socket path. Returns as
+ * agent_ops.add_guest_channel (ops.h). */
+int live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live, char *path, size_t len,
                            struct llcd_err *err);
 /* Host-side facts for `llcctl topology`: libvirt URI and connection,
  * core scheduling, the kernel's cache-aware scheduling, the state file. */
