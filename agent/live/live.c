@@ -243,6 +243,12 @@ h_set_topology(void *ctx, const struct topo *t)
 	live_set_topology(ctx, t);
 }
 
+static void
+h_set_rules(void *ctx, const struct policyrule_set *rules)
+{
+	live_set_rules(ctx, rules);
+}
+
 static int
 h_add_guest_channel(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len, struct llcd_err *err)
 {
@@ -266,4 +272,5 @@ const struct agent_ops live_agent_ops = {
 	.is_running = h_is_running,
 	.set_topology = h_set_topology,
 	.add_guest_channel = h_add_guest_channel,
+	.set_rules = h_set_rules,
 };
