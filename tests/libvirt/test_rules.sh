@@ -113,6 +113,11 @@ wait_field instance-0000000f '["mode"]' static
 [ "$(field instance-0000000f '.get("policy_rule")')" = "" ] || fail "instance-0000000f has a policy_rule"
 ok "instance-0000000f keeps its annotation (static) despite matching rule 1"
 
+ctl policy instance-0000000e > "$work/out" || fail "llcctl policy: $(cat "$work/out")"
+grep -qxF "instance-0000000e: no llc-policy annotation; policy-rule 1 ($work/llcd.conf:6: flavor=m1.llc.*) applies" "$work/out" ||
+	fail "llcctl policy instance-0000000e: $(cat "$work/out")"
+ok "llcctl policy instance-0000000e names the rule"
+
 [ "$(field web-1 '["policy_source"]')" = none ] || fail "web-1: $(ctl dominfo web-1)"
 ok "web-1 (flavor m1.large): no rule, policy_source none"
 
