@@ -218,6 +218,23 @@ wrap_report(void *ctx, const struct policy_action *a, enum agent_result r, const
 		d->be.ops->report(d->be.ctx, a, r, msg);
 }
 
+/* --- policy-rule ------------------------------------------------------------ */
+
+/* Hand the rules s (the daemon's from now on) to the back-end. */
+static void
+take_rules(struct daemon *d, struct policyrule_set *s)
+{
+	if (s->n > 0 || (d->rules && d->rules->n > 0))
+		log_info("%d policy-rule%s for domains without an llc-policy annotation", s->n, s->n == 1 ? "" : "s");
+	if (d->be.ops->set_rules != NULL)
+		d->be.ops->set_rules(d->be.ctx, s);
+	else if (s->n > 0)
+		log_warnx("policy-rule: the %s back-end does not match rules; %d rule%s ignored", d->be.ops->name,
+		    s->n, s->n == 1 ? "" : "s");
+	policyrule_set_free(d->rules);
+	d->rules = s;
+}
+
 /* --- lifecycle ------------------------------------------------------------- */
 
 struct daemon *
@@ -241,11 +258,18 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		free(d);
 		return NULL;
 	}
-	d->loop = agent_loop_new(&d->ops, d, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
-	if (d->loop == NULL) {
+	struct policyrule_set *rules = config_rules(cfg, err);
+	if (rules == NULL) {
 		free(d);
 		return NULL;
 	}
+	d->loop = agent_loop_new(&d->ops, d, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
+	if (d->loop == NULL) {
+		policyrule_set_free(rules);
+		free(d);
+		return NULL;
+	}
+	take_rules(d, rules);
 	d->start_ns = d->now_ns = llcd_mono_ns();
 	return d;
 }
@@ -260,6 +284,7 @@ daemon_free(struct daemon *d)
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
+	policyrule_set_free(d->rules);
 	for (int i = 0; i < d->nretired; i++)
 		topo_free(d->retired[i]);
 	for (int i = 0; i < d->nreleased; i++)
@@ -406,13 +431,22 @@ int
 daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *err)
 {
 	struct policy_host h;
+	const struct config_directive *rd = config_directive("policy-rule");
+	struct policyrule_set *rules = NULL;
 
-	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0 ||
-	    relisten_metrics(d, c->metrics_listen, err) < 0)
+	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0)
 		return -1;
+	if (!config_same(c, &d->cfg, rd) && (rules = config_rules(c, err)) == NULL)
+		return -1;
+	if (relisten_metrics(d, c->metrics_listen, err) < 0) {
+		policyrule_set_free(rules);
+		return -1;
+	}
 	for (const struct config_directive *dir = config_directives; dir->name; dir++)
 		if (dir->flags & CONFIG_RELOAD)
 			config_copy(&d->cfg, c, dir);
+	if (rules != NULL)
+		take_rules(d, rules);
 	log_setverbose(c->log_level);
 	d->host = h;
 	d->obs_gen++;

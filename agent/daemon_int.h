@@ -49,6 +49,7 @@ struct daemon {
 	uint64_t step_max_ns;
 	struct metrics_hist step_hist;  /* llcd_policy_step_seconds */
 	struct httpd *httpd;            /* metrics-listen; NULL off */
+	struct policyrule_set *rules;   /* policy-rule, as handed to the back-end */
 	bool listening;                 /* daemon_listen ran: serve metrics */
 	void (*period_hook)(void *arg);
 	void *period_hook_arg;

@@ -157,6 +157,13 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 		json_object_object_add(o, "annotation_error", jstr(di->annotation_error));
 	if (di->annotated && annot_format(&di->annot, buf, sizeof(buf), &e) == 0)
 		json_object_object_add(o, "annotation", jstr(buf));
+	if (di->rule > 0) {
+		json_object *r = json_object_new_object();
+		json_object_object_add(r, "number", json_object_new_int(di->rule));
+		json_object_object_add(r, "where", jstr(di->rule_where));
+		json_object_object_add(r, "match", jstr(di->rule_match));
+		json_object_object_add(o, "policy_rule", r);
+	}
 	if (di->have_guest_topo) {
 		snprintf(buf, sizeof(buf), "sockets=%d dies=%d clusters=%d cores=%d threads=%d", di->guest.sockets,
 		    di->guest.dies, di->guest.clusters, di->guest.cores, di->guest.threads);
@@ -251,6 +258,10 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 		struct agent_dominfo di;
 		agent_dominfo_init(&di);
 		if (d->be.ops->describe(d->be.ctx, in->key, &di) == 0) {
+			/* where the policy comes from: the back-end knows an
+			 * annotation from a rule; what it lacks is default-mode's */
+			json_object_object_add(o, "policy_source", jstr(daemon_is_released(d, in->key) ? "released" :
+			    di.rule > 0 ? "rule" : di.annotated ? "annotation" : in->annotated ? "default-mode" : "none"));
 			/* the back-end's own error (a pin failed permanently, an
 			 * invalid annotation) wins over the engine's view */
 			if (di.backend_error) {

@@ -75,6 +75,11 @@ struct policy_domain_in {
 	/* Wakeups between this domain's vCPU threads during the period
 	 * (wakeups.h); NULL when the back-end cannot see them (no tracer). */
 	const struct policy_wakeups *wakeups;
+	/* Memory bandwidth the domain's vCPU threads achieved during the
+	 * period: bytes read and written to memory (resctrl's mbm_total_bytes
+	 * of its monitoring group; llcsim's host.mbm). Only when mbm_valid. */
+	bool mbm_valid;
+	uint64_t mbm_bytes;
 };
 
 struct policy_input {

@@ -78,6 +78,9 @@ struct live_config {
 	/* tests */
 	const char *pid_dir;            /* NULL: libvirt's (virt.h) */
 	const char *proc_root;          /* NULL: /proc */
+	const char *resctrl_root;       /* NULL: /sys/fs/resctrl; "": no bandwidth
+	                                 * monitoring (tests: a fixture tree, a
+	                                 * fake seam; resctrl.h) */
 	unsigned backoff_min_ms, backoff_max_ms;  /* libvirt reconnect; 0: virt.h */
 	const struct coresched_ops *coresched_ops; /* NULL: the real prctl */
 };

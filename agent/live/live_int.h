@@ -7,6 +7,7 @@
  *   domains.c   domains from libvirt and its events; annotation; vCPU
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
+ *   mbm.c       memory bandwidth per domain (resctrl monitoring groups)
  *   apply.c     apply(): pins, failure classes and back-off, core
  *               scheduling cookies
  *   state.c     the state file (state.h)
@@ -33,6 +34,7 @@
 #include "ops.h"
 #include "policy.h"
 #include "procstat.h"
+#include "resctrl.h"
 #include "state.h"
 #include "tracer.h"
 #include "virt.h"
@@ -65,6 +67,9 @@ struct lvcpu {
  *                     annotation read (ldom_read_annotation):
  *                       none -> UNANNOTATED, invalid -> INVALID,
  *                       valid -> MANAGED (REFUSED while a refusal stands)
+ *                     no annotation but a policy-rule matches: MANAGED
+ *                     with the rule's policy (rule), INVALID when the
+ *                     rule's groups do not fit the domain
  *   LDOM_UNANNOTATED  no llc-policy annotation: left to the default
  *                     scheduler (confined to the shared pool as a whole
  *                     while isolated domains exist).
@@ -144,6 +149,10 @@ struct ldom {
 	struct policy_guest_topo guest;
 	enum ldom_state state;
 	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
+	int rule;                       /* annot is policy-rule number rule (from
+	                                 * 1), not an annotation; 0: none */
+	char rule_where[POLICYRULE_WHERE];      /* that rule's file:line */
+	char rule_match[POLICYRULE_TEXT];       /* and its MATCHes */
 	char annot_err[LLCD_ERR_MSG];   /* INVALID: why */
 	char refuse_msg[POLICY_REASON]; /* the standing refusal; "" none */
 	bool failed;                    /* a permanent failure (see above) */
@@ -170,6 +179,14 @@ struct ldom {
 	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
+	/* bandwidth monitoring (mbm.c): the domain's resctrl group */
+	char mbm_group[RESCTRL_NAME_MAX];
+	bool mbm_made, mbm_failed;      /* group made / could not be made */
+	struct resctrl *mbm_rc;         /* the back-end's, for the rmdir */
+	uint64_t mbm_sig;               /* vCPU TIDs last written to tasks */
+	uint64_t mbm_prev;              /* mbm_total_bytes at the last read */
+	int mbm_prev_nread;             /* ... and L3 domains that read a number */
+	bool mbm_have_prev;
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -220,6 +237,9 @@ struct live {
 	struct tracer *tracer;          /* the in-kernel tracer; NULL: /proc */
 	char sampler_reason[LLCD_ERR_MSG];      /* why the tracer is not used */
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
+	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
+	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
+	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 };
 
 /* domains.c */
@@ -230,11 +250,24 @@ void ldom_free(struct ldom *d);
 void ldom_read_annotation(struct live *l, struct ldom *d);
 /* Find the vCPU threads of a domain's QEMU and open them. */
 void ldom_discover(struct live *l, struct ldom *d);
+/* New policy-rules: every domain's annotation (and so its rule) is read
+ * again in the next period. */
+void live_set_rules(struct live *l, const struct policyrule_set *rules);
 
 /* observe.c, apply.c: the ops table's entries (live.c) */
 int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);
 enum agent_result live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err);
 void live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg);
+
+/* mbm.c */
+/* Open resctrl monitoring at cfg.resctrl_root (said once); close it. */
+void live_mbm_open(struct live *l);
+void live_mbm_close(struct live *l);
+/* A managed domain's achieved bandwidth this period into in (its group
+ * made, and its vCPU threads written to it, on the way). */
+void live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
+/* Remove the domain's group (ldom_free). */
+void live_mbm_forget(struct ldom *d);
 
 /* apply.c */
 /* Count a result of applying and back off after transient failures in a

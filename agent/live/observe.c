@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* observe.c - the live back-end's observe(): per period, the CPUs' busy
  * time from /proc/stat, each domain's vCPU runtime, last CPU, affinity and
- * instruction count, and the guest helper's reports. */
+ * instruction count, the domain's memory bandwidth (mbm.c), and the guest
+ * helper's reports. */
 #include "live_int.h"
 
 #define STATE_RETRY_PERIODS 5
@@ -351,6 +352,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
 		sample_domain(l, d, in, obs->vcpus[slot], mono);
+		live_mbm_sample(l, d, in);
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}
