@@ -841,6 +841,12 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "domains_managed", json_object_new_int(managed));
 	json_object_object_add(o, "pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_VCPU]));
 	json_object_object_add(o, "emulator_pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_EMULATOR]));
+	if (d->be.ops->pin_counts) {
+		uint64_t calls, in_place;
+		d->be.ops->pin_counts(d->be.ctx, &calls, &in_place);
+		json_object_object_add(o, "pin_calls", json_object_new_int64((int64_t)calls));
+		json_object_object_add(o, "pins_in_place", json_object_new_int64((int64_t)in_place));
+	}
 	json_object_object_add(o, "releases", json_object_new_int64((int64_t)d->actions[POLICY_ACT_RELEASE]));
 	json_object_object_add(o, "refusals", json_object_new_int64((int64_t)d->actions[POLICY_ACT_REFUSE]));
 	json_object_object_add(o, "preference_switches", json_object_new_int64((int64_t)ps.pref_switches));

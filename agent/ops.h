@@ -227,6 +227,9 @@ struct agent_ops {
 	 * domain (err says so) */
 	int (*add_guest_channel)(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len,
 	                         struct llcd_err *err);
+	/* pin calls the back-end made (vCPU and emulator), and pins it did not
+	 * make because the thread was already there (llcctl stats) */
+	void (*pin_counts)(void *ctx, uint64_t *calls, uint64_t *in_place);
 	/* llcd.conf's policy-rule set (policyrule.h; the daemon owns it, valid
 	 * until the next call): a domain without an llc-policy annotation gets
 	 * the policy of the first rule that matches it. Called once before the

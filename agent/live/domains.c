@@ -67,6 +67,7 @@ ldom_free(struct ldom *d)
 	if (d->tracer != NULL && d->tr_dom >= 0)
 		tracer_domain_remove(d->tracer, d->tr_dom);
 	procstat_thread_free(d->main_th);
+	free(d->lv_pins);
 	live_mbm_forget(d);
 	guestchan_free(d->gc);
 	qmp_cpus_free(d->qmp);
@@ -305,6 +306,14 @@ upsert(struct live *l, const struct virt_domain *vd)
 
 	if (key == 0)
 		return;
+	if (d != NULL && d->pid > 0 && vd->pid == 0) {
+		/* its QEMU is gone while libvirt still says active (being
+		 * destroyed): not a new run to place with no threads; the
+		 * stopped event follows (a relist adds a run whose pid stays
+		 * unknown) */
+		dom_remove(l, d, "its QEMU process exited");
+		return;
+	}
 	if (d != NULL && d->pid != vd->pid) {
 		/* a new QEMU (restarted between two looks, or its pid just
 		 * became known): a new key, so the engine places it afresh */
@@ -576,12 +585,18 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 
 	while (virt_next_event(l->virt, &ev) == 1) {
 		switch (ev.type) {
-		case VIRT_EV_LIFECYCLE:
+		case VIRT_EV_LIFECYCLE: {
 			log_dom(LOG_DEBUG, ev.name, -1, 0, "lifecycle event %s (detail %d)",
 			    virt_lifecycle_name(ev.event, nb, sizeof(nb)), ev.detail);
 			if (virt_connected(l->virt))
 				refresh_uuid(l, ev.uuid);
+			/* a run that this event started (not observed yet): time
+			 * llcd's reaction to it */
+			if (ev.event == VIRT_LIFECYCLE_STARTED && (d = dom_by_uuid(l, ev.uuid)) != NULL &&
+			    d->react_period == 0 && d->started_ns == 0)
+				d->started_ns = ev.mono_ns;
 			break;
+		}
 		case VIRT_EV_METADATA:
 			/* another namespace's element (Nova's, KubeVirt's) matters
 			 * when a policy-rule reads the metadata */

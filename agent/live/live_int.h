@@ -179,6 +179,22 @@ struct ldom {
 	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
+	/* libvirt's live pins (vcpupin, emulatorpin), read at most once per
+	 * period and only where the kernel already has a thread where the
+	 * plan wants it: a pin both agree with is not made again (apply.c) */
+	struct cpuset *lv_pins;         /* lv_cap entries */
+	int lv_cap, lv_n;
+	struct cpuset lv_emu;
+	uint64_t lv_period;             /* the period they were read in; 0 never */
+	bool lv_ok;
+	/* the reaction to libvirt's started event (observe.c logs it in the
+	 * period after the one that placed the domain) */
+	uint64_t started_ns;            /* the event (CLOCK_MONOTONIC); 0: none pending */
+	uint64_t react_period;          /* the first period that observed it; 0
+	                                 * not observed yet */
+	uint64_t react_first_ns, react_last_ns; /* first and last vCPU pin (or kept) */
+	uint64_t react_act_period;      /* the period of the first pin (or kept); 0 none */
+	int react_calls, react_kept;    /* pin calls made, pins found in place */
 	/* bandwidth monitoring (mbm.c): the domain's resctrl group */
 	char mbm_group[RESCTRL_NAME_MAX];
 	bool mbm_made, mbm_failed;      /* group made / could not be made */
