@@ -263,6 +263,10 @@ print_policy(json_object *r)
 		    js(r, "name"));
 	else if (!strcmp(st, "default"))
 		printf("%s: no llc-policy annotation; llcd's default-mode applies\n", js(r, "name"));
+	else if (!strcmp(st, "rule"))
+		printf("%s: no llc-policy annotation; policy-rule %lld (%s: %s) applies\n", js(r, "name"),
+		    (long long)ji(json_object_object_get(r, "policy_rule"), "number"),
+		    js(json_object_object_get(r, "policy_rule"), "where"), js(json_object_object_get(r, "policy_rule"), "match"));
 	else
 		printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "annotated")) ?
 		    "annotated" : "no llc-policy annotation");
