@@ -208,7 +208,7 @@ home_verdict(struct policy_state *s, const struct policy_input *in, struct dom *
 		say(h->why, sizeof(h->why), "home widened from %s to %s%s: %s; hold-down %ds",
 		    h->narrow_where, wide, d->isolated ? " (whole cores on other LLCs)" : "", vals,
 		    d->annot.tune.holddown_s);
-		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, &d->allot, "home: %s", h->why);
+		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, &d->allot, "%s", h->why);
 		s->stats.backoffs++;
 		return;
 	}

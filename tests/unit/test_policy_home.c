@@ -119,7 +119,7 @@ test_home_widened_counters(void **state)
 	(void)state;
 	run_stream(true, false, false, 0, &r);
 	assert_int_equal(r.backoffs, 1);
-	assert_non_null(strstr(r.backoff_reason, "home: home widened from LLC 0 to LLCs 0-3 (whole cores on "
+	assert_non_null(strstr(r.backoff_reason, "home widened from LLC 0 to LLCs 0-3 (whole cores on "
 	    "other LLCs): instructions per second "));
 	assert_true(r.info.home_widened);
 	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3"));
