@@ -406,6 +406,11 @@ h_dominfo(struct daemon *d, struct control_request *req)
 		json_object_object_add(req->reply, "groups", groups_json(&info));
 		json_object_object_add(req->reply, "preferred_llc_switches", json_object_new_int64((int64_t)info.pref_switches));
 		json_object_object_add(req->reply, "vcpu_moves", json_object_new_int64((int64_t)info.vcpu_moves));
+		/* the home check's last word (policy/home.c), once it said one */
+		if (info.home_why[0] != '\0') {
+			json_object_object_add(req->reply, "home", json_object_new_string(info.home_why));
+			json_object_object_add(req->reply, "home_widened", json_object_new_boolean(info.home_widened));
+		}
 	}
 	return CTL_OK;
 }

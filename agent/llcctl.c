@@ -215,7 +215,8 @@ static void
 print_dominfo(json_object *r)
 {
 	static const char *const keys[] = { "name", "key", "state", "reason", "policy_source", "mode", "isolation",
-		"topology", "vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves" };
+		"topology", "vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves", "home",
+		"home_widened" };
 	json_object *g;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_object *v;
