@@ -218,6 +218,23 @@ wrap_report(void *ctx, const struct policy_action *a, enum agent_result r, const
 		d->be.ops->report(d->be.ctx, a, r, msg);
 }
 
+/* --- policy-rule ------------------------------------------------------------ */
+
+/* Hand the rules s (the daemon's from now on) to the back-end. */
+static void
+take_rules(struct daemon *d, struct policyrule_set *s)
+{
+	if (s->n > 0 || (d->rules && d->rules->n > 0))
+		log_info("%d policy-rule%s for domains without an llc-policy annotation", s->n, s->n == 1 ? "" : "s");
+	if (d->be.ops->set_rules != NULL)
+		d->be.ops->set_rules(d->be.ctx, s);
+	else if (s->n > 0)
+		log_warnx("policy-rule: the %s back-end does not match rules; %d rule%s ignored", d->be.ops->name,
+		    s->n, s->n == 1 ? "" : "s");
+	policyrule_set_free(d->rules);
+	d->rules = s;
+}
+
 /* --- lifecycle ------------------------------------------------------------- */
 
 struct daemon *
@@ -241,11 +258,18 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		free(d);
 		return NULL;
 	}
-	d->loop = agent_loop_new(&d->ops, d, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
-	if (d->loop == NULL) {
+	struct policyrule_set *rules = config_rules(cfg, err);
+	if (rules == NULL) {
 		free(d);
 		return NULL;
 	}
+	d->loop = agent_loop_new(&d->ops, d, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
+	if (d->loop == NULL) {
+		policyrule_set_free(rules);
+		free(d);
+		return NULL;
+	}
+	take_rules(d, rules);
 	d->start_ns = d->now_ns = llcd_mono_ns();
 	return d;
 }
@@ -255,10 +279,12 @@ daemon_free(struct daemon *d)
 {
 	if (d == NULL)
 		return;
+	daemon_recommend_free(d);       /* the worker reads topologies: first */
 	httpd_free(d->httpd);
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
+	policyrule_set_free(d->rules);
 	for (int i = 0; i < d->nretired; i++)
 		topo_free(d->retired[i]);
 	for (int i = 0; i < d->nreleased; i++)
@@ -343,7 +369,7 @@ free_retired(struct daemon *d)
 	const struct topo *bound = policy_state_topo(agent_loop_policy(d->loop));
 
 	for (int i = 0; i < d->nretired; i++)
-		if (d->retired[i] != bound) {
+		if (d->retired[i] != bound && !recommend_uses_topo(d->rec, d->retired[i])) {
 			topo_free(d->retired[i]);
 			d->retired[i--] = d->retired[--d->nretired];
 		}
@@ -358,6 +384,7 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	if (d->be.ops->tick)
 		d->be.ops->tick(d->be.ctx, now_ns);
 	int rc = agent_loop_step(d->loop, now_ns, &st, err);
+	d->obs_gen++;
 	free_retired(d);
 	if (rc < 0) {
 		d->errors++;
@@ -404,15 +431,25 @@ int
 daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *err)
 {
 	struct policy_host h;
+	const struct config_directive *rd = config_directive("policy-rule");
+	struct policyrule_set *rules = NULL;
 
-	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0 ||
-	    relisten_metrics(d, c->metrics_listen, err) < 0)
+	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0)
 		return -1;
+	if (!config_same(c, &d->cfg, rd) && (rules = config_rules(c, err)) == NULL)
+		return -1;
+	if (relisten_metrics(d, c->metrics_listen, err) < 0) {
+		policyrule_set_free(rules);
+		return -1;
+	}
 	for (const struct config_directive *dir = config_directives; dir->name; dir++)
 		if (dir->flags & CONFIG_RELOAD)
 			config_copy(&d->cfg, c, dir);
+	if (rules != NULL)
+		take_rules(d, rules);
 	log_setverbose(c->log_level);
 	d->host = h;
+	d->obs_gen++;
 	agent_loop_set_host(d->loop, &h, (uint64_t)c->period_ms * 1000000ull);
 	return 0;
 }
@@ -631,6 +668,8 @@ daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err
 		return -1;
 	d->topo = t;
 	d->host = h;
+	d->topo_gen++;
+	d->obs_gen++;
 	agent_loop_set_host(d->loop, &h, 0);    /* the engine rebinds to t */
 	if (d->be.ops->set_topology)
 		d->be.ops->set_topology(d->be.ctx, t);
@@ -712,6 +751,7 @@ daemon_run(struct daemon *d)
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 		}
 		if (now >= next) {
+			d->late_ns[d->nlate++ % STEP_HIST] = now - next;
 			if (d->be.ops->handle_events && d->be.ops->handle_events(d->be.ctx, now, &err) < 0)
 				log_warnx("%s: %s", d->be.ops->name, err.msg);
 			if (d->watch_cpus)
@@ -726,15 +766,19 @@ daemon_run(struct daemon *d)
 				next = now + period;    /* never catch up in a burst */
 			continue;
 		}
-		struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
+		struct pollfd pfd[CONTROL_MAX_CLIENTS + 3];
 		int n = d->ctl ? control_pollfds(d->ctl, pfd, CONTROL_MAX_CLIENTS + 1) : 0;
 		int efd = d->be.ops->event_fd ? d->be.ops->event_fd(d->be.ctx) : -1;
+		int nfd = n;
 		if (efd >= 0)
-			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
+			pfd[nfd++] = (struct pollfd){ .fd = efd, .events = POLLIN };
+		int rk = d->rec ? nfd : -1;     /* recommendations computed */
+		if (rk >= 0)
+			pfd[nfd++] = (struct pollfd){ .fd = recommend_fd(d->rec), .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
 		if (d->ctl && control_pending(d->ctl))
 			timeout = 0;    /* requests left over from a dispatch's budget */
-		int rc = poll(pfd, (nfds_t)(n + (efd >= 0)), timeout);
+		int rc = poll(pfd, (nfds_t)nfd, timeout);
 		if (rc < 0 && errno != EINTR) {
 			log_warn("poll");
 			continue;
@@ -748,6 +792,8 @@ daemon_run(struct daemon *d)
 			else if (started > 0 && llcd_mono_ns() >= d->now_ns + 20000000ull)
 				next = llcd_mono_ns();
 		}
+		if (rc > 0 && rk >= 0 && (pfd[rk].revents & POLLIN))
+			daemon_recommend_ready(d);
 		if (d->ctl) {
 			if (rc <= 0)
 				for (int k = 0; k < n; k++)

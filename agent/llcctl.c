@@ -214,14 +214,18 @@ print_groups(json_object *a)
 static void
 print_dominfo(json_object *r)
 {
-	static const char *const keys[] = { "name", "key", "state", "reason", "mode", "isolation", "topology",
-		"vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves" };
+	static const char *const keys[] = { "name", "key", "state", "reason", "policy_source", "mode", "isolation",
+		"topology", "vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves", "home",
+		"home_widened" };
+	json_object *g;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_object *v;
 		if (json_object_object_get_ex(r, keys[i], &v) && v)
 			printf("%-23s %s\n", keys[i], json_object_get_string(v));
+		if (!strcmp(keys[i], "policy_source") && json_object_object_get_ex(r, "policy_rule", &g) && g)
+			printf("%-23s %lld (%s) %s\n", "policy_rule", (long long)ji(g, "number"), js(g, "where"),
+			    js(g, "match"));
 	}
-	json_object *g;
 	if (json_object_object_get_ex(r, "guest_topology", &g))
 		printf("%-23s sockets=%lld dies=%lld clusters=%lld cores=%lld threads=%lld\n", "guest_topology",
 		    (long long)ji(g, "sockets"), (long long)ji(g, "dies"), (long long)ji(g, "clusters"),
@@ -260,6 +264,10 @@ print_policy(json_object *r)
 		    js(r, "name"));
 	else if (!strcmp(st, "default"))
 		printf("%s: no llc-policy annotation; llcd's default-mode applies\n", js(r, "name"));
+	else if (!strcmp(st, "rule"))
+		printf("%s: no llc-policy annotation; policy-rule %lld (%s: %s) applies\n", js(r, "name"),
+		    (long long)ji(json_object_object_get(r, "policy_rule"), "number"),
+		    js(json_object_object_get(r, "policy_rule"), "where"), js(json_object_object_get(r, "policy_rule"), "match"));
 	else
 		printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "annotated")) ?
 		    "annotated" : "no llc-policy annotation");

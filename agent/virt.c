@@ -20,8 +20,11 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "clock.h"
 #include "log.h"
 #include "xmlsafe.h"
+
+_Static_assert(VIRT_LIFECYCLE_STARTED == VIR_DOMAIN_EVENT_STARTED, "VIRT_LIFECYCLE_STARTED is libvirt's");
 
 #define QUEUE_MAX 4096
 #define NCALLBACKS 3
@@ -192,6 +195,7 @@ ev_domain(struct virt_event *ev, enum virt_event_type type, virDomainPtr dom)
 
 	memset(ev, 0, sizeof(*ev));
 	ev->type = type;
+	ev->mono_ns = llcd_mono_ns();
 	if (virDomainGetUUIDString(dom, ev->uuid) < 0)
 		ev->uuid[0] = '\0';
 	if ((name = virDomainGetName(dom)) != NULL)

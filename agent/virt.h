@@ -87,8 +87,12 @@ enum virt_event_type {
 	VIRT_EV_OVERFLOW,       /* events were dropped: re-list everything */
 };
 
+/* VIR_DOMAIN_EVENT_STARTED (virt.c checks the value) */
+#define VIRT_LIFECYCLE_STARTED 2
+
 struct virt_event {
 	enum virt_event_type type;
+	uint64_t mono_ns;               /* CLOCK_MONOTONIC when the event thread got it */
 	char uuid[VIRT_UUID_LEN];       /* "" for connection events */
 	char name[VIRT_NAME_MAX];
 	int event, detail;

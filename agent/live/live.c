@@ -243,10 +243,25 @@ h_set_topology(void *ctx, const struct topo *t)
 	live_set_topology(ctx, t);
 }
 
+static void
+h_set_rules(void *ctx, const struct policyrule_set *rules)
+{
+	live_set_rules(ctx, rules);
+}
+
 static int
 h_add_guest_channel(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len, struct llcd_err *err)
 {
 	return live_add_guest_channel(ctx, key, name, live, path, len, err);
+}
+
+static void
+h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
+{
+	const struct live *l = ctx;
+
+	*calls = l->st.pin_calls;
+	*in_place = l->st.pins_in_place;
 }
 
 const struct agent_ops live_agent_ops = {
@@ -266,4 +281,6 @@ const struct agent_ops live_agent_ops = {
 	.is_running = h_is_running,
 	.set_topology = h_set_topology,
 	.add_guest_channel = h_add_guest_channel,
+	.pin_counts = h_pin_counts,
+	.set_rules = h_set_rules,
 };

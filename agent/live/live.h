@@ -142,6 +142,8 @@ struct live_stats {
 	uint64_t backoff_skips, moved_by_others, adopted_vcpus;
 	uint64_t coresched_assigned;
 	uint64_t state_write_errors;    /* the state file could not be written (kept dirty, retried) */
+	uint64_t pin_calls;             /* libvirt pin calls (vCPU and emulator) */
+	uint64_t pins_in_place;         /* pins not made: kernel and libvirt had them already */
 };
 void live_stats(const struct live *l, struct live_stats *st);
 

@@ -67,6 +67,9 @@ struct lvcpu {
  *                     annotation read (ldom_read_annotation):
  *                       none -> UNANNOTATED, invalid -> INVALID,
  *                       valid -> MANAGED (REFUSED while a refusal stands)
+ *                     no annotation but a policy-rule matches: MANAGED
+ *                     with the rule's policy (rule), INVALID when the
+ *                     rule's groups do not fit the domain
  *   LDOM_UNANNOTATED  no llc-policy annotation: left to the default
  *                     scheduler (confined to the shared pool as a whole
  *                     while isolated domains exist).
@@ -146,6 +149,10 @@ struct ldom {
 	struct policy_guest_topo guest;
 	enum ldom_state state;
 	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
+	int rule;                       /* annot is policy-rule number rule (from
+	                                 * 1), not an annotation; 0: none */
+	char rule_where[POLICYRULE_WHERE];      /* that rule's file:line */
+	char rule_match[POLICYRULE_TEXT];       /* and its MATCHes */
 	char annot_err[LLCD_ERR_MSG];   /* INVALID: why */
 	char refuse_msg[POLICY_REASON]; /* the standing refusal; "" none */
 	bool failed;                    /* a permanent failure (see above) */
@@ -172,6 +179,22 @@ struct ldom {
 	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
+	/* libvirt's live pins (vcpupin, emulatorpin), read at most once per
+	 * period and only where the kernel already has a thread where the
+	 * plan wants it: a pin both agree with is not made again (apply.c) */
+	struct cpuset *lv_pins;         /* lv_cap entries */
+	int lv_cap, lv_n;
+	struct cpuset lv_emu;
+	uint64_t lv_period;             /* the period they were read in; 0 never */
+	bool lv_ok;
+	/* the reaction to libvirt's started event (observe.c logs it in the
+	 * period after the one that placed the domain) */
+	uint64_t started_ns;            /* the event (CLOCK_MONOTONIC); 0: none pending */
+	uint64_t react_period;          /* the first period that observed it; 0
+	                                 * not observed yet */
+	uint64_t react_first_ns, react_last_ns; /* first and last vCPU pin (or kept) */
+	uint64_t react_act_period;      /* the period of the first pin (or kept); 0 none */
+	int react_calls, react_kept;    /* pin calls made, pins found in place */
 	/* bandwidth monitoring (mbm.c): the domain's resctrl group */
 	char mbm_group[RESCTRL_NAME_MAX];
 	bool mbm_made, mbm_failed;      /* group made / could not be made */
@@ -230,6 +253,7 @@ struct live {
 	struct tracer *tracer;          /* the in-kernel tracer; NULL: /proc */
 	char sampler_reason[LLCD_ERR_MSG];      /* why the tracer is not used */
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
+	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
 	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
 	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 };
@@ -242,6 +266,9 @@ void ldom_free(struct ldom *d);
 void ldom_read_annotation(struct live *l, struct ldom *d);
 /* Find the vCPU threads of a domain's QEMU and open them. */
 void ldom_discover(struct live *l, struct ldom *d);
+/* New policy-rules: every domain's annotation (and so its rule) is read
+ * again in the next period. */
+void live_set_rules(struct live *l, const struct policyrule_set *rules);
 
 /* observe.c, apply.c: the ops table's entries (live.c) */
 int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);

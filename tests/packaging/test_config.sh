@@ -37,6 +37,7 @@ log-level info
 qmp-passthrough no
 release-on-exit no
 metrics-listen off
+policy-rule none
 WANT
 "$llcd" -nv -f "$conf" > "$work/got" || fail "llcd -nv failed"
 diff -u "$work/want" "$work/got" || fail "llcd -nv: normalised configuration differs (above)"
