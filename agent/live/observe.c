@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* observe.c - the live back-end's observe(): per period, the CPUs' busy
  * time from /proc/stat, each domain's vCPU runtime, last CPU, affinity and
- * instruction count, the domain's memory bandwidth (mbm.c), and the guest
+ * instruction count, the domain's memory bandwidth (mbm.c), the NUMA node
+ * of its memory (numa.c, every 10 s), and the guest
  * helper's reports. */
 #include "live_int.h"
 
@@ -396,6 +397,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		sample_domain(l, d, in, obs->vcpus[slot], mono);
 		react_report(l, d);
 		live_mbm_sample(l, d, in);
+		live_numa_sample(l, d, in, now_ns);
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}
