@@ -384,8 +384,9 @@ text_matches(const xmlNode *n, const char *pattern)
 static bool
 element_matches(const struct policyrule_match *m, const xmlNode *n)
 {
-	if (n->ns == NULL || n->ns->href == NULL || !glob(m->ns, (const char *)n->ns->href) ||
-	    !glob(m->element, (const char *)n->name))
+	/* the element's name first: short, and it rules out most elements */
+	if (n->ns == NULL || n->ns->href == NULL || !glob(m->element, (const char *)n->name) ||
+	    !glob(m->ns, (const char *)n->ns->href))
 		return false;
 	if (m->attr[0]) {
 		xmlChar *v = xmlGetNoNsProp(n, (const xmlChar *)m->attr);
