@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 /* A bounded hex number; end of the digits in *end. */
@@ -82,14 +83,37 @@ by_size_desc(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int
-memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memnode_range *out, int max)
+/* Keep the MEMNODE_MAX_RANGES largest runs (a process has many small
+ * anonymous regions: thread stacks, allocator arenas); runs over limit are
+ * not guest RAM. */
+static void
+keep_run(struct memnode_range *cand, int *nc, const struct memnode_range *run, uint64_t limit)
 {
-	struct memnode_range cand[MEMNODE_MAX_RANGES];
+	uint64_t sz = run->end - run->start;
+	int small = 0;
+
+	if (sz == 0 || (limit > 0 && sz > limit))
+		return;
+	if (*nc < MEMNODE_MAX_RANGES) {
+		cand[(*nc)++] = *run;
+		return;
+	}
+	for (int i = 1; i < *nc; i++)
+		if (cand[i].end - cand[i].start < cand[small].end - cand[small].start)
+			small = i;
+	if (cand[small].end - cand[small].start < sz)
+		cand[small] = *run;
+}
+
+int
+memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, uint64_t limit,
+                   struct memnode_range *out, int max)
+{
+	struct memnode_range cand[MEMNODE_MAX_RANGES], run = { 0, 0 };
 	int nc = 0, n = 0;
 	const char *p = maps, *lim = maps + len;
-	const char *prev_perms = NULL, *prev_path = NULL;      /* the last candidate's */
-	size_t prev_pl = 0;
+	const char *run_perms = NULL, *run_path = NULL;        /* the current run's */
+	size_t run_pl = 0;
 	uint64_t last_end = 0;          /* the kernel lists regions in address order */
 
 	if (max <= 0)
@@ -99,29 +123,31 @@ memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memno
 		uint64_t s, e;
 		if (eol == NULL)
 			eol = lim;
-		/* start-end perms offset dev inode [path] */
+		/* start-end perms offset dev inode [path]; rw, not x */
 		if (hex_u64(p, eol, &s, &q) && q < eol && *q == '-' && hex_u64(q + 1, eol, &e, &q) && e > s &&
-		    s >= last_end && (last_end = e) > 0 && q + 5 <= eol && q[0] == ' ' && q[1] == 'r' && q[2] == 'w' && q[3] == '-') {
+		    s >= last_end && (last_end = e) > 0 && q + 5 <= eol && q[0] == ' ' && q[1] == 'r' &&
+		    q[2] == 'w' && q[3] == '-') {
 			path = skip_fields(q + 1, eol, 4);
 			size_t pl = (size_t)(eol - path);
 			if (ram_path(path, pl)) {
 				/* one mapping split into regions: adjacent, same
 				 * perms, same path (the offset differs) */
-				if (nc > 0 && cand[nc - 1].end == s && prev_pl == pl &&
-				    memcmp(prev_perms, q + 1, 4) == 0 && memcmp(prev_path, path, pl) == 0) {
-					cand[nc - 1].end = e;
-				} else if (nc < MEMNODE_MAX_RANGES) {
-					cand[nc].start = s;
-					cand[nc].end = e;
-					nc++;
+				if (run.end == s && run.end > run.start && run_pl == pl &&
+				    memcmp(run_perms, q + 1, 4) == 0 && memcmp(run_path, path, pl) == 0) {
+					run.end = e;
+				} else {
+					keep_run(cand, &nc, &run, limit);
+					run.start = s;
+					run.end = e;
+					run_perms = q + 1;
+					run_path = path;
+					run_pl = pl;
 				}
-				prev_perms = q + 1;
-				prev_path = path;
-				prev_pl = pl;
 			}
 		}
 		p = eol + 1;
 	}
+	keep_run(cand, &nc, &run, limit);
 	if (nc == 0)
 		return 0;
 	qsort(cand, (size_t)nc, sizeof(cand[0]), by_size_desc);
@@ -196,7 +222,7 @@ memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r
 	struct memnode_range rg[MEMNODE_MAX_RANGES];
 	void *pages[MEMNODE_MAX_PAGES];
 	int status[MEMNODE_MAX_PAGES];
-	uint64_t psz = (uint64_t)sysconf(_SC_PAGESIZE), total = 0;
+	uint64_t psz = (uint64_t)sysconf(_SC_PAGESIZE), total = 0, base = 0;
 	size_t len;
 	char *maps;
 	int n, best = -1;
@@ -209,7 +235,9 @@ memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r
 		max_pages = MEMNODE_DEFAULT_PAGES;
 	if ((maps = read_maps(pid, &len, err)) == NULL)
 		return -1;
-	r->nranges = memnode_ram_ranges(maps, len, ram_hint, rg, MEMNODE_MAX_RANGES);
+	struct sysinfo si;
+	uint64_t limit = sysinfo(&si) == 0 ? ((uint64_t)si.totalram + si.totalswap) * si.mem_unit : 0;
+	r->nranges = memnode_ram_ranges(maps, len, ram_hint, limit, rg, MEMNODE_MAX_RANGES);
 	free(maps);
 	if (r->nranges == 0)
 		return llcd_err_set(err, "memory node: pid %d has no guest-RAM mapping", pid);
@@ -222,11 +250,11 @@ memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r
 	/* evenly spaced over the regions, in the middle of each slot */
 	for (int i = 0, k = 0; i < n; i++) {
 		uint64_t off = (uint64_t)((2.0 * i + 1) / (2.0 * n) * (double)total);
-		while (k < r->nranges - 1 && off >= rg[k].end - rg[k].start) {
-			off -= rg[k].end - rg[k].start;
+		while (k < r->nranges - 1 && off >= base + (rg[k].end - rg[k].start)) {
+			base += rg[k].end - rg[k].start;
 			k++;
 		}
-		pages[i] = (void *)(uintptr_t)((rg[k].start + off) & ~(psz - 1));
+		pages[i] = (void *)(uintptr_t)((rg[k].start + (off - base)) & ~(psz - 1));
 	}
 	if (numa_move_pages(pid, (unsigned long)n, pages, NULL, status, 0) < 0)
 		return llcd_err_set(err, "memory node: move_pages(pid %d, query): %s", pid, strerror(errno));

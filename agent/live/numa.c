@@ -40,8 +40,9 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 			return;
 		}
 		if (!d->mem_known || r.node != d->mem_node)
-			log_dom(LOG_DEBUG, d->name, -1, 0, "memory on NUMA node %d (%d of %d sampled pages resident)",
-			    r.node, r.resident, r.sampled);
+			log_dom(LOG_DEBUG, d->name, -1, 0, "memory on NUMA node %d (%d of %d sampled pages resident, "
+			    "%d guest-RAM region%s, %llu MiB)", r.node, r.resident, r.sampled, r.nranges,
+			    r.nranges == 1 ? "" : "s", (unsigned long long)(r.ram_bytes >> 20));
 		d->mem_known = true;
 		d->mem_error[0] = '\0';
 		d->mem_node = r.node;

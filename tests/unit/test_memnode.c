@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,7 +53,7 @@ test_ranges_qemu_anon(void **state)
 
 	(void)state;
 	for (int hint = 0; hint < 2; hint++) {
-		int n = memnode_ram_ranges(maps, len, hint ? 256 * MiB : 0, r, MEMNODE_MAX_RANGES);
+		int n = memnode_ram_ranges(maps, len, hint ? 256 * MiB : 0, 0, r, MEMNODE_MAX_RANGES);
 		assert_int_equal(n, 1);
 		assert_int_equal(r[0].end - r[0].start, 256 * MiB);
 	}
@@ -68,7 +69,7 @@ test_ranges_qemu_memfd(void **state)
 	char want[64];
 
 	(void)state;
-	int n = memnode_ram_ranges(maps, len, 256 * MiB, r, MEMNODE_MAX_RANGES);
+	int n = memnode_ram_ranges(maps, len, 256 * MiB, 0, r, MEMNODE_MAX_RANGES);
 	assert_int_equal(n, 1);
 	assert_int_equal(r[0].end - r[0].start, 256 * MiB);
 	snprintf(want, sizeof(want), "%llx-", (unsigned long long)r[0].start);
@@ -104,11 +105,11 @@ test_ranges_edge(void **state)
 
 	(void)state;
 	struct memnode_range all[8];
-	int n = memnode_ram_ranges(maps, sizeof(maps) - 1, 0, all, 8);
+	int n = memnode_ram_ranges(maps, sizeof(maps) - 1, 0, 0, all, 8);
 	assert_int_equal(n, 1);                 /* the 256 MiB region; the rest < 1/4 of it */
 	assert_int_equal(all[0].start, 0x80000000);
 	assert_int_equal(all[0].end, 0x90000000);
-	n = memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, all, 8);
+	n = memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, 0, all, 8);
 	assert_int_equal(n, 5);                 /* without it: largest first, then by address */
 	assert_int_equal(all[0].start, 0x1000000);
 	assert_int_equal(all[0].end, 0x3000000);
@@ -117,16 +118,37 @@ test_ranges_edge(void **state)
 	assert_int_equal(all[3].start, 0x70000000);
 	assert_int_equal(all[3].end, 0x71000000);
 	assert_int_equal(all[4].start, 0x71000000);
-	assert_int_equal(memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, r, 2), 2);  /* at most max */
-	n = memnode_ram_ranges(maps, sizeof(maps) - 1, 32 * MiB, r, 4);
+	assert_int_equal(memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, 0, r, 2), 2);  /* at most max */
+	n = memnode_ram_ranges(maps, sizeof(maps) - 1, 32 * MiB, 0, r, 4);
 	assert_int_equal(n, 1);
 	assert_int_equal(r[0].start, 0x1000000);        /* the first of the largest matching */
-	assert_int_equal(memnode_ram_ranges("", 0, 0, r, 4), 0);
+	assert_int_equal(memnode_ram_ranges("", 0, 0, 0, r, 4), 0);
+	/* a region over the limit (the host's memory and swap) is not guest
+	 * RAM: an ASan shadow, a reserved arena */
+	static const char shadow[] =
+	    "7fff7000-10007fff8000 rw-p 00000000 00:00 0\n"            /* 16 TiB */
+	    "600000000000-600004000000 rw-p 00000000 00:00 0\n";        /* 64 MiB */
+	assert_int_equal(memnode_ram_ranges(shadow, sizeof(shadow) - 1, 0, 0, r, 4), 1);
+	assert_int_equal(r[0].start, 0x7fff7000);
+	assert_int_equal(memnode_ram_ranges(shadow, sizeof(shadow) - 1, 0, 1ull << 40, r, 4), 1);
+	assert_int_equal(r[0].start, 0x600000000000);
+	/* 100 small regions (stacks, arenas) before the guest RAM: the
+	 * largest are kept, whatever comes first */
+	char many[100 * 64 + 128];
+	size_t o = 0;
+	for (int i = 0; i < 100; i++)
+		o += (size_t)snprintf(many + o, sizeof(many) - o, "%x-%x rw-p 00000000 00:00 0\n",
+		    0x1000000 + i * 0x200000, 0x1100000 + i * 0x200000);
+	o += (size_t)snprintf(many + o, sizeof(many) - o, "40000000-44000000 rw-p 00000000 00:00 0\n");
+	assert_int_equal(memnode_ram_ranges(many, o, 0, 0, r, 4), 1);
+	assert_int_equal(r[0].start, 0x40000000);
+	assert_int_equal(r[0].end, 0x44000000);
 }
 
 /* The real reader on this machine (one node): a child maps and touches
  * 32 MiB, the parent samples it: every sampled page resident, on node 0.
- * An untouched region of the same hint size has nothing resident. */
+ * Without a hint the samples spread over two backends in proportion. An
+ * untouched region of the same hint size has nothing resident. */
 static void
 test_real_node0(void **state)
 {
@@ -141,12 +163,21 @@ test_real_node0(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);      /* never outlive a failed test */
 		char *a = mmap(NULL, 32 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		char *g = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);  /* a gap */
 		char *b = mmap(NULL, 48 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (a == MAP_FAILED || g == MAP_FAILED || b == MAP_FAILED)
+		/* two backends: 320 MiB touched, 1280 MiB not (largest by far,
+		 * also above a sanitizer's 256 MiB low shadow) */
+		char *g2 = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *c2 = mmap(NULL, 320 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *g3 = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *d = mmap(NULL, 1280 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (a == MAP_FAILED || g == MAP_FAILED || b == MAP_FAILED || g2 == MAP_FAILED || c2 == MAP_FAILED ||
+		    g3 == MAP_FAILED || d == MAP_FAILED)
 			_exit(1);
 		memset(a, 1, 32 * MiB);
+		memset(c2, 1, 320 * MiB);
 		(void)b;                        /* never touched */
 		if (write(fds[1], "x", 1) != 1)
 			_exit(1);
@@ -165,6 +196,15 @@ test_real_node0(void **state)
 	assert_int_equal(r.sampled, 512);
 	assert_int_equal(r.resident, 512);
 	assert_int_equal(r.pages[0], 512);
+	assert_int_equal(r.node, 0);
+	/* no hint: the two backends, 1000 pages evenly over both (1600 MiB):
+	 * the 200 on the touched 320 MiB resident, on node 0 */
+	assert_int_equal(memnode_read(pid, 0, 1000, &r, &err), 0);
+	assert_int_equal(r.nranges, 2);
+	assert_int_equal(r.ram_bytes, 1600 * MiB);
+	assert_int_equal(r.sampled, 1000);
+	if (r.resident < 199 || r.resident > 201)
+		fail_msg("%d of 1000 sampled pages resident, want 200 (the 320 MiB of 1600)", r.resident);
 	assert_int_equal(r.node, 0);
 	/* the untouched 48 MiB region: nothing resident, no node */
 	assert_int_equal(memnode_read(pid, 48 * MiB, 64, &r, &err), 0);
@@ -193,6 +233,7 @@ toucher(size_t len, size_t hot, int *rfd)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);      /* never outlive a failed test */
 		volatile char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
 			_exit(1);
