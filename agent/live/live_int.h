@@ -210,6 +210,7 @@ struct ldom {
 	int mem_resident, mem_sampled;  /* the last read's pages */
 	uint64_t mem_next_ns;           /* next read (loop time) */
 	bool mem_warned;                /* a failed read was logged */
+	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
