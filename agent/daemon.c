@@ -796,9 +796,14 @@ daemon_run(struct daemon *d)
 			if (started < 0)
 				log_warnx("%s: %s", d->be.ops->name, err.msg);
 			/* a domain started: place it from the event, not at the next
-			 * period (at most one early period per 20 ms) */
-			else if (started > 0 && llcd_mono_ns() >= d->now_ns + 20000000ull)
-				next = llcd_mono_ns();
+			 * period (at most one early period per 20 ms: an event
+			 * within 20 ms of the last period brings the next one to
+			 * 20 ms after it, never leaves it a whole period away) */
+			else if (started > 0) {
+				uint64_t t = llcd_mono_ns(), soon = d->now_ns + 20000000ull;
+				if ((t > soon ? t : soon) < next)
+					next = t > soon ? t : soon;
+			}
 		}
 		if (rc > 0 && rk >= 0 && (pfd[rk].revents & POLLIN))
 			daemon_recommend_ready(d);

@@ -185,6 +185,17 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 			json_object_object_add(g, "last_error", jstr(di->guest_channel.last_error));
 		json_object_object_add(o, "guest_channel", g);
 	}
+	if (di->have_memory) {
+		json_object *m = json_object_new_object();
+		if (di->mem_error[0]) {
+			json_object_object_add(m, "error", jstr(di->mem_error));
+		} else {
+			json_object_object_add(m, "node", di->mem_node >= 0 ? json_object_new_int(di->mem_node) : NULL);
+			json_object_object_add(m, "resident_pages", json_object_new_int(di->mem_resident));
+			json_object_object_add(m, "sampled_pages", json_object_new_int(di->mem_sampled));
+		}
+		json_object_object_add(o, "memory", m);
+	}
 	if (!di->have_qmp && di->qmp[0])
 		json_object_object_add(o, "qmp", jstr(di->qmp));
 	if (di->have_qmp || di->qmp_queries)

@@ -57,6 +57,7 @@ agent_dominfo_init(struct agent_dominfo *di)
 	di->state = AGENT_DOM_UNMANAGED;
 	di->pid = di->nvcpus = di->maxvcpus = di->nvcpu_info = -1;
 	di->guest_helper = -1;
+	di->mem_node = -1;
 }
 
 void
@@ -191,6 +192,7 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	o->domains[i].reports = o->reports[i];
 	o->domains[i].wakeups = NULL;
 	o->domains[i].mbm_valid = false;        /* the back-end sets it each period */
+	o->domains[i].mem_node_valid = false;   /* ditto */
 	o->domains[i].mbm_bytes = 0;
 	o->ndomains++;
 	return i;

@@ -8,6 +8,7 @@
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
  *   mbm.c       memory bandwidth per domain (resctrl monitoring groups)
+ *   numa.c      the NUMA node of each domain's memory (sampled guest RAM)
  *   apply.c     apply(): pins, failure classes and back-off, core
  *               scheduling cookies
  *   state.c     the state file (state.h)
@@ -203,6 +204,13 @@ struct ldom {
 	uint64_t mbm_prev;              /* mbm_total_bytes at the last read */
 	int mbm_prev_nread;             /* ... and L3 domains that read a number */
 	bool mbm_have_prev;
+	/* where its memory lives (numa.c): read every LIVE_NUMA_INTERVAL_NS */
+	bool mem_known;                 /* mem_node read (it may be -1: spread) */
+	int mem_node;                   /* OS node, -1 none has the majority */
+	int mem_resident, mem_sampled;  /* the last read's pages */
+	uint64_t mem_next_ns;           /* next read (loop time) */
+	bool mem_warned;                /* a failed read was logged */
+	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -284,6 +292,12 @@ void live_mbm_close(struct live *l);
 void live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
 /* Remove the domain's group (ldom_free). */
 void live_mbm_forget(struct ldom *d);
+
+/* numa.c */
+/* The NUMA node of a managed domain's memory into in (mem_node), read
+ * again every LIVE_NUMA_INTERVAL_NS of loop time. */
+#define LIVE_NUMA_INTERVAL_NS (10ull * 1000000000ull)
+void live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, uint64_t now_ns);
 
 /* apply.c */
 /* Count a result of applying and back off after transient failures in a
