@@ -169,6 +169,14 @@ struct agent_hostinfo {
 		bool irq_check;
 	} tracer;
 	char scenario[256];             /* a simulated host's scenario; "" */
+	bool have_qmpback;              /* the QMP back-end's discovery */
+	struct {
+		char glob[4096];
+		char policy_dir[4096];
+		int sockets, vms;
+		uint64_t refusals;
+		bool hold;
+	} qmpback;
 };
 
 struct agent_ops {
@@ -219,6 +227,10 @@ struct agent_ops {
 	 * filled, nothing changed), -1 err */
 	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
 	                         struct llcd_err *err);
+	/* the VMs are QEMU run without libvirt (the QMP back-end): llcctl
+	 * topology speaks Proxmox VE's config lines, and llcd edits no
+	 * VM configuration */
+	bool proxmox;
 };
 
 const char *agent_result_name(enum agent_result r);

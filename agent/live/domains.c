@@ -69,12 +69,14 @@ ldom_free(struct ldom *d)
 	procstat_thread_free(d->main_th);
 	guestchan_free(d->gc);
 	qmp_cpus_free(d->qmp);
+	free(d->ext_tids);
+	free(d->ext_annot);
 	free(d->v);
 	free(d);
 }
 
-static void
-dom_remove(struct live *l, struct ldom *d, const char *why)
+void
+ldom_remove(struct live *l, struct ldom *d, const char *why)
 {
 	for (int i = 0; i < l->ndoms; i++) {
 		if (l->doms[i] != d)
@@ -113,8 +115,8 @@ dom_resize(struct ldom *d, int maxvcpus)
 	return 0;
 }
 
-static struct ldom *
-dom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
+struct ldom *
+ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
         int nvcpus, int maxvcpus)
 {
 	struct ldom *d;
@@ -176,11 +178,17 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 	bool was = ldom_annotated(d);
 	char old_err[LLCD_ERR_MSG];
 
-	if (l->virt == NULL) {
+	if (d->ext) {
+		/* another source's text (a policy file): the same parser */
+		r = VIRT_OK;
+		if (d->ext_annot != NULL && (xml = strdup(d->ext_annot)) == NULL)
+			return;         /* out of memory: tried again next period */
+	} else if (l->virt == NULL) {
 		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 		return;
+	} else {
+		r = virt_get_annotation(l->virt, d->uuid, &xml, &e);
 	}
-	r = virt_get_annotation(l->virt, d->uuid, &xml, &e);
 	if (r != VIRT_OK) {
 		if (r == VIRT_TRANSIENT)
 			return;         /* LDOM_TODO_ANNOT stays: retried next period */
@@ -201,9 +209,12 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 	} else if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
 		d->state = LDOM_INVALID;
 		policy_annotation_defaults(&d->annot);
-		snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
+		if (d->ext && d->ext_src[0])
+			snprintf(d->annot_err, sizeof(d->annot_err), "%.200s: %s", d->ext_src, e.msg);
+		else
+			snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
 		if (strcmp(old_err, d->annot_err) != 0)
-			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", e.msg);
+			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", d->annot_err);
 	} else {
 		if (!was || !annot_equal(&a, &d->annot))
 			log_dom(LOG_INFO, d->name, -1, 0, "annotation: mode %s, isolation %s, topology %s, %d group%s",
@@ -229,11 +240,11 @@ upsert(struct live *l, const struct virt_domain *vd)
 	if (d != NULL && d->pid != vd->pid) {
 		/* a new QEMU (restarted between two looks, or its pid just
 		 * became known): a new key, so the engine places it afresh */
-		dom_remove(l, d, d->pid ? "its QEMU process changed" : "its QEMU pid is known now");
+		ldom_remove(l, d, d->pid ? "its QEMU process changed" : "its QEMU pid is known now");
 		d = NULL;
 	}
 	if (d == NULL) {
-		d = dom_add(l, key, vd->uuid, vd->name, vd->pid, vd->nvcpus, maxv);
+		d = ldom_add(l, key, vd->uuid, vd->name, vd->pid, vd->nvcpus, maxv);
 		if (d == NULL) {
 			log_dom(LOG_WARNING, vd->name, -1, 0, "out of memory; not managed");
 			return;
@@ -275,7 +286,7 @@ refresh_uuid(struct live *l, const char *uuid)
 			ldom_read_annotation(l, d);
 	} else if (r == VIRT_OK || r == VIRT_GONE) {
 		if (d != NULL)
-			dom_remove(l, d, r == VIRT_GONE ? "undefined" : "not running");
+			ldom_remove(l, d, r == VIRT_GONE ? "undefined" : "not running");
 	} else if (r == VIRT_TRANSIENT) {
 		l->need_relist = true;
 	} else {
@@ -368,8 +379,17 @@ ldom_discover(struct live *l, struct ldom *d)
 	for (int i = 0; i < n; i++) {
 		int v = tasks[i].index;
 		struct lvcpu *c;
-		if (tasks[i].kind != PROCSTAT_VCPU || v < 0)
+		if (d->ext) {
+			/* the source named the vCPU threads (QMP thread-id) */
+			v = -1;
+			for (int k = 0; k < d->maxvcpus && d->ext_tids; k++)
+				if (d->ext_tids[k] == tasks[i].tid)
+					v = k;
+			if (v < 0)
+				continue;
+		} else if (tasks[i].kind != PROCSTAT_VCPU || v < 0) {
 			continue;
+		}
 		if (v >= d->nvcpus && l->virt != NULL && !l->need_relist) {
 			/* hot-plugged (setvcpus sends no event): libvirt's
 			 * count is re-read, then the threads again */
@@ -443,7 +463,7 @@ relist(struct live *l)
 			upsert(l, &vds[i]);
 	for (int i = 0; i < l->ndoms; i++) {
 		if (!l->doms[i]->seen) {
-			dom_remove(l, l->doms[i], "not running");
+			ldom_remove(l, l->doms[i], "not running");
 			i--;
 		}
 	}
@@ -556,7 +576,7 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	snprintf(uuid, sizeof(uuid), "00000000-0000-4000-8000-%012x", (unsigned)pid);
 	if (dom_by_uuid(l, uuid) != NULL)
 		return llcd_err_set(err, "live_add_process: pid %d already added", pid);
-	if ((d = dom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
+	if ((d = ldom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
 		return llcd_err_set(err, "out of memory");
 	d->fake = true;
 	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;

@@ -15,6 +15,9 @@
  *   qmpcheck.c  the QMP cross-check of vCPU positions
  *   requests.c  llcctl's requests passed to libvirt (annotation, XML,
  *               guest channel)
+ *   ext.c       domains another source finds (the QMP back-end,
+ *               agent/qmpback/): added, annotated and removed by it,
+ *               pinned with sched_setaffinity (cgcpuset.h)
  *
  * Everything runs on the caller's thread; no locks.
  */
@@ -170,6 +173,13 @@ struct ldom {
 	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
+	/* a domain of another source (ext.c; fake is set too) */
+	bool ext;
+	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
+	char *ext_annot;                /* the llc-policy element; NULL none */
+	char ext_src[PATH_MAX];         /* where it came from, for messages */
+	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
+	char ext_cgroup[LLCD_ERR_MSG];  /* the cgroup cpuset llcd widened; "" */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -225,6 +235,11 @@ struct live {
 /* domains.c */
 struct ldom *ldom_by_key(const struct live *l, uint64_t key);
 void ldom_free(struct ldom *d);
+/* A new domain in the table (state NEW, everything to do); NULL: out of memory. */
+struct ldom *ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
+    int nvcpus, int maxvcpus);
+/* Forget a domain (logged: "no longer managed: why"); d is freed. */
+void ldom_remove(struct live *l, struct ldom *d, const char *why);
 /* Read and parse the annotation; a transient libvirt error leaves it for
  * the next period. */
 void ldom_read_annotation(struct live *l, struct ldom *d);
@@ -235,6 +250,17 @@ void ldom_discover(struct live *l, struct ldom *d);
 int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);
 enum agent_result live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err);
 void live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg);
+
+/* ext.c */
+/* Pin the threads of an ext domain's process that are not vCPU threads
+ * (sched_setaffinity each, /proc/PID/task), widening its cgroup cpuset
+ * first where it restricts them. */
+enum agent_result live_ext_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    struct llcd_err *err);
+/* Before a sched_setaffinity of an ext domain's thread: its cgroup v2
+ * cpuset must allow cpus (cgcpuset_allow). */
+enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    struct llcd_err *err);
 
 /* apply.c */
 /* Count a result of applying and back off after transient failures in a
