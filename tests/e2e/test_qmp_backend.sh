@@ -69,7 +69,7 @@ qvm_start() {
 		-kernel "$E2E_KERNEL" -initrd "$E2E_INITRD" -append "console=ttyS0 panic=-1 loglevel=4" \
 		-serial "file:$(e2e_console "$n")" -display none -nodefaults -no-reboot \
 		-chardev "socket,id=llcd0,path=$CHDIR/$n.sock,server=on,wait=off" \
-		-device virtio-serial -device "virtserialport,chardev=llcd0,name=org.llcd.guest.0"
+		-device virtio-serial,id=llcdser -device "virtserialport,bus=llcdser.0,chardev=llcd0,name=org.llcd.guest.0"
 	QPID[$n]=$E2E_BG_PID
 	for _ in $(seq 50); do [ -S "$QSOCK/$id.qmp" ] && return 0; sleep 0.1; done
 	e2e_fail "$n: QEMU made no QMP socket $QSOCK/$id.qmp ($(cat "$E2E_RUN_DIR/qemu-$n.log"))"
@@ -143,6 +143,17 @@ for ((i = 0; ; i++)); do
 done
 [ "$(ctl --json topology | jget qmp.vms)" = 2 ] || e2e_fail "llcctl topology: not 2 VMs: $(ctl --json topology)"
 e2e_ok "$a: $pa; $b: $pb; $a's guest channel connected"
+
+e2e_step "1b. llcctl topology speaks Proxmox config lines; --apply is refused"
+top=$(ctl topology "$a")
+# one LLC of one PU holds both vCPUs and the emulator threads of $a
+for l in "sockets: 1" "cores: 2" "numa: 1" "numa0: cpus=0-1,hostnodes=0,policy=bind" "affinity: $(live_wanted "$a" 0)"; do
+	grep -qxF "$l" <<<"$top" || e2e_fail "llcctl topology $a: no line '$l': $top"
+done
+grep -q "<topology\|<vcpupin" <<<"$top" && e2e_fail "llcctl topology $a printed libvirt XML: $top"
+if out=$(ctl topology "$a" --apply 2>&1); then e2e_fail "llcctl topology --apply accepted for a QMP VM: $out"; fi
+grep -q "llcd does not edit Proxmox VE or QEMU configurations" <<<"$out" || e2e_fail "topology --apply: $out"
+e2e_ok "$(grep -c '^[a-z]' <<<"$top") config lines; --apply: $out"
 
 e2e_step "2. an invalid policy file: reported, the VM left alone"
 echo '<llc-policy xmlns="urn:llcd:llc-policy:1" mode="sideways"/>' >"$POLDIR/101.xml"
