@@ -543,6 +543,11 @@ h_policy_set(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
+	if (d->be.ops->set_annotation == NULL && d->be.ops->proxmox) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end reads the llc-policy from policy files "
+		    "(policy-dir in llcd.conf: VMID.xml or NAME.xml); edit the file", d->be.ops->name);
+		return CTL_E_UNSUPPORTED;
+	}
 	if (d->be.ops->set_annotation == NULL) {
 		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;
