@@ -203,6 +203,64 @@ p_listen(const struct config_directive *dir, void *field, const char *v, struct 
 
 #define f_listen f_string
 
+/* policy-rule: one more rule (config_parse fills in its file:line), or
+ * "none": forget the rules given before */
+static int
+p_rule(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	struct config_rules *rs = field;
+	struct policyrule *r;
+	struct config_rule *cr;
+
+	if (!strcmp(v, dir->empty)) {
+		rs->n = 0;
+		return 0;
+	}
+	if (rs->n >= CONFIG_RULES)
+		return llcd_err_set(err, "'%s': more than %d rules", dir->name, CONFIG_RULES);
+	if ((r = malloc(sizeof(*r))) == NULL)
+		return llcd_err_set(err, "out of memory");
+	if (policyrule_parse(v, "", r, err) < 0) {
+		free(r);
+		return -1;
+	}
+	cr = &rs->r[rs->n];
+	snprintf(cr->match, sizeof(cr->match), "%s", r->match);
+	snprintf(cr->policy, sizeof(cr->policy), "%s", r->policy);
+	snprintf(cr->source, sizeof(cr->source), "%s", r->source);
+	cr->where[0] = '\0';
+	rs->n++;
+	free(r);
+	return 0;
+}
+
+/* one rule as llcd.conf takes it back */
+static void
+rule_line(const struct config_rule *r, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s %s", r->match, r->source[0] ? r->source : r->policy);
+}
+
+/* all rules, one a line, "none" when there are none (config_same compares
+ * this; config_print prints each rule with its file:line) */
+static void
+f_rule(const struct config_directive *dir, const void *field, char *buf, size_t len)
+{
+	const struct config_rules *rs = field;
+
+	buf[0] = '\0';
+	if (rs->n == 0)
+		snprintf(buf, len, "%s", dir->empty);
+	for (int i = 0; i < rs->n; i++) {
+		size_t n = strlen(buf);
+		if (n + 1 < len) {
+			snprintf(buf + n, len - n, "%s", i ? "\n" : "");
+			n = strlen(buf);
+			rule_line(&rs->r[i], buf + n, len - n);
+		}
+	}
+}
+
 /* --- the directives ---------------------------------------------------------- */
 
 _Static_assert(sizeof(enum policy_mode) == sizeof(int) && sizeof(enum policy_isolation) == sizeof(int) &&
@@ -267,6 +325,7 @@ const struct config_directive config_directives[] = {
 	DIRECTIVE("guest-channel-path", optpath, guest_channel_path, RESTART, .empty = "none"),
 	DIRECTIVE("release-on-exit", bool, release_on_exit, RELOAD),
 	DIRECTIVE("metrics-listen", listen, metrics_listen, RELOAD, .empty = "off"),
+	DIRECTIVE("policy-rule", rule, rules, RELOAD | CONFIG_LIST, .empty = "none"),
 	{ .name = NULL },
 };
 
@@ -288,11 +347,18 @@ config_format(const struct config *c, const struct config_directive *dir, char *
 bool
 config_same(const struct config *a, const struct config *b, const struct config_directive *dir)
 {
-	char x[CONFIG_PATH_MAX + 32], y[CONFIG_PATH_MAX + 32];
+	size_t len = dir->flags & CONFIG_LIST ? sizeof(struct config_rules) : CONFIG_PATH_MAX + 32;
+	char *x = malloc(len), *y = malloc(len);
+	bool same = false;
 
-	config_format(a, dir, x, sizeof(x));
-	config_format(b, dir, y, sizeof(y));
-	return !strcmp(x, y);
+	if (x != NULL && y != NULL) {
+		config_format(a, dir, x, len);
+		config_format(b, dir, y, len);
+		same = !strcmp(x, y);
+	}
+	free(x);
+	free(y);
+	return same;
 }
 
 void
@@ -394,8 +460,12 @@ config_parse(struct config *c, const char *text, const char *name, struct llcd_e
 		p += n;
 		if (*p == '\n')
 			p++;
-		if ((end = strchr(buf, '#')) != NULL)
-			*end = '\0';
+		/* a comment: '#' at the start or after a blank (a URI's '#' stays) */
+		for (end = buf; (end = strchr(end, '#')) != NULL; end++)
+			if (end == buf || isspace((unsigned char)end[-1])) {
+				*end = '\0';
+				break;
+			}
 		key = buf;
 		while (isspace((unsigned char)*key))
 			key++;
@@ -414,6 +484,8 @@ config_parse(struct config *c, const char *text, const char *name, struct llcd_e
 			val++;
 		if (config_set(c, key, val, err) < 0)
 			return llcd_err_prefix(err, "%s:%d", name, line);
+		if (!strcmp(key, "policy-rule") && c->rules.n > 0 && c->rules.r[c->rules.n - 1].where[0] == '\0')
+			snprintf(c->rules.r[c->rules.n - 1].where, sizeof(c->rules.r[0].where), "%s:%d", name, line);
 	}
 	return 0;
 }
@@ -456,9 +528,49 @@ void
 config_print(const struct config *c, FILE *f)
 {
 	char buf[CONFIG_PATH_MAX + 32];
+	char one[sizeof(struct config_rule)];
 
 	for (const struct config_directive *d = config_directives; d->name; d++) {
+		if (d->flags & CONFIG_LIST) {
+			const struct config_rules *rs = &c->rules;
+			if (rs->n == 0)
+				fprintf(f, "%s %s\n", d->name, d->empty);
+			for (int i = 0; i < rs->n; i++) {
+				rule_line(&rs->r[i], one, sizeof(one));
+				fprintf(f, "%s %s    # rule %d, %s\n", d->name, one, i + 1,
+				    rs->r[i].where[0] ? rs->r[i].where : "command line");
+			}
+			continue;
+		}
 		config_format(c, d, buf, sizeof(buf));
 		fprintf(f, "%s %s\n", d->name, buf);
 	}
+}
+
+struct policyrule_set *
+config_rules(const struct config *c, struct llcd_err *err)
+{
+	struct policyrule_set *s = policyrule_set_new();
+	struct policyrule *r = malloc(sizeof(*r));
+
+	if (s == NULL || r == NULL) {
+		free(r);
+		policyrule_set_free(s);
+		llcd_err_set(err, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < c->rules.n; i++) {
+		const struct config_rule *cr = &c->rules.r[i];
+		char text[2 * POLICYRULE_TEXT + 2];
+		snprintf(text, sizeof(text), "%s %s", cr->match, cr->policy);
+		if (policyrule_parse(text, cr->where, r, err) < 0 || policyrule_set_add(s, r, err) < 0) {
+			llcd_err_prefix(err, "%s", cr->where[0] ? cr->where : "policy-rule");
+			free(r);
+			policyrule_set_free(s);
+			return NULL;
+		}
+		snprintf(s->r[s->n - 1].source, sizeof(s->r[0].source), "%s", cr->source);
+	}
+	free(r);
+	return s;
 }

@@ -13,8 +13,24 @@
 #include "annotation.h"
 #include "cpuset.h"
 #include "err.h"
+#include "policyrule.h"
 
 #define CONFIG_PATH_MAX 256
+#define CONFIG_RULES POLICYRULE_MAX
+
+/* policy-rule lines (policyrule.h), in file order: each as normalised text
+ * (MATCHes, the canonical policy), the @file it came from ("" inline)
+ * and where it was written ("file:line"). Kept as text so that struct
+ * config stays a plain value; config_rules() builds the matcher's set. */
+struct config_rules {
+	int n;
+	struct config_rule {
+		char match[POLICYRULE_TEXT];
+		char policy[POLICYRULE_TEXT];
+		char source[POLICYRULE_SOURCE];
+		char where[POLICYRULE_WHERE];
+	} r[CONFIG_RULES];
+};
 
 /* sampler: how vCPU threads are sampled (live_config.sampler, live.h) */
 enum config_sampler {
@@ -57,6 +73,7 @@ struct config {
 	bool qmp_passthrough;                   /* allow tainting QMP passthrough */
 	bool release_on_exit;                   /* give domains back on SIGTERM */
 	char metrics_listen[128];               /* "" off, else ADDRESS:PORT (httpd.h) */
+	struct config_rules rules;              /* policy-rule, repeatable */
 	/* backend qmp (qmpback.h) */
 	char qmp_socket_glob[CONFIG_PATH_MAX];
 	bool qmp_hold;                          /* keep the monitor connection */
@@ -69,6 +86,8 @@ struct config {
 enum {
 	CONFIG_RELOAD = 1 << 0,                 /* reload applies it (else: the next start) */
 	CONFIG_TUNE = 1 << 1,                   /* llcctl tune may set it (implies CONFIG_RELOAD) */
+	CONFIG_LIST = 1 << 2,                   /* repeatable: each line adds one (policy-rule);
+	                                         * -nv prints one line per value */
 };
 struct config_choice {
 	const char *name;
@@ -110,6 +129,9 @@ int config_load(struct config *c, const char *path, bool missing_ok, struct llcd
 int config_parse(struct config *c, const char *text, const char *name, struct llcd_err *err);
 /* Set one directive (llcctl tune uses the same names). */
 int config_set(struct config *c, const char *key, const char *value, struct llcd_err *err);
+/* The policy-rule set of c (policyrule_set_free()); NULL with err when a
+ * rule no longer parses (its @file changed: err names file:line). */
+struct policyrule_set *config_rules(const struct config *c, struct llcd_err *err);
 /* Print the normalised configuration (llcd -nv). */
 void config_print(const struct config *c, FILE *f);
 /* Parse a metrics-listen value: "PORT" (127.0.0.1), "ADDRESS:PORT" with a

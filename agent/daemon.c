@@ -218,6 +218,23 @@ wrap_report(void *ctx, const struct policy_action *a, enum agent_result r, const
 		d->be.ops->report(d->be.ctx, a, r, msg);
 }
 
+/* --- policy-rule ------------------------------------------------------------ */
+
+/* Hand the rules s (the daemon's from now on) to the back-end. */
+static void
+take_rules(struct daemon *d, struct policyrule_set *s)
+{
+	if (s->n > 0 || (d->rules && d->rules->n > 0))
+		log_info("%d policy-rule%s for domains without an llc-policy annotation", s->n, s->n == 1 ? "" : "s");
+	if (d->be.ops->set_rules != NULL)
+		d->be.ops->set_rules(d->be.ctx, s);
+	else if (s->n > 0)
+		log_warnx("policy-rule: the %s back-end does not match rules; %d rule%s ignored", d->be.ops->name,
+		    s->n, s->n == 1 ? "" : "s");
+	policyrule_set_free(d->rules);
+	d->rules = s;
+}
+
 /* --- lifecycle ------------------------------------------------------------- */
 
 struct daemon *
@@ -241,11 +258,18 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		free(d);
 		return NULL;
 	}
-	d->loop = agent_loop_new(&d->ops, d, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
-	if (d->loop == NULL) {
+	struct policyrule_set *rules = config_rules(cfg, err);
+	if (rules == NULL) {
 		free(d);
 		return NULL;
 	}
+	d->loop = agent_loop_new(&d->ops, d, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
+	if (d->loop == NULL) {
+		policyrule_set_free(rules);
+		free(d);
+		return NULL;
+	}
+	take_rules(d, rules);
 	d->start_ns = d->now_ns = llcd_mono_ns();
 	return d;
 }
@@ -259,6 +283,9 @@ daemon_free(struct daemon *d)
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
 	topo_free(d->owned_topo);
+	policyrule_set_free(d->rules);
+	for (int i = 0; i < d->nretired; i++)
+		topo_free(d->retired[i]);
 	for (int i = 0; i < d->nreleased; i++)
 		free(d->released[i].xml);
 	free(d->released);
@@ -334,6 +361,19 @@ relisten_metrics(struct daemon *d, const char *spec, struct llcd_err *err)
 	return 0;
 }
 
+/* Free the replaced topologies the engine no longer refers to. */
+static void
+free_retired(struct daemon *d)
+{
+	const struct topo *bound = policy_state_topo(agent_loop_policy(d->loop));
+
+	for (int i = 0; i < d->nretired; i++)
+		if (d->retired[i] != bound) {
+			topo_free(d->retired[i]);
+			d->retired[i--] = d->retired[--d->nretired];
+		}
+}
+
 int
 daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 {
@@ -342,7 +382,9 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	d->now_ns = now_ns;
 	if (d->be.ops->tick)
 		d->be.ops->tick(d->be.ctx, now_ns);
-	if (agent_loop_step(d->loop, now_ns, &st, err) < 0) {
+	int rc = agent_loop_step(d->loop, now_ns, &st, err);
+	free_retired(d);
+	if (rc < 0) {
 		d->errors++;
 		return -1;
 	}
@@ -387,13 +429,22 @@ int
 daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *err)
 {
 	struct policy_host h;
+	const struct config_directive *rd = config_directive("policy-rule");
+	struct policyrule_set *rules = NULL;
 
-	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0 ||
-	    relisten_metrics(d, c->metrics_listen, err) < 0)
+	if (host_from_config(c, d->topo, backend_counters(&d->be), &h, err) < 0)
 		return -1;
+	if (!config_same(c, &d->cfg, rd) && (rules = config_rules(c, err)) == NULL)
+		return -1;
+	if (relisten_metrics(d, c->metrics_listen, err) < 0) {
+		policyrule_set_free(rules);
+		return -1;
+	}
 	for (const struct config_directive *dir = config_directives; dir->name; dir++)
 		if (dir->flags & CONFIG_RELOAD)
 			config_copy(&d->cfg, c, dir);
+	if (rules != NULL)
+		take_rules(d, rules);
 	log_setverbose(c->log_level);
 	d->host = h;
 	agent_loop_set_host(d->loop, &h, (uint64_t)c->period_ms * 1000000ull);
@@ -644,6 +695,22 @@ read_online(char *buf, size_t len)
 	fclose(f);
 }
 
+int
+daemon_hotplug(struct daemon *d, struct topo *t, struct llcd_err *err)
+{
+	free_retired(d);        /* leaves at most the one the engine is bound to */
+	if (daemon_set_topology(d, t, err) < 0) {
+		topo_free(t);
+		return -1;
+	}
+	/* the engine refers to the previous one until it rebinds in the next
+	 * period that reaches it: free it then (daemon_step) */
+	if (d->owned_topo != NULL)
+		d->retired[d->nretired++] = d->owned_topo;
+	d->owned_topo = t;
+	return 0;
+}
+
 /* CPU hotplug: when the online CPUs change, re-read the live host through
  * hwloc and re-place (adoption keeps what is still valid). */
 static void
@@ -660,15 +727,8 @@ check_cpus(struct daemon *d)
 	log_info("online CPUs changed from %s to %s: re-reading the host topology", d->online, now);
 	snprintf(d->online, sizeof(d->online), "%s", now);
 	struct topo *t = topo_load(NULL, &err);
-	if (t == NULL || daemon_set_topology(d, t, &err) < 0) {
+	if (t == NULL || daemon_hotplug(d, t, &err) < 0)
 		log_warnx("topology: %s; keeping the previous one", err.msg);
-		topo_free(t);
-		return;
-	}
-	/* the previous re-read topology is no longer referenced once the
-	 * engine rebinds in the next step; free it after that step */
-	topo_free(d->owned_topo);
-	d->owned_topo = t;
 }
 
 int

@@ -50,10 +50,16 @@ void daemon_free(struct daemon *d);
 int daemon_set_overrides(struct daemon *d, const char *const *kv, int npairs, struct llcd_err *err);
 
 /* Replace the host topology (CPU hotplug): the engine places every domain
- * again, keeping the pins that are still valid. t must outlive the daemon
- * or the next call; returns -1 (topology kept) when the configuration does
- * not fit it (e.g. reserved CPUs that went offline). */
+ * again, keeping the pins that are still valid. t is borrowed and must
+ * outlive the daemon; returns -1 (topology kept) when the configuration
+ * does not fit it (e.g. reserved CPUs that went offline). */
 int daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err);
+/* The same for a topology the daemon re-read itself (CPU hotplug): the
+ * daemon owns t from now on (also on -1, when it frees it). The topology
+ * it replaces is freed only once the engine no longer refers to it (a
+ * period that failed before the engine ran keeps it: daemon_step frees it
+ * after the first period the engine rebinds in). */
+int daemon_hotplug(struct daemon *d, struct topo *t, struct llcd_err *err);
 /* Re-read the live host's topology when the set of online CPUs changes
  * (called by daemon_run every period when the topology is the live host's). */
 void daemon_watch_cpus(struct daemon *d, bool on);

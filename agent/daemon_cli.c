@@ -46,6 +46,38 @@ daemon_cli_check_args(const struct daemon_cli *cli, int argc, char **argv, int o
 }
 
 int
+daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct option *opts,
+                   void (*usage)(FILE *f), int (*own)(struct daemon_cli *cli, int c, const char *arg))
+{
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "dnvf:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': cli->foreground = true; break;
+		case 'n': cli->check = true; break;
+		case 'v': cli->verbose++; break;
+		case 'f': cli->config_path = optarg; break;
+		case 't': cli->topology = optarg; break;
+		case 'u': cli->uri = optarg; break;
+		case 's': cli->socket = optarg; break;
+		case 'p': cli->period = optarg; break;
+		case 'o': cli->oneshot = true; break;
+		case 'D': cli->dry = true; break;
+		case 'h': usage(stdout); return 0;
+		case '?': usage(stderr); return 2;
+		default:
+			if (own == NULL) {
+				usage(stderr);
+				return 2;
+			}
+			if ((rc = own(cli, c, optarg)) >= 0)
+				return rc;
+		}
+	}
+	return -1;
+}
+
+int
 daemon_cli_config(struct daemon_cli *cli, struct config *cfg)
 {
 	struct llcd_err err;

@@ -7,6 +7,7 @@
 #ifndef LLCD_DAEMON_CLI_H
 #define LLCD_DAEMON_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -31,6 +32,16 @@ struct daemon_cli {
 	const char *tunes_file;         /* runtime tunes kept across restarts
 	                                 * (llcd: STATE-DIR/tunes); NULL: none */
 };
+
+/* Read the options both programs have (-d -n -v -f -h, --socket,
+ * --period-ms, --oneshot, --dry-run, and --topology, --uri where opts has
+ * them) into cli; what is left in argv[optind..] is the caller's (see
+ * daemon_cli_check_args). An option of opts outside that set goes to own
+ * (NULL: none),
+ * which returns -1 to go on or an exit code. Returns -1 to go on, or the
+ * exit code (0 after --help). */
+int daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct option *opts,
+                       void (*usage)(FILE *f), int (*own)(struct daemon_cli *cli, int c, const char *arg));
 
 /* Load the file into cfg (defaults already in it) and put the command line
  * over it. Returns 0, or the exit code after a message on stderr. */

@@ -35,6 +35,9 @@ struct daemon {
 	bool watch_cpus;
 	char online[4096];              /* /sys/devices/system/cpu/online, last read */
 	struct topo *owned_topo;        /* a topology the daemon re-read itself */
+	struct topo *retired[2];        /* re-read ones replaced while the engine
+	                                 * may still refer to them */
+	int nretired;
 	uint64_t start_ns, now_ns;
 	volatile sig_atomic_t stop, reload;
 	/* counters, indexed by action type and by apply result */
@@ -44,6 +47,7 @@ struct daemon {
 	uint64_t step_max_ns;
 	struct metrics_hist step_hist;  /* llcd_policy_step_seconds */
 	struct httpd *httpd;            /* metrics-listen; NULL off */
+	struct policyrule_set *rules;   /* policy-rule, as handed to the back-end */
 	bool listening;                 /* daemon_listen ran: serve metrics */
 	void (*period_hook)(void *arg);
 	void *period_hook_arg;

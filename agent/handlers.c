@@ -167,6 +167,13 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 		json_object_object_add(o, "annotation_error", jstr(di->annotation_error));
 	if (di->annotated && annot_format(&di->annot, buf, sizeof(buf), &e) == 0)
 		json_object_object_add(o, "annotation", jstr(buf));
+	if (di->rule > 0) {
+		json_object *r = json_object_new_object();
+		json_object_object_add(r, "number", json_object_new_int(di->rule));
+		json_object_object_add(r, "where", jstr(di->rule_where));
+		json_object_object_add(r, "match", jstr(di->rule_match));
+		json_object_object_add(o, "policy_rule", r);
+	}
 	if (di->have_guest_topo) {
 		snprintf(buf, sizeof(buf), "sockets=%d dies=%d clusters=%d cores=%d threads=%d", di->guest.sockets,
 		    di->guest.dies, di->guest.clusters, di->guest.cores, di->guest.threads);
@@ -261,6 +268,10 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 		struct agent_dominfo di;
 		agent_dominfo_init(&di);
 		if (d->be.ops->describe(d->be.ctx, in->key, &di) == 0) {
+			/* where the policy comes from: the back-end knows an
+			 * annotation from a rule; what it lacks is default-mode's */
+			json_object_object_add(o, "policy_source", jstr(daemon_is_released(d, in->key) ? "released" :
+			    di.rule > 0 ? "rule" : di.annotated ? "annotation" : in->annotated ? "default-mode" : "none"));
 			/* the back-end's own error (a pin failed permanently, an
 			 * invalid annotation) wins over the engine's view */
 			if (di.backend_error) {
@@ -797,6 +808,12 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "domains_managed", json_object_new_int(managed));
 	json_object_object_add(o, "pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_VCPU]));
 	json_object_object_add(o, "emulator_pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_EMULATOR]));
+	if (d->be.ops->pin_counts) {
+		uint64_t calls, in_place;
+		d->be.ops->pin_counts(d->be.ctx, &calls, &in_place);
+		json_object_object_add(o, "pin_calls", json_object_new_int64((int64_t)calls));
+		json_object_object_add(o, "pins_in_place", json_object_new_int64((int64_t)in_place));
+	}
 	json_object_object_add(o, "releases", json_object_new_int64((int64_t)d->actions[POLICY_ACT_RELEASE]));
 	json_object_object_add(o, "refusals", json_object_new_int64((int64_t)d->actions[POLICY_ACT_REFUSE]));
 	json_object_object_add(o, "preference_switches", json_object_new_int64((int64_t)ps.pref_switches));

@@ -263,12 +263,13 @@ daemon_check(struct daemon *d, struct control_request *req)
 int
 daemon_guest_channel(struct daemon *d, struct control_request *req)
 {
-	const struct policy_domain_in *in;
+	const struct policy_domain_in *in = NULL;
 	struct llcd_err err;
 	char path[512];
 	int rc = find_domain(d, req, &in);
+	const char *name = arg_str(req, "domain");
 
-	if (rc != CTL_OK)
+	if (rc != CTL_OK && rc != CTL_E_NODOMAIN)
 		return rc;
 	if (!arg_bool(req, "add", false)) {
 		snprintf(req->error, sizeof(req->error), "guest-channel needs --add");
@@ -279,19 +280,22 @@ daemon_guest_channel(struct daemon *d, struct control_request *req)
 		    "simulated)", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;
 	}
-	/* the persistent definition only: hot-plugging a virtio-serial
-	 * channel needs a controller the guest may not have; the channel
-	 * comes with the next start */
-	bool running = false;
-	int added = d->be.ops->add_guest_channel(d->be.ctx, in->key, running, path, sizeof(path), &err);
+	/* the persistent definition only, of a running domain (in) or of a
+	 * stopped one the back-end looks up by name: hot-plugging a
+	 * virtio-serial channel needs a controller the guest may not have;
+	 * the channel comes with the next start */
+	bool running = in != NULL;
+	int added = d->be.ops->add_guest_channel(d->be.ctx, in ? in->key : 0, in ? in->name : name, false, path,
+	    sizeof(path), &err);
 	if (added < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
-		return CTL_E_INTERNAL;
+		return added == -2 ? CTL_E_NODOMAIN : CTL_E_INTERNAL;
 	}
 	req->reply = json_object_new_object();
-	json_object_object_add(req->reply, "name", jstr(in->name));
+	json_object_object_add(req->reply, "name", jstr(in ? in->name : name));
 	json_object_object_add(req->reply, "socket", jstr(path));
-	json_object_object_add(req->reply, "live", json_object_new_boolean(running));
+	json_object_object_add(req->reply, "running", json_object_new_boolean(running));
+	json_object_object_add(req->reply, "live", json_object_new_boolean(false));
 	json_object_object_add(req->reply, "added", json_object_new_boolean(added == 0));
 	return CTL_OK;
 }

@@ -16,10 +16,12 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/coresched.c
   ${CMAKE_CURRENT_LIST_DIR}/virt.c
   ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
+  ${CMAKE_CURRENT_LIST_DIR}/resctrl.c
   ${CMAKE_CURRENT_LIST_DIR}/cgcpuset.c
   ${CMAKE_CURRENT_LIST_DIR}/live/live.c
   ${CMAKE_CURRENT_LIST_DIR}/live/domains.c
   ${CMAKE_CURRENT_LIST_DIR}/live/observe.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/mbm.c
   ${CMAKE_CURRENT_LIST_DIR}/live/apply.c
   ${CMAKE_CURRENT_LIST_DIR}/live/state.c
   ${CMAKE_CURRENT_LIST_DIR}/live/kcas.c

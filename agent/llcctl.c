@@ -43,7 +43,7 @@ static const struct cmd cmds[] = {
 	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0 },
 	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1 },
 	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1 },
-	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the domain's persistent definition, used from its next start; a domain that has it already is left alone (root)", 1 },
+	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the persistent definition of a running or stopped domain, used from its next start; a domain that has it already is left alone (root)", 1 },
 	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0 },
 };
 
@@ -224,14 +224,17 @@ print_groups(json_object *a)
 static void
 print_dominfo(json_object *r)
 {
-	static const char *const keys[] = { "name", "key", "state", "reason", "mode", "isolation", "topology",
-		"vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves" };
+	static const char *const keys[] = { "name", "key", "state", "reason", "policy_source", "mode", "isolation",
+		"topology", "vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves" };
+	json_object *g;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_object *v;
 		if (json_object_object_get_ex(r, keys[i], &v) && v)
 			printf("%-23s %s\n", keys[i], json_object_get_string(v));
+		if (!strcmp(keys[i], "policy_source") && json_object_object_get_ex(r, "policy_rule", &g) && g)
+			printf("%-23s %lld (%s) %s\n", "policy_rule", (long long)ji(g, "number"), js(g, "where"),
+			    js(g, "match"));
 	}
-	json_object *g;
 	if (json_object_object_get_ex(r, "guest_topology", &g))
 		printf("%-23s sockets=%lld dies=%lld clusters=%lld cores=%lld threads=%lld\n", "guest_topology",
 		    (long long)ji(g, "sockets"), (long long)ji(g, "dies"), (long long)ji(g, "clusters"),
@@ -687,7 +690,9 @@ main(int argc, char **argv)
 					    js(r, "name"), js(r, "socket"));
 				else
 					printf("%s: guest channel added to the persistent definition (used from the next "
-					    "start); socket %s\n", js(r, "name"), js(r, "socket"));
+					    "start%s); socket %s\n", js(r, "name"),
+					    json_object_get_boolean(json_object_object_get(r, "running")) ?
+					    "; the running guest does not get it" : "", js(r, "socket"));
 				break;
 			case CTL_LIST:
 				print_list(r, !list_header);

@@ -75,6 +75,17 @@ check_topology_cpus(const struct config *cfg, const struct topo *t)
 	return 1;
 }
 
+/* --simulate SCENARIO: llcd-sim's now. */
+static int
+simulate_moved(struct daemon_cli *cli, int c, const char *arg)
+{
+	(void)cli;
+	if (c != 'S')
+		return -1;
+	fprintf(stderr, "llcd: --simulate is a program of its own now: llcd-sim %s [options] (llcd-sim(8))\n", arg);
+	return 2;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -94,33 +105,15 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct daemon_cli cli = { .prog = "llcd", .default_config = DEFAULT_CONFIG };
-	int c, rc;
+	int rc;
 	struct config cfg;
 	struct llcd_err err;
 	struct topo *topo = NULL;
 	struct live *live = NULL;
 	struct daemon_backend be;
 
-	while ((c = getopt_long(argc, argv, "dnvf:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': cli.foreground = true; break;
-		case 'n': cli.check = true; break;
-		case 'v': cli.verbose++; break;
-		case 'f': cli.config_path = optarg; break;
-		case 't': cli.topology = optarg; break;
-		case 'u': cli.uri = optarg; break;
-		case 's': cli.socket = optarg; break;
-		case 'p': cli.period = optarg; break;
-		case 'S':
-			fprintf(stderr, "llcd: --simulate is a program of its own now: "
-			    "llcd-sim %s [options] (llcd-sim(8))\n", optarg);
-			return 2;
-		case 'o': cli.oneshot = true; break;
-		case 'D': cli.dry = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	if ((rc = daemon_cli_options(&cli, argc, argv, opts, usage, simulate_moved)) >= 0)
+		return rc;
 	if ((rc = daemon_cli_check_args(&cli, argc, argv, optind, usage)) != 0)
 		return rc;
 

@@ -19,6 +19,7 @@ struct agent_loop {
 	uint64_t *abandoned;            /* keys, sorted */
 	int nabandoned, abandoned_cap;
 	unsigned char *phase;           /* per plan action, reused */
+	unsigned char *done;            /* per plan action: applied this step */
 	int phase_cap;
 	const struct cpuset **reach;    /* per vCPU of the observation, reused */
 	int *reach_off;                 /* per domain: its first vCPU in reach */
@@ -189,6 +190,8 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	o->domains[i].nreports = nreports;
 	o->domains[i].reports = o->reports[i];
 	o->domains[i].wakeups = NULL;
+	o->domains[i].mbm_valid = false;        /* the back-end sets it each period */
+	o->domains[i].mbm_bytes = 0;
 	o->ndomains++;
 	return i;
 }
@@ -255,6 +258,7 @@ agent_loop_free(struct agent_loop *l)
 	agent_obs_free(l->obs);
 	free(l->abandoned);
 	free(l->phase);
+	free(l->done);
 	free(l->reach);
 	free(l->reach_off);
 	free(l);
@@ -386,22 +390,92 @@ action_phase(const struct agent_obs *o, const struct policy_action *a)
 	return 2;
 }
 
-static enum agent_result
-apply_one(struct agent_loop *l, const struct policy_action *a, struct agent_step_stats *st)
+/* Where a vCPU thread was before this step: its observed affinity, or
+ * (empty: never pinned, allowed everywhere) every PU of the host. */
+static bool
+previous_pin(const struct agent_loop *l, const struct policy_action *a, struct cpuset *out)
 {
+	const struct agent_obs *o = l->obs;
+
+	if (a->domain < 0 || a->domain >= o->ndomains || a->vcpu < 0 || a->vcpu >= o->domains[a->domain].nvcpus)
+		return false;
+	*out = o->domains[a->domain].vcpus[a->vcpu].pinned;
+	if (cpuset_empty(out)) {
+		if (l->host.topo == NULL)
+			return false;
+		*out = l->host.topo->all;
+	}
+	return true;
+}
+
+/* A pin of the domain failed permanently: put back every vCPU pin this
+ * step applied to it (in either phase), so that the domain is not
+ * left half in the new placement and half in the old one when llcd stops
+ * managing it. Returns how many were put back; a rollback that fails is
+ * reported (the domain keeps that pin). Emulator pins stay: their previous
+ * affinity is not observed. */
+static int
+roll_back(struct agent_loop *l, uint64_t key, struct agent_step_stats *st)
+{
+	const struct policy_plan *p = l->plan;
+	int n = 0;
+
+	for (int i = 0; i < p->n; i++) {
+		const struct policy_action *a = &p->actions[i];
+		struct policy_action rb;
+		struct llcd_err rerr;
+		if (!l->done[i] || a->key != key || a->type != POLICY_ACT_PIN_VCPU)
+			continue;
+		rb = *a;
+		if (!previous_pin(l, a, &rb.cpus))
+			continue;
+		snprintf(rb.reason, sizeof(rb.reason), "rolled back to its previous affinity: another pin of "
+		    "the domain failed permanently");
+		rerr.msg[0] = '\0';
+		enum agent_result r = l->ops->apply(l->ctx, &rb, &rerr);
+		l->done[i] = 0;
+		if (r == AGENT_OK) {
+			n++;
+			st->rolled_back++;
+		} else if (l->ops->report) {
+			char msg[LLCD_ERR_MSG + 64];
+			snprintf(msg, sizeof(msg), "rollback failed, the vCPU keeps the new pin: %s", rerr.msg);
+			l->ops->report(l->ctx, &rb, r, msg);
+		}
+	}
+	return n;
+}
+
+/* Apply plan action i. A permanent failure stops llcd managing the domain
+ * (abandoned: visible as state error, with the message) after rolling back
+ * the pins this step applied to it; the report says how many. */
+static enum agent_result
+apply_one(struct agent_loop *l, int i, struct agent_step_stats *st)
+{
+	const struct policy_action *a = &l->plan->actions[i];
 	struct llcd_err aerr;
 	enum agent_result r;
 
 	aerr.msg[0] = '\0';
 	r = l->ops->apply(l->ctx, a, &aerr);
 	switch (r) {
-	case AGENT_OK: st->ok++; break;
+	case AGENT_OK:
+		st->ok++;
+		l->done[i] = 1;
+		break;
 	case AGENT_TRANSIENT: st->transient++; break;
 	case AGENT_GONE: st->gone++; break;
-	case AGENT_PERMANENT:
+	case AGENT_PERMANENT: {
 		st->permanent++;
 		abandon(l, a->key);
+		int n = roll_back(l, a->key, st);
+		if (n > 0) {
+			size_t len = strlen(aerr.msg);
+			snprintf(aerr.msg + len, sizeof(aerr.msg) - len, "; the %d pin%s applied to the domain in this "
+			    "period rolled back", n, n == 1 ? "" : "s");
+		}
 		break;
+	}
 	}
 	if (r != AGENT_OK && l->ops->report)
 		l->ops->report(l->ctx, a, r, aerr.msg);
@@ -444,7 +518,7 @@ reachable_cores(struct agent_loop *l, struct cpuset *out, struct llcd_err *err)
 	}
 	for (int i = 0; i < p->n; i++) {
 		const struct policy_action *a = &p->actions[i];
-		if (l->phase[i] == PHASE_1_DONE && a->type == POLICY_ACT_PIN_VCPU && a->domain >= 0 &&
+		if (l->phase[i] == PHASE_1_DONE && l->done[i] && a->type == POLICY_ACT_PIN_VCPU && a->domain >= 0 &&
 		    a->domain < o->ndomains && a->vcpu >= 0 && a->vcpu < o->domains[a->domain].nvcpus)
 			l->reach[l->reach_off[a->domain] + a->vcpu] = &a->cpus;
 	}
@@ -474,8 +548,14 @@ apply_plan(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *e
 		if (ph == NULL)
 			return llcd_err_set(err, "agent loop: out of memory for %d actions", p->n);
 		l->phase = ph;
+		unsigned char *dn = realloc(l->done, (size_t)p->n);
+		if (dn == NULL)
+			return llcd_err_set(err, "agent loop: out of memory for %d actions", p->n);
+		l->done = dn;
 		l->phase_cap = p->n;
 	}
+	if (p->n > 0)
+		memset(l->done, 0, (size_t)p->n);
 	for (int i = 0; i < p->n; i++) {
 		const struct policy_action *a = &p->actions[i];
 		l->phase[i] = (unsigned char)action_phase(l->obs, a);
@@ -508,7 +588,7 @@ apply_plan(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *e
 					continue;
 				}
 			}
-			enum agent_result r = apply_one(l, a, st);
+			enum agent_result r = apply_one(l, i, st);
 			if (r == AGENT_TRANSIENT && is_pin(a))
 				policy_action_not_applied(l->state, a);        /* retried next period */
 			if (phase == 1 && r == AGENT_OK)

@@ -6,8 +6,10 @@
  * caller and passed down. Results of apply() are sorted: transient actions
  * are left for the next period (the policy sees the unchanged affinity and
  * plans again), gone domains simply disappear from the next observation,
- * and a permanent failure marks the domain abandoned: the loop applies no
- * further actions for its key and says so through ops->report.
+ * and a permanent failure marks the domain abandoned: the vCPU pins the
+ * same step applied to it are put back to the affinity observed before the
+ * step (never half in the new placement), the loop applies no further
+ * actions for its key and says so through ops->report.
  */
 #ifndef LLCD_AGENT_LOOP_H
 #define LLCD_AGENT_LOOP_H
@@ -22,6 +24,8 @@ struct agent_step_stats {
 	int actions;                    /* actions in the plan */
 	int ok, transient, gone, permanent;
 	int skipped;                    /* for abandoned domains */
+	int rolled_back;                /* pins put back after a permanent
+	                                 * failure of the same domain */
 	int held;                       /* isolated pins held back: a shared
 	                                 * domain could not be narrowed off
 	                                 * those cores (reported, retried) */

@@ -17,6 +17,7 @@
 #include "cpuset.h"
 #include "err.h"
 #include "policy.h"
+#include "policyrule.h"
 
 struct json_object;
 struct topo;
@@ -118,6 +119,11 @@ struct agent_dominfo {
 	char annotation_error[LLCD_ERR_MSG];
 	bool annotated;
 	struct policy_annotation annot; /* when annotated */
+	int rule;                       /* the policy-rule that gave annot: its
+	                                 * number from 1 in file order; 0: none
+	                                 * (an annotation, or nothing) */
+	char rule_where[POLICYRULE_WHERE];      /* its file:line */
+	char rule_match[POLICYRULE_TEXT];       /* its MATCHes */
 	bool have_guest_topo;
 	struct policy_guest_topo guest;
 	char core_scheduling[LLCD_ERR_MSG];  /* isolated domains; "" not shown */
@@ -223,10 +229,21 @@ struct agent_ops {
 	/* the host topology was re-read (CPU hotplug) */
 	void (*set_topology)(void *ctx, const struct topo *t);
 	/* add the guest helper's channel to the domain's persistent definition
-	 * (llcctl guest-channel): 0 added, 1 it has the channel already (path
-	 * filled, nothing changed), -1 err */
-	int (*add_guest_channel)(void *ctx, uint64_t key, bool live, char *path, size_t len,
+	 * (llcctl guest-channel): the running domain of key, or with key 0 the
+	 * defined domain called name (running or not); 0 added, 1 it has the
+	 * channel already (path filled, nothing changed), -1 err, -2 no such
+	 * domain (err says so) */
+	int (*add_guest_channel)(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len,
 	                         struct llcd_err *err);
+	/* pin calls the back-end made (vCPU and emulator), and pins it did not
+	 * make because the thread was already there (llcctl stats) */
+	void (*pin_counts)(void *ctx, uint64_t *calls, uint64_t *in_place);
+	/* llcd.conf's policy-rule set (policyrule.h; the daemon owns it, valid
+	 * until the next call): a domain without an llc-policy annotation gets
+	 * the policy of the first rule that matches it. Called once before the
+	 * first period and again when a reload changes the rules; the back-end
+	 * matches every domain again. */
+	void (*set_rules)(void *ctx, const struct policyrule_set *rules);
 	/* the VMs are QEMU run without libvirt (the QMP back-end): llcctl
 	 * topology speaks Proxmox VE's config lines, and llcd edits no
 	 * VM configuration */

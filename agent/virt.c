@@ -20,8 +20,11 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include "clock.h"
 #include "log.h"
 #include "xmlsafe.h"
+
+_Static_assert(VIRT_LIFECYCLE_STARTED == VIR_DOMAIN_EVENT_STARTED, "VIRT_LIFECYCLE_STARTED is libvirt's");
 
 #define QUEUE_MAX 4096
 #define NCALLBACKS 3
@@ -192,6 +195,7 @@ ev_domain(struct virt_event *ev, enum virt_event_type type, virDomainPtr dom)
 
 	memset(ev, 0, sizeof(*ev));
 	ev->type = type;
+	ev->mono_ns = llcd_mono_ns();
 	if (virDomainGetUUIDString(dom, ev->uuid) < 0)
 		ev->uuid[0] = '\0';
 	if ((name = virDomainGetName(dom)) != NULL)
@@ -773,6 +777,31 @@ virt_domain_get(struct virt *v, const char *uuid, struct virt_domain *d,
 
 	if ((dom = lookup(v, uuid, &r, err)) == NULL)
 		return r;
+	r = fill_domain(v, dom, d, err);
+	virDomainFree(dom);
+	return r;
+}
+
+enum virt_result
+virt_domain_by_name(struct virt *v, const char *name, struct virt_domain *d,
+    struct llcd_err *err)
+{
+	enum virt_result r;
+	virDomainPtr dom;
+	virErrorPtr e;
+
+	if (!virt_connected(v)) {
+		llcd_err_set(err, "libvirt %s: not connected [transient]", v->uri);
+		return VIRT_TRANSIENT;
+	}
+	if ((dom = virDomainLookupByName(v->conn, name)) == NULL) {
+		e = virGetLastError();
+		if (e != NULL && e->code == VIR_ERR_NO_DOMAIN) {
+			llcd_err_set(err, "no domain '%.200s' is defined in libvirt %s", name, v->uri);
+			return VIRT_GONE;
+		}
+		return classify_last(v, NULL, err, "virDomainLookupByName");
+	}
 	r = fill_domain(v, dom, d, err);
 	virDomainFree(dom);
 	return r;

@@ -87,8 +87,12 @@ enum virt_event_type {
 	VIRT_EV_OVERFLOW,       /* events were dropped: re-list everything */
 };
 
+/* VIR_DOMAIN_EVENT_STARTED (virt.c checks the value) */
+#define VIRT_LIFECYCLE_STARTED 2
+
 struct virt_event {
 	enum virt_event_type type;
+	uint64_t mono_ns;               /* CLOCK_MONOTONIC when the event thread got it */
 	char uuid[VIRT_UUID_LEN];       /* "" for connection events */
 	char name[VIRT_NAME_MAX];
 	int event, detail;
@@ -143,6 +147,10 @@ int virt_list_domains(struct virt *v, struct virt_domain **doms, int *n,
     struct llcd_err *err);
 /* One domain by UUID. */
 enum virt_result virt_domain_get(struct virt *v, const char *uuid,
+    struct virt_domain *d, struct llcd_err *err);
+/* One defined domain (running or not) by name (virDomainLookupByName);
+ * VIRT_GONE when libvirt has no domain of that name. */
+enum virt_result virt_domain_by_name(struct virt *v, const char *name,
     struct virt_domain *d, struct llcd_err *err);
 
 /* The raw <llc-policy> element (virDomainGetMetadata, namespace

@@ -9,13 +9,8 @@
 # Environment: JOBS (default 2), KEEP=1 keeps the temporary tree.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: build-deb.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 . "$top/packaging/tree.sh"
-
-work=$(mktemp -d /tmp/llcd-deb.XXXXXX)
-[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+llcd_pkg_start build-deb.sh deb "${1:-}"
 src=$work/llcd-$llcd_version
 llcd_copy_tree "$src"
 rm -rf "$src/debian"

@@ -12,13 +12,8 @@
 # Environment: JOBS (default 2), KEEP=1 keeps the temporary tree.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: build-rpm.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 . "$top/packaging/tree.sh"
-
-work=$(mktemp -d /tmp/llcd-rpm.XXXXXX)
-[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+llcd_pkg_start build-rpm.sh rpm "${1:-}"
 spec_version=$(sed -n 's/^Version: *//p' "$top/packaging/rpm/llcd.spec")
 if [ "$spec_version" != "$llcd_version" ]; then
 	echo "build-rpm: llcd.spec says $spec_version, CMakeLists.txt $llcd_version" >&2

@@ -100,6 +100,13 @@ llc_nr_avg_div(int llc_weight)
 	return d < 2 ? 2 : d > 8 ? 8 : d;
 }
 
+long
+llc_nr_avg_kernel(long avg, long sample, int llc_weight)
+{
+	/* C division truncates toward zero, as div64_s64() does */
+	return avg + (sample - avg) / llc_nr_avg_div(llc_weight);
+}
+
 bool
 llc_should_switch(double best_occ, double cur_occ)
 {

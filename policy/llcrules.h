@@ -61,6 +61,14 @@ double llc_decay(double period_ms, double epoch_ms);
 /* EWMA divisor for nr_running_avg: clamp(llc_weight / 4, 2, 8). */
 int llc_nr_avg_div(int llc_weight);
 
+/* The kernel's nr_running_avg update (update_avg_scale() in fair.c), in its
+ * integer arithmetic: avg += (sample - avg) / llc_nr_avg_div(llc_weight),
+ * the division truncating toward zero (div64_s64). The average therefore
+ * stops up to divisor - 1 short of a steady sample, from below and from
+ * above: a steady 8 on a 16-PU LLC (divisor 4) settles at 5. llcd's own
+ * flavour (steer.c) keeps a real-valued average instead. */
+long llc_nr_avg_kernel(long avg, long sample, int llc_weight);
+
 /* The 2x hysteresis: switch from the current preferred LLC (occupancy
  * cur_occ, 0 when there is none) to the best one (best_occ)? */
 bool llc_should_switch(double best_occ, double cur_occ);

@@ -513,3 +513,9 @@ policy_stats(const struct policy_state *s, struct policy_stats *st)
 {
 	*st = s->stats;
 }
+
+const struct topo *
+policy_state_topo(const struct policy_state *s)
+{
+	return s->topo;
+}

@@ -75,6 +75,11 @@ struct policy_domain_in {
 	/* Wakeups between this domain's vCPU threads during the period
 	 * (wakeups.h); NULL when the back-end cannot see them (no tracer). */
 	const struct policy_wakeups *wakeups;
+	/* Memory bandwidth the domain's vCPU threads achieved during the
+	 * period: bytes read and written to memory (resctrl's mbm_total_bytes
+	 * of its monitoring group; llcsim's host.mbm). Only when mbm_valid. */
+	bool mbm_valid;
+	uint64_t mbm_bytes;
 };
 
 struct policy_input {
@@ -207,6 +212,10 @@ struct policy_stats {
 	uint64_t nomem;
 };
 void policy_stats(const struct policy_state *s, struct policy_stats *st);
+/* The topology the state is bound to (the last step's host.topo; NULL
+ * before the first step): it must stay alive while it is, since the next
+ * step compares it with its host's. */
+const struct topo *policy_state_topo(const struct policy_state *s);
 
 const char *policy_action_name(enum policy_action_type t);
 const char *policy_group_rule_name(enum policy_group_rule r);

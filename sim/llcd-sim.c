@@ -49,26 +49,14 @@ main(int argc, char **argv)
 	};
 	struct daemon_cli cli = { .prog = "llcd-sim", .default_config = NULL };
 	const char *scenario;
-	int c, rc;
+	int rc;
 	struct config cfg;
 	struct llcd_err err;
 	struct simbe *sim;
 	struct daemon_backend be;
 
-	while ((c = getopt_long(argc, argv, "dnvf:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': cli.foreground = true; break;
-		case 'n': cli.check = true; break;
-		case 'v': cli.verbose++; break;
-		case 'f': cli.config_path = optarg; break;
-		case 's': cli.socket = optarg; break;
-		case 'p': cli.period = optarg; break;
-		case 'o': cli.oneshot = true; break;
-		case 'D': cli.dry = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	if ((rc = daemon_cli_options(&cli, argc, argv, opts, usage, NULL)) >= 0)
+		return rc;
 	if (optind >= argc) {
 		fprintf(stderr, "llcd-sim: which scenario? (e.g. /usr/share/llcd-sim/scenarios/xiangshan-8ccx.json)\n");
 		usage(stderr);

@@ -220,7 +220,7 @@ static int
 parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 {
 	static const char *const keys[] = { "topology", "reserved_cpus", "llc_bw_gbs",
-		"perf_counters", "wakeup_trace", "wakeup_noise_hz", NULL };
+		"perf_counters", "wakeup_trace", "wakeup_noise_hz", "mbm", NULL };
 	const char *str;
 	struct llcd_err e;
 
@@ -238,7 +238,8 @@ parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 		return fail(c, "host.reserved_cpus", "%s", e.msg);
 	if (get_num(c, o, "host", "llc_bw_gbs", false, 0, 1e9, &s->llc_bw_gbs) < 0 ||
 	    get_bool(c, o, "host", "perf_counters", &s->perf_counters) < 0 ||
-	    get_bool(c, o, "host", "wakeup_trace", &s->wakeup_trace) < 0)
+	    get_bool(c, o, "host", "wakeup_trace", &s->wakeup_trace) < 0 ||
+	    get_bool(c, o, "host", "mbm", &s->mbm) < 0)
 		return -1;
 	s->wakeup_noise_hz = 20;
 	if (get_num(c, o, "host", "wakeup_noise_hz", false, 0, 1e5, &s->wakeup_noise_hz) < 0)

@@ -64,6 +64,8 @@ struct sim_scenario {
 	struct cpuset reserved;
 	double llc_bw_gbs;              /* 0 = unlimited */
 	bool perf_counters;
+	bool mbm;                       /* the policy sees achieved memory bandwidth
+	                                 * per domain (resctrl monitoring) */
 	bool wakeup_trace;              /* the policy sees wakeup edges */
 	double wakeup_noise_hz;         /* background wakeups per vCPU per second */
 	double period_ms, duration_s;

@@ -8,6 +8,7 @@
 
 #include "annotation_xml.h"
 #include "log.h"
+#include "policyrule.h"
 #include "scenario.h"
 #include "simops.h"
 #include "topo_hwloc.h"
@@ -20,6 +21,10 @@ struct simbe {
 	struct sim_world *w;
 	struct sim_ops_ctx ops;
 	bool over;
+	/* policy-rule: the daemon's set, and per domain the number (from 1)
+	 * of the rule that gave it its policy, 0 none */
+	const struct policyrule_set *rules;
+	int *rule;
 };
 
 struct simbe *
@@ -61,6 +66,10 @@ simbe_new(const char *path, struct llcd_err *err)
 	if (s->w == NULL)
 		goto fail;
 	s->ops.w = s->w;
+	if ((s->rule = calloc((size_t)s->sc->ndomains + 1, sizeof(*s->rule))) == NULL) {
+		llcd_err_set(err, "out of memory");
+		goto fail;
+	}
 	free(annots);
 	free(annotated);
 	return s;
@@ -80,6 +89,7 @@ simbe_free(struct simbe *s)
 	topo_free(s->topo);
 	sim_scenario_free(s->sc);
 	free(s->ops.prefer);
+	free(s->rule);
 	free(s);
 }
 
@@ -133,8 +143,18 @@ describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 	int d = find(s, key);
 
 	out->backend = "llcsim";
-	if (d >= 0)
+	if (d >= 0) {
 		out->guest_helper = s->sc->domains[d].guest_helper;
+		out->annotated = s->w->dom[d].annotated;
+		if (out->annotated)
+			out->annot = s->w->dom[d].annot;
+		if (s->rule[d] > 0 && s->rules != NULL && s->rule[d] <= s->rules->n) {
+			const struct policyrule *r = &s->rules->r[s->rule[d] - 1];
+			out->rule = s->rule[d];
+			snprintf(out->rule_where, sizeof(out->rule_where), "%s", r->where);
+			snprintf(out->rule_match, sizeof(out->rule_match), "%s", r->match);
+		}
+	}
 	return 0;
 }
 
@@ -159,7 +179,7 @@ get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
 	*xml = NULL;
 	if (d < 0)
 		return llcd_err_set(err, "domain is gone");
-	if (!s->w->dom[d].annotated)
+	if (!s->w->dom[d].annotated || s->rule[d] > 0)
 		return 0;
 	if (annot_format_metadata(&s->w->dom[d].annot, buf, sizeof(buf), err) < 0)
 		return -1;
@@ -180,11 +200,46 @@ set_annotation(void *ctx, uint64_t key, const char *xml, bool live, bool config,
 	if (annot_parse_metadata(xml, strlen(xml), s->sc->domains[d].nvcpus, &a, err) < 0)
 		return -1;
 	if (live) {
+		s->rule[d] = 0;         /* an annotation wins over the rules */
 		s->w->dom[d].annot = a;
 		s->w->dom[d].annotated = true;
 		s->w->dom[d].isolated = a.mode != POLICY_MODE_NONE && a.isolation == POLICY_ISO_CORE;
 	}
 	return 0;
+}
+
+/* policy-rule on a simulated host: scenario domains have names, no
+ * metadata, so name= rules match; a domain annotated in its scenario or by
+ * llcctl policy keeps its annotation. */
+static void
+set_rules(void *ctx, const struct policyrule_set *rules)
+{
+	struct simbe *s = ctx;
+	struct llcd_err e;
+
+	s->rules = rules;
+	for (int d = 0; d < s->sc->ndomains; d++) {
+		struct sim_dom_state *w = &s->w->dom[d];
+		int i;
+		if (w->annotated && s->rule[d] == 0)
+			continue;
+		i = policyrule_find(rules, s->sc->domains[d].name, NULL, 0, &e);
+		if (i >= 0 && policyrule_annotation(&rules->r[i], s->sc->domains[d].nvcpus, &w->annot, &e) == 0) {
+			if (s->rule[d] != i + 1)
+				log_dom(LOG_INFO, s->sc->domains[d].name, -1, 0, "no llc-policy annotation; policy-rule %d "
+				    "(%s: %s): mode %s", i + 1, rules->r[i].where, rules->r[i].match,
+				    policy_mode_name(w->annot.mode));
+			s->rule[d] = i + 1;
+			w->annotated = true;
+		} else {
+			if (i >= 0)
+				log_dom(LOG_WARNING, s->sc->domains[d].name, -1, 0, "%s; domain left unmanaged", e.msg);
+			s->rule[d] = 0;
+			w->annotated = false;
+			policy_annotation_defaults(&w->annot);
+		}
+		w->isolated = w->annotated && w->annot.mode != POLICY_MODE_NONE && w->annot.isolation == POLICY_ISO_CORE;
+	}
 }
 
 /* The loop's entries take the simbe too, and hand llcsim's ops their own
@@ -233,6 +288,7 @@ static const struct agent_ops simbe_ops = {
 	.describe_host = describe_host,
 	.get_annotation = get_annotation,
 	.set_annotation = set_annotation,
+	.set_rules = set_rules,
 };
 
 void

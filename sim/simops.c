@@ -5,9 +5,12 @@
  * except what the simulated guest helper would report (the busy threads of
  * each group, as a hot process with the vCPUs it ran on) and, on a host
  * with host.wakeup_trace, the wakeups between vCPU threads as the tracer
- * would count them (the world draws them; their cause stays hidden). */
+ * would count them (the world draws them; their cause stays hidden), and on
+ * a host with host.mbm each domain's achieved memory bandwidth (bw_gbs
+ * times the LLC's bandwidth factor: what resctrl counts, not the demand). */
 #include "simops.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +64,13 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 		 * static mode for every domain it manages */
 		if (w->policy == SIM_POLICY_STATIC && in->annotated && in->annot.mode != POLICY_MODE_NONE)
 			in->annot.mode = POLICY_MODE_STATIC;
+		/* achieved memory bandwidth of the domain, as its resctrl
+		 * monitoring group would count it (host.mbm) */
+		in->mbm_valid = w->sc->mbm;
+		double gb = 0;
+		for (int v = 0; w->sc->mbm && v < sd->nvcpus; v++)
+			gb += w->threads[D->base + v].bw_got;
+		in->mbm_bytes = (uint64_t)llround(gb * 1e9 * w->dt_s);
 		for (int v = 0; v < sd->nvcpus; v++) {
 			const struct sim_thread *th = &w->threads[D->base + v];
 			struct policy_vcpu_sample *s = &obs->vcpus[i][v];

@@ -84,6 +84,7 @@ sim_world_free(struct sim_world *w)
 	free(w->pu_first);
 	free(w->pu_busy_ns);
 	free(w->cpu_rt);
+	free(w->kcas_occ);
 	free(w->llc_count);
 	free(w->core_owner);
 	free(w->scratch);
@@ -119,6 +120,14 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 	w->trace = trace;
 	sim_rng_seed(&w->rng, seed);
 	sim_rng_seed(&w->wrng, seed ^ 0x77616b6575707321ULL);     /* "wakeups!" */
+	sim_rng_seed(&w->krng, seed ^ 0x6b65726e656c6e72ULL);     /* "kernelnr" */
+	w->krules = (struct llc_rules){
+		.aggr_tolerance = sc->model.kcas_aggr_tolerance,
+		.overaggr_pct = sc->model.kcas_overaggr_pct,
+		.imb_pct = sc->model.kcas_imb_pct,
+		.smt = t->smt,
+		.kernel = true,
+	};
 	w->npu = t->max_cpu + 1;
 	w->ncore = topo_count(t, TOPO_CORE);
 	w->nllc = topo_count(t, TOPO_LLC);
@@ -134,7 +143,7 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 	    !ALLOC(w->llc_npu, w->nllc) || !ALLOC(w->pu_load, w->npu) ||
 	    !ALLOC(w->llc_load, w->nllc) || !ALLOC(w->llc_bw, w->nllc) ||
 	    !ALLOC(w->pu_first, w->npu) || !ALLOC(w->pu_busy_ns, w->npu) ||
-	    !ALLOC(w->cpu_rt, w->npu) || !ALLOC(w->llc_count, w->nllc) ||
+	    !ALLOC(w->cpu_rt, w->npu) || !ALLOC(w->kcas_occ, w->nllc) || !ALLOC(w->llc_count, w->nllc) ||
 	    !ALLOC(w->core_owner, w->ncore) || !ALLOC(w->dom, sc->ndomains) ||
 	    !ALLOC(w->grp, sc->ngroups))
 		goto oom;
@@ -424,47 +433,44 @@ by_demand_desc(const void *a, const void *b, void *arg)
 	return (i > j) - (i < j);
 }
 
-/* --- kernel-cas: Linux 7.2 CONFIG_SCHED_CACHE, one mm per QEMU process --- */
+/* --- kernel-cas: Linux 7.2 CONFIG_SCHED_CACHE, one mm per QEMU process ---
+ *
+ * The rules are llcrules.c's kernel flavour (kernel = true), the same code
+ * the engine and the guest helper use for theirs; the state is kept in the
+ * kernel's integers: per-PU runtimes in ns shifted right once per epoch,
+ * occupancy in NICE_0_LOAD units, LLC utilisation and capacity in
+ * SCHED_CAPACITY_SCALE units per PU, nr_running_avg an integer EWMA
+ * (llc_nr_avg_kernel(), which stalls short of a steady sample). */
 
-enum kcas_hint { KCAS_UNRESTRICTED, KCAS_LLC, KCAS_FORBID };
+#define KCAS_SCALE 1024UL       /* NICE_0_LOAD, SCHED_CAPACITY_SCALE */
 
-static double
+static unsigned long
+kcas_util(double u)
+{
+	return (unsigned long)(fmin(1.0, fmax(0.0, u)) * (double)KCAS_SCALE);
+}
+
+/* Σ cpu_util_cfs() over the LLC, in capacity units */
+static unsigned long
 llc_util(const struct sim_world *w, int l)
 {
-	double u = 0;
+	unsigned long u = 0;
 	for (int i = w->llc_core_start[l]; i < w->llc_core_start[l + 1]; i++) {
 		int c = w->llc_core[i];
 		for (int j = w->core_pu_start[c]; j < w->core_pu_start[c + 1]; j++)
-			u += fmin(1.0, w->pu_load[w->core_pu[j]]);
+			u += kcas_util(w->pu_load[w->core_pu[j]]);
 	}
 	return u;
 }
 
-static int
-kcas_overaggr(const struct sim_world *w)
-{
-	if (w->sc->model.kcas_overaggr_pct > 0)
-		return w->sc->model.kcas_overaggr_pct;
-	return w->topo->smt > 1 ? 50 : 75;     /* fits_llc_capacity(): x3/2 without SMT */
-}
-
-/* can_migrate_llc() of the final fair.c, in PU units of utilisation. */
-static enum kcas_hint
+/* can_migrate_llc() of the final fair.c: llc_can_migrate(), kernel flavour,
+ * on the kernel's integer utilisation and capacity (exact in a double) */
+static enum llc_mig
 kcas_can_migrate(const struct sim_world *w, int src, int dst, double tu, bool to_pref)
 {
-	double s = fmax(llc_util(w, src) - tu, 0), d = llc_util(w, dst) + tu;
-	double cs = w->llc_npu[src], cd = w->llc_npu[dst];
-	int over = kcas_overaggr(w), imb = w->sc->model.kcas_imb_pct;
-	bool fits_s = s * 100 < cs * over, fits_d = d * 100 < cd * over;
-	bool bad;
-
-	if (!fits_d && !fits_s)
-		return KCAS_UNRESTRICTED;
-	if (to_pref)
-		bad = !fits_d && d * 100 > s * (100 + imb);
-	else
-		bad = fits_s || !(s * 100 > d * (100 + imb));
-	return bad ? KCAS_FORBID : KCAS_LLC;
+	return llc_can_migrate(&w->krules, (double)llc_util(w, src),
+	    (double)((unsigned long)w->llc_npu[src] * KCAS_SCALE), (double)llc_util(w, dst),
+	    (double)((unsigned long)w->llc_npu[dst] * KCAS_SCALE), (double)kcas_util(tu), to_pref);
 }
 
 static int
@@ -499,7 +505,7 @@ kcas_pull(struct sim_world *w)
 		qsort_r(w->scratch, (size_t)n, sizeof(int), by_demand_desc, w->threads);
 		for (int k = 0; k < n && D->pull_credit >= 1.0; k++) {
 			struct sim_thread *th = &w->threads[w->scratch[k]];
-			if (kcas_can_migrate(w, w->topo->pu_llc[th->pu], P, th->demand, true) != KCAS_LLC)
+			if (kcas_can_migrate(w, w->topo->pu_llc[th->pu], P, th->demand, true) != LLC_MIG_LLC)
 				continue;
 			int pu = pick_pu(w, th, P, 2, -1);
 			if (pu < 0)
@@ -510,44 +516,68 @@ kcas_pull(struct sim_world *w)
 	}
 }
 
-/* task_cache_work() at the end of the period: decay, occupancy, the
- * nr_running_avg EWMA, invalid_llc_nr, the timeout and the 2x switch. */
+static uint64_t
+shr_u64(uint64_t v, int n)
+{
+	return n >= 64 ? 0 : v >> n;
+}
+
+/* nr_running at one scan: the process's threads on a CPU at that instant,
+ * each with the probability of its share of the period (its own draws),
+ * at least the scanning thread itself */
+static long
+kcas_sample(struct sim_world *w, const struct sim_dom_state *D, int nvcpus)
+{
+	long nr = 0;
+
+	for (int v = 0; v < nvcpus; v++) {
+		const struct sim_thread *th = &w->threads[D->base + v];
+		double p = (double)th->runtime_ns / (double)w->dt_ns;
+		if (th->runtime_ns == 0)
+			continue;
+		nr += p >= 1.0 || sim_rng_unit(&w->krng) < p;
+	}
+	return nr > 0 ? nr : 1;
+}
+
+/* The period's epochs, as __update_mm_sched(), account_mm_sched() and
+ * task_cache_work() would have run them: each epoch boundary halves the
+ * per-PU runtimes (then the period's runtime is added) and starts one scan
+ * of each process that ran. A scan first applies invalid_llc_nr() to the
+ * average so far (failing it: no preference and, as in the kernel, no
+ * update of the average, so it is final), then the 2x switch to the LLC of
+ * the largest occupancy sum, then the integer EWMA of nr_running. */
 static void
 kcas_update(struct sim_world *w)
 {
 	const struct sim_model *m = &w->sc->model;
 	double epochs = w->sc->period_ms / m->kcas_epoch_ms;
-	double k = pow(0.5, epochs);
-	int llc_size = w->llc_npu[0], tol = m->kcas_aggr_tolerance;
-	int div = llc_size >> 2;
-	double *occ = w->llc_bw;        /* reused as scratch: bandwidth is done */
+	int llc_size = w->llc_npu[0], nep;
+	uint64_t *occ = w->kcas_occ;
 
-	div = div < 2 ? 2 : div > 8 ? 8 : div;
+	w->kcas_epoch_credit += epochs;
+	nep = (int)floor(w->kcas_epoch_credit + 1e-9);
+	w->kcas_epoch_credit -= nep;
 	for (int pu = 0; pu < w->npu; pu++)
-		w->cpu_rt[pu] = w->cpu_rt[pu] * k + (double)w->pu_busy_ns[pu];
+		w->cpu_rt[pu] = shr_u64(w->cpu_rt[pu], nep) + w->pu_busy_ns[pu];
 	for (int d = 0; d < w->sc->ndomains; d++) {
 		struct sim_dom_state *D = &w->dom[d];
 		const struct sim_domain *sd = &w->sc->domains[d];
-		double sample = 0;
+		bool ran = false;
 		if (!D->active)
 			continue;
 		for (int pu = 0; pu < w->npu; pu++)
-			D->mm_rt[pu] *= k;
+			D->mm_rt[pu] = shr_u64(D->mm_rt[pu], nep);
 		for (int v = 0; v < sd->nvcpus; v++) {
 			struct sim_thread *th = &w->threads[D->base + v];
 			if (th->runtime_ns == 0)
 				continue;
-			D->mm_rt[th->pu] += (double)th->runtime_ns;
-			sample += (double)th->runtime_ns / (double)w->dt_ns;
+			D->mm_rt[th->pu] += th->runtime_ns;
+			ran = true;
 		}
-		/* one EWMA update per epoch, closed form over the period */
-		D->nr_avg = sample + (D->nr_avg - sample) * pow(1.0 - 1.0 / div, epochs);
 		int old = D->pref_llc;
-		bool invalid = sd->nvcpus <= 1 || tol == 0 ||
-		    (tol < 100 && !(D->nr_avg * w->topo->smt * 1280.0 < (double)tol * llc_size * 1024.0));
-		if (invalid) {
-			D->pref_llc = -1;
-		} else if (sample <= 0) {
+		if (!ran) {
+			/* no tick, no scan: the preference times out */
 			D->idle_epochs += epochs;
 			if (D->idle_epochs > m->kcas_affinity_timeout)
 				D->pref_llc = -1;
@@ -556,15 +586,26 @@ kcas_update(struct sim_world *w)
 			D->idle_epochs = 0;
 			for (int l = 0; l < w->nllc; l++)
 				occ[l] = 0;
-			for (int pu = 0; pu < w->npu; pu++)
+			for (int pu = 0; pu < w->npu; pu++)  /* fraction_mm_sched() */
 				if (D->mm_rt[pu] > 0 && w->topo->pu_llc[pu] >= 0)
-					occ[w->topo->pu_llc[pu]] += D->mm_rt[pu] / (w->cpu_rt[pu] + 1.0);
+					occ[w->topo->pu_llc[pu]] += KCAS_SCALE * D->mm_rt[pu] / (w->cpu_rt[pu] + 1);
 			for (int l = 0; l < w->nllc; l++)
 				if (best < 0 || occ[l] > occ[best])
 					best = l;
-			double curr = D->pref_llc >= 0 ? occ[D->pref_llc] : 0;
-			if (best >= 0 && occ[best] > 0 && occ[best] > 2 * curr)
-				D->pref_llc = best;
+			for (int s = 0; s < nep; s++) {
+				if (llc_invalid_nr(&w->krules, sd->nvcpus, (double)D->nr_avg, llc_size)) {
+					D->pref_llc = -1;
+					break;
+				}
+				/* the occupancy is the period's: only the first scan can switch */
+				if (s == 0 && occ[best] > 0 &&
+				    llc_should_switch((double)occ[best], D->pref_llc >= 0 ? (double)occ[D->pref_llc] : 0))
+					D->pref_llc = best;
+				D->nr_avg = llc_nr_avg_kernel(D->nr_avg, kcas_sample(w, D, sd->nvcpus), llc_size);
+			}
+			/* account_mm_sched() checks the guard on every runtime update */
+			if (llc_invalid_nr(&w->krules, sd->nvcpus, (double)D->nr_avg, llc_size))
+				D->pref_llc = -1;
 		}
 		if (D->pref_llc != old) {
 			if (D->pref_llc >= 0)
@@ -603,9 +644,10 @@ lifecycle(struct sim_world *w, double t)
 		}
 		D->emu_pinned = false;
 		D->pref_llc = -1;
-		D->nr_avg = D->idle_epochs = D->pull_credit = 0;
+		D->nr_avg = 0;
+		D->idle_epochs = D->pull_credit = 0;
 		if (D->mm_rt)
-			memset(D->mm_rt, 0, sizeof(double) * (size_t)w->npu);
+			memset(D->mm_rt, 0, sizeof(*D->mm_rt) * (size_t)w->npu);
 	}
 }
 
@@ -686,9 +728,9 @@ balance(struct sim_world *w)
 		if (M < 0 || M == L || w->llc_load[L] - w->llc_load[M] < m->imbalance - 0.5)
 			continue;
 		int P = kcas_pref(w, th);
-		if (P >= 0 && L == P && kcas_can_migrate(w, L, M, th->demand, false) == KCAS_FORBID)
+		if (P >= 0 && L == P && kcas_can_migrate(w, L, M, th->demand, false) == LLC_MIG_FORBID)
 			continue;       /* do not migrate out of the preferred LLC */
-		if (P >= 0 && M == P && kcas_can_migrate(w, L, M, th->demand, true) == KCAS_FORBID)
+		if (P >= 0 && M == P && kcas_can_migrate(w, L, M, th->demand, true) == LLC_MIG_FORBID)
 			continue;
 		int pu = pick_pu(w, th, M, 2, -1);
 		if (pu >= 0)
@@ -731,7 +773,7 @@ account(struct sim_world *w, double t)
 	for (int i = w->nthreads - 1; i >= 0; i--) {
 		struct sim_thread *th = &w->threads[i];
 		th->runtime_ns = th->instructions = th->run_delay_ns = 0;
-		th->rate = 0;
+		th->rate = th->bw_got = 0;
 		if (!w->dom[th->dom].active || th->demand <= 0)
 			continue;
 		th->next_on_pu = w->pu_first[th->pu];
@@ -757,6 +799,7 @@ account(struct sim_world *w, double t)
 					bwf = w->sc->llc_bw_gbs / w->llc_bw[llc];
 				th->moved = th->last_llc >= 0 && th->last_llc != llc;
 				th->rate = th->cpu_frac * smt * bwf * (th->moved ? m->migration : 1.0);
+				th->bw_got = th->bw * bwf;
 				th->runtime_ns = (uint64_t)llround(th->demand * th->cpu_frac * (double)w->dt_ns);
 				th->run_delay_ns = (uint64_t)llround(th->demand * fmax(0, 1 - 1 / L) *
 				    (double)w->dt_ns);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "annotation.h"
+#include "llcrules.h"
 #include "rng.h"
 #include "scenario.h"
 #include "topo.h"
@@ -41,6 +42,8 @@ struct sim_thread {
 	bool llcs_dirty;
 	bool moved;                     /* changed LLC this period */
 	double cpu_frac, rate;
+	double bw_got;                  /* achieved bandwidth this period, GB/s:
+	                                 * bw times its LLC's bandwidth factor */
 	double wake_hz;                 /* this period: wakeups it sends to its group */
 	uint64_t runtime_ns, instructions;
 	uint64_t run_delay_ns;          /* runnable but waiting, this period */
@@ -55,9 +58,10 @@ struct sim_dom_state {
 	bool iso_managed;               /* isolated and placed by the engine (not refused) */
 	struct policy_annotation annot;
 	/* kernel-cas: the QEMU process as one mm */
-	double *mm_rt;                  /* per PU decayed runtime */
+	uint64_t *mm_rt;                /* per PU runtime (ns), halved per epoch */
 	int pref_llc;
-	double nr_avg, idle_epochs, pull_credit;
+	long nr_avg;                    /* the kernel's integer nr_running_avg */
+	double idle_epochs, pull_credit;
 	/* statistics */
 	uint64_t thread_llc_moves, pref_switches;
 	double smt_shared_pu_s;
@@ -94,6 +98,7 @@ struct sim_world {
 	struct sim_rng wrng;            /* wakeup draws: a stream of their own, so
 	                                 * that host.wakeup_trace leaves the
 	                                 * balancer's draws alone */
+	struct sim_rng krng;            /* kernel-cas nr_running samples: their own stream */
 	FILE *trace;
 
 	int npu, ncore, nllc, llc_words;
@@ -104,7 +109,10 @@ struct sim_world {
 	double *pu_load, *llc_load, *llc_bw;
 	int *pu_first;                  /* per-PU thread list head */
 	uint64_t *pu_busy_ns;           /* observed this period */
-	double *cpu_rt;                 /* kernel-cas: decayed user runtime per PU */
+	uint64_t *cpu_rt;               /* kernel-cas: user runtime per PU (ns), halved per epoch */
+	uint64_t *kcas_occ;             /* kernel-cas scratch: occupancy per LLC */
+	double kcas_epoch_credit;       /* kernel-cas: fraction of an epoch carried over */
+	struct llc_rules krules;        /* kernel-cas: llcrules.c, kernel flavour */
 	int *llc_count, *core_owner, *scratch;
 
 	int nthreads;

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of the llc-policy annotation parser (policy/annotation_xml.c).
 llcd_unit_test(test_annotation SOURCES unit/test_annotation.c LIBS llcpolicy_io)
+# llcd.conf's policy-rule matcher (policy/policyrule.c) on Nova and KubeVirt domain XML
+llcd_unit_test(test_policyrule SOURCES unit/test_policyrule.c LIBS llcpolicy_io)
 
 # libFuzzer: annot_parse() and annot_from_domain_xml() on every input, with
 # the format/parse round trip checked whenever the parse succeeds.

@@ -10,14 +10,19 @@ llcd_fuzz_target(fuzz_ctl
   CORPUS fuzz/corpus/ctl
   SECONDS 10)
 llcd_fuzz_target(fuzz_config
-  SOURCES fuzz/fuzz_config.c ../agent/config.c ../policy/annotation.c ../common/cpuset.c ../common/err.c
+  SOURCES fuzz/fuzz_config.c ../agent/config.c ../policy/annotation.c ../policy/annotation_xml.c
+          ../policy/policyrule.c ../policy/xmlsafe.c ../common/cpuset.c ../common/err.c
   INCLUDES ../agent ../policy ../common
+  PKGS libxml-2.0
   CORPUS fuzz/corpus/config
   SECONDS 10)
-llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llcpolicy)
+llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llcpolicy_io)
 target_include_directories(test_config PRIVATE ${CMAKE_SOURCE_DIR}/agent)
 llcd_unit_test(test_perfcount SOURCES unit/test_perfcount.c ../agent/perfcount.c LIBS llcpolicy)
 target_include_directories(test_perfcount PRIVATE ${CMAKE_SOURCE_DIR}/agent)
+# the resctrl reader against a fixture tree (a fake seam: no resctrl here)
+llcd_unit_test(test_resctrl SOURCES unit/test_resctrl.c ../agent/resctrl.c LIBS llcpolicy)
+target_include_directories(test_resctrl PRIVATE ${CMAKE_SOURCE_DIR}/agent)
 llcd_unit_test(test_metrics SOURCES unit/test_metrics.c LIBS llcd_core)
 llcd_unit_test(test_daemon SOURCES unit/test_daemon.c LIBS llcsim_daemon)
 target_compile_definitions(test_daemon PRIVATE LLCD_SRC="${CMAKE_SOURCE_DIR}")

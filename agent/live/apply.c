@@ -8,8 +8,10 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 
 #define TRANSIENT_STREAK 3              /* periods in a row before backing off */
@@ -79,6 +81,70 @@ live_note_result(struct live *l, struct ldom *d, enum agent_result r, const char
 	}
 }
 
+/* libvirt's live pins of the domain, read once per period (only asked
+ * where the kernel already agrees with the plan). */
+static bool
+libvirt_pins(struct live *l, struct ldom *d)
+{
+	struct llcd_err e;
+
+	if (d->lv_period == l->period)
+		return d->lv_ok;
+	d->lv_period = l->period;
+	d->lv_ok = false;
+	if (d->lv_cap < d->maxvcpus) {
+		struct cpuset *p = realloc(d->lv_pins, sizeof(*p) * (size_t)d->maxvcpus);
+		if (p == NULL)
+			return false;
+		d->lv_pins = p;
+		d->lv_cap = d->maxvcpus;
+	}
+	if (virt_get_pins(l->virt, d->uuid, d->lv_pins, d->lv_cap, &d->lv_n, &d->lv_emu, &e) != VIRT_OK) {
+		log_dom(LOG_DEBUG, d->name, -1, 0, "libvirt's pins: %s", e.msg);
+		return false;
+	}
+	d->lv_ok = true;
+	return true;
+}
+
+/* The reaction to the started event: the first and last pin (or pin found
+ * in place) after it. */
+static void
+react_note(struct live *l, struct ldom *d, bool call, bool vcpu)
+{
+	if (call)
+		l->st.pin_calls++;
+	else
+		l->st.pins_in_place++;
+	if (d->started_ns == 0)
+		return;
+	if (call)
+		d->react_calls++;
+	else
+		d->react_kept++;
+	if (d->react_act_period == 0)
+		d->react_act_period = l->period;
+	if (vcpu) {
+		d->react_last_ns = llcd_mono_ns();
+		if (d->react_first_ns == 0)
+			d->react_first_ns = d->react_last_ns;
+	}
+}
+
+/* Whether vCPU v is on cpus already, for the kernel (a fresh read) and
+ * for libvirt: e.g. pinned at start from <cputune><vcpupin> of the
+ * persistent definition (llcctl topology --apply wrote it). */
+static bool
+vcpu_in_place(struct live *l, struct ldom *d, int v, const struct cpuset *cpus)
+{
+	struct cpuset now;
+	struct llcd_err e;
+
+	if (d->v[v].tid <= 0 || procstat_affinity(d->v[v].tid, &now, &e) != PROCSTAT_OK || !cpuset_equal(&now, cpus))
+		return false;
+	return libvirt_pins(l, d) && v < d->lv_n && cpuset_equal(&d->lv_pins[v], cpus);
+}
+
 static enum agent_result
 pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struct llcd_err *err)
 {
@@ -87,8 +153,17 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 
 	if (l->cfg.dry_run) {
 		r = AGENT_OK;
+	} else if (l->virt != NULL && vcpu_in_place(l, d, v, cpus)) {
+		char buf[256];
+		cpuset_format(cpus, buf, sizeof(buf));
+		log_dom(LOG_DEBUG, d->name, v, c->tid, "on %s already (kernel and libvirt): no pin call", buf);
+		react_note(l, d, false, true);
+		r = AGENT_OK;
 	} else if (l->virt != NULL) {
 		r = to_agent(virt_pin_vcpu(l->virt, d->uuid, d->name, v, c->tid, cpus, err));
+		react_note(l, d, true, true);
+		if (r == AGENT_OK && d->lv_ok && v < d->lv_n)
+			d->lv_pins[v] = *cpus;
 	} else {
 		/* no libvirt (live_add_process): the thread directly */
 		cpu_set_t *set = CPU_ALLOC(CPUSET_MAX);
@@ -128,17 +203,30 @@ live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, boo
 
 	*called = true;
 	/* after a restart the engine re-sends the emulator pin it cannot
-	 * observe; where llcd left it and the kernel agrees, do not call */
-	if (cpuset_equal(&d->emu_applied, cpus) && d->pid > 0 &&
-	    procstat_affinity(d->pid, &now, &e) == PROCSTAT_OK && cpuset_equal(&now, cpus)) {
+	 * observe; where llcd left it (or libvirt put it at start, from
+	 * <emulatorpin>) and the kernel agrees, do not call */
+	if (d->pid > 0 && procstat_affinity(d->pid, &now, &e) == PROCSTAT_OK && cpuset_equal(&now, cpus) &&
+	    (cpuset_equal(&d->emu_applied, cpus) ||
+	     (!l->cfg.dry_run && l->virt != NULL && libvirt_pins(l, d) && cpuset_equal(&d->lv_emu, cpus)))) {
 		log_dom(LOG_DEBUG, d->name, -1, d->pid, "emulator threads already on the wanted CPUs");
 		*called = false;
+		if (!l->cfg.dry_run && l->virt != NULL)
+			react_note(l, d, false, false);
+		if (!cpuset_equal(&d->emu_applied, cpus)) {
+			d->emu_applied = *cpus;
+			l->state_dirty = true;
+		}
+		cpuset_zero(&d->emu_pending);
 		return AGENT_OK;
 	}
-	if (!l->cfg.dry_run && l->virt != NULL)
+	if (!l->cfg.dry_run && l->virt != NULL) {
 		r = to_agent(virt_pin_emulator(l->virt, d->uuid, d->name, cpus, err));
-	else if (!l->cfg.dry_run && d->ext)
+		react_note(l, d, true, false);
+		if (r == AGENT_OK && d->lv_ok)
+			d->lv_emu = *cpus;
+	} else if (!l->cfg.dry_run && d->ext) {
 		r = live_ext_pin_emulator(l, d, cpus, err);
+	}
 	if (r == AGENT_OK) {
 		d->emu_applied = *cpus;
 		cpuset_zero(&d->emu_pending);

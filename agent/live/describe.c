@@ -28,7 +28,8 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		out->backend_error = true;
 	} else if (d->state == LDOM_INVALID) {
 		state = AGENT_DOM_ERROR;
-		reason = "invalid llc-policy annotation: left unmanaged";
+		reason = d->rule ? "the policy-rule's policy does not fit the domain: left unmanaged" :
+		    "invalid llc-policy annotation: left unmanaged";
 		out->backend_error = true;
 	} else if (!ldom_annotated(d)) {
 		state = AGENT_DOM_UNMANAGED;
@@ -58,6 +59,11 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	out->annotated = ldom_annotated(d);
 	if (out->annotated)
 		out->annot = d->annot;
+	if (d->rule > 0) {
+		out->rule = d->rule;
+		snprintf(out->rule_where, sizeof(out->rule_where), "%s", d->rule_where);
+		snprintf(out->rule_match, sizeof(out->rule_match), "%s", d->rule_match);
+	}
 	out->have_guest_topo = true;
 	out->guest = d->guest;
 	if (ldom_annotated(d) && d->annot.isolation == POLICY_ISO_CORE)

@@ -67,6 +67,8 @@ ldom_free(struct ldom *d)
 	if (d->tracer != NULL && d->tr_dom >= 0)
 		tracer_domain_remove(d->tracer, d->tr_dom);
 	procstat_thread_free(d->main_th);
+	free(d->lv_pins);
+	live_mbm_forget(d);
 	guestchan_free(d->gc);
 	qmp_cpus_free(d->qmp);
 	free(d->ext_tids);
@@ -165,6 +167,74 @@ guest_topo(const struct virt_topology *t, int maxvcpus, struct policy_guest_topo
 	g->threads = t->threads > 0 ? t->threads : 1;
 }
 
+void
+live_set_rules(struct live *l, const struct policyrule_set *rules)
+{
+	l->rules = rules;
+	for (int i = 0; i < l->ndoms; i++) {
+		/* the rule's strings stay until the domain is matched again */
+		if (!l->doms[i]->fake || l->doms[i]->ext)
+			l->doms[i]->todo |= LDOM_TODO_ANNOT;
+	}
+}
+
+/* A domain without an annotation: the first policy-rule that matches it
+ * (its name, and the metadata of its live XML when a rule needs them).
+ * 1: a rule applies (d->annot, d->rule; or INVALID when its groups do not
+ * fit), 0: none, -1: a transient error (read again next period). */
+static int
+apply_rules(struct live *l, struct ldom *d)
+{
+	struct llcd_err e = { "" };
+	char *xml = NULL;
+	int i, old = d->rule;
+	bool fresh = d->state == LDOM_NEW;
+
+	if (l->rules == NULL || l->rules->n == 0) {
+		d->rule = 0;
+		return 0;
+	}
+	if (policyrule_set_need_metadata(l->rules) && !d->ext && l->virt != NULL) {
+		/* (an ext domain has no domain XML: its name= rules apply) */
+		enum virt_result r = virt_get_xml(l->virt, d->uuid, false, &xml, &e);
+		if (r == VIRT_TRANSIENT)
+			return -1;
+		if (r != VIRT_OK) {
+			log_dom(LOG_WARNING, d->name, -1, 0, "policy-rule: cannot read the domain XML, only name= "
+			    "rules apply: %s", e.msg);
+			free(xml);
+			xml = NULL;
+		}
+	}
+	i = policyrule_find(l->rules, d->name, xml, xml ? strlen(xml) : 0, &e);
+	free(xml);
+	d->rule = 0;
+	if (i == -2) {
+		log_dom(LOG_WARNING, d->name, -1, 0, "policy-rule: %s; no rule applies", e.msg);
+		return 0;
+	}
+	if (i < 0)
+		return 0;
+	const struct policyrule *r = &l->rules->r[i];
+	d->rule = i + 1;
+	snprintf(d->rule_where, sizeof(d->rule_where), "%s", r->where);
+	snprintf(d->rule_match, sizeof(d->rule_match), "%s", r->match);
+	if (policyrule_annotation(r, d->maxvcpus, &d->annot, &e) < 0) {
+		d->state = LDOM_INVALID;
+		if (strcmp(d->annot_err, e.msg) != 0)
+			log_dom(LOG_WARNING, d->name, -1, 0, "%s; domain left unmanaged", e.msg);
+		snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
+		return 1;
+	}
+	d->annot_err[0] = '\0';
+	if (fresh || old != d->rule)
+		log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation; policy-rule %d (%s: %s): mode %s, "
+		    "isolation %s", d->rule, r->where, r->match, policy_mode_name(d->annot.mode),
+		    policy_isolation_name(d->annot.isolation));
+	d->state = d->refuse_msg[0] ? LDOM_REFUSED : LDOM_MANAGED;
+	return 1;
+}
+
 /* Read and parse the annotation (the state's moves from NEW, UNANNOTATED,
  * INVALID, MANAGED and REFUSED: live_int.h); VIRT_TRANSIENT leaves it for
  * later. */
@@ -197,16 +267,27 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 		return;
 	}
 	l->st.annot_reads++;
-	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 	snprintf(old_err, sizeof(old_err), "%s", d->annot_err);
-	d->annot_err[0] = '\0';
 	if (xml == NULL) {
+		int rr = apply_rules(l, d);
+		if (rr < 0)
+			return;         /* LDOM_TODO_ANNOT stays: retried next period */
+		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
+		d->todo |= LDOM_TODO_OBS;
+		if (rr > 0)
+			return;
 		policy_annotation_defaults(&d->annot);
+		d->annot_err[0] = '\0';
 		if (was || d->state == LDOM_NEW)
 			log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation: left to the default scheduler "
 			    "(confined to the shared pool as a whole while isolated domains exist)");
 		d->state = LDOM_UNANNOTATED;
-	} else if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
+		return;
+	}
+	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
+	d->annot_err[0] = '\0';
+	d->rule = 0;            /* an annotation wins over every rule */
+	if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
 		d->state = LDOM_INVALID;
 		policy_annotation_defaults(&d->annot);
 		if (d->ext && d->ext_src[0])
@@ -237,6 +318,14 @@ upsert(struct live *l, const struct virt_domain *vd)
 
 	if (key == 0)
 		return;
+	if (d != NULL && d->pid > 0 && vd->pid == 0) {
+		/* its QEMU is gone while libvirt still says active (being
+		 * destroyed): not a new run to place with no threads; the
+		 * stopped event follows (a relist adds a run whose pid stays
+		 * unknown) */
+		ldom_remove(l, d, "its QEMU process exited");
+		return;
+	}
 	if (d != NULL && d->pid != vd->pid) {
 		/* a new QEMU (restarted between two looks, or its pid just
 		 * became known): a new key, so the engine places it afresh */
@@ -517,17 +606,29 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 
 	while (virt_next_event(l->virt, &ev) == 1) {
 		switch (ev.type) {
-		case VIRT_EV_LIFECYCLE:
+		case VIRT_EV_LIFECYCLE: {
 			log_dom(LOG_DEBUG, ev.name, -1, 0, "lifecycle event %s (detail %d)",
 			    virt_lifecycle_name(ev.event, nb, sizeof(nb)), ev.detail);
 			if (virt_connected(l->virt))
 				refresh_uuid(l, ev.uuid);
+			/* a run that this event started (not observed yet): time
+			 * llcd's reaction to it */
+			if (ev.event == VIRT_LIFECYCLE_STARTED && (d = dom_by_uuid(l, ev.uuid)) != NULL &&
+			    d->react_period == 0 && d->started_ns == 0)
+				d->started_ns = ev.mono_ns;
 			break;
+		}
 		case VIRT_EV_METADATA:
-			if (ev.text[0] && strcmp(ev.text, VIRT_POLICY_NS) != 0)
+			/* another namespace's element (Nova's, KubeVirt's) matters
+			 * when a policy-rule reads the metadata */
+			if (ev.text[0] && strcmp(ev.text, VIRT_POLICY_NS) != 0 && !policyrule_set_need_metadata(l->rules))
 				break;
 			if ((d = dom_by_uuid(l, ev.uuid)) != NULL) {
-				log_dom(LOG_INFO, d->name, -1, 0, "llc-policy annotation changed");
+				if (!ev.text[0] || !strcmp(ev.text, VIRT_POLICY_NS))
+					log_dom(LOG_INFO, d->name, -1, 0, "llc-policy annotation changed");
+				else
+					log_dom(LOG_DEBUG, d->name, -1, 0, "metadata %s changed: policy-rules matched again",
+					    ev.text);
 				d->todo |= LDOM_TODO_ANNOT;
 				ldom_read_annotation(l, d);
 			}

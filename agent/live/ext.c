@@ -38,8 +38,7 @@ live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, str
 	memcpy(d->ext_tids, x->tids, sizeof(int) * (size_t)maxv);
 	d->guest = x->guest;
 	snprintf(d->ext_channel, sizeof(d->ext_channel), "%s", x->channel ? x->channel : "");
-	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;  /* until the source gives it */
-	d->state = LDOM_UNANNOTATED;
+	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;  /* NEW until the source gives it */
 	log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", x->pid, x->nvcpus,
 	    x->nvcpus == 1 ? "" : "s", maxv);
 	l->new_domains++;
@@ -71,11 +70,7 @@ live_ext_annotation(struct live *l, uint64_t key, const char *xml, size_t len, c
 	}
 	snprintf(d->ext_src, sizeof(d->ext_src), "%s", source ? source : "");
 	d->todo |= LDOM_TODO_ANNOT;
-	if (d->state == LDOM_UNANNOTATED && xml == NULL && d->annot_err[0] == '\0' && !(d->todo & LDOM_TODO_OBS)) {
-		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;  /* still none: nothing to say */
-		return;
-	}
-	ldom_read_annotation(l, d);
+	ldom_read_annotation(l, d);     /* none: the policy-rules (name=) */
 }
 
 void

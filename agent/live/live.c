@@ -81,6 +81,8 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		else
 			log_info("%s", l->counters_reason);
 	}
+	/* memory bandwidth per domain (resctrl), for the home check */
+	live_mbm_open(l);
 	/* the in-kernel tracer (sampler in llcd.conf); said once */
 	if (cfg->sampler == LIVE_SAMPLER_PROC) {
 		snprintf(l->sampler_reason, sizeof(l->sampler_reason), "sampler proc in llcd.conf");
@@ -144,6 +146,7 @@ live_free(struct live *l)
 	for (int i = 0; i < l->ndoms; i++)
 		ldom_free(l->doms[i]);
 	free(l->doms);
+	live_mbm_close(l);      /* after the domains: they remove their groups */
 	tracer_free(l->tracer);
 	virt_free(l->virt);
 	procstat_free(l->ps);
@@ -240,10 +243,25 @@ h_set_topology(void *ctx, const struct topo *t)
 	live_set_topology(ctx, t);
 }
 
-static int
-h_add_guest_channel(void *ctx, uint64_t key, bool live, char *path, size_t len, struct llcd_err *err)
+static void
+h_set_rules(void *ctx, const struct policyrule_set *rules)
 {
-	return live_add_guest_channel(ctx, key, live, path, len, err);
+	live_set_rules(ctx, rules);
+}
+
+static int
+h_add_guest_channel(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len, struct llcd_err *err)
+{
+	return live_add_guest_channel(ctx, key, name, live, path, len, err);
+}
+
+static void
+h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
+{
+	const struct live *l = ctx;
+
+	*calls = l->st.pin_calls;
+	*in_place = l->st.pins_in_place;
 }
 
 const struct agent_ops live_agent_ops = {
@@ -263,4 +281,6 @@ const struct agent_ops live_agent_ops = {
 	.is_running = h_is_running,
 	.set_topology = h_set_topology,
 	.add_guest_channel = h_add_guest_channel,
+	.pin_counts = h_pin_counts,
+	.set_rules = h_set_rules,
 };

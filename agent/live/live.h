@@ -78,6 +78,9 @@ struct live_config {
 	/* tests */
 	const char *pid_dir;            /* NULL: libvirt's (virt.h) */
 	const char *proc_root;          /* NULL: /proc */
+	const char *resctrl_root;       /* NULL: /sys/fs/resctrl; "": no bandwidth
+	                                 * monitoring (tests: a fixture tree, a
+	                                 * fake seam; resctrl.h) */
 	unsigned backoff_min_ms, backoff_max_ms;  /* libvirt reconnect; 0: virt.h */
 	const struct coresched_ops *coresched_ops; /* NULL: the real prctl */
 	const char *cgroup_root;        /* cgroup v2 mount; NULL: found in
@@ -141,6 +144,8 @@ struct live_stats {
 	uint64_t backoff_skips, moved_by_others, adopted_vcpus;
 	uint64_t coresched_assigned;
 	uint64_t state_write_errors;    /* the state file could not be written (kept dirty, retried) */
+	uint64_t pin_calls;             /* libvirt pin calls (vCPU and emulator) */
+	uint64_t pins_in_place;         /* pins not made: kernel and libvirt had them already */
 };
 void live_stats(const struct live *l, struct live_stats *st);
 

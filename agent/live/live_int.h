@@ -7,6 +7,7 @@
  *   domains.c   domains from libvirt and its events; annotation; vCPU
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
+ *   mbm.c       memory bandwidth per domain (resctrl monitoring groups)
  *   apply.c     apply(): pins, failure classes and back-off, core
  *               scheduling cookies
  *   state.c     the state file (state.h)
@@ -36,6 +37,7 @@
 #include "ops.h"
 #include "policy.h"
 #include "procstat.h"
+#include "resctrl.h"
 #include "state.h"
 #include "tracer.h"
 #include "virt.h"
@@ -68,6 +70,9 @@ struct lvcpu {
  *                     annotation read (ldom_read_annotation):
  *                       none -> UNANNOTATED, invalid -> INVALID,
  *                       valid -> MANAGED (REFUSED while a refusal stands)
+ *                     no annotation but a policy-rule matches: MANAGED
+ *                     with the rule's policy (rule), INVALID when the
+ *                     rule's groups do not fit the domain
  *   LDOM_UNANNOTATED  no llc-policy annotation: left to the default
  *                     scheduler (confined to the shared pool as a whole
  *                     while isolated domains exist).
@@ -147,6 +152,10 @@ struct ldom {
 	struct policy_guest_topo guest;
 	enum ldom_state state;
 	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
+	int rule;                       /* annot is policy-rule number rule (from
+	                                 * 1), not an annotation; 0: none */
+	char rule_where[POLICYRULE_WHERE];      /* that rule's file:line */
+	char rule_match[POLICYRULE_TEXT];       /* and its MATCHes */
 	char annot_err[LLCD_ERR_MSG];   /* INVALID: why */
 	char refuse_msg[POLICY_REASON]; /* the standing refusal; "" none */
 	bool failed;                    /* a permanent failure (see above) */
@@ -173,6 +182,30 @@ struct ldom {
 	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
+	/* libvirt's live pins (vcpupin, emulatorpin), read at most once per
+	 * period and only where the kernel already has a thread where the
+	 * plan wants it: a pin both agree with is not made again (apply.c) */
+	struct cpuset *lv_pins;         /* lv_cap entries */
+	int lv_cap, lv_n;
+	struct cpuset lv_emu;
+	uint64_t lv_period;             /* the period they were read in; 0 never */
+	bool lv_ok;
+	/* the reaction to libvirt's started event (observe.c logs it in the
+	 * period after the one that placed the domain) */
+	uint64_t started_ns;            /* the event (CLOCK_MONOTONIC); 0: none pending */
+	uint64_t react_period;          /* the first period that observed it; 0
+	                                 * not observed yet */
+	uint64_t react_first_ns, react_last_ns; /* first and last vCPU pin (or kept) */
+	uint64_t react_act_period;      /* the period of the first pin (or kept); 0 none */
+	int react_calls, react_kept;    /* pin calls made, pins found in place */
+	/* bandwidth monitoring (mbm.c): the domain's resctrl group */
+	char mbm_group[RESCTRL_NAME_MAX];
+	bool mbm_made, mbm_failed;      /* group made / could not be made */
+	struct resctrl *mbm_rc;         /* the back-end's, for the rmdir */
+	uint64_t mbm_sig;               /* vCPU TIDs last written to tasks */
+	uint64_t mbm_prev;              /* mbm_total_bytes at the last read */
+	int mbm_prev_nread;             /* ... and L3 domains that read a number */
+	bool mbm_have_prev;
 	/* a domain of another source (ext.c; fake is set too) */
 	bool ext;
 	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
@@ -230,6 +263,9 @@ struct live {
 	struct tracer *tracer;          /* the in-kernel tracer; NULL: /proc */
 	char sampler_reason[LLCD_ERR_MSG];      /* why the tracer is not used */
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
+	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
+	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
+	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 };
 
 /* domains.c */
@@ -245,12 +281,24 @@ void ldom_remove(struct live *l, struct ldom *d, const char *why);
 void ldom_read_annotation(struct live *l, struct ldom *d);
 /* Find the vCPU threads of a domain's QEMU and open them. */
 void ldom_discover(struct live *l, struct ldom *d);
+/* New policy-rules: every domain's annotation (and so its rule) is read
+ * again in the next period. */
+void live_set_rules(struct live *l, const struct policyrule_set *rules);
 
 /* observe.c, apply.c: the ops table's entries (live.c) */
 int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);
 enum agent_result live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err);
 void live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg);
 
+/* mbm.c */
+/* Open resctrl monitoring at cfg.resctrl_root (said once); close it. */
+void live_mbm_open(struct live *l);
+void live_mbm_close(struct live *l);
+/* A managed domain's achieved bandwidth this period into in (its group
+ * made, and its vCPU threads written to it, on the way). */
+void live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
+/* Remove the domain's group (ldom_free). */
+void live_mbm_forget(struct ldom *d);
 /* ext.c */
 /* Pin the threads of an ext domain's process that are not vCPU threads
  * (sched_setaffinity each, /proc/PID/task), widening its cgroup cpuset
@@ -297,9 +345,11 @@ void live_set_topology(struct live *l, const struct topo *t);
 /* Whether per-thread instruction counters are read (the benefit check). */
 bool live_counters(const struct live *l);
 /* Add the guest helper's channel (a unix socket under guest_channel_dir)
- * to the domain's persistent definition, and to the running domain when
- * live; *path receives the socket path. */
-int live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+ * to the persistent definition of the running domain key, or with key 0 of
+ * the defined domain name (stopped ones too, virDomainLookupByName), and to
+ * the running domain when live; *path receives the socket path. Returns as
+ * agent_ops.add_guest_channel (ops.h). */
+int live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live, char *path, size_t len,
                            struct llcd_err *err);
 /* Host-side facts for `llcctl topology`: libvirt URI and connection,
  * core scheduling, the kernel's cache-aware scheduling, the state file. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* observe.c - the live back-end's observe(): per period, the CPUs' busy
  * time from /proc/stat, each domain's vCPU runtime, last CPU, affinity and
- * instruction count, and the guest helper's reports. */
+ * instruction count, the domain's memory bandwidth (mbm.c), and the guest
+ * helper's reports. */
 #include "live_int.h"
 
 #define STATE_RETRY_PERIODS 5
@@ -199,6 +200,48 @@ wakeups_domain(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, 
 	return 0;
 }
 
+/* The reaction to libvirt's started event, logged once, in the period
+ * after the one that pinned (or found in place) the first thread, or 5
+ * periods after the event when nothing was pinned: how long after the
+ * event the first and the last vCPU were on their CPUs, with how many pin
+ * calls. */
+#define REACT_GIVE_UP_PERIODS 5
+
+static void
+react_report(struct live *l, struct ldom *d)
+{
+	if (d->react_period == 0) {
+		d->react_period = l->period;
+		return;
+	}
+	if (d->started_ns == 0 || l->period <= d->react_period ||
+	    (d->react_act_period == 0 ? l->period < d->react_period + REACT_GIVE_UP_PERIODS :
+	     l->period <= d->react_act_period))
+		return;
+	if (!ldom_annotated(d)) {
+		d->started_ns = 0;      /* not llcd's to place */
+		return;
+	}
+	int pinned = 0;
+	for (int v = 0; v < d->nvcpus; v++)
+		if (!cpuset_empty(&d->v[v].affinity) && !cpuset_subset(&l->everywhere, &d->v[v].affinity))
+			pinned++;
+	if (d->react_first_ns)
+		log_dom(LOG_INFO, d->name, -1, 0, "placed from its started event: first vCPU on its CPUs %.1f ms, "
+		    "last %.1f ms after it; %d pin call%s, %d pin%s already in place; %d of %d vCPUs pinned",
+		    (double)(d->react_first_ns - d->started_ns) / 1e6, (double)(d->react_last_ns - d->started_ns) / 1e6,
+		    d->react_calls, d->react_calls == 1 ? "" : "s", d->react_kept, d->react_kept == 1 ? "" : "s",
+		    pinned, d->nvcpus);
+	else if (pinned == d->nvcpus)
+		log_dom(LOG_INFO, d->name, -1, 0, "placed from its started event with no vCPU pin call: the %d vCPUs "
+		    "are where libvirt pinned them at start; %d pin call%s, %d pin%s already in place", d->nvcpus,
+		    d->react_calls, d->react_calls == 1 ? "" : "s", d->react_kept, d->react_kept == 1 ? "" : "s");
+	else
+		log_dom(LOG_INFO, d->name, -1, 0, "not placed within %d periods of its started event (%d of %d vCPUs "
+		    "pinned)", REACT_GIVE_UP_PERIODS, pinned, d->nvcpus);
+	d->started_ns = 0;
+}
+
 /* Open the guest helper's channel of a domain, once: the socket the domain
  * XML names, else the one `llcctl guest-channel --add` would add. */
 static void
@@ -358,6 +401,8 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
 		sample_domain(l, d, in, obs->vcpus[slot], mono);
+		react_report(l, d);
+		live_mbm_sample(l, d, in);
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}

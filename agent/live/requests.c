@@ -101,21 +101,34 @@ mkdir_parents(const char *dir, struct llcd_err *err)
 }
 
 int
-live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size_t len,
+live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live, char *path, size_t len,
                        struct llcd_err *err)
 {
-	struct ldom *d = ldom_by_key(l, key);
+	struct ldom *d = key ? ldom_by_key(l, key) : NULL;
+	struct virt_domain vd;
 	char xml[1024];
 	char *def = NULL;
 
-	if (d == NULL || d->fake)
+	if (key && (d == NULL || d->fake))
 		return llcd_err_set(err, "no such libvirt domain");
+	if (l->virt == NULL)
+		return llcd_err_set(err, "no libvirt connection in this back-end");
+	if (d != NULL) {
+		snprintf(vd.uuid, sizeof(vd.uuid), "%s", d->uuid);
+		snprintf(vd.name, sizeof(vd.name), "%s", d->name);
+	} else {
+		/* a defined domain that does not run: llcd does not track it,
+		 * libvirt knows it by name */
+		enum virt_result r = virt_domain_by_name(l->virt, name, &vd, err);
+		if (r != VIRT_OK)
+			return r == VIRT_GONE ? -2 : -1;
+	}
 	if (l->cfg.guest_channel_dir == NULL || l->cfg.guest_channel_dir[0] == '\0')
 		return llcd_err_set(err, "guest-channel-dir is not set in llcd.conf");
 	/* idempotent: a definition that has the channel already is left as it
 	 * is (a second org.llcd.guest.0 port stops the domain from starting) */
-	if (virt_get_xml(l->virt, d->uuid, true, &def, err) != VIRT_OK)
-		return llcd_err_prefix(err, "domain %s", d->name);
+	if (virt_get_xml(l->virt, vd.uuid, true, &def, err) != VIRT_OK)
+		return llcd_err_prefix(err, "domain %s", vd.name);
 	int have = guestchan_from_domain_xml(def, strlen(def), path, len) == 0;
 	bool named = strstr(def, "name='org.llcd.guest.0'") || strstr(def, "name=\"org.llcd.guest.0\"");
 	free(def);
@@ -123,18 +136,22 @@ live_add_guest_channel(struct live *l, uint64_t key, bool live, char *path, size
 		return 1;
 	if (named)
 		return llcd_err_set(err, "domain %s has an org.llcd.guest.0 channel that is not a unix socket; "
-		    "llcd leaves it alone (docs/guest-channel.md)", d->name);
+		    "llcd leaves it alone (docs/guest-channel.md)", vd.name);
 	if (mkdir_parents(l->cfg.guest_channel_dir, err) < 0)
 		return -1;
-	if (guestchan_sock_path(l->cfg.guest_channel_dir, d->uuid, path, len, err) < 0 ||
+	if (guestchan_sock_path(l->cfg.guest_channel_dir, vd.uuid, path, len, err) < 0 ||
 	    guestchan_channel_xml(path, xml, sizeof(xml), err) < 0)
 		return -1;
-	if (virt_attach_device(l->virt, d->uuid, xml, live, err) != VIRT_OK)
-		return -1;
-	log_dom(LOG_INFO, d->name, -1, 0, "guest channel added (%s): %s", live ? "live and config" : "config", path);
-	/* connect at the next period (live) or after the next start */
-	guestchan_free(d->gc);
-	d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
-	d->gc_looked = true;
+	/* the persistent definition (VIR_DOMAIN_AFFECT_CONFIG), running or not */
+	if (virt_attach_device(l->virt, vd.uuid, xml, live, err) != VIRT_OK)
+		return llcd_err_prefix(err, "domain %s", vd.name);
+	log_dom(LOG_INFO, vd.name, -1, 0, "guest channel added (%s%s): %s", live ? "live and config" : "config",
+	    d ? "" : ", the domain is not running", path);
+	if (d != NULL) {
+		/* connect at the next period (live) or after the next start */
+		guestchan_free(d->gc);
+		d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
+		d->gc_looked = true;
+	}
 	return 0;
 }

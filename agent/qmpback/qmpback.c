@@ -228,8 +228,13 @@ policy_check(struct qmpback *q, struct qvm *v, bool force)
 	struct stat st;
 	int nc = 0;
 
-	if (v->key == 0 || !q->policy_dir[0])
+	if (v->key == 0)
 		return;
+	if (!q->policy_dir[0]) {
+		if (force)      /* no files: the policy-rules alone */
+			live_ext_annotation(q->live, v->key, NULL, 0, "");
+		return;
+	}
 	if (snprintf(cand[nc], sizeof(cand[0]), "%s/%s.xml", q->policy_dir, v->id) < (int)sizeof(cand[0]))
 		nc++;
 	if (plain_name(v->name) && strcmp(v->name, v->id) != 0 &&
@@ -967,6 +972,18 @@ h_set_topology(void *ctx, const struct topo *t)
 	live_agent_ops.set_topology(((struct qmpback *)ctx)->live, t);
 }
 
+static void
+h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
+{
+	live_agent_ops.pin_counts(((struct qmpback *)ctx)->live, calls, in_place);
+}
+
+static void
+h_set_rules(void *ctx, const struct policyrule_set *rules)
+{
+	live_agent_ops.set_rules(((struct qmpback *)ctx)->live, rules);
+}
+
 const struct agent_ops qmpback_agent_ops = {
 	.name = "qmp",
 	.observe = h_observe,
@@ -980,5 +997,7 @@ const struct agent_ops qmpback_agent_ops = {
 	.get_annotation = h_get_annotation,
 	.is_running = h_is_running,
 	.set_topology = h_set_topology,
+	.pin_counts = h_pin_counts,
+	.set_rules = h_set_rules,
 	.proxmox = true,
 };

@@ -894,9 +894,11 @@ e2e_qemu_pid() {
 
 # e2e_wait_console DOMAIN PATTERN [TIMEOUT]: wait until a console line
 # matches the extended regex PATTERN and print that line. Fails the test on
-# timeout (default 90 s) or when the domain stops running meanwhile.
+# timeout (default 90 s) or when the domain stops running meanwhile. A
+# guest whose console is still empty after E2E_BOOT_QUIET_S (60) seconds is
+# destroyed and started once more (logged).
 e2e_wait_console() {
-	local d=$1 pat=$2 t=${3:-90} f line i=0 pid
+	local d=$1 pat=$2 t=${3:-90} f line i=0 pid restarted=0 quiet=${E2E_BOOT_QUIET_S:-60}
 	f=$(e2e_console "$d")
 	pid=$(e2e_qemu_pid "$d")
 	while :; do
@@ -905,6 +907,18 @@ e2e_wait_console() {
 			return 0
 		}
 		e2e__alive "$pid" || e2e_fail "$d stopped while waiting for /$pat/ on its console"
+		# A TCG guest whose kernel printed nothing at all for a minute
+		# hung before its console came up (seen once in many runs: the
+		# vCPU threads busy, the console file empty); one fresh start,
+		# said in the log, then the timeout runs again.
+		if [ "$restarted" = 0 ] && [ ! -s "$f" ] && [ "$i" -ge $((quiet * 5)) ]; then
+			e2e_log "$d: nothing on its console after ${quiet}s (a boot that hung): destroyed and started once more"
+			e2e_destroy "$d"
+			e2e_start "$d"
+			pid=$(e2e_qemu_pid "$d")
+			restarted=1
+			i=0
+		fi
 		i=$((i + 1))
 		[ $i -le $((t * 5)) ] || e2e_fail "$d: no console line /$pat/ within ${t}s"
 		sleep 0.2

@@ -13,7 +13,9 @@
 #     bad lines
 #  3. `llcctl guest-channel B --add` on a guest without the channel: the
 #     persistent definition gets <channel> with llcd's socket and the
-#     target org.llcd.guest.0; a non-root caller is refused
+#     target org.llcd.guest.0; a non-root caller is refused; a second
+#     --add changes nothing; the same on a stopped (defined) domain C,
+#     which then starts with exactly one such port
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/live_lib.sh"
 
@@ -80,6 +82,25 @@ for d in "$b" "$a"; do
 	[ "$n" = 1 ] || e2e_fail "$d: $n org.llcd.guest.0 channels in the definition after a second --add"
 done
 e2e_ok "guest-channel --add is idempotent: one channel in each definition"
+# a stopped domain (defined, never started): llcd does not see it running
+# and looks it up by name; its persistent definition gets the channel once,
+# and virsh start boots it with exactly one such port
+c=$(e2e_name c)
+e2e_define_guest "$c" 1 "" ''
+out=$(ctl guest-channel "$c" --add) || e2e_fail "guest-channel --add on stopped $c failed: $out"
+grep -q "guest channel added to the persistent definition (used from the next start); socket $E2E_SOCK_DIR/" <<<"$out" ||
+	e2e_fail "stopped $c: $out"
+out=$(ctl guest-channel "$c" --add) || e2e_fail "second guest-channel --add on stopped $c failed: $out"
+grep -q "has the llc-guest channel already (nothing changed)" <<<"$out" || e2e_fail "stopped $c, second --add: $out"
+n=$(virsh -c qemu:///system dumpxml --inactive "$c" | grep -c "name='org.llcd.guest.0'")
+[ "$n" = 1 ] || e2e_fail "stopped $c: $n org.llcd.guest.0 channels in the definition"
+out=$(ctl guest-channel "$(e2e_name nosuch)" --add 2>&1) && e2e_fail "--add on an undefined domain succeeded: $out"
+grep -q "no domain '$(e2e_name nosuch)' is defined" <<<"$out" || e2e_fail "--add on an undefined domain: $out"
+out=$(e2e_virsh start --paused "$c" 2>&1) || e2e_fail "virsh start $c with the added channel: $out"
+n=$(virsh -c qemu:///system dumpxml "$c" | grep -c "name='org.llcd.guest.0'")
+[ "$n" = 1 ] || e2e_fail "running $c: $n org.llcd.guest.0 channels"
+e2e_virsh destroy "$c" >/dev/null
+e2e_ok "stopped $c: channel added once, a second --add changes nothing, virsh start boots it with one port"
 
 e2e_step "4. llcctl topology B: the recommendation, the diff (--dry-run) and --apply through libvirt"
 out=$(ctl topology "$b") || e2e_fail "topology $b: $out"

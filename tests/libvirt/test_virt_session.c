@@ -12,7 +12,8 @@
  * topology; annotation set/get/remove -> metadata-change events; pinning
  * a stopped domain -> gone; start -> pid file, vCPU threads by name,
  * vcpupin/emulatorpin seen in the kernel's affinity, tunable event,
- * current pins, permanent errors logged with domain/vCPU/TID; vCPU
+ * current pins, permanent errors logged with domain/vCPU/TID; the live
+ * back-end makes no pin call for a pin the kernel and libvirt already have; vCPU
  * hot-plug -> a new "CPU 2/TCG" thread; kill -9 libvirtd -> disconnected
  * event; restart it -> reconnect with backoff, listing and metadata events
  * work again, the domain kept running with its pins; destroy -> gone. */
@@ -33,8 +34,10 @@
 
 #include "clock.h"
 #include "log.h"
+#include "live.h"
 #include "lvd.h"
 #include "procstat.h"
+#include "topo_hwloc.h"
 #include "virt.h"
 
 #define DOMNAME "llcd-virt-test"
@@ -317,6 +320,78 @@ test_running_pin(void **state)
 	virDomainFree(dom);
 }
 
+/* The live back-end on the running domain: a pin that the kernel and
+ * libvirt already have (vCPU 1 on the last CPU, the emulator on CPU 0,
+ * from test_running_pin; at start they would come from <vcpupin> and
+ * <emulatorpin>) is not made again; another one is. */
+static void
+test_live_in_place(void **state)
+{
+	struct live_config cfg;
+	struct live_stats ls;
+	struct llcd_err err;
+	struct cpuset one, zero, all, got;
+	struct agent_obs *o;
+	struct topo *t;
+	struct live *l;
+	uint64_t key;
+	int tid0, nv, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+	assert_non_null(t = topo_load(NULL, &err));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = C.lvd.uri;
+	cfg.pid_dir = C.lvd.pid_dir;
+	cfg.topo = t;
+	cfg.state_dir = "";
+	cfg.counters = -1;
+	cfg.sampler = LIVE_SAMPLER_PROC;
+	l = live_new(&cfg, &err);
+	if (l == NULL)
+		fail_msg("live_new: %s", err.msg);
+	for (int i = 0; i < 100 && live_find(l, DOMNAME, &key) < 0; i++) {
+		live_handle_events(l, llcd_mono_ns(), &err);
+		usleep(50000);
+	}
+	assert_int_equal(live_find(l, DOMNAME, &key), 0);
+	assert_non_null(o = agent_obs_new());
+	assert_int_equal(agent_obs_begin(o, ncpu, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, llcd_mono_ns(), o, &err), 0);   /* finds the threads */
+	cpuset_zero(&one);
+	cpuset_set(&one, ncpu - 1);
+	cpuset_zero(&zero);
+	cpuset_set(&zero, 0);
+	cpuset_zero(&all);
+	cpuset_set_range(&all, 0, ncpu - 1);
+	struct policy_action a = { .type = POLICY_ACT_PIN_VCPU, .key = key, .vcpu = 1, .llc = -1, .cpus = one };
+
+	assert_int_equal(live_agent_ops.apply(l, &a, &err), AGENT_OK);
+	live_stats(l, &ls);
+	assert_int_equal(ls.pin_calls, 0);
+	assert_int_equal(ls.pins_in_place, 1);
+	a.type = POLICY_ACT_PIN_EMULATOR;
+	a.vcpu = -1;
+	a.cpus = zero;
+	assert_int_equal(live_agent_ops.apply(l, &a, &err), AGENT_OK);
+	live_stats(l, &ls);
+	assert_int_equal(ls.pin_calls, 0);
+	assert_int_equal(ls.pins_in_place, 2);
+	/* vCPU 0 is on every CPU: pinned for real */
+	a.type = POLICY_ACT_PIN_VCPU;
+	a.vcpu = 0;
+	assert_int_equal(live_agent_ops.apply(l, &a, &err), AGENT_OK);
+	live_stats(l, &ls);
+	assert_int_equal(ls.pin_calls, 1);
+	assert_int_equal(ls.pins_in_place, 2);
+	tid0 = find_vcpu_tid(0, &nv);
+	assert_int_equal(procstat_affinity(tid0, &got, &err), PROCSTAT_OK);
+	assert_true(cpuset_equal(&got, &zero));
+	/* back where test_running_pin left it */
+	assert_int_equal(virt_pin_vcpu(C.v, C.uuid, DOMNAME, 0, tid0, &all, &err), VIRT_OK);
+	agent_obs_free(o);
+	live_free(l);
+	topo_free(t);
+}
+
 static void
 test_hotplug(void **state)
 {
@@ -422,6 +497,7 @@ main(void)
 		cmocka_unit_test(test_annotation),
 		cmocka_unit_test(test_pin_stopped),
 		cmocka_unit_test(test_running_pin),
+		cmocka_unit_test(test_live_in_place),
 		cmocka_unit_test(test_hotplug),
 		cmocka_unit_test(test_restart_libvirtd),
 		cmocka_unit_test(test_destroy_gone),

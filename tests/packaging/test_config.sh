@@ -42,6 +42,7 @@ policy-dir /etc/llcd/policy
 guest-channel-path none
 release-on-exit no
 metrics-listen off
+policy-rule none
 WANT
 "$llcd" -nv -f "$conf" > "$work/got" || fail "llcd -nv failed"
 diff -u "$work/want" "$work/got" || fail "llcd -nv: normalised configuration differs (above)"

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_file.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,23 +51,11 @@ static char *
 slurp(const char *name, size_t *len)
 {
 	char path[512];
-	FILE *f;
 	char *buf;
-	long n;
 
 	snprintf(path, sizeof(path), "%s/domains/%s", LLCD_FIXTURES, name);
-	f = fopen(path, "rb");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
+	buf = test_read_file(path, len);
+	assert_true(*len > 0);
 	return buf;
 }
 

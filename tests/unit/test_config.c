@@ -124,13 +124,14 @@ test_table(void **state)
 		snprintf(c.qmp_socket_glob, sizeof(c.qmp_socket_glob), "/q/*.qmp");
 		snprintf(c.policy_dir, sizeof(c.policy_dir), "/p");
 		snprintf(c.guest_channel_path, sizeof(c.guest_channel_path), "/ch/%%n.sock");
+		assert_int_equal(config_set(&c, "policy-rule", "name=x mode=static", &err), 0);
 		assert_false(config_same(&c, &def, d));         /* every field was changed above */
 		assert_int_equal(config_set(&c, d->name, buf, &err), 0);
 		assert_true(config_same(&c, &def, d));
 		config_copy(&c, &def, d);
 		assert_true(config_same(&c, &def, d));
 	}
-	assert_int_equal(n, 25);
+	assert_int_equal(n, 26);
 	assert_null(config_directive("bogus"));
 	config_list(CONFIG_TUNE, list, sizeof(list));
 	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
@@ -161,6 +162,87 @@ test_metrics_listen(void **state)
 	assert_string_equal(c.metrics_listen, "");
 }
 
+/* policy-rule: repeatable, each rule with its file:line; "none" forgets the
+ * rules before it; -nv prints one line per rule and reads back the same */
+static void
+test_policy_rules(void **state)
+{
+	static struct config c, c2;
+	struct llcd_err err;
+	struct policyrule_set *s;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	config_defaults(&c);
+	assert_int_equal(config_parse(&c,
+	    "policy-rule name=gone mode=static\n"
+	    "policy-rule none\n"
+	    "# OpenStack flavors\n"
+	    "policy-rule flavor=m1.llc.* mode=aggregate isolation=core\n"
+	    "  policy-rule   name=default_*   <llc-policy xmlns='urn:llcd:llc-policy:1' mode='spread'/>\n"
+	    "period-ms 500\n", "t.conf", &err), 0);
+	assert_int_equal(c.rules.n, 2);
+	assert_string_equal(c.rules.r[0].where, "t.conf:4");
+	assert_string_equal(c.rules.r[0].match, "flavor=m1.llc.*");
+	assert_string_equal(c.rules.r[1].where, "t.conf:5");
+	assert_string_equal(c.rules.r[1].policy, "<llc:llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" mode=\"spread\"/>");
+	s = config_rules(&c, &err);
+	assert_non_null(s);
+	assert_int_equal(s->n, 2);
+	assert_string_equal(s->r[1].where, "t.conf:5");
+	assert_int_equal(s->r[0].annot.isolation, POLICY_ISO_CORE);
+	policyrule_set_free(s);
+
+	f = open_memstream(&out, &len);
+	config_print(&c, f);
+	fclose(f);
+	assert_non_null(strstr(out, "\npolicy-rule flavor=m1.llc.* <llc:llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" "
+	    "mode=\"aggregate\" isolation=\"core\"/>    # rule 1, t.conf:4\n"));
+	assert_non_null(strstr(out, "    # rule 2, t.conf:5\n"));
+	config_defaults(&c2);
+	assert_int_equal(config_parse(&c2, out, "nv.conf", &err), 0);
+	assert_int_equal(c2.rules.n, 2);
+	assert_true(config_same(&c, &c2, config_directive("policy-rule")));
+	assert_string_equal(c2.rules.r[1].where, "nv.conf:22");
+	free(out);
+
+	/* none: printed when there are no rules */
+	config_defaults(&c2);
+	out = NULL;
+	f = open_memstream(&out, &len);
+	config_print(&c2, f);
+	fclose(f);
+	assert_non_null(strstr(out, "\npolicy-rule none\n"));
+	free(out);
+	assert_false(config_same(&c, &c2, config_directive("policy-rule")));
+
+	/* errors name the file and line, in the matcher's words */
+	config_defaults(&c2);
+	assert_int_equal(config_parse(&c2, "policy-rule name=a mode=static\n\npolicy-rule flavor=x mode=quick\n",
+	    "t.conf", &err), -1);
+	assert_string_equal(err.msg, "t.conf:3: 'policy-rule': llc-policy: attribute 'mode': 'quick' is not one of "
+	    "aggregate, spread, static, none");
+	assert_int_equal(config_parse(&c2, "policy-rule mode=static\n", "t.conf", &err), -1);
+	assert_string_equal(err.msg, "t.conf:1: 'policy-rule': 'mode=static' does not start with a MATCH "
+	    "(name=GLOB, flavor=GLOB or meta={URI}ELEMENT...)");
+	assert_int_equal(config_parse(&c2, "policy-rule\n", "t.conf", &err), -1);
+	assert_string_equal(err.msg, "t.conf:1: 'policy-rule' needs a value");
+	/* a '#' inside a value is no comment; one after a blank is */
+	config_defaults(&c2);
+	assert_int_equal(config_parse(&c2, "policy-rule meta={http://example.org/ns#vm}tier=gold mode=static  # gold\n"
+	    "#policy-rule name=x mode=static\n", "t.conf", &err), 0);
+	assert_int_equal(c2.rules.n, 1);
+	assert_string_equal(c2.rules.r[0].match, "meta={http://example.org/ns#vm}tier=gold");
+	/* at most CONFIG_RULES */
+	config_defaults(&c2);
+	for (int i = 0; i < CONFIG_RULES; i++)
+		assert_int_equal(config_set(&c2, "policy-rule", "name=x mode=static", &err), 0);
+	assert_int_equal(config_set(&c2, "policy-rule", "name=x mode=static", &err), -1);
+	assert_string_equal(err.msg, "'policy-rule': more than 64 rules");
+}
+
 static void
 test_load_missing(void **state)
 {
@@ -183,6 +265,7 @@ main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_load_missing),
+		cmocka_unit_test(test_policy_rules),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "ctl.h"
 
 #include "daemon.h"
+#include "daemon_int.h"     /* white-box: the engine's topology (hotplug) */
 #include "simbackend.h"
 #include "topo_hwloc.h"
 
@@ -588,11 +589,84 @@ test_vcpuinfo_shows_affinity(void **state)
 	unlink(path);
 }
 
+/* Observations fail while observe_fails is set (libvirt down): the
+ * periods end before the engine runs. */
+static const struct agent_ops *hp_ops;
+static bool observe_fails;
+
+static int
+observe_or_fail(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	if (observe_fails)
+		return llcd_err_set(err, "libvirt: connection lost");
+	return hp_ops->observe(ctx, now_ns, obs, err);
+}
+
+/* CPU hotplug twice while no period reaches the engine: the engine stays
+ * bound to the first re-read topology, which must stay alive until it
+ * rebinds (it was freed at the second hotplug: a use after free under
+ * ASan, and a stale pointer the next step compared with; issue 15 item 9).
+ * Run under the Asan build (scripts/test) this reads the engine's
+ * topology, which ASan reports if it was freed. */
+static void
+test_hotplug_keeps_bound_topology(void **state)
+{
+	struct llcd_err err;
+	struct daemon_backend be;
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+	const char *spec = "pack:1 [numa] l3:8 core:8 pu:2";
+
+	assert_non_null(s);
+	simbe_backend(s, &be);
+	hp_ops = be.ops;
+	struct agent_ops ops = *be.ops;
+	ops.observe = observe_or_fail;
+	be.ops = &ops;
+	observe_fails = false;
+	struct daemon *d = daemon_stepped(s, &be, 3);
+	uint64_t now = 2000000000ull;
+	struct topo *t1 = topo_load(spec, &err), *t2 = topo_load(spec, &err), *t3 = topo_load(spec, &err);
+	assert_true(t1 && t2 && t3);
+	assert_int_equal(daemon_hotplug(d, t1, &err), 0);
+	assert_int_equal(daemon_step(d, now += 100000000ull, &err), 0);
+	assert_ptr_equal(policy_state_topo(agent_loop_policy(d->loop)), t1);
+	observe_fails = true;
+	assert_int_equal(daemon_hotplug(d, t2, &err), 0);
+	assert_int_equal(daemon_step(d, now += 100000000ull, &err), -1);
+	assert_int_equal(daemon_hotplug(d, t3, &err), 0);
+	assert_int_equal(daemon_step(d, now += 100000000ull, &err), -1);
+	/* the engine still refers to t1: it is alive */
+	const struct topo *bound = policy_state_topo(agent_loop_policy(d->loop));
+	assert_ptr_equal(bound, t1);
+	assert_int_equal(bound->max_cpu, 127);
+	assert_int_equal(topo_count(bound, TOPO_LLC), 8);
+	/* libvirt back: the engine rebinds to t3 and t1, t2 are freed (the
+	 * leak checker of the Asan build sees any that is not) */
+	observe_fails = false;
+	assert_int_equal(daemon_step(d, now += 100000000ull, &err), 0);
+	assert_ptr_equal(policy_state_topo(agent_loop_policy(d->loop)), t3);
+	assert_int_equal(d->nretired, 0);
+	/* a topology the configuration does not fit is refused and freed */
+	struct topo *t4 = topo_load("pack:1 l3:1 core:1 pu:1(indexes=5)", &err);
+	assert_non_null(t4);
+	daemon_free(d);
+	struct config cfg;
+	config_defaults(&cfg);
+	snprintf(cfg.reserved, sizeof(cfg.reserved), "0");
+	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	assert_int_equal(daemon_hotplug(d, t4, &err), -1);
+	assert_non_null(strstr(err.msg, "reserved-cpus: 0 names CPUs this host does not have"));
+	daemon_free(d);
+	simbe_free(s);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_topology_swap),
+		cmocka_unit_test(test_hotplug_keeps_bound_topology),
 		cmocka_unit_test(test_check_unpinned),
 		cmocka_unit_test(test_list_pages),
 		cmocka_unit_test(test_release_ends_on_new_annotation),

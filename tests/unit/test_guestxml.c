@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "test_file.h"
+
 #include "annotation_xml.h"
 #include "guesttopo.h"
 #include "guestxml.h"
@@ -24,26 +26,6 @@
 #define DOMAINS LLCD_FIXTURES "/domains"
 #define GOLDEN DOMAINS "/guesttopo"
 
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 /* The recommendation llc-guesttopo would make for this domain XML on host
  * (mode from its annotation, else aggregate). */
@@ -136,7 +118,7 @@ check_golden(const char *host, const char *in, const char *golden, unsigned part
 	char *xml, *out = NULL, *out2 = NULL;
 
 	snprintf(path, sizeof(path), "%s", in);
-	xml = slurp(path, &len);
+	xml = test_read_file(path, &len);
 	struct guesttopo_rec *rec = recommend(host, xml, len);
 	if (guestxml_apply(xml, len, rec, parts, &out, &olen, &err) < 0)
 		fail_msg("%s: %s", in, err.msg);
@@ -147,7 +129,7 @@ check_golden(const char *host, const char *in, const char *golden, unsigned part
 		fwrite(out, 1, olen, f);
 		fclose(f);
 	}
-	char *want = slurp(golden, &glen);
+	char *want = test_read_file(golden, &glen);
 	if (olen != glen || memcmp(out, want, glen) != 0)
 		fail_msg("%s differs from %s:\n%s", in, golden, out);
 	/* everything but our elements is byte for byte the input */
@@ -215,7 +197,7 @@ test_golden_annotated_guest_only(void **state)
 	check_golden("pack:1 [numa] l3:2 core:4 pu:2", DOMAINS "/annotated.xml",
 	    GOLDEN "/annotated.guest-only.xml", GUESTXML_GUEST);
 	size_t len;
-	char *g = slurp(GOLDEN "/annotated.guest-only.xml", &len);
+	char *g = test_read_file(GOLDEN "/annotated.guest-only.xml", &len);
 	assert_null(strstr(g, "cputune"));
 	assert_null(strstr(g, "numatune"));
 	free(g);
@@ -233,7 +215,7 @@ static void
 test_other_metadata(void **state)
 {
 	size_t len, olen;
-	char *xml = slurp(DOMAINS "/other-metadata.xml", &len), *out;
+	char *xml = test_read_file(DOMAINS "/other-metadata.xml", &len), *out;
 	struct guesttopo_rec *rec = recommend("pack:1 [numa] l3:2 core:4 pu:2", xml, len);
 	struct llcd_err err;
 
@@ -378,7 +360,7 @@ test_read(void **state)
 	struct guestxml_domain d;
 	struct llcd_err err;
 	size_t len;
-	char *xml = slurp(DOMAINS "/annotated.xml", &len);
+	char *xml = test_read_file(DOMAINS "/annotated.xml", &len);
 
 	assert_int_equal(guestxml_read(xml, len, &d, &err), 0);
 	assert_string_equal(d.name, "sim-ccx");

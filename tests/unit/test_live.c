@@ -596,6 +596,108 @@ test_invalid_without_libvirt(void **state)
 	topo_free(t);
 }
 
+/* Bandwidth monitoring against a resctrl FIXTURE TREE (a fake seam: this
+ * machine has no resctrl; live_config.resctrl_root points at /tmp, and the
+ * test plays the kernel: it makes the group's tasks file and counters after
+ * llcd's mkdir). A managed domain gets a group named after it, its vCPU
+ * TIDs in tasks, and the growth of mbm_total_bytes as mbm_bytes; the group
+ * goes when the back-end does. */
+static void
+test_mbm_fixture(void **state)
+{
+	(void)state;
+	struct vth v[2];
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	struct policy_annotation a;
+	struct agent_obs *obs = agent_obs_new();
+	char *root = tmpdir(), p[512];
+	struct live_config cfg;
+	struct live *l;
+	struct stat st;
+
+	assert_non_null(t);
+	assert_non_null(obs);
+	snprintf(p, sizeof(p), "mkdir -p '%s/info/L3_MON' '%s/mon_groups'", root, root);
+	assert_int_equal(system(p), 0);
+	snprintf(p, sizeof(p), "%s/info/L3_MON/mon_features", root);
+	write_file(p, "llc_occupancy\nmbm_total_bytes\n");
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = LIVE_URI_NONE;
+	cfg.topo = t;
+	cfg.state_dir = "";
+	cfg.sampler = LIVE_SAMPLER_PROC;
+	cfg.resctrl_root = root;
+	l = live_new(&cfg, &err);
+	if (l == NULL)
+		fail_msg("live_new: %s", err.msg);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_AGGREGATE;
+	assert_int_equal(live_add_process(l, "web 1", getpid(), 2, &a, &err), 0);
+
+	/* period 1: the group is made; its tasks file is not there yet */
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, 1000000000ull, obs, &err), 0);
+	assert_int_equal(obs->ndomains, 1);
+	assert_false(obs->domains[0].mbm_valid);
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1", root);
+	assert_int_equal(stat(p, &st), 0);
+	/* the kernel's part of the mkdir */
+	snprintf(p, sizeof(p), "mkdir -p '%s/mon_groups/llcd-web_1/mon_data/mon_L3_00' "
+	    "'%s/mon_groups/llcd-web_1/mon_data/mon_L3_01'", root, root);
+	assert_int_equal(system(p), 0);
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/tasks", root);
+	write_file(p, "");
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_00/mbm_total_bytes", root);
+	write_file(p, "1000\n");
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_01/mbm_total_bytes", root);
+	write_file(p, "Unavailable\n");
+
+	/* period 2: the TIDs written; the first reading is the reference */
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, 2000000000ull, obs, &err), 0);
+	assert_false(obs->domains[0].mbm_valid);
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/tasks", root);
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	char buf[128] = "";
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	char want[128];
+	snprintf(want, sizeof(want), "%d\n%d\n", v[0].tid, v[1].tid);
+	assert_string_equal(buf, want);
+
+	/* period 3: 4000 bytes more */
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_00/mbm_total_bytes", root);
+	write_file(p, "5000\n");
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, 3000000000ull, obs, &err), 0);
+	assert_true(obs->domains[0].mbm_valid);
+	assert_int_equal(obs->domains[0].mbm_bytes, 4000);
+	/* an L3 domain that starts counting is not a jump in bandwidth */
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_01/mbm_total_bytes", root);
+	write_file(p, "900000\n");
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, 4000000000ull, obs, &err), 0);
+	assert_false(obs->domains[0].mbm_valid);
+
+	/* the group goes with the back-end (rmdir: the fixture's files are
+	 * not the kernel's, so empty it first as the kernel would) */
+	snprintf(p, sizeof(p), "rm -rf '%s/mon_groups/llcd-web_1/'*", root);
+	assert_int_equal(system(p), 0);
+	live_free(l);
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1", root);
+	assert_int_equal(stat(p, &st), -1);
+	vth_stop_all(v, 2);
+	agent_obs_free(obs);
+	rmtree(root);
+	free(root);
+	topo_free(t);
+}
+
 int
 main(void)
 {
@@ -606,6 +708,7 @@ main(void)
 		cmocka_unit_test(test_state_write_disk_full),
 		cmocka_unit_test(test_transient_backoff),
 		cmocka_unit_test(test_invalid_without_libvirt),
+		cmocka_unit_test(test_mbm_fixture),
 	};
 	log_init(true, 0);
 	if (getenv("TEST_LIVE_VERBOSE") == NULL)

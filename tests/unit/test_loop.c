@@ -4,7 +4,8 @@
  * engine and the loop are llcd's): a shared domain is narrowed off cores
  * before an isolated domain takes them, and when that narrowing fails the
  * isolated domain's pins on those cores are held back, reported and planned
- * again (issue 14 item 9). */
+ * again (issue 14 item 9); a pin that fails permanently leaves no vCPU of
+ * its domain in the new placement (issue 15 item 9). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,12 +171,126 @@ test_failed_narrowing_holds_isolation(void **state)
 	topo_free(t);
 }
 
+/* --- a permanent pin failure ------------------------------------------- */
+
+#define KEY_ONE 7
+
+struct perm {
+	struct cpuset pin[4];           /* the threads' affinity (the fake kernel) */
+	int fail_vcpu;                  /* this vCPU's pin fails permanently */
+	int pins, rollbacks, permanent_reports;
+	char report[512];
+};
+
+static int
+perm_observe(void *ctx, uint64_t now_ns, struct agent_obs *o, struct llcd_err *err)
+{
+	struct perm *f = ctx;
+	int i = agent_obs_add(o, 4, 0, err);
+
+	if (i < 0)
+		return -1;
+	struct policy_domain_in *in = &o->domains[i];
+	in->key = KEY_ONE;
+	snprintf(in->name, sizeof(in->name), "one");
+	in->guest = (struct policy_guest_topo){ 1, 1, 1, 4, 1 };
+	policy_annotation_defaults(&in->annot);
+	in->annotated = true;
+	in->annot.mode = POLICY_MODE_STATIC;
+	for (int v = 0; v < 4; v++) {
+		struct policy_vcpu_sample *s = &o->vcpus[i][v];
+		memset(s, 0, sizeof(*s));
+		s->tid = 700 + v;
+		s->runtime_ns = now_ns ? 50000000ull : 0;
+		s->last_cpu = -1;
+		s->pinned = f->pin[v];
+	}
+	return 0;
+}
+
+static enum agent_result
+perm_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
+{
+	struct perm *f = ctx;
+
+	if (a->type != POLICY_ACT_PIN_VCPU)
+		return AGENT_OK;
+	if (a->vcpu == f->fail_vcpu) {
+		llcd_err_set(err, "virDomainPinVcpuFlags: Invalid argument");
+		return AGENT_PERMANENT;
+	}
+	f->pins++;
+	f->rollbacks += strstr(a->reason, "rolled back") != NULL;
+	f->pin[a->vcpu] = a->cpus;
+	return AGENT_OK;
+}
+
+static void
+perm_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg)
+{
+	struct perm *f = ctx;
+
+	if (r == AGENT_PERMANENT) {
+		f->permanent_reports++;
+		assert_int_equal(a->vcpu, f->fail_vcpu);
+		snprintf(f->report, sizeof(f->report), "%s", msg);
+	}
+}
+
+static const struct agent_ops perm_ops = {
+	.name = "fake", .observe = perm_observe, .apply = perm_apply, .report = perm_report,
+};
+
+/* The domain's vCPUs start allowed on CPUs 0-11 of a two-LLC host; the
+ * engine pins them into one LLC and vCPU 2's pin fails permanently: the
+ * pins the step applied to vCPUs 0, 1 (and 3) are put back to 0-11, the
+ * report says so, and the domain is abandoned (no further pins). */
+static void
+test_permanent_failure_rolls_back(void **state)
+{
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2 core:4 pu:2", &err);
+	struct perm f = { .fail_vcpu = 2 };
+	struct agent_step_stats st;
+	struct policy_host host;
+	struct cpuset before;
+
+	assert_non_null(t);
+	assert_int_equal(cpuset_parse(&before, "0-11", &err), 0);
+	for (int v = 0; v < 4; v++)
+		f.pin[v] = before;
+	policy_host_defaults(&host, t);
+	struct agent_loop *l = agent_loop_new(&perm_ops, &f, &host, 100000000ull, &err);
+	assert_non_null(l);
+	uint64_t now = 1000000000ull;
+	assert_int_equal(agent_loop_step(l, now, &st, &err), 0);
+	assert_int_equal(st.permanent, 1);
+	assert_true(f.pins >= 2);                       /* vCPUs 0 and 1 were moved ... */
+	assert_true(st.rolled_back >= 2);               /* ... and put back */
+	assert_int_equal(f.rollbacks, st.rolled_back);
+	for (int v = 0; v < 4; v++)
+		assert_true(cpuset_equal(&f.pin[v], &before));
+	assert_true(agent_loop_abandoned(l, KEY_ONE));
+	assert_int_equal(f.permanent_reports, 1);
+	assert_non_null(strstr(f.report, "virDomainPinVcpuFlags: Invalid argument; the "));
+	assert_non_null(strstr(f.report, "applied to the domain in this period rolled back"));
+	int pins = f.pins;
+	for (int i = 0; i < 3; i++) {
+		now += 100000000ull;
+		assert_int_equal(agent_loop_step(l, now, &st, &err), 0);
+	}
+	assert_int_equal(f.pins, pins);                 /* no longer managed */
+	agent_loop_free(l);
+	topo_free(t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_narrow_before_isolate),
 		cmocka_unit_test(test_failed_narrowing_holds_isolation),
+		cmocka_unit_test(test_permanent_failure_rolls_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,6 +62,34 @@ test_rules_match_kernel_code(void **state)
 	assert_int_equal(llc_nr_avg_div(128), 8);
 }
 
+/* issue 14 item 11: the kernel's nr_running_avg is an integer EWMA that
+ * stalls short of a steady sample (update_avg_scale(): truncating division) */
+static void
+test_rules_kernel_nr_avg_stalls(void **state)
+{
+	struct llc_rules k = { .aggr_tolerance = 1, .imb_pct = 20, .smt = 2, .kernel = true };
+	long avg = 0;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		avg = llc_nr_avg_kernel(avg, 8, 16);
+	assert_int_equal(avg, 5);                       /* 0, 2, 3, 4, 5, 5, ... */
+	/* so the size guard lets a steady 8 busy threads on SMT2 16-PU LLCs
+	 * keep a preference: 5 x 2 < 0.8 x 16 */
+	assert_false(llc_invalid_nr(&k, 8, (double)avg, 16));
+	/* from above it stops as short: 12 falling to 8 stays at 11 */
+	avg = 12;
+	for (int i = 0; i < 100; i++)
+		avg = llc_nr_avg_kernel(avg, 8, 16);
+	assert_int_equal(avg, 11);
+	/* 2 threads never move it on a 16-PU LLC; on a 4-PU LLC (divisor 2) 2 settles at 1 */
+	assert_int_equal(llc_nr_avg_kernel(0, 2, 16), 0);
+	avg = 0;
+	for (int i = 0; i < 100; i++)
+		avg = llc_nr_avg_kernel(avg, 2, 4);
+	assert_int_equal(avg, 1);
+}
+
 /* --- initial placement ------------------------------------------------------ */
 
 static void
@@ -1239,6 +1267,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reason_names_llcs),
 		cmocka_unit_test(test_rules_match_kernel_code),
+		cmocka_unit_test(test_rules_kernel_nr_avg_stalls),
 		cmocka_unit_test(test_place_isolated_smt_pairs_one_llc),
 		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
 		cmocka_unit_test(test_refuse_when_full),

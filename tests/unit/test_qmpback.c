@@ -34,6 +34,7 @@
 #include "clock.h"
 #include "live.h"
 #include "log.h"
+#include "policyrule.h"
 #include "qmpback.h"
 #include "topo.h"
 #include "topo_hwloc.h"
@@ -373,6 +374,35 @@ test_backend(void **state)
 	assert_int_equal(di.annot.mode, POLICY_MODE_STATIC);
 	agent_dominfo_clear(&di);
 
+	/* no policy file: llcd.conf's name= policy-rules apply to QMP VMs too
+	 * (a metadata rule cannot: there is no domain XML) */
+	struct policyrule_set *rules = policyrule_set_new();
+	struct policyrule rule;
+	assert_int_equal(policyrule_parse("name=web* mode=aggregate", "llcd.conf:9", &rule, &e), 0);
+	assert_int_equal(policyrule_set_add(rules, &rule, &e), 0);
+	live_agent_ops.set_rules(l, rules);
+	snprintf(buf, sizeof(buf), "%s/pol/100.xml", tmp);
+	assert_int_equal(unlink(buf), 0);
+	qmpback_handle(q, llcd_mono_ns());
+	struct agent_obs *obs = agent_obs_new();
+	assert_int_equal(agent_obs_begin(obs, 2, &e), 0);
+	assert_int_equal(live_agent_ops.observe(l, llcd_mono_ns(), obs, &e), 0);
+	assert_int_equal(obs->ndomains, 1);
+	assert_true(obs->domains[0].annotated);
+	assert_int_equal(obs->domains[0].annot.mode, POLICY_MODE_AGGREGATE);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.rule, 1);
+	assert_string_equal(di.rule_where, "llcd.conf:9");
+	agent_dominfo_clear(&di);
+	/* the file back: it wins over the rule */
+	put("pol/100.xml", "<llc-policy xmlns=\"urn:llcd:llc-policy:1\" mode=\"spread\"/>");
+	qmpback_handle(q, llcd_mono_ns());
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.annot.mode, POLICY_MODE_SPREAD);
+	assert_int_equal(di.rule, 0);
+	agent_dominfo_clear(&di);
+	agent_obs_free(obs);
+
 	/* the hostile peers were refused (garbage at once, the liar by its
 	 * thread-id, the silent one after the timeout) and never became VMs */
 	run_until(q, 0, 700);
@@ -395,6 +425,7 @@ test_backend(void **state)
 	pthread_join(sp[1], NULL);
 	qmpback_free(q);
 	live_free(l);
+	policyrule_set_free(rules);
 	topo_free(t);
 }
 

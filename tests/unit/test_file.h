@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* A fixture file read whole into memory, for unit tests (cmocka: include
+ * after <cmocka.h>). */
+#ifndef LLCD_TEST_FILE_H
+#define LLCD_TEST_FILE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The file at path, NUL-terminated, its length in *len; fails the test
+ * when it cannot be read. The caller frees it. */
+static inline char *
+test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (f == NULL)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+#endif
