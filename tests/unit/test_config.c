@@ -205,7 +205,7 @@ test_policy_rules(void **state)
 	assert_int_equal(config_parse(&c2, out, "nv.conf", &err), 0);
 	assert_int_equal(c2.rules.n, 2);
 	assert_true(config_same(&c, &c2, config_directive("policy-rule")));
-	assert_string_equal(c2.rules.r[1].where, "nv.conf:22");
+	assert_string_equal(c2.rules.r[1].where, "nv.conf:27");       /* the line -nv printed it on */
 	free(out);
 
 	/* none: printed when there are no rules */
