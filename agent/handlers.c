@@ -416,6 +416,11 @@ h_dominfo(struct daemon *d, struct control_request *req)
 		json_object_object_add(req->reply, "groups", groups_json(&info));
 		json_object_object_add(req->reply, "preferred_llc_switches", json_object_new_int64((int64_t)info.pref_switches));
 		json_object_object_add(req->reply, "vcpu_moves", json_object_new_int64((int64_t)info.vcpu_moves));
+		/* the home check's last word (policy/home.c), once it said one */
+		if (info.home_why[0] != '\0') {
+			json_object_object_add(req->reply, "home", json_object_new_string(info.home_why));
+			json_object_object_add(req->reply, "home_widened", json_object_new_boolean(info.home_widened));
+		}
 	}
 	return CTL_OK;
 }
@@ -535,7 +540,20 @@ h_policy_get(struct daemon *d, struct control_request *req)
 		if (annot_parse_metadata(xs, strlen(xs), in->nvcpus, &a, &err) < 0)
 			json_object_object_add(req->reply, "error", jstr(err.msg));
 	} else {
-		json_object_object_add(req->reply, "status", jstr(xs != NULL ? "valid" : in->annotated ? "default" : "absent"));
+		/* no annotation: a policy-rule's policy, default-mode's, or none */
+		struct agent_dominfo di;
+		const char *st = xs != NULL ? "valid" : in->annotated ? "default" : "absent";
+		agent_dominfo_init(&di);
+		if (xs == NULL && d->be.ops->describe && d->be.ops->describe(d->be.ctx, in->key, &di) == 0 && di.rule > 0) {
+			json_object *r = json_object_new_object();
+			json_object_object_add(r, "number", json_object_new_int(di.rule));
+			json_object_object_add(r, "where", jstr(di.rule_where));
+			json_object_object_add(r, "match", jstr(di.rule_match));
+			json_object_object_add(req->reply, "policy_rule", r);
+			st = "rule";
+		}
+		agent_dominfo_clear(&di);
+		json_object_object_add(req->reply, "status", jstr(st));
 	}
 	if (in->annotated)
 		annot_json(&in->annot, req->reply);

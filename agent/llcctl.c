@@ -225,7 +225,8 @@ static void
 print_dominfo(json_object *r)
 {
 	static const char *const keys[] = { "name", "key", "state", "reason", "policy_source", "mode", "isolation",
-		"topology", "vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves" };
+		"topology", "vcpus", "llcs", "allotment", "uuid", "pid", "preferred_llc_switches", "vcpu_moves", "home",
+		"home_widened" };
 	json_object *g;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_object *v;
@@ -273,6 +274,10 @@ print_policy(json_object *r)
 		    js(r, "name"));
 	else if (!strcmp(st, "default"))
 		printf("%s: no llc-policy annotation; llcd's default-mode applies\n", js(r, "name"));
+	else if (!strcmp(st, "rule"))
+		printf("%s: no llc-policy annotation; policy-rule %lld (%s: %s) applies\n", js(r, "name"),
+		    (long long)ji(json_object_object_get(r, "policy_rule"), "number"),
+		    js(json_object_object_get(r, "policy_rule"), "where"), js(json_object_object_get(r, "policy_rule"), "match"));
 	else
 		printf("%s: %s\n", js(r, "name"), json_object_get_boolean(json_object_object_get(r, "annotated")) ?
 		    "annotated" : "no llc-policy annotation");

@@ -455,6 +455,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 	for (int i = 0; i < n; i++)
 		set_home(s, d, i, &pool);
 	d->state = DOM_PLACED;
+	home_placed(d);
 out:
 	free(b.c);
 	free(b.chosen);
@@ -541,6 +542,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 			s->core_owner[topo_core_of(t, cpu)] = idx;
 	}
 	d->state = DOM_PLACED;
+	home_placed(d);
 	return true;
 }
 
@@ -602,4 +604,183 @@ placement_stage(struct policy_state *s, const struct policy_input *in, struct po
 		}
 	}
 	replace_off_isolated(s, &in->host, plan);
+}
+
+/* --- the home check's moves (home.c) ---------------------------------------- */
+
+/* Whether core c may hold d's vCPUs: its own, or free for an isolated
+ * domain (not owned, reserved or in a configured shared pool). */
+static bool
+core_usable(const struct policy_state *s, const struct policy_host *h, int own, int c)
+{
+	const struct cpuset *pus = &topo_get(s->topo, TOPO_CORE, c)->cpus;
+
+	if (s->core_owner[c] == own)
+		return true;
+	if (s->core_owner[c] >= 0 || cpuset_intersects(pus, &h->reserved))
+		return false;
+	return cpuset_empty(&h->shared_pool) || !cpuset_intersects(pus, &h->shared_pool);
+}
+
+/* The PUs of d's cores spread over as many LLCs as possible into out:
+ * one core per LLC in turn (LLCs holding its cores first, then those with
+ * the most usable cores), its own cores before free ones, within the NUMA
+ * node of its first core when that node offers more LLCs than it has now.
+ * Returns the number of LLCs of the result. */
+static int
+widen_plan(const struct policy_state *s, const struct policy_host *h, const struct dom *d,
+           struct cpuset *out)
+{
+	const struct topo *t = s->topo;
+	int own = dom_index(s, d), nllc = s->nllc, ncores = 0, now = 0, llcs = 0;
+	int *avail = calloc((size_t)nllc, sizeof(int)), *mine = calloc((size_t)nllc, sizeof(int));
+	int *quota = calloc((size_t)nllc, sizeof(int)), *order = calloc((size_t)nllc, sizeof(int));
+	int node = -1, cpu;
+
+	cpuset_zero(out);
+	if (!avail || !mine || !quota || !order || own < 0 || cpuset_empty(&d->allot))
+		goto out;
+	node = t->llc_numa[topo_llc_of(t, cpuset_first(&d->allot))];
+	for (int c = 0; c < topo_count(t, TOPO_CORE); c++) {
+		const struct topo_node *core = topo_get(t, TOPO_CORE, c);
+		int l = topo_llc_of(t, cpuset_first(&core->cpus));
+		if (s->core_owner[c] == own) {
+			mine[l]++;
+			ncores++;
+		}
+		if (core_usable(s, h, own, c))
+			avail[l]++;
+	}
+	for (int l = 0; l < nllc; l++)
+		now += mine[l] > 0;
+	/* stay in the node when it offers more LLCs than the domain has */
+	int in_node = 0;
+	for (int l = 0; l < nllc; l++)
+		in_node += avail[l] > 0 && t->llc_numa[l] == node;
+	int n = 0;
+	for (int l = 0; l < nllc; l++)
+		if (avail[l] > 0 && (in_node <= now || t->llc_numa[l] == node))
+			order[n++] = l;
+	/* own LLCs first, then the most usable cores; stable */
+	for (int i = 1; i < n; i++) {
+		int x = order[i], j = i - 1;
+		while (j >= 0 && (mine[order[j]] > 0) < (mine[x] > 0 ||
+		       ((mine[order[j]] > 0) == (mine[x] > 0) && avail[order[j]] < avail[x]))) {
+			order[j + 1] = order[j];
+			j--;
+		}
+		order[j + 1] = x;
+	}
+	for (int got = 0, progress = 1; got < ncores && progress;) {
+		progress = 0;
+		for (int i = 0; i < n && got < ncores; i++)
+			if (quota[order[i]] < avail[order[i]]) {
+				quota[order[i]]++;
+				got++;
+				progress = 1;
+			}
+	}
+	/* the cores: own first in each LLC, then free ones */
+	for (int pass = 0; pass < 2; pass++)
+		for (int c = 0; c < topo_count(t, TOPO_CORE); c++) {
+			const struct topo_node *core = topo_get(t, TOPO_CORE, c);
+			int l = topo_llc_of(t, cpuset_first(&core->cpus));
+			if (quota[l] == 0 || (pass == 0) != (s->core_owner[c] == own) || !core_usable(s, h, own, c))
+				continue;
+			CPUSET_FOREACH(cpu, &core->cpus)
+				cpuset_set(out, cpu);
+			quota[l]--;
+		}
+	for (int l = 0; l < nllc; l++) {
+		struct cpuset x;
+		cpuset_and(&x, out, llc_cpus(s, l));
+		llcs += !cpuset_empty(&x);
+	}
+	if (cpuset_count(out) != cpuset_count(&d->allot))
+		llcs = 0;       /* not the same number of cores: never */
+out:
+	free(avail);
+	free(mine);
+	free(quota);
+	free(order);
+	return llcs;
+}
+
+static int
+allot_llcs(const struct policy_state *s, const struct cpuset *allot)
+{
+	int n = 0;
+
+	for (int l = 0; l < s->nllc; l++)
+		n += cpuset_intersects(allot, llc_cpus(s, l));
+	return n;
+}
+
+/* d's vCPUs onto the PUs of pus (whole cores, as many as it has): slots
+ * core by core with siblings adjacent, homes and wanted pins, groups
+ * released. */
+static void
+place_on(struct policy_state *s, const struct policy_host *h, struct dom *d, const struct cpuset *pus)
+{
+	int *list = calloc((size_t)s->ncpu + 1, sizeof(int)), n = 0, cpu;
+	struct cpuset pool;
+
+	if (list == NULL) {
+		s->stats.nomem++;
+		return;
+	}
+	for (int c = 0; c < topo_count(s->topo, TOPO_CORE); c++)
+		CPUSET_FOREACH(cpu, &topo_get(s->topo, TOPO_CORE, c)->cpus)
+			if (cpuset_isset(pus, cpu))
+				list[n++] = cpu;
+	d->allot = *pus;
+	for (int v = 0; v < d->nvcpus; v++)
+		d->slot[v] = list[v % n];
+	shared_pool(s, h, &pool);
+	for (int v = 0; v < d->nvcpus; v++)
+		set_home(s, d, v, &pool);
+	for (int g = 0; g < d->ngroups; g++)
+		grp_release(d, &d->groups[g]);
+	for (int v = 0; v < d->nvcpus; v++)
+		d->want[v] = d->home[v];
+	free(list);
+	rebuild_ownership(s);
+}
+
+bool
+placement_can_widen(const struct policy_state *s, const struct policy_host *h, const struct dom *d)
+{
+	struct cpuset out;
+
+	if (!d->isolated || d->state != DOM_PLACED)
+		return false;
+	return widen_plan(s, h, d, &out) > allot_llcs(s, &d->allot);
+}
+
+bool
+placement_widen(struct policy_state *s, const struct policy_host *h, struct dom *d)
+{
+	struct cpuset out;
+
+	if (!d->isolated || d->state != DOM_PLACED ||
+	    widen_plan(s, h, d, &out) <= allot_llcs(s, &d->allot))
+		return false;
+	place_on(s, h, d, &out);
+	return true;
+}
+
+bool
+placement_restore(struct policy_state *s, const struct policy_host *h, struct dom *d,
+                  const struct cpuset *allot)
+{
+	int own = dom_index(s, d), cpu;
+
+	if (!d->isolated || d->state != DOM_PLACED || own < 0 || cpuset_empty(allot) ||
+	    cpuset_count(allot) != cpuset_count(&d->allot))
+		return false;
+	CPUSET_FOREACH(cpu, allot)
+		if (!core_usable(s, h, own, topo_core_of(s->topo, cpu)))
+			return false;
+	place_on(s, h, d, allot);
+	return true;
 }

@@ -450,6 +450,8 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 	info->allotment = d->allot;
 	info->pref_switches = d->pref_switches;
 	info->vcpu_moves = d->moves;
+	info->home_widened = d->hc.widened;
+	snprintf(info->home_why, sizeof(info->home_why), "%s", d->hc.why);
 	info->ngroups = d->ngroups;
 	for (int i = 0; i < d->ngroups; i++) {
 		const struct grp *g = &d->groups[i];

@@ -97,7 +97,8 @@ enum policy_action_type {
 	POLICY_ACT_RELEASE,             /* give the domain back to the default scheduler */
 	POLICY_ACT_REFUSE,              /* cannot place the domain (reason says why) */
 	POLICY_ACT_PREFER,              /* informational: a group's preferred LLC changed */
-	POLICY_ACT_BACKOFF,             /* informational: benefit check backed a group off */
+	POLICY_ACT_BACKOFF,             /* informational: benefit check backed a group
+	                                 * off, or the home check widened a home */
 };
 /* The number of action types, for arrays indexed by them: keep it the last
  * value + 1 (a macro, not a member, so that switches stay exhaustive). */
@@ -169,6 +170,8 @@ struct policy_domain_info {
 	struct policy_group_info groups[POLICY_MAX_GROUPS];
 	uint64_t pref_switches;
 	uint64_t vcpu_moves;
+	bool home_widened;              /* the home check widened the home */
+	char home_why[POLICY_REASON];   /* the home check's last decision ("" none) */
 };
 
 /* The caller did not carry out act (held it back, or it failed with

@@ -13,6 +13,8 @@
  *   steer.c      stage 4: the preferred-LLC hysteresis, size guard and
  *                moves of an aggregate group; spreading for spread domains;
  *   benefit.c    the benefit check of an aggregated group;
+ *   home.c       the home check: a domain's home measured, widened over
+ *                more LLCs when that gains;
  *   policy.c     plan, state, set helpers, introspection.
  *
  * Everything here stays pure: no I/O, no globals, no clocks, no logging.
@@ -85,6 +87,48 @@ struct grp {
 	char why[POLICY_REASON];        /* last decision about this group */
 };
 
+#define HOME_BUSY_CPUS 1.0      /* home check: CPUs in use for a busy domain */
+#define HOME_GAIN 0.05          /* widen when progress rises by > 5 % */
+#define HOME_DROP 0.20          /* re-check when progress falls by > 20 % ... */
+#define HOME_DROP_PERIODS 3     /* ... for this many periods, load unchanged */
+#define HOME_DELAY 0.10         /* run delay alone: widen above 10 % waiting */
+
+/* The home check of a domain (home.c). */
+enum home_state {
+	HOME_WATCH,             /* as placed; armed by a placement or a drop */
+	HOME_BASE,              /* measuring the home as it is */
+	HOME_SETTLE,            /* widened; waiting SETTLE_PERIODS */
+	HOME_MEASURE,           /* measuring the wider home */
+	HOME_HOLD,              /* decided; until hold_until_ns */
+};
+
+/* Progress signals summed over the periods of a measurement. */
+struct home_meas {
+	double instr;           /* instructions (counters) */
+	double bytes;           /* memory bytes (bandwidth monitoring) */
+	double delay, run;      /* run delay and runtime, ns */
+	double wall;            /* ns */
+	int n, nbytes;          /* periods; periods with a bandwidth figure */
+};
+
+struct home_check {
+	enum home_state st;
+	int periods;                    /* in this state */
+	bool armed;                     /* a new home, or a drop: check when busy */
+	const char *armed_by;           /* "a new home", ... (static strings) */
+	int busy_periods;               /* consecutive busy periods */
+	double ewma;                    /* primary signal per wall ns, watching */
+	bool ewma_valid;
+	double ewma_load;               /* CPUs in use with it */
+	int drop_periods;
+	struct home_meas base, meas;
+	struct cpuset narrow;           /* the allotment before widening */
+	char narrow_where[64];          /* "LLC 0" */
+	bool widened;                   /* the home is wider than placed */
+	uint64_t hold_until_ns;
+	char why[POLICY_REASON];        /* last decision about the home */
+};
+
 enum dom_state { DOM_NEW, DOM_PLACED, DOM_REFUSED, DOM_UNMANAGED };
 
 struct dom {
@@ -115,6 +159,7 @@ struct dom {
 	uint64_t pref_switches, moves;
 	int step_moves;                 /* vCPU moves this step */
 	bool budget_denied;             /* a move this step found no budget */
+	struct home_check hc;           /* the home check (home.c) */
 	int in_idx;                     /* index in this step's input */
 	bool seen;
 };
@@ -193,6 +238,18 @@ void rebuild_ownership(struct policy_state *s);
 
 void placement_stage(struct policy_state *s, const struct policy_input *in,
                      struct policy_plan *plan);
+/* An isolated domain's cores spread over as many LLCs as its core count
+ * and the free cores allow (its own cores kept where it can); false when
+ * that is no more LLCs than it has. The homes and wanted pins follow; the
+ * groups are released. */
+bool placement_widen(struct policy_state *s, const struct policy_host *h, struct dom *d);
+/* Back onto the PUs of allot (a narrower home it had) when those cores are
+ * still its own or free; false otherwise. */
+bool placement_restore(struct policy_state *s, const struct policy_host *h, struct dom *d,
+                       const struct cpuset *allot);
+/* Whether placement_widen() could spread d over more LLCs. */
+bool placement_can_widen(const struct policy_state *s, const struct policy_host *h,
+                         const struct dom *d);
 
 /* groups.c: the vCPU groups -------------------------------------------------- */
 
@@ -230,6 +287,15 @@ int vcpu_llc(const struct policy_state *s, const struct dom *d,
 bool budget_take(struct policy_state *s, struct dom *d);
 
 /* benefit.c ------------------------------------------------------------------- */
+
+/* home.c ---------------------------------------------------------------------- */
+
+/* A new home for d (placed, re-placed): the home check measures it once the
+ * domain is busy. */
+void home_placed(struct dom *d);
+/* One period of the home check of a placed domain. */
+void home_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                 const struct policy_domain_in *di, struct policy_plan *plan);
 
 /* One period of the benefit check. outside: vCPUs of the group outside
  * the preferred LLC; moved: some moved this period; load: CPUs in use. */

@@ -299,6 +299,7 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	} else if (d->annot.mode == POLICY_MODE_SPREAD) {
 		steer_spread(s, d, di, &allowed);
 	}
+	home_update(s, cx->in, d, di, cx->plan);
 	pin_emulator(s, cx, d);
 }
 
@@ -334,8 +335,10 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		if (d->confined)
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
 		else if (cpuset_equal(&d->want[v], &d->home[v]))
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s)",
-			    where, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool");
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s%s)",
+			    where, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool",
+			    d->hc.st == HOME_SETTLE ? "; home widened on trial by the home check" :
+			    d->hc.widened ? "; home widened by the home check" : "");
 		else
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
 			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);

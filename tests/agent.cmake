@@ -30,3 +30,9 @@ llcd_libvirt_test(test_virt_system
 # cannot load: this machine has BTF and the capabilities).
 llcd_unit_test(test_tracer SOURCES unit/test_tracer.c LIBS llcagent_tracer Threads::Threads LABELS bpf)
 set_tests_properties(test_tracer PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
+
+# llcd.conf's policy-rule on libvirt domains written as Nova and KubeVirt
+# write them: the real llcd and llcctl on libvirt's test driver (no QEMU)
+add_test(NAME libvirt_rules COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/libvirt/test_rules.sh
+         ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+set_tests_properties(libvirt_rules PROPERTIES LABELS "libvirt" TIMEOUT 120)

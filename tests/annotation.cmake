@@ -15,3 +15,12 @@ llcd_fuzz_target(fuzz_annotation
   CORPUS fuzz/corpus/annotation
   DICT fuzz/annotation.dict
   SECONDS 15)
+# policy-rule: parse/format round trip of the first line, the rest matched as metadata
+llcd_fuzz_target(fuzz_policyrule
+  SOURCES fuzz/fuzz_policyrule.c ../policy/policyrule.c ../policy/annotation_xml.c ../policy/xmlsafe.c
+          ../policy/annotation.c ../common/cpuset.c ../common/err.c
+  INCLUDES ../policy ../common
+  PKGS libxml-2.0
+  CORPUS fuzz/corpus/policyrule
+  DICT fuzz/annotation.dict
+  SECONDS 15)

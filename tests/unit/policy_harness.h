@@ -37,6 +37,8 @@ struct harness {
 	int map[H_MAXDOM];              /* input index -> dom index for the last step */
 	/* optional: instructions per ns of runtime for a vCPU (counters) */
 	double (*rate)(const struct harness *h, int dom, int v);
+	/* optional: a domain's memory bytes this period (bandwidth monitoring) */
+	double (*mbm)(const struct harness *h, int dom);
 };
 
 static inline struct harness *
@@ -166,6 +168,8 @@ h_step(struct harness *h)
 		}
 		for (int v = 0; v < d->in.nvcpus; v++)
 			d->s[v].instructions = (uint64_t)((double)d->s[v].runtime_ns * (h->rate ? h->rate(h, i, v) : 1.0));
+		d->in.mbm_valid = h->mbm != NULL;
+		d->in.mbm_bytes = h->mbm ? (uint64_t)h->mbm(h, i) : 0;
 	}
 	/* the input lists domains in h->order, which must not matter */
 	for (int oi = 0; oi < h->ndom; oi++) {

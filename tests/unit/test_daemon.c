@@ -167,6 +167,44 @@ test_check_unpinned(void **state)
 }
 
 
+/* dominfo names the home check's decision (issue 14 item 1): on llcsim's
+ * stream-isolated host (counters on) the one-LLC home of the isolated
+ * bandwidth-bound domain is widened within a few seconds of the load. */
+static void
+test_dominfo_home_widened(void **state)
+{
+	struct llcd_err err;
+	struct daemon_backend be;
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/stream-isolated.json", &err);
+
+	(void)state;
+	if (s == NULL)
+		fail_msg("%s", err.msg);
+	simbe_backend(s, &be);
+	/* the scenario's period, as llcd-sim runs it */
+	struct config cfg;
+	config_defaults(&cfg);
+	cfg.period_ms = (int)simbe_period_ms(s);
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	if (d == NULL)
+		fail_msg("%s", err.msg);
+	uint64_t now = 1000000000ull;
+	for (int i = 0; i < 60; i++, now += 100000000ull)      /* 6 s: the load starts at 2 s */
+		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct control_request req = { .type = CTL_DOMINFO, .args = json_object_new_object() };
+	json_object_object_add(req.args, "domain", json_object_new_string("stream"));
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	const char *home = json_object_get_string(json_object_object_get(req.reply, "home"));
+	assert_non_null(home);
+	assert_non_null(strstr(home, "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): "
+	    "instructions per second "));
+	assert_true(json_object_get_boolean(json_object_object_get(req.reply, "home_widened")));
+	json_object_put(req.reply);
+	json_object_put(req.args);
+	daemon_free(d);
+	simbe_free(s);
+}
+
 static json_object *
 list_page(struct daemon *d, int64_t after, bool have_after, int max_bytes)
 {
@@ -668,6 +706,7 @@ main(void)
 		cmocka_unit_test(test_topology_swap),
 		cmocka_unit_test(test_hotplug_keeps_bound_topology),
 		cmocka_unit_test(test_check_unpinned),
+		cmocka_unit_test(test_dominfo_home_widened),
 		cmocka_unit_test(test_list_pages),
 		cmocka_unit_test(test_release_ends_on_new_annotation),
 		cmocka_unit_test(test_tunes_kept_across_restart),
