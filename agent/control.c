@@ -22,6 +22,10 @@ struct client {
 	bool events;
 	bool closing;           /* close once the queue is flushed; read no more */
 	bool eof;               /* the peer shut its write side: answer, then close */
+	bool waiting;           /* a deferred request is not answered yet */
+	uint32_t wait_seq;
+	uint16_t wait_type;
+	uint64_t id;            /* control_answer()'s handle */
 	struct ctl_reader rd;
 	uint8_t in[CONTROL_IN_BUF];     /* received, not yet fed to rd */
 	size_t inoff, inlen;
@@ -41,6 +45,7 @@ struct control {
 	struct client *clients[CONTROL_MAX_CLIENTS];
 	int nclients;
 	unsigned rr;            /* rotating start among non-root clients */
+	uint64_t next_id;
 	uint64_t idle_ns;
 	size_t queued;          /* sum of (outlen - outoff) over all clients */
 	struct control_stats stats;
@@ -275,7 +280,7 @@ control_free(struct control *c)
 static bool
 client_blocked(const struct control *c, const struct client *cl)
 {
-	if (cl->closing || client_queued(cl) > 0)
+	if (cl->closing || cl->waiting || client_queued(cl) > 0)
 		return true;
 	return cl->uid != 0 && c->queued >= CONTROL_MAX_TOTAL_QUEUE;
 }
@@ -395,16 +400,22 @@ accept_clients(struct control *c, uint64_t now)
 		cl->uid = cred.uid;
 		cl->pid = cred.pid;
 		cl->active_ns = now;
+		cl->id = ++c->next_id;
 		ctl_reader_init(&cl->rd, CTL_MAX_REQUEST);
 		c->clients[c->nclients++] = cl;
 	}
 }
 
+static void finish_request(struct control *c, struct client *cl, uint16_t type, uint32_t seq, int rc,
+                           struct json_object *reply, char *error);
+static void write_client(struct control *c, struct client *cl, uint64_t now);
+
 static void
 handle_frame(struct control *c, struct client *cl)
 {
 	const struct ctl_hdr *h = &cl->rd.hdr;
-	struct control_request req = { .type = h->type, .seq = h->seq, .uid = cl->uid, .pid = cl->pid };
+	struct control_request req = { .type = h->type, .seq = h->seq, .uid = cl->uid, .pid = cl->pid,
+	                               .client = cl->id };
 	int rc;
 
 	c->stats.requests++;
@@ -428,23 +439,65 @@ handle_frame(struct control *c, struct client *cl)
 		return;
 	}
 	rc = c->handler(c->ctx, &req);
-	if (req.reply) {
-		const char *s = json_object_to_json_string_ext(req.reply, JSON_C_TO_STRING_PLAIN);
+	if (rc == CONTROL_DEFER) {
+		json_object_put(req.reply);
+		json_object_put(req.args);
+		cl->waiting = true;
+		cl->wait_seq = h->seq;
+		cl->wait_type = h->type;
+		return;
+	}
+	finish_request(c, cl, h->type, h->seq, rc, req.reply, req.error);
+	json_object_put(req.args);
+}
+
+/* Queue the reply (taken over) and the END frame of one request. */
+static void
+finish_request(struct control *c, struct client *cl, uint16_t type, uint32_t seq, int rc,
+               struct json_object *reply, char *error)
+{
+	if (reply) {
+		const char *s = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN);
 		size_t len = strlen(s);
 		if (len > CTL_MAX_REPLY) {
 			rc = CTL_E_TOOBIG;
-			snprintf(req.error, sizeof(req.error), "reply of %zu bytes exceeds %d", len, CTL_MAX_REPLY);
+			snprintf(error, sizeof(((struct control_request *)0)->error), "reply of %zu bytes exceeds %d",
+			    len, CTL_MAX_REPLY);
 		} else {
-			client_queue(c, cl, CTL_DATA, h->seq, 0, s, len);
+			client_queue(c, cl, CTL_DATA, seq, 0, s, len);
 		}
-		json_object_put(req.reply);
+		json_object_put(reply);
 	}
-	json_object_put(req.args);
-	if (h->type == CTL_EVENTS && rc == CTL_OK) {
+	if (type == CTL_EVENTS && rc == CTL_OK) {
 		cl->events = true;      /* the stream ends when the client closes */
 		return;
 	}
-	client_end(c, cl, h->seq, rc, req.error);
+	client_end(c, cl, seq, rc, error);
+}
+
+int
+control_answer(struct control *c, uint64_t client, uint32_t seq, int rc, struct json_object *reply,
+               const char *error)
+{
+	struct control_request r;
+
+	for (int i = 0; i < c->nclients; i++) {
+		struct client *cl = c->clients[i];
+		if (cl->id != client || !cl->waiting || cl->wait_seq != seq)
+			continue;
+		cl->waiting = false;
+		snprintf(r.error, sizeof(r.error), "%s", error ? error : "");
+		if (cl->closing) {              /* reset meanwhile: nobody to answer */
+			json_object_put(reply);
+			return -1;
+		}
+		finish_request(c, cl, cl->wait_type, seq, rc, reply, r.error);
+		write_client(c, cl, llcd_mono_ns());
+		cl->active_ns = llcd_mono_ns();
+		return 0;
+	}
+	json_object_put(reply);
+	return -1;
 }
 
 /* One recv into the client's input buffer (at most CONTROL_IN_BUF held). */
@@ -582,13 +635,13 @@ control_dispatch(struct control *c, const struct pollfd *pfd, int n)
 	for (int i = 0; i < c->nclients; i++) {
 		struct client *cl = c->clients[i];
 		bool flushed = cl->outlen == cl->outoff;
-		bool idle = c->idle_ns > 0 && !cl->events && flushed && cl->inoff == cl->inlen &&
+		bool idle = c->idle_ns > 0 && !cl->events && !cl->waiting && flushed && cl->inoff == cl->inlen &&
 		            now - cl->active_ns > c->idle_ns;
 		if (idle && !cl->closing)
 			c->stats.idle_closed++;
 		/* a half-closed client is closed once every request it sent is
 		 * answered; a follower's stream ends when it closes */
-		bool done = cl->eof && flushed && (cl->events || cl->inoff == cl->inlen);
+		bool done = cl->eof && flushed && !cl->waiting && (cl->events || cl->inoff == cl->inlen);
 		if ((cl->closing && flushed) || done || idle) {
 			client_drop(c, i);
 			i--;

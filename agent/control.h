@@ -18,7 +18,9 @@
  *   (CONTROL_IN_BUF per client, which stops reading from it) and
  *   control_pending() tells the loop to come back without sleeping. So
  *   control work delays a period by at most the budget plus the one
- *   request that was running when it ran out.
+ *   request that was running when it ran out; a request that would cost
+ *   much more (topology DOMAIN) is deferred (CONTROL_DEFER) and computed
+ *   off the loop.
  * - Memory: a client's next request is handled only once its previous
  *   reply has been sent (back-pressure: one reply of at most CTL_MAX_REPLY
  *   queued per client), events queue up to CONTROL_MAX_EVENT_QUEUE per
@@ -28,6 +30,9 @@
  *   CONTROL_MAX_TOTAL_QUEUE + CTL_MAX_REPLY for non-root clients.
  * - A client that half-closes (shutdown(SHUT_WR)) after its requests still
  *   gets every reply before llcd closes it.
+ * - A handler may answer later (CONTROL_DEFER, control_answer()): the work
+ *   runs off the loop (topology DOMAIN's dry placement) and the client
+ *   waits, with no further request of it handled.
  * - Malformed or oversized frames get an error result and the connection is
  *   closed.
  */
@@ -55,6 +60,11 @@
 
 struct control;
 
+/* A handler's result for a request it answers later with control_answer()
+ * (work done off the loop); the client gets no other request handled until
+ * then, and is not idle. */
+#define CONTROL_DEFER 0x10000
+
 /* A request handed to the daemon. The handler fills `reply` (a JSON object
  * it creates, or NULL for none) and returns a ctl_result; on an error it
  * may set `error` to a message. Returning CTL_OK for CTL_EVENTS subscribes
@@ -64,6 +74,7 @@ struct control_request {
 	uint32_t seq;
 	uid_t uid;
 	pid_t pid;
+	uint64_t client;                /* the connection, for control_answer() */
 	struct json_object *args;       /* parsed payload (an object) */
 	struct json_object *reply;      /* out */
 	char error[512];                /* out */
@@ -95,6 +106,11 @@ bool control_pending(const struct control *c);
 void control_set_idle_timeout(struct control *c, unsigned ms);
 /* Bytes queued for all clients now. */
 size_t control_queued(const struct control *c);
+/* The answer to a request whose handler returned CONTROL_DEFER: reply (a
+ * JSON object, or NULL; taken over) and rc/error as a handler gives them.
+ * Returns -1 when that connection is gone (the answer is dropped). */
+int control_answer(struct control *c, uint64_t client, uint32_t seq, int rc, struct json_object *reply,
+                   const char *error);
 /* Send a CTL_DATA frame with obj to every client following events. */
 void control_broadcast(struct control *c, struct json_object *obj);
 int control_nclients(const struct control *c);

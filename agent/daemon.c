@@ -279,6 +279,7 @@ daemon_free(struct daemon *d)
 {
 	if (d == NULL)
 		return;
+	daemon_recommend_free(d);       /* the worker reads topologies: first */
 	httpd_free(d->httpd);
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
@@ -368,7 +369,7 @@ free_retired(struct daemon *d)
 	const struct topo *bound = policy_state_topo(agent_loop_policy(d->loop));
 
 	for (int i = 0; i < d->nretired; i++)
-		if (d->retired[i] != bound) {
+		if (d->retired[i] != bound && !recommend_uses_topo(d->rec, d->retired[i])) {
 			topo_free(d->retired[i]);
 			d->retired[i--] = d->retired[--d->nretired];
 		}
@@ -383,6 +384,7 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	if (d->be.ops->tick)
 		d->be.ops->tick(d->be.ctx, now_ns);
 	int rc = agent_loop_step(d->loop, now_ns, &st, err);
+	d->obs_gen++;
 	free_retired(d);
 	if (rc < 0) {
 		d->errors++;
@@ -447,6 +449,7 @@ daemon_apply_config(struct daemon *d, const struct config *c, struct llcd_err *e
 		take_rules(d, rules);
 	log_setverbose(c->log_level);
 	d->host = h;
+	d->obs_gen++;
 	agent_loop_set_host(d->loop, &h, (uint64_t)c->period_ms * 1000000ull);
 	return 0;
 }
@@ -665,6 +668,8 @@ daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err
 		return -1;
 	d->topo = t;
 	d->host = h;
+	d->topo_gen++;
+	d->obs_gen++;
 	agent_loop_set_host(d->loop, &h, 0);    /* the engine rebinds to t */
 	if (d->be.ops->set_topology)
 		d->be.ops->set_topology(d->be.ctx, t);
@@ -746,6 +751,7 @@ daemon_run(struct daemon *d)
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 		}
 		if (now >= next) {
+			d->late_ns[d->nlate++ % STEP_HIST] = now - next;
 			if (d->be.ops->handle_events && d->be.ops->handle_events(d->be.ctx, now, &err) < 0)
 				log_warnx("%s: %s", d->be.ops->name, err.msg);
 			if (d->watch_cpus)
@@ -760,15 +766,19 @@ daemon_run(struct daemon *d)
 				next = now + period;    /* never catch up in a burst */
 			continue;
 		}
-		struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
+		struct pollfd pfd[CONTROL_MAX_CLIENTS + 3];
 		int n = d->ctl ? control_pollfds(d->ctl, pfd, CONTROL_MAX_CLIENTS + 1) : 0;
 		int efd = d->be.ops->event_fd ? d->be.ops->event_fd(d->be.ctx) : -1;
+		int nfd = n;
 		if (efd >= 0)
-			pfd[n] = (struct pollfd){ .fd = efd, .events = POLLIN };
+			pfd[nfd++] = (struct pollfd){ .fd = efd, .events = POLLIN };
+		int rk = d->rec ? nfd : -1;     /* recommendations computed */
+		if (rk >= 0)
+			pfd[nfd++] = (struct pollfd){ .fd = recommend_fd(d->rec), .events = POLLIN };
 		int timeout = (int)((next - now) / 1000000ull) + 1;
 		if (d->ctl && control_pending(d->ctl))
 			timeout = 0;    /* requests left over from a dispatch's budget */
-		int rc = poll(pfd, (nfds_t)(n + (efd >= 0)), timeout);
+		int rc = poll(pfd, (nfds_t)nfd, timeout);
 		if (rc < 0 && errno != EINTR) {
 			log_warn("poll");
 			continue;
@@ -782,6 +792,8 @@ daemon_run(struct daemon *d)
 			else if (started > 0 && llcd_mono_ns() >= d->now_ns + 20000000ull)
 				next = llcd_mono_ns();
 		}
+		if (rc > 0 && rk >= 0 && (pfd[rk].revents & POLLIN))
+			daemon_recommend_ready(d);
 		if (d->ctl) {
 			if (rc <= 0)
 				for (int k = 0; k < n; k++)

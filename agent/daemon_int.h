@@ -10,8 +10,10 @@
 #include "control.h"
 #include "daemon.h"
 #include "metrics.h"
+#include "recommend.h"
 
 #define STEP_HIST 256
+#define RECOMMEND_CACHE 64     /* topology DOMAIN answers kept */
 
 struct daemon {
 	struct config cfg;
@@ -59,7 +61,37 @@ struct daemon {
 	uint64_t isolation_held;        /* isolated pins held back (loop.c) */
 	int isolation_overlaps;         /* last period's observed overlaps */
 	int overlap_streak;             /* periods in a row with overlaps */
+	/* how late each period started (daemon_run), the last STEP_HIST */
+	uint64_t late_ns[STEP_HIST];
+	int nlate;
+	/* topology DOMAIN off the loop (recommend.h): the worker (started at
+	 * the first such request), the requests waiting for it, and the
+	 * answers by domain key and placement fingerprint */
+	struct recommend *rec;
+	struct daemon_rec_wait {
+		uint64_t key, fp, client;
+		uint32_t seq;
+	} rwait[RECOMMEND_MAX_JOBS];
+	int nrwait;
+	struct daemon_rec_cache {
+		uint64_t key, fp;
+		struct json_object *reply;      /* NULL: an error */
+		int rc;
+		char error[LLCD_ERR_MSG];
+	} rcache[RECOMMEND_CACHE];
+	int rcache_next;
+	uint64_t topo_gen;              /* bumped by every topology change */
+	uint64_t obs_gen;               /* bumped by every period, tune, topology */
+	uint64_t fp, fp_gen;            /* the fingerprint of obs_gen (fp_gen) */
+	uint64_t rec_computed, rec_cached;
+	double rec_compute_max_s;
 };
+
+/* topology DOMAIN's answers computed off the loop are ready: answer the
+ * waiting requests and cache them (handlers_guest.c) */
+void daemon_recommend_ready(struct daemon *d);
+/* Forget the cached answers and the waiting requests (daemon_free). */
+void daemon_recommend_free(struct daemon *d);
 
 /* whether the back-end has per-thread instruction counts */
 static inline bool

@@ -24,34 +24,15 @@ gtopo_json(const struct policy_guest_topo *g)
 	return o;
 }
 
-/* The guest topology llcd recommends for a domain: from its placement when
- * the engine placed it, else from a dry placement beside the others. */
+/* The guest topology llcd recommends for a domain: a dry placement beside
+ * the others (recommend.h). */
 static int
 recommend(struct daemon *d, const struct policy_domain_in *in, struct guesttopo_rec *rec,
           struct llcd_err *err)
 {
 	const struct agent_obs *o = agent_loop_obs(d->loop);
-	int n = in->nvcpus, rc = -1;
-	int *slots = calloc((size_t)n, sizeof(int));
-	struct cpuset *pins = calloc((size_t)n, sizeof(struct cpuset)), emu;
-	struct policy_domain_in *others = calloc((size_t)o->ndomains + 1, sizeof(*others));
-	int no = 0;
 
-	if (!slots || !pins || !others) {
-		llcd_err_set(err, "out of memory");
-		goto out;
-	}
-	for (int i = 0; i < o->ndomains; i++)
-		if (o->domains[i].key != in->key)
-			others[no++] = o->domains[i];
-	if (guesttopo_dry_place(&d->host, in, others, no, slots, pins, &emu, err) < 0)
-		goto out;
-	rc = guesttopo_compute(d->topo, &(struct guesttopo_alloc){ n, slots, pins, &emu }, rec, err);
-out:
-	free(slots);
-	free(pins);
-	free(others);
-	return rc;
+	return recommend_compute(&d->host, in, o->domains, o->ndomains, rec, err);
 }
 
 /* Append to buf (len bytes, *o used); past the end *o only grows. */
@@ -117,46 +98,177 @@ proxmox_lines(const struct guesttopo_rec *rec, char *buf, size_t len)
 	return o < len ? 0 : -1;
 }
 
-int
-daemon_topology_domain(struct daemon *d, struct control_request *req)
+/* topology DOMAIN's reply (proxmox: the config lines instead of XML). */
+static json_object *
+rec_reply(const struct topo *t, const char *name, const struct policy_guest_topo *guest,
+          const struct guesttopo_rec *rec, bool proxmox)
 {
-	const struct policy_domain_in *in;
+	char text[8192];
+	json_object *o = json_object_new_object();
+
+	if (proxmox)
+		proxmox_lines(rec, text, sizeof(text));
+	else
+		guesttopo_format(t, rec, text, sizeof(text));
+	json_object_object_add(o, "name", jstr(name));
+	json_object_object_add(o, "current", gtopo_json(guest));
+	json_object *r = gtopo_json(&rec->topo), *reasons = json_object_new_array();
+	json_object_object_add(r, "cache", jstr(rec->cache_mode));
+	json_object_object_add(r, "numa_cells", json_object_new_int(rec->ncells));
+	json_object_object_add(r, "nodeset", cpuset_json(&rec->nodeset));
+	json_object_object_add(o, "recommended", r);
+	for (int i = 0; i < rec->nreasons; i++)
+		json_object_array_add(reasons, jstr(rec->reasons[i]));
+	json_object_object_add(o, "reasons", reasons);
+	json_object_object_add(o, "text", jstr(text));
+	json_object_object_add(o, "format", jstr(proxmox ? "proxmox" : "libvirt"));
+	bool same = guest->sockets == rec->topo.sockets && guest->dies == rec->topo.dies &&
+	            guest->cores == rec->topo.cores && guest->threads == rec->topo.threads;
+	json_object_object_add(o, "matches", json_object_new_boolean(same));
+	return o;
+}
+
+/* The fingerprint of the placement now (recommend_fingerprint), once per
+ * period, tune or topology change. */
+static uint64_t
+placement_fp(struct daemon *d)
+{
+	if (d->fp_gen != d->obs_gen || d->obs_gen == 0) {
+		d->fp = recommend_fingerprint(&d->host, d->topo_gen, agent_loop_obs(d->loop));
+		d->fp_gen = d->obs_gen;
+	}
+	return d->fp;
+}
+
+static struct daemon_rec_cache *
+cache_find(struct daemon *d, uint64_t key, uint64_t fp)
+{
+	for (int i = 0; i < RECOMMEND_CACHE; i++)
+		if (d->rcache[i].key == key && d->rcache[i].fp == fp && (d->rcache[i].reply || d->rcache[i].rc))
+			return &d->rcache[i];
+	return NULL;
+}
+
+/* Keep an answer (reply taken over, or NULL with rc and error): over a
+ * stale entry (another fingerprint) if there is one, else round robin. */
+static void
+cache_put(struct daemon *d, uint64_t key, uint64_t fp, json_object *reply, int rc, const char *error)
+{
+	struct daemon_rec_cache *e = NULL;
+
+	for (int i = 0; e == NULL && i < RECOMMEND_CACHE; i++)
+		if (d->rcache[i].fp != fp || (d->rcache[i].reply == NULL && d->rcache[i].rc == 0))
+			e = &d->rcache[i];
+	if (e == NULL)
+		e = &d->rcache[d->rcache_next++ % RECOMMEND_CACHE];
+	json_object_put(e->reply);
+	e->key = key;
+	e->fp = fp;
+	e->reply = reply;
+	e->rc = rc;
+	snprintf(e->error, sizeof(e->error), "%s", error ? error : "");
+}
+
+/* Synchronously, without a control socket (tests driving daemon_handle). */
+static int
+topology_domain_now(struct daemon *d, const struct policy_domain_in *in, struct control_request *req)
+{
 	struct guesttopo_rec *rec = guesttopo_rec_new();
 	struct llcd_err err;
-	char text[8192];
-	int rc = find_domain(d, req, &in);
 
-	if (rc != CTL_OK || rec == NULL) {
-		guesttopo_rec_free(rec);
-		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
-	}
+	if (rec == NULL)
+		return CTL_E_INTERNAL;
 	if (recommend(d, in, rec, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
 		guesttopo_rec_free(rec);
 		return CTL_E_INVAL;
 	}
-	if (d->be.ops->proxmox)
-		proxmox_lines(rec, text, sizeof(text));
-	else
-		guesttopo_format(d->topo, rec, text, sizeof(text));
-	req->reply = json_object_new_object();
-	json_object_object_add(req->reply, "name", jstr(in->name));
-	json_object_object_add(req->reply, "current", gtopo_json(&in->guest));
-	json_object *r = gtopo_json(&rec->topo), *reasons = json_object_new_array();
-	json_object_object_add(r, "cache", jstr(rec->cache_mode));
-	json_object_object_add(r, "numa_cells", json_object_new_int(rec->ncells));
-	json_object_object_add(r, "nodeset", cpuset_json(&rec->nodeset));
-	json_object_object_add(req->reply, "recommended", r);
-	for (int i = 0; i < rec->nreasons; i++)
-		json_object_array_add(reasons, jstr(rec->reasons[i]));
-	json_object_object_add(req->reply, "reasons", reasons);
-	json_object_object_add(req->reply, "text", jstr(text));
-	json_object_object_add(req->reply, "format", jstr(d->be.ops->proxmox ? "proxmox" : "libvirt"));
-	bool same = in->guest.sockets == rec->topo.sockets && in->guest.dies == rec->topo.dies &&
-	            in->guest.cores == rec->topo.cores && in->guest.threads == rec->topo.threads;
-	json_object_object_add(req->reply, "matches", json_object_new_boolean(same));
+	req->reply = rec_reply(d->topo, in->name, &in->guest, rec, d->be.ops->proxmox);
 	guesttopo_rec_free(rec);
 	return CTL_OK;
+}
+
+int
+daemon_topology_domain(struct daemon *d, struct control_request *req)
+{
+	const struct policy_domain_in *in;
+	struct llcd_err err;
+	int rc = find_domain(d, req, &in);
+
+	if (rc != CTL_OK)
+		return rc;
+	if (d->ctl == NULL)
+		return topology_domain_now(d, in, req);
+	uint64_t fp = placement_fp(d);
+	struct daemon_rec_cache *e = cache_find(d, in->key, fp);
+	if (e != NULL) {
+		d->rec_cached++;
+		snprintf(req->error, sizeof(req->error), "%s", e->error);
+		req->reply = e->reply ? json_object_get(e->reply) : NULL;
+		return e->reply ? CTL_OK : e->rc;
+	}
+	if (d->nrwait == RECOMMEND_MAX_JOBS) {
+		snprintf(req->error, sizeof(req->error), "%d topology requests wait already; ask again later",
+		    d->nrwait);
+		return CTL_E_BUSY;
+	}
+	bool queued = false;
+	for (int i = 0; !queued && i < d->nrwait; i++)
+		queued = d->rwait[i].key == in->key && d->rwait[i].fp == fp;
+	if (!queued) {
+		if (d->rec == NULL && (d->rec = recommend_new(&err)) == NULL) {
+			snprintf(req->error, sizeof(req->error), "%s", err.msg);
+			return CTL_E_INTERNAL;
+		}
+		if (recommend_submit(d->rec, &d->host, fp, agent_loop_obs(d->loop), in->key, &err) < 0) {
+			snprintf(req->error, sizeof(req->error), "%s", err.msg);
+			return CTL_E_BUSY;
+		}
+	}
+	d->rwait[d->nrwait++] = (struct daemon_rec_wait){ in->key, fp, req->client, req->seq };
+	return CONTROL_DEFER;
+}
+
+void
+daemon_recommend_ready(struct daemon *d)
+{
+	struct recommend_result *res;
+
+	while (d->rec != NULL && (res = recommend_take(d->rec)) != NULL) {
+		json_object *reply = NULL;
+		int rc = CTL_OK;
+		if (res->rc == 0) {
+			reply = rec_reply(res->topo, res->name, &res->guest, res->rec, d->be.ops->proxmox);
+		} else {
+			rc = res->name[0] ? CTL_E_INVAL : CTL_E_NODOMAIN;
+		}
+		d->rec_computed++;
+		if (res->compute_s > d->rec_compute_max_s)
+			d->rec_compute_max_s = res->compute_s;
+		for (int i = 0; i < d->nrwait; i++) {
+			struct daemon_rec_wait *w = &d->rwait[i];
+			if (w->key != res->key || w->fp != res->fp)
+				continue;
+			if (d->ctl)
+				control_answer(d->ctl, w->client, w->seq, rc, reply ? json_object_get(reply) : NULL,
+				    res->error);
+			d->rwait[i--] = d->rwait[--d->nrwait];
+		}
+		cache_put(d, res->key, res->fp, reply, rc, res->error);
+		recommend_result_free(res);
+	}
+}
+
+void
+daemon_recommend_free(struct daemon *d)
+{
+	recommend_free(d->rec);
+	d->rec = NULL;
+	for (int i = 0; i < RECOMMEND_CACHE; i++) {
+		json_object_put(d->rcache[i].reply);
+		d->rcache[i].reply = NULL;
+	}
+	d->nrwait = 0;
 }
 
 int

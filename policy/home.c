@@ -143,7 +143,9 @@ home_watch(struct policy_state *s, const struct policy_input *in, struct dom *d,
 	if (!placement_can_widen(s, &in->host, d)) {
 		pin_llcs(s, &d->allot, where, sizeof(where));
 		say(h->why, sizeof(h->why), "home on %s as placed: no wider home (%s)", where,
-		    d->isolated ? "no free whole cores on other LLCs" : "the shared pool is its home");
+		    !d->isolated ? "the shared pool is its home" :
+		    d->annot.topology == POLICY_TOPO_MATCH ? "topology=\"match\" keeps guest die i on host LLC i" :
+		    "no free whole cores on other LLCs");
 		h->armed = false;
 		return;
 	}
@@ -208,7 +210,7 @@ home_verdict(struct policy_state *s, const struct policy_input *in, struct dom *
 		say(h->why, sizeof(h->why), "home widened from %s to %s%s: %s; hold-down %ds",
 		    h->narrow_where, wide, d->isolated ? " (whole cores on other LLCs)" : "", vals,
 		    d->annot.tune.holddown_s);
-		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, &d->allot, "home: %s", h->why);
+		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, &d->allot, "%s", h->why);
 		s->stats.backoffs++;
 		return;
 	}

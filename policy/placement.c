@@ -752,7 +752,7 @@ placement_can_widen(const struct policy_state *s, const struct policy_host *h, c
 {
 	struct cpuset out;
 
-	if (!d->isolated || d->state != DOM_PLACED)
+	if (!d->isolated || d->state != DOM_PLACED || d->annot.topology == POLICY_TOPO_MATCH)
 		return false;
 	return widen_plan(s, h, d, &out) > allot_llcs(s, &d->allot);
 }
@@ -762,8 +762,7 @@ placement_widen(struct policy_state *s, const struct policy_host *h, struct dom 
 {
 	struct cpuset out;
 
-	if (!d->isolated || d->state != DOM_PLACED ||
-	    widen_plan(s, h, d, &out) <= allot_llcs(s, &d->allot))
+	if (!placement_can_widen(s, h, d) || widen_plan(s, h, d, &out) <= allot_llcs(s, &d->allot))
 		return false;
 	place_on(s, h, d, &out);
 	return true;

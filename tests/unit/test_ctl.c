@@ -115,6 +115,8 @@ struct srv {
 	pthread_t th;
 	volatile int stop;
 	int handled, mutating, lists;
+	uint64_t deferred_client;       /* the last CTL_TOPOLOGY, deferred */
+	uint32_t deferred_seq;
 	pthread_mutex_t mu;
 };
 
@@ -145,6 +147,10 @@ handler(void *ctx, struct control_request *req)
 	case CTL_LIST:
 		s->lists++;
 		return CTL_OK;
+	case CTL_TOPOLOGY:              /* answered later (control_answer) */
+		s->deferred_client = req->client;
+		s->deferred_seq = req->seq;
+		return CONTROL_DEFER;
 	default:
 		return CTL_E_UNSUPPORTED;
 	}
@@ -640,6 +646,85 @@ test_server_budget(void **state)
 	rmdir(s.dir);
 }
 
+/* A deferred request (CONTROL_DEFER) is answered by control_answer(): the
+ * client gets that reply first, and its next pipelined request is handled
+ * only then; an answer for a client that went away is dropped. */
+static void
+test_server_deferred(void **state)
+{
+	struct srv s = { 0 };
+	struct llcd_err err;
+	struct pollfd pfd[CONTROL_MAX_CLIENTS + 1];
+	struct ctl_reader r;
+
+	snprintf(s.dir, sizeof(s.dir), "/tmp/llcd-ctl-XXXXXX");
+	assert_non_null(mkdtemp(s.dir));
+	snprintf(s.path, sizeof(s.path), "%s/llcd.sock", s.dir);
+	s.c = control_new(s.path, (gid_t)-1, handler, &s, &err);
+	assert_non_null(s.c);
+	int fd = ctl_connect(s.path, &err);
+	int n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+	assert_int_equal(poll(pfd, (nfds_t)n, 1000), 1);
+	control_dispatch(s.c, pfd, n);
+	assert_int_equal(ctl_send(fd, CTL_TOPOLOGY, 7, NULL, &err), 0);
+	assert_int_equal(ctl_send(fd, CTL_PING, 8, NULL, &err), 0);
+	usleep(50000);
+	for (int k = 0; k < 3; k++) {
+		n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+		poll(pfd, (nfds_t)n, 50);
+		control_dispatch(s.c, pfd, n);
+	}
+	assert_int_equal(s.handled, 1);                 /* the ping waits */
+	assert_int_equal(s.deferred_seq, 7);
+	assert_false(control_pending(s.c));             /* waiting is not pending work */
+	json_object *reply = json_object_new_object();
+	json_object_object_add(reply, "answer", json_object_new_int(42));
+	assert_int_equal(control_answer(s.c, s.deferred_client, 7, CTL_OK, reply, NULL), 0);
+	assert_int_equal(control_answer(s.c, s.deferred_client, 7, CTL_OK, NULL, NULL), -1);  /* once */
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.type, CTL_DATA);
+	assert_int_equal(r.hdr.seq, 7);
+	assert_non_null(strstr((const char *)r.payload, "\"answer\":42"));
+	ctl_reader_next(&r);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.type, CTL_END);
+	assert_int_equal(r.hdr.result, CTL_OK);
+	ctl_reader_next(&r);
+	for (int k = 0; k < 3 && s.handled < 2; k++) {
+		n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+		poll(pfd, (nfds_t)n, control_pending(s.c) ? 0 : 50);
+		control_dispatch(s.c, pfd, n);
+	}
+	assert_int_equal(s.handled, 2);                 /* now the ping */
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.seq, 8);
+	ctl_reader_reset(&r);
+	/* a client that goes away while it waits: the answer is dropped */
+	assert_int_equal(ctl_send(fd, CTL_TOPOLOGY, 9, NULL, &err), 0);
+	usleep(20000);
+	n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+	poll(pfd, (nfds_t)n, 50);
+	control_dispatch(s.c, pfd, n);
+	assert_int_equal(s.deferred_seq, 9);
+	close(fd);
+	for (int k = 0; k < 3; k++) {
+		n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+		poll(pfd, (nfds_t)n, 20);
+		control_dispatch(s.c, pfd, n);
+	}
+	control_answer(s.c, s.deferred_client, 9, CTL_OK, json_object_new_object(), NULL);
+	for (int k = 0; k < 3; k++) {
+		n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);
+		poll(pfd, (nfds_t)n, 20);
+		control_dispatch(s.c, pfd, n);
+	}
+	assert_int_equal(control_nclients(s.c), 0);
+	assert_int_equal(control_queued(s.c), 0);
+	control_free(s.c);
+	rmdir(s.dir);
+}
+
 /* A second server on the same path is refused (the lock file beside the
  * socket, flock'ed), names the holder's pid, and leaves the first one's
  * socket alone (issue 15 item 4: it used to unlink it and answer in its
@@ -716,6 +801,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
 		cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
 		cmocka_unit_test(test_server_budget),
+		cmocka_unit_test(test_server_deferred),
 		cmocka_unit_test_setup_teardown(test_server_single_instance, srv_setup, srv_teardown),
 		cmocka_unit_test(test_server_unlinks_only_its_own),
 	};

@@ -63,6 +63,8 @@ struct run {
 	int max_busy_per_llc;           /* at the end */
 };
 
+static bool match_topology;     /* the domain has topology="match" */
+
 /* delay_narrow: run delay of each busy vCPU while the home is one LLC
  * (share of the period; 0 none). */
 static void
@@ -70,6 +72,9 @@ run_stream(bool counters, bool mbm, bool flat, double delay_narrow, struct run *
 {
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+
+	if (match_topology)
+		a.topology = POLICY_TOPO_MATCH;
 
 	memset(r, 0, sizeof(*r));
 	a.tune.holddown_s = 1000;
@@ -119,7 +124,7 @@ test_home_widened_counters(void **state)
 	(void)state;
 	run_stream(true, false, false, 0, &r);
 	assert_int_equal(r.backoffs, 1);
-	assert_non_null(strstr(r.backoff_reason, "home: home widened from LLC 0 to LLCs 0-3 (whole cores on "
+	assert_non_null(strstr(r.backoff_reason, "home widened from LLC 0 to LLCs 0-3 (whole cores on "
 	    "other LLCs): instructions per second "));
 	assert_true(r.info.home_widened);
 	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3"));
@@ -192,6 +197,23 @@ test_home_no_signal(void **state)
 	assert_int_equal(r.llcs, 1);
 }
 
+/* topology="match" keeps guest die i on host LLC i: the home is left as
+ * placed, and the check says why. */
+static void
+test_home_match_left_alone(void **state)
+{
+	struct run r;
+
+	(void)state;
+	match_topology = true;
+	run_stream(true, false, false, 0, &r);
+	match_topology = false;
+	assert_int_equal(r.backoffs, 0);
+	assert_string_equal(r.info.home_why, "home on LLC 0 as placed: no wider home (topology=\"match\" keeps "
+	    "guest die i on host LLC i)");
+	assert_int_equal(r.llcs, 1);
+}
+
 int
 main(void)
 {
@@ -201,6 +223,7 @@ main(void)
 		cmocka_unit_test(test_home_kept_without_gain),
 		cmocka_unit_test(test_home_widened_run_delay),
 		cmocka_unit_test(test_home_no_signal),
+		cmocka_unit_test(test_home_match_left_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
