@@ -10,6 +10,8 @@ endif()
 find_package(Threads REQUIRED)
 # virDomainQemuMonitorCommand (QMP passthrough, only when the operator allows it)
 pkg_check_modules(LIBVIRT_QEMU REQUIRED IMPORTED_TARGET libvirt-qemu)
+# move_pages(2) in query mode: where a guest's memory lives (memnode.c)
+pkg_check_modules(NUMA REQUIRED IMPORTED_TARGET numa)
 
 add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/procstat.c
@@ -17,11 +19,13 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/virt.c
   ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
   ${CMAKE_CURRENT_LIST_DIR}/resctrl.c
+  ${CMAKE_CURRENT_LIST_DIR}/memnode.c
   ${CMAKE_CURRENT_LIST_DIR}/cgcpuset.c
   ${CMAKE_CURRENT_LIST_DIR}/live/live.c
   ${CMAKE_CURRENT_LIST_DIR}/live/domains.c
   ${CMAKE_CURRENT_LIST_DIR}/live/observe.c
   ${CMAKE_CURRENT_LIST_DIR}/live/mbm.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/numa.c
   ${CMAKE_CURRENT_LIST_DIR}/live/apply.c
   ${CMAKE_CURRENT_LIST_DIR}/live/state.c
   ${CMAKE_CURRENT_LIST_DIR}/live/kcas.c
@@ -31,7 +35,7 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/live/ext.c)
 target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_LIST_DIR}/live)
 target_link_libraries(llcagent_live PUBLIC llcagent_tracer llcagent_core llcagent_guestchan llcpolicy_io llcqmp llcommon_json
-                      PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU
+                      PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU PkgConfig::NUMA
                       PkgConfig::LIBXML2 PkgConfig::JSONC Threads::Threads)
 
 # the QMP back-end (backend qmp): QEMU without libvirt, on the live

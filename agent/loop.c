@@ -191,6 +191,7 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	o->domains[i].reports = o->reports[i];
 	o->domains[i].wakeups = NULL;
 	o->domains[i].mbm_valid = false;        /* the back-end sets it each period */
+	o->domains[i].mem_node_valid = false;   /* ditto */
 	o->domains[i].mbm_bytes = 0;
 	o->ndomains++;
 	return i;

@@ -363,9 +363,10 @@ bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_
 	}
 	t0 = cpu_ns();
 	for (int r = 0; r < periods; r++) {
-		uint64_t now = llcd_mono_ns();
+		if (tracer_refresh(tr, &err) < 0)
+			fprintf(stderr, "%s\n", err.msg);
 		for (int i = 0; i < n; i++)
-			if (tracer_thread_read(tr, slots[i], now, &smp) == 0)
+			if (tracer_thread_read(tr, slots[i], &smp) == 0)
 				sum += smp.runtime_ns;
 		if (tracer_drain_edges(tr, &err) < 0)
 			fprintf(stderr, "%s\n", err.msg);

@@ -80,6 +80,13 @@ struct policy_domain_in {
 	 * of its monitoring group; llcsim's host.mbm). Only when mbm_valid. */
 	bool mbm_valid;
 	uint64_t mbm_bytes;
+	/* Where the guest's memory lives: the OS number of the NUMA node that
+	 * holds most of it (sampled guest-RAM pages, agent/memnode.h; llcsim's
+	 * memory_node). Only when mem_node_valid. A group's preferred LLC then
+	 * stays in that node when the group may run there (the kernel's NUMA
+	 * precedence, docs/design.md). */
+	bool mem_node_valid;
+	int mem_node;
 };
 
 struct policy_input {

@@ -129,10 +129,11 @@ grp_sample(const struct policy_state *s, const struct dom *d, const struct polic
 }
 
 /* Occupancy: the group's share of each allowed PU's runtime, summed per
- * LLC into occ[]; returns the LLC with the most (-1 none) in *best. */
+ * LLC into occ[]; returns the LLC with the most (-1 none) in *best, among
+ * the LLCs of NUMA node mnode when mnode >= 0. */
 static double
 grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cpuset *allowed,
-              double *occ, int *best)
+              int mnode, double *occ, int *best)
 {
 	const struct topo *t = s->topo;
 	double occ_best = -1;
@@ -143,7 +144,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 		if (g->rt_ns[cpu] > 0)
 			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (g->tot_ns[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
-		if (!cpuset_intersects(llc_cpus(s, l), allowed))
+		if (!cpuset_intersects(llc_cpus(s, l), allowed) || (mnode >= 0 && t->llc_numa[l] != mnode))
 			continue;
 		if (occ[l] > occ_best) {
 			occ_best = occ[l];
@@ -221,18 +222,69 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 	return false;
 }
 
+/* The kernel's NUMA precedence (issue 14 item 7): the NUMA node (logical
+ * index) a group's preferred LLC must lie in, -1 for any: the node holding
+ * the domain's memory, when known and the domain may run there. */
+static int
+grp_mem_node(const struct policy_state *s, const struct policy_domain_in *di, const struct cpuset *allowed)
+{
+	int n = di->mem_node_valid ? topo_numa_by_os(s->topo, di->mem_node) : -1;
+
+	if (n < 0 || !cpuset_intersects(&topo_get(s->topo, TOPO_NUMA, n)->cpus, allowed))
+		return -1;
+	return n;
+}
+
+/* The least busy LLC of node mnode the domain may use (lowest index on a
+ * tie), for a group with no occupancy there. */
+static int
+mem_node_least_busy(const struct policy_state *s, int mnode, const struct cpuset *allowed)
+{
+	int best = -1;
+	double bu = 0;
+
+	for (int l = 0; l < s->nllc; l++) {
+		if (s->topo->llc_numa[l] != mnode || !cpuset_intersects(llc_cpus(s, l), allowed) || av_cap(s, l) <= 0)
+			continue;
+		double u = av_util(s, l) / av_cap(s, l);
+		if (best < 0 || u < bu) {
+			best = l;
+			bu = u;
+		}
+	}
+	return best;
+}
+
 /* The 2x hysteresis: switch the preference to the best LLC when it has
  * twice the occupancy of the current one; returns the preferred LLC's
- * occupancy. */
+ * occupancy. With the memory's node known (mnode >= 0; best is then that
+ * node's), NUMA wins: a preference outside the node moves to it at once,
+ * and a group that has run only outside it gets the node's least busy LLC
+ * (where the kernel's NUMA balancing would have taken its threads). */
 static double
 grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, double occ_best,
-           const double *occ, struct policy_plan *plan)
+           const double *occ, int mnode, const struct cpuset *allowed, struct policy_plan *plan)
 {
-	double occ_pref = g->pref_llc >= 0 ? occ[g->pref_llc] : 0;
+	double occ_pref = g->pref_llc >= 0 ? occ[g->pref_llc] : 0, occ_all = 0;
+	bool conflict = mnode >= 0 && g->pref_llc >= 0 && s->topo->llc_numa[g->pref_llc] != mnode;
+	bool numa_pick = false;
 
+	for (int l = 0; mnode >= 0 && l < s->nllc; l++)
+		occ_all += occ[l];
+	if (mnode >= 0 && (best < 0 || occ_best <= 0) && (conflict || (g->pref_llc < 0 && occ_all > 0))) {
+		best = mem_node_least_busy(s, mnode, allowed);
+		occ_best = 0;
+		numa_pick = best >= 0;
+	}
 	if (best >= 0 && best != g->pref_llc && g->active_periods >= ACTIVE_PERIODS &&
-	    llc_should_switch(occ_best, occ_pref)) {
-		struct policy_action *a = plan_add(s, plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
+	    (conflict || numa_pick || llc_should_switch(occ_best, occ_pref))) {
+		int os = mnode >= 0 ? topo_get(s->topo, TOPO_NUMA, mnode)->os_index : -1;
+		struct policy_action *a = conflict || numa_pick ?
+		    plan_add(s, plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
+		    "group '%s': preferred LLC %d -> %d: the domain's memory is on NUMA node %d (NUMA wins; "
+		    "occupancy %.2f there%s)", g->name, g->pref_llc, best, os, occ_best,
+		    numa_pick ? ", the node's least busy LLC" : "") :
+		    plan_add(s, plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
 		    "group '%s': preferred LLC %d -> %d: occupancy %.2f > 2 x %.2f",
 		    g->name, g->pref_llc, best, occ_best, occ_pref);
 		if (a)
@@ -430,13 +482,14 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		snprintf(g->why, sizeof(g->why), "out of memory: not steered this period");
 		return;
 	}
-	double occ_best = grp_occupancy(s, g, allowed, occ, &best);
+	int mnode = grp_mem_node(s, di, allowed);
+	double occ_best = grp_occupancy(s, g, allowed, mnode, occ, &best);
 	int wbest = best >= 0 ? topo_llc_weight(t, best) : 0;
 	grp_busy_avg(g, smp.cpus_in_use, wbest);
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
 	if (!grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
-		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, plan);
+		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, allowed, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, smp.cpus_in_use,
 			    allowed, plan);

@@ -227,6 +227,15 @@ topo_numa_of(const struct topo *t, int cpu)
 }
 
 int
+topo_numa_by_os(const struct topo *t, int os)
+{
+	for (int i = 0; os >= 0 && i < t->count[TOPO_NUMA]; i++)
+		if (t->nodes[TOPO_NUMA][i]->os_index == os)
+			return i;
+	return -1;
+}
+
+int
 topo_llc_weight(const struct topo *t, int llc)
 {
 	if (llc < 0 || llc >= t->count[TOPO_LLC])

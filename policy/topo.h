@@ -77,6 +77,8 @@ static inline const struct topo_node *topo_get(const struct topo *t, enum topo_t
 int topo_llc_of(const struct topo *t, int cpu);
 int topo_core_of(const struct topo *t, int cpu);
 int topo_numa_of(const struct topo *t, int cpu);
+/* Logical index of the NUMA node with OS number os; -1 when the host has none. */
+int topo_numa_by_os(const struct topo *t, int os);
 /* PUs per LLC (weight of LLC i). */
 int topo_llc_weight(const struct topo *t, int llc);
 

@@ -25,6 +25,7 @@ sim_model_defaults(struct sim_model *m)
 	m->imbalance = 2.0;
 	m->busy_util = 0.5;
 	m->instructions_per_s = 1e9;
+	m->remote_memory = 0.8;
 	m->kcas_epoch_ms = 10;
 	m->kcas_affinity_timeout = 5;
 	m->kcas_aggr_tolerance = 1;
@@ -177,7 +178,7 @@ static int
 parse_model(struct ctx *c, json_object *o, struct sim_model *m)
 {
 	static const char *const keys[] = { "smt_share", "migration", "imbalance", "busy_util",
-		"instructions_per_s", "kcas_epoch_ms", "kcas_affinity_timeout",
+		"instructions_per_s", "remote_memory", "kcas_epoch_ms", "kcas_affinity_timeout",
 		"kcas_aggr_tolerance", "kcas_overaggr_pct", "kcas_imb_pct", "kcas_pulls_per_s",
 		"kcas_min_util", NULL };
 	json_object *a;
@@ -205,6 +206,7 @@ parse_model(struct ctx *c, json_object *o, struct sim_model *m)
 	    get_num(c, o, "model", "imbalance", false, 0.1, 1e6, &m->imbalance) < 0 ||
 	    get_num(c, o, "model", "busy_util", false, 0.01, 1, &m->busy_util) < 0 ||
 	    get_num(c, o, "model", "instructions_per_s", false, 1, 1e13, &m->instructions_per_s) < 0 ||
+	    get_num(c, o, "model", "remote_memory", false, 0.01, 1, &m->remote_memory) < 0 ||
 	    get_num(c, o, "model", "kcas_epoch_ms", false, 0.1, 1e5, &m->kcas_epoch_ms) < 0 ||
 	    get_int(c, o, "model", "kcas_affinity_timeout", false, 0, 1000000, &m->kcas_affinity_timeout) < 0 ||
 	    get_int(c, o, "model", "kcas_aggr_tolerance", false, 0, 100, &m->kcas_aggr_tolerance) < 0 ||
@@ -363,7 +365,7 @@ static int
 parse_domain(struct ctx *c, json_object *o, int idx, struct sim_scenario *s)
 {
 	static const char *const keys[] = { "name", "vcpus", "start_s", "stop_s", "guest_topology",
-		"llc_policy", "guest_helper", "load", NULL };
+		"llc_policy", "guest_helper", "memory_node", "load", NULL };
 	struct sim_domain *d = &s->domains[idx];
 	char path[64], p[256];
 	const char *str;
@@ -414,6 +416,9 @@ parse_domain(struct ctx *c, json_object *o, int idx, struct sim_scenario *s)
 	if (str && (d->llc_policy = strdup(str)) == NULL)
 		return fail(c, path, "out of memory");
 	if (get_bool(c, o, path, "guest_helper", &d->guest_helper) < 0)
+		return -1;
+	d->memory_node = -1;            /* checked against the host in sim_world_new() */
+	if (get_int(c, o, path, "memory_node", false, 0, 4095, &d->memory_node) < 0)
 		return -1;
 	if (get_obj(c, o, path, "load", false, json_type_array, &f) < 0)
 		return -1;

@@ -17,6 +17,8 @@ struct sim_model {
 	double imbalance;               /* busy threads more than the least-loaded LLC */
 	double busy_util;               /* a PU / group thread is busy from here */
 	double instructions_per_s;      /* counters: instructions at rate 1.0, util 1.0 */
+	double remote_memory;           /* rate factor on a node other than the
+	                                 * domain's memory_node */
 	/* kernel-cas (Linux 7.2 CONFIG_SCHED_CACHE defaults) */
 	double kcas_epoch_ms;           /* llc_epoch_period */
 	int kcas_affinity_timeout;      /* epochs */
@@ -54,6 +56,8 @@ struct sim_domain {
 	struct policy_guest_topo guest;
 	char *llc_policy;               /* NULL = unannotated */
 	bool guest_helper;
+	int memory_node;                /* OS number of the NUMA node holding its
+	                                 * memory; -1 unknown (absent) */
 	int nload;
 	struct sim_load *load;
 };

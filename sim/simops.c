@@ -66,6 +66,10 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 			in->annot.mode = POLICY_MODE_STATIC;
 		/* achieved memory bandwidth of the domain, as its resctrl
 		 * monitoring group would count it (host.mbm) */
+		/* where its memory lives, as the live back-end's sampled
+		 * guest-RAM pages would say (memory_node) */
+		in->mem_node_valid = sd->memory_node >= 0;
+		in->mem_node = sd->memory_node;
 		in->mbm_valid = w->sc->mbm;
 		double gb = 0;
 		for (int v = 0; w->sc->mbm && v < sd->nvcpus; v++)

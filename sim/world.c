@@ -192,6 +192,14 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 		else
 			policy_annotation_defaults(&D->annot);
 		D->isolated = D->annotated && D->annot.isolation == POLICY_ISO_CORE;
+		D->mem_numa = -1;
+		if (sc->domains[d].memory_node >= 0 &&
+		    (D->mem_numa = topo_numa_by_os(t, sc->domains[d].memory_node)) < 0) {
+			llcd_err_set(err, "domains[%d].memory_node: the host has no NUMA node %d", d,
+			    sc->domains[d].memory_node);
+			sim_world_free(w);
+			return NULL;
+		}
 		if (policy == SIM_POLICY_KCAS && !ALLOC(D->mm_rt, w->npu))
 			goto oom;
 		for (int v = 0; v < sc->domains[d].nvcpus; v++) {
@@ -473,10 +481,20 @@ kcas_can_migrate(const struct sim_world *w, int src, int dst, double tu, bool to
 	    (double)((unsigned long)w->llc_npu[dst] * KCAS_SCALE), (double)kcas_util(tu), to_pref);
 }
 
+/* get_pref_llc(): no preferred LLC where it conflicts with the node of the
+ * process's memory (NUMA balancing's preferred node; "NUMA wins") */
+static int
+kcas_pref_of(const struct sim_world *w, const struct sim_dom_state *D)
+{
+	if (D->pref_llc >= 0 && D->mem_numa >= 0 && w->topo->llc_numa[D->pref_llc] != D->mem_numa)
+		return -1;
+	return D->pref_llc;
+}
+
 static int
 kcas_pref(const struct sim_world *w, const struct sim_thread *th)
 {
-	return w->policy == SIM_POLICY_KCAS ? w->dom[th->dom].pref_llc : -1;
+	return w->policy == SIM_POLICY_KCAS ? kcas_pref_of(w, &w->dom[th->dom]) : -1;
 }
 
 /* LLC-preference pulls: up to pulls_per_s per process, each one task into
@@ -489,7 +507,7 @@ kcas_pull(struct sim_world *w)
 
 	for (int d = 0; d < w->sc->ndomains; d++) {
 		struct sim_dom_state *D = &w->dom[d];
-		int P = D->pref_llc, n = 0;
+		int P = kcas_pref_of(w, D), n = 0;
 		if (!D->active || P < 0)
 			continue;
 		D->pull_credit = fmin(D->pull_credit + m->kcas_pulls_per_s * w->dt_s,
@@ -798,7 +816,9 @@ account(struct sim_world *w, double t)
 				if (w->sc->llc_bw_gbs > 0 && w->llc_bw[llc] > w->sc->llc_bw_gbs)
 					bwf = w->sc->llc_bw_gbs / w->llc_bw[llc];
 				th->moved = th->last_llc >= 0 && th->last_llc != llc;
-				th->rate = th->cpu_frac * smt * bwf * (th->moved ? m->migration : 1.0);
+				int mn = w->dom[th->dom].mem_numa;
+				th->rate = th->cpu_frac * smt * bwf * (th->moved ? m->migration : 1.0) *
+				    (mn >= 0 && w->topo->pu_numa[pu] != mn ? m->remote_memory : 1.0);
 				th->bw_got = th->bw * bwf;
 				th->runtime_ns = (uint64_t)llround(th->demand * th->cpu_frac * (double)w->dt_ns);
 				th->run_delay_ns = (uint64_t)llround(th->demand * fmax(0, 1 - 1 / L) *

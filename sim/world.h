@@ -57,6 +57,7 @@ struct sim_dom_state {
 	bool annotated, isolated;
 	bool iso_managed;               /* isolated and placed by the engine (not refused) */
 	struct policy_annotation annot;
+	int mem_numa;                   /* logical NUMA node of its memory; -1 unknown */
 	/* kernel-cas: the QEMU process as one mm */
 	uint64_t *mm_rt;                /* per PU runtime (ns), halved per epoch */
 	int pref_llc;

@@ -20,3 +20,7 @@ endforeach()
 # fails where it cannot load).
 llcd_unit_test(test_live_tracer SOURCES unit/test_live_tracer.c LIBS llcagent_live LABELS bpf)
 set_tests_properties(test_live_tracer PROPERTIES RUN_SERIAL TRUE TIMEOUT 60)
+# where a guest's memory lives: recorded QEMU maps, and the real reader
+# (move_pages in query mode) on a child's memory, node 0 on this host
+llcd_unit_test(test_memnode SOURCES unit/test_memnode.c LIBS llcagent_live)
+target_include_directories(test_memnode PRIVATE ${CMAKE_SOURCE_DIR}/agent)

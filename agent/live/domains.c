@@ -423,7 +423,7 @@ tracer_exited(const struct ldom *d, const struct lvcpu *c)
 {
 	struct tracer_sample ts;
 
-	return d->tracer == NULL || tracer_thread_read(d->tracer, c->tr_slot, 0, &ts) < 0 || ts.exited;
+	return d->tracer == NULL || tracer_thread_read(d->tracer, c->tr_slot, &ts) < 0 || ts.exited;
 }
 
 /* Find the vCPU threads of a domain's QEMU and open them. */

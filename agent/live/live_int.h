@@ -8,6 +8,7 @@
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
  *   mbm.c       memory bandwidth per domain (resctrl monitoring groups)
+ *   numa.c      the NUMA node of each domain's memory (sampled guest RAM)
  *   apply.c     apply(): pins, failure classes and back-off, core
  *               scheduling cookies
  *   state.c     the state file (state.h)
@@ -206,6 +207,12 @@ struct ldom {
 	uint64_t mbm_prev;              /* mbm_total_bytes at the last read */
 	int mbm_prev_nread;             /* ... and L3 domains that read a number */
 	bool mbm_have_prev;
+	/* where its memory lives (numa.c): read every LIVE_NUMA_INTERVAL_NS */
+	bool mem_known;                 /* mem_node read (it may be -1: spread) */
+	int mem_node;                   /* OS node, -1 none has the majority */
+	int mem_resident, mem_sampled;  /* the last read's pages */
+	uint64_t mem_next_ns;           /* next read (loop time) */
+	bool mem_warned;                /* a failed read was logged */
 	/* a domain of another source (ext.c; fake is set too) */
 	bool ext;
 	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
@@ -309,6 +316,12 @@ enum agent_result live_ext_pin_emulator(struct live *l, struct ldom *d, const st
  * cpuset must allow cpus (cgcpuset_allow). */
 enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct cpuset *cpus,
     struct llcd_err *err);
+
+/* numa.c */
+/* The NUMA node of a managed domain's memory into in (mem_node), read
+ * again every LIVE_NUMA_INTERVAL_NS of loop time. */
+#define LIVE_NUMA_INTERVAL_NS (10ull * 1000000000ull)
+void live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, uint64_t now_ns);
 
 /* apply.c */
 /* Count a result of applying and back off after transient failures in a

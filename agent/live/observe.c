@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* observe.c - the live back-end's observe(): per period, the CPUs' busy
  * time from /proc/stat, each domain's vCPU runtime, last CPU, affinity and
- * instruction count, the domain's memory bandwidth (mbm.c), and the guest
+ * instruction count, the domain's memory bandwidth (mbm.c), the NUMA node
+ * of its memory (numa.c, every 10 s), and the guest
  * helper's reports. */
 #include "live_int.h"
 
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "guestchan.h"
 #include "guestproto.h"
 #include "log.h"
@@ -50,7 +50,7 @@ refresh_affinity(struct live *l, struct ldom *d)
  * the tracer's mapping (no syscall) when it tracks the thread, else the two
  * /proc reads. false: the thread is gone or unreadable (rediscover). */
 static bool
-sample_vcpu(struct live *l, struct ldom *d, int v, uint64_t mono, struct policy_vcpu_sample *o,
+sample_vcpu(struct live *l, struct ldom *d, int v, struct policy_vcpu_sample *o,
             int *nthreads)
 {
 	struct lvcpu *c = &d->v[v];
@@ -60,12 +60,20 @@ sample_vcpu(struct live *l, struct ldom *d, int v, uint64_t mono, struct policy_
 
 	if (c->tr_slot >= 0 && d->tracer != NULL) {
 		struct tracer_sample ts;
-		if (tracer_thread_read(d->tracer, c->tr_slot, mono, &ts) < 0 || ts.exited)
+		if (tracer_thread_read(d->tracer, c->tr_slot, &ts) < 0 || ts.exited)
+			return false;
+		if (ts.last_cpu < 0 && tracer_stale(d->tracer)) {
+			/* registered after this period's refresh (discovered
+			 * just now): one more pass, so that it starts now */
+			if (tracer_refresh(d->tracer, &e) < 0 ||
+			    tracer_thread_read(d->tracer, c->tr_slot, &ts) < 0 || ts.exited)
+				return false;
+		}
+		if (ts.last_cpu < 0)
 			return false;
 		run = ts.runtime_ns;
 		delay = ts.delay_ns;
-		if (ts.last_cpu >= 0)
-			c->last_cpu = ts.last_cpu;
+		c->last_cpu = ts.last_cpu;
 		*nthreads = -1;
 	} else {
 		enum procstat_status st = procstat_thread_read(c->th, &s, &e);
@@ -90,7 +98,7 @@ sample_vcpu(struct live *l, struct ldom *d, int v, uint64_t mono, struct policy_
 
 static void
 sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
-              struct policy_vcpu_sample *out, uint64_t mono)
+              struct policy_vcpu_sample *out)
 {
 	struct llcd_err e;
 	bool rediscover = false, hint = false;
@@ -105,7 +113,7 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		o->instructions = 0;
 		o->last_cpu = c->last_cpu;
 		if (c->th != NULL || c->tr_slot >= 0) {
-			if (sample_vcpu(l, d, v, mono, o, &nthreads)) {
+			if (sample_vcpu(l, d, v, o, &nthreads)) {
 				if (l->counters && c->perf_fd == -1 && c->tid > 0) {
 					c->perf_fd = perfcount_open(c->tid, &e);
 					if (c->perf_fd < 0) {
@@ -306,11 +314,14 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 	}
 
 	/* the tracer's edges since the last period, for every domain at
-	 * once (one batch); its clock is CLOCK_MONOTONIC, read here once */
-	uint64_t mono = llcd_mono_ns(), period_ns = l->prev_obs_ns && now_ns > l->prev_obs_ns ?
+	 * once (one batch) */
+	uint64_t period_ns = l->prev_obs_ns && now_ns > l->prev_obs_ns ?
 	    now_ns - l->prev_obs_ns : 0;
 	l->prev_obs_ns = now_ns;
 	if (l->tracer != NULL && tracer_drain_edges(l->tracer, &e) < 0)
+		log_warnx("%s", e.msg);
+	/* and every tracked thread's figures, one pass of the task iterator */
+	if (l->tracer != NULL && tracer_refresh(l->tracer, &e) < 0)
 		log_warnx("%s", e.msg);
 
 	/* per-CPU busy time over the period */
@@ -400,9 +411,10 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 				policy_annotation_defaults(&in->annot);
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
-		sample_domain(l, d, in, obs->vcpus[slot], mono);
+		sample_domain(l, d, in, obs->vcpus[slot]);
 		react_report(l, d);
 		live_mbm_sample(l, d, in);
+		live_numa_sample(l, d, in, now_ns);
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}

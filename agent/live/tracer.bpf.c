@@ -4,18 +4,25 @@
  * BTF; loaded by tracer.c through a bpftool skeleton).
  *
  * For the threads llcd registered (tid_slot -> slot in the mmap'ed threads
- * array) three BTF-typed tracepoints keep:
- *   sched_switch   on-CPU time (switch-in to switch-out), the last CPU, and
- *                  run delay: from the moment a thread became runnable
- *                  (woken, or preempted while runnable) to its switch-in
- *   sched_waking   the wakee became runnable (start of its run delay), and,
- *                  when the waker is a tracked vCPU thread of the same QEMU
- *                  process, one waker -> wakee edge; a wakeup raised in
- *                  interrupt context (timer, I/O completion) is not an edge,
- *                  since `current` there is whoever happened to run
+ * array):
+ *   llcd_sample    a syscall program llcd runs once a period (one
+ *                  BPF_PROG_TEST_RUN): for every slot in use, the task
+ *                  looked up by TID (bpf_task_from_pid) and the kernel's own
+ *                  cumulative figures copied into the slot: on-CPU time
+ *                  (se.sum_exec_runtime), run delay (sched_info.run_delay:
+ *                  runnable but waiting) and the CPU it is on or last ran
+ *                  on. /proc's schedstat shows the same numbers; the cost is
+ *                  one lookup per tracked thread per period, whatever the
+ *                  thread does in between
+ *   sched_waking   when the waker is a tracked vCPU thread and the wakee a
+ *                  vCPU thread of the same QEMU process, one waker -> wakee
+ *                  edge; a wakeup raised in interrupt context (timer, I/O
+ *                  completion) is not an edge, since `current` there is
+ *                  whoever happened to run
  *   sched_process_exit  forget an exiting tracked thread (its TID may be
  *                  reused) and mark its slot exited
- * Everything else returns after one load of a bitmap per task involved.
+ * No program runs on a context switch. A wakeup whose waker is not tracked
+ * (nearly every one on a host) returns after one load of a bitmap.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -142,39 +149,6 @@ seq_bump(struct tracer_slot *s)
 #endif
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(llcd_switch, bool preempt, struct task_struct *prev,
-             struct task_struct *next)
-{
-	struct tracer_slot *s;
-	__u64 now = 0;
-
-	s = slot_of(prev->pid);
-	if (s) {
-		now = bpf_ktime_get_ns();
-		seq_bump(s);
-		if (s->oncpu_since && now > s->oncpu_since)
-			s->runtime_ns += now - s->oncpu_since;
-		s->oncpu_since = 0;
-		/* still runnable (preempted, or yielded): it waits from now */
-		s->queued_since = prev->__state == 0 ? now : 0;
-		seq_bump(s);
-	}
-	s = slot_of(next->pid);
-	if (s) {
-		if (!now)
-			now = bpf_ktime_get_ns();
-		seq_bump(s);
-		if (s->queued_since && now > s->queued_since)
-			s->delay_ns += now - s->queued_since;
-		s->queued_since = 0;
-		s->oncpu_since = now;
-		s->last_cpu = bpf_get_smp_processor_id();
-		seq_bump(s);
-	}
-	return 0;
-}
-
 static __always_inline void
 count_edge(struct tracer_slot *waker, struct tracer_slot *wakee)
 {
@@ -214,25 +188,67 @@ int BPF_PROG(llcd_waking, struct task_struct *p)
 {
 	struct tracer_slot *wakee, *waker;
 
-	wakee = slot_of(p->pid);
-	if (!wakee)
-		return 0;
-	wakee->wakeups++;       /* a statistic: a lost race costs one */
-	if (!wakee->oncpu_since && !wakee->queued_since) {
-		__u64 now = bpf_ktime_get_ns();
-		seq_bump(wakee);
-		wakee->queued_since = now;
-		seq_bump(wakee);
-	}
-	if (wakee->vcpu < 0)
-		return 0;
+	/* the waker first: untracked for nearly every wakeup on a host */
 	waker = slot_of((__u32)bpf_get_current_pid_tgid());
-	if (!waker || waker == wakee || waker->vcpu < 0 ||
+	if (!waker || waker->vcpu < 0)
+		return 0;
+	wakee = slot_of(p->pid);
+	if (!wakee || waker == wakee || wakee->vcpu < 0 ||
 	    waker->dom != wakee->dom || waker->dom_id != wakee->dom_id)
 		return 0;
 	if (in_irq_context())   /* last: the dearest test */
 		return 0;
 	count_edge(waker, wakee);
+	return 0;
+}
+
+/* The CPU a task is on or last ran on (task_cpu()). */
+static __always_inline __s32
+task_cpu_of(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return (__s32)BPF_CORE_READ(t, thread_info.cpu);
+	return (__s32)BPF_CORE_READ(t, wake_cpu);
+}
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
+
+/* Slots below this are looked at by llcd_sample (set by tracer.c). */
+__u32 nslots = 0;
+
+static long
+sample_one(__u32 i, void *ctx)
+{
+	struct tracer_slot *s;
+	struct task_struct *t;
+	__u32 k = i;
+
+	s = bpf_map_lookup_elem(&threads, &k);
+	if (!s)
+		return 1;
+	if (s->tid == 0 || s->exited)
+		return 0;
+	t = bpf_task_from_pid((s32)s->tid);
+	if (!t)
+		return 0;
+	seq_bump(s);
+	s->runtime_ns = t->se.sum_exec_runtime;
+	s->delay_ns = t->sched_info.run_delay;
+	s->last_cpu = task_cpu_of(t);
+	seq_bump(s);
+	bpf_task_release(t);
+	return 0;
+}
+
+SEC("syscall")
+int llcd_sample(void *ctx)
+{
+	__u32 n = nslots;
+
+	if (n > TRACER_MAX_THREADS)
+		n = TRACER_MAX_THREADS;
+	bpf_loop(n, sample_one, NULL, 0);
 	return 0;
 }
 

@@ -51,6 +51,7 @@ struct tracer {
 	int nout;
 	struct tracer_stats st;
 	bool irq_check;                 /* interrupt-context wakeups are told apart */
+	bool added;                     /* a thread registered since the last refresh */
 };
 
 /* ---- libbpf's messages: the last warnings, for the reason on failure ---- */
@@ -342,6 +343,9 @@ tracer_thread_add(struct tracer *t, int dom, int tid, int vcpu, struct llcd_err 
 	__atomic_fetch_or(&t->skel->bss->tracked_bits[tid >> 6], 1ull << (tid & 63), __ATOMIC_RELEASE);
 	t->free_slot_hint = (s + 1) % TRACER_MAX_THREADS;
 	t->nthreads++;
+	t->added = true;
+	if ((__u32)s + 1 > t->skel->bss->nslots)
+		t->skel->bss->nslots = (__u32)s + 1;
 	return s;
 }
 
@@ -369,7 +373,7 @@ tracer_thread_remove(struct tracer *t, int slot)
 /* ---- reading ----------------------------------------------------------------- */
 
 int
-tracer_thread_read(const struct tracer *t, int slot, uint64_t now_ns, struct tracer_sample *out)
+tracer_thread_read(const struct tracer *t, int slot, struct tracer_sample *out)
 {
 	const struct tracer_slot *p;
 	uint32_t s1, s2;
@@ -380,21 +384,33 @@ tracer_thread_read(const struct tracer *t, int slot, uint64_t now_ns, struct tra
 	p = &t->slots[slot];
 	do {
 		s1 = __atomic_load_n(&p->seq, __ATOMIC_ACQUIRE);
-		uint64_t since = __atomic_load_n(&p->oncpu_since, __ATOMIC_RELAXED);
 		out->runtime_ns = __atomic_load_n(&p->runtime_ns, __ATOMIC_RELAXED);
 		out->delay_ns = __atomic_load_n(&p->delay_ns, __ATOMIC_RELAXED);
-		uint64_t queued = __atomic_load_n(&p->queued_since, __ATOMIC_RELAXED);
 		out->last_cpu = __atomic_load_n(&p->last_cpu, __ATOMIC_RELAXED);
-		out->wakeups = __atomic_load_n(&p->wakeups, __ATOMIC_RELAXED);
 		out->exited = __atomic_load_n(&p->exited, __ATOMIC_RELAXED) != 0;
-		/* on a CPU now (or waiting for one now): the part so far */
-		if (since != 0 && now_ns > since)
-			out->runtime_ns += now_ns - since;
-		if (queued != 0 && now_ns > queued)
-			out->delay_ns += now_ns - queued;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		s2 = __atomic_load_n(&p->seq, __ATOMIC_RELAXED);
 	} while ((s1 != s2 || (s1 & 1)) && ++tries < 100);
+	return 0;
+}
+
+bool
+tracer_stale(const struct tracer *t)
+{
+	return t->added;
+}
+
+int
+tracer_refresh(struct tracer *t, struct llcd_err *err)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+
+	/* one run of the syscall program: every slot in use, its task
+	 * looked up by TID, the kernel's counters copied */
+	if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.llcd_sample), &o) < 0)
+		return llcd_err_set(err, "tracer: running the sampling program: %s", strerror(errno));
+	t->st.refreshes++;
+	t->added = false;
 	return 0;
 }
 
@@ -516,7 +532,7 @@ int
 tracer_prog_stats(const struct tracer *t, struct tracer_prog_stats *out, struct llcd_err *err)
 {
 	struct bpf_program *progs[3] = {
-		t->skel->progs.llcd_switch, t->skel->progs.llcd_waking, t->skel->progs.llcd_exit,
+		t->skel->progs.llcd_sample, t->skel->progs.llcd_waking, t->skel->progs.llcd_exit,
 	};
 
 	memset(out, 0, sizeof(*out));

@@ -10,8 +10,9 @@
  * edges. A wakeup from a thread that is not a registered vCPU of the same
  * domain (QEMU's main loop, an I/O thread, a timer interrupt) is no edge.
  *
- * Reading costs no syscall per thread: the per-thread figures are in a
- * BPF_F_MMAPABLE array mapped into llcd; the edges come out of one
+ * Reading costs no syscall per thread: one run of a syscall program a
+ * period (tracer_refresh) copies the kernel's counters of every tracked
+ * thread into a BPF_F_MMAPABLE array mapped into llcd; the edges come out of one
  * lookup-and-delete batch over the edge hash per period
  * (tracer_drain_edges), which also empties it for the next period.
  *
@@ -25,14 +26,15 @@
  * it.
  *
  * Memory is bounded by compile-time caps (tracer_abi.h): TRACER_MAX_THREADS
- * tracked threads (about 2.3 MB of slots, 8.5 MB of TID bitmap and map),
+ * tracked threads (about 1.5 MB of slots, 8.5 MB of TID bitmap and map),
  * TRACER_MAX_DOMAINS domains, TRACER_MAX_EDGES distinct edges per period
  * in all and TRACER_EDGES_PER_DOMAIN per domain. Registrations past a cap
  * fail and are counted (tracer_stats); wakeups past an edge cap are
  * counted per domain as dropped.
  *
  * Needs: BTF (/sys/kernel/btf/vmlinux), CAP_BPF and CAP_PERFMON (or root),
- * a kernel with tp_btf (5.5+) and BPF_F_MMAPABLE (5.5+). tracer_new()
+ * a kernel with tp_btf and BPF_F_MMAPABLE (5.5+) and the bpf_task_from_pid
+ * kfunc in syscall programs (6.2+). tracer_new()
  * says in err which of these failed, in one line, for the log and for
  * `llcctl topology`.
  */
@@ -64,22 +66,27 @@ void tracer_domain_remove(struct tracer *t, int dom);
 /* Track thread tid as vCPU vcpu (-1: tracked, not a vCPU: its wakeups make
  * no edge) of domain dom. Returns a slot >= 0, or -1 (err set) when
  * TRACER_MAX_THREADS are tracked (counted in threads_refused) or the TID
- * is already tracked. Figures start at 0. */
+ * is already tracked. Its figures are there from the next tracer_refresh. */
 int tracer_thread_add(struct tracer *t, int dom, int tid, int vcpu, struct llcd_err *err);
 void tracer_thread_remove(struct tracer *t, int slot);
 
 struct tracer_sample {
-	uint64_t runtime_ns;            /* on-CPU time since registration */
-	uint64_t delay_ns;              /* runnable-but-waiting time since registration */
-	uint64_t wakeups;               /* times it was woken */
-	int last_cpu;                   /* -1: has not run since registration */
+	uint64_t runtime_ns;            /* on-CPU time since the thread started */
+	uint64_t delay_ns;              /* runnable-but-waiting time, the same */
+	int last_cpu;                   /* -1: not sampled since registration */
 	bool exited;
 };
-/* One thread's figures, read from the mapping (no syscall); now_ns is
- * CLOCK_MONOTONIC (the programs' clock), for a thread that is on a CPU
- * right now. Returns 0, or -1 for a slot not in use. */
-int tracer_thread_read(const struct tracer *t, int slot, uint64_t now_ns,
-    struct tracer_sample *out);
+/* Copy every tracked thread's figures from the kernel into the mapping:
+ * one pass of a task iterator over the host's tasks (one read syscall).
+ * Once a period, before tracer_thread_read. Returns 0, or -1 with err. */
+int tracer_refresh(struct tracer *t, struct llcd_err *err);
+/* Whether a thread was registered since the last refresh (its slot has no
+ * figures yet). */
+bool tracer_stale(const struct tracer *t);
+/* One thread's figures as of the last tracer_refresh, read from the
+ * mapping (no syscall): the kernel's cumulative counters, the numbers
+ * /proc/TID/schedstat shows. Returns 0, or -1 for a slot not in use. */
+int tracer_thread_read(const struct tracer *t, int slot, struct tracer_sample *out);
 
 struct tracer_edge {
 	int waker, wakee;               /* vCPU numbers */
@@ -106,6 +113,7 @@ struct tracer_stats {
 	uint64_t domains_refused;
 	uint64_t edges_dropped;         /* wakeups past an edge cap, all domains */
 	uint64_t drains, drain_syscalls;
+	uint64_t refreshes;             /* task-iterator passes */
 };
 void tracer_stats(const struct tracer *t, struct tracer_stats *st);
 

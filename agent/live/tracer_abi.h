@@ -4,8 +4,8 @@
  * the BPF side after vmlinux.h, the user side after <linux/types.h>.
  *
  * Maps (all sized at compile time; memory is bounded by these caps):
- *   threads   BPF_F_MMAPABLE array, TRACER_MAX_THREADS x 72 bytes: one slot
- *             per tracked thread, written by the programs, read by llcd
+ *   threads   BPF_F_MMAPABLE array, TRACER_MAX_THREADS x 48 bytes: one slot
+ *             per tracked thread, written by the iterator, read by llcd
  *             through the mapping (no syscall per thread)
  *   domains   BPF_F_MMAPABLE array, TRACER_MAX_DOMAINS x 32 bytes: per QEMU
  *             process its current id and edge/drop counters
@@ -38,14 +38,11 @@ struct tracer_slot {
 	__u32 dom;              /* index into domains */
 	__u32 dom_id;           /* domains[dom].id when registered */
 	__s32 vcpu;             /* vCPU number; -1: tracked, not a vCPU */
-	__s32 last_cpu;         /* CPU it last ran on; -1 not seen yet */
-	__u64 runtime_ns;       /* on-CPU time, up to its last switch-out */
-	__u64 oncpu_since;      /* ktime of its switch-in; 0 while off CPU */
-	__u64 queued_since;     /* ktime it became runnable; 0 when not waiting */
-	__u64 delay_ns;         /* time spent runnable but waiting for a CPU */
+	__s32 last_cpu;         /* CPU it is on or last ran on; -1 not seen yet */
+	__u64 runtime_ns;       /* on-CPU time (se.sum_exec_runtime) */
+	__u64 delay_ns;         /* runnable but waiting (sched_info.run_delay) */
 	__u32 exited;           /* the thread exited (tids entry removed) */
 	__u32 pad;
-	__u64 wakeups;          /* times it was woken (by anyone) */
 };
 
 /* One tracked QEMU process. id changes on every reuse of the entry, so

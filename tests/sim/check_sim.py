@@ -138,6 +138,14 @@ def main():
         c.ratio_at_least("llcd", "static", None, 0.98)
         c.check(runs["llcd"]["domains"][0]["pref_llc_switches"] == 0,
                 "llcd: the 6-thread group never prefers the LLC where it has 4 PUs")
+    elif name == "numa-memory":
+        # static: llcd's initial placement puts the group on node 0, away
+        # from its memory (0.8); a thread off the memory's node never runs
+        # above 0.8, so llcd above 0.95 means the group settled on node 1
+        c.ratio_at_least("llcd", "static", "db/query", 1.2)
+        t = c.tp("llcd", "db/query")
+        c.check(t >= 0.95, f"db/query: llcd {t:.4f} >= 0.95: its preferred LLC is on the memory's node")
+        c.ratio_at_least("llcd", "none", None, 0.98)
     elif name == "genoa-churn":
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")

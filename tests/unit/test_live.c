@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -698,6 +699,66 @@ test_mbm_fixture(void **state)
 	topo_free(t);
 }
 
+/* The NUMA node of a domain's memory (numa.c, issue 14 item 7): the real
+ * reader on this process's largest anonymous region (node 0 on this
+ * one-node host), read again only every 10 s of loop time. */
+static void
+test_numa_node_low_rate(void **state)
+{
+	(void)state;
+	struct vth v[2];
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	struct policy_annotation a;
+	struct agent_obs *obs = agent_obs_new();
+	struct live_config cfg;
+	struct live *l;
+	size_t big = 96u << 20;
+	char *ram = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_non_null(t);
+	assert_non_null(obs);
+	assert_true(ram != MAP_FAILED);
+	memset(ram, 1, big);                    /* resident: the "guest RAM" */
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = LIVE_URI_NONE;
+	cfg.topo = t;
+	cfg.state_dir = "";
+	cfg.sampler = LIVE_SAMPLER_PROC;
+	cfg.resctrl_root = "";
+	l = live_new(&cfg, &err);
+	if (l == NULL)
+		fail_msg("live_new: %s", err.msg);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_AGGREGATE;
+	assert_int_equal(live_add_process(l, "db", getpid(), 2, &a, &err), 0);
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, 1000000000ull, obs, &err), 0);
+	assert_int_equal(obs->domains[0].nvcpus, 2);
+	assert_true(obs->domains[0].mem_node_valid);
+	assert_int_equal(obs->domains[0].mem_node, 0);
+	/* a much larger untouched region now (shared: not merged with the
+	 * other; over 4x its size: the other is no longer taken for guest
+	 * RAM): the next read finds nothing resident, but it is 10 s away */
+	char *cold = mmap(NULL, 8 * big, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(cold != MAP_FAILED);
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, 10900000000ull, obs, &err), 0);
+	assert_true(obs->domains[0].mem_node_valid);    /* not read again */
+	assert_int_equal(obs->domains[0].mem_node, 0);
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, 11000000000ull, obs, &err), 0);
+	assert_false(obs->domains[0].mem_node_valid);   /* read: nothing resident */
+	munmap(cold, 8 * big);
+	munmap(ram, big);
+	live_free(l);
+	vth_stop_all(v, 2);
+	agent_obs_free(obs);
+	topo_free(t);
+}
+
 int
 main(void)
 {
@@ -709,8 +770,9 @@ main(void)
 		cmocka_unit_test(test_transient_backoff),
 		cmocka_unit_test(test_invalid_without_libvirt),
 		cmocka_unit_test(test_mbm_fixture),
+		cmocka_unit_test(test_numa_node_low_rate),
 	};
-	log_init(true, 0);
+	log_init(true, getenv("TEST_LIVE_DEBUG") ? 2 : 0);
 	if (getenv("TEST_LIVE_VERBOSE") == NULL)
 		log_set_sink(log_discard, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);

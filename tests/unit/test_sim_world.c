@@ -195,6 +195,62 @@ test_migration_penalty(void **state)
 	fx_close(&f);
 }
 
+/* memory_node (issue 14 item 7): a thread off its domain's memory node
+ * runs at model.remote_memory; a node the host lacks is a scenario error */
+#define HOST2N "\"host\":{\"topology\":\"pack:2 [numa] l3:2 core:4 pu:2\"},\"period_ms\":100,\"duration_s\":60"
+
+static void
+test_remote_memory(void **state)
+{
+	struct fx f;
+	struct sim_scenario *sc;
+	struct topo *t;
+	struct llcd_err err;
+	const char *bad = "{" HOST2N ",\"domains\":[{\"name\":\"a\",\"vcpus\":1,\"memory_node\":2}]}";
+
+	(void)state;
+	fx_open(&f, "{" HOST2N ",\"domains\":[{\"name\":\"a\",\"vcpus\":1,\"memory_node\":1,\"load\":"
+	    "[{\"vcpus\":\"0\",\"util\":1,\"group\":\"g\"}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
+	pin(&f, 0, 0, "0-7");                           /* node 0 */
+	steps(&f, 2);
+	assert_double_equal(th(&f, 0, 0)->rate, 0.8, 1e-12);
+	pin(&f, 0, 0, "24-31");                         /* node 1: its memory */
+	steps(&f, 2);
+	assert_double_equal(th(&f, 0, 0)->rate, 1.0, 1e-12);
+	fx_close(&f);
+	sc = sim_scenario_parse(bad, strlen(bad), "test", &err);
+	assert_non_null(sc);
+	t = topo_load(sc->topology, &err);
+	assert_non_null(t);
+	assert_null(sim_world_new(sc, t, SIM_POLICY_NONE, 1, NULL, NULL, NULL, &err));
+	assert_string_equal(err.msg, "domains[0].memory_node: the host has no NUMA node 2");
+	topo_free(t);
+	sim_scenario_free(sc);
+}
+
+/* kernel-cas: NUMA wins (get_pref_llc()): a preferred LLC off the memory's
+ * node is not used, so nothing is pulled into it */
+static void
+test_kcas_numa_wins(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_open(&f, "{" HOST2N ",\"domains\":[{\"name\":\"p\",\"vcpus\":4,\"memory_node\":1,\"load\":"
+	    "[{\"vcpus\":\"0-1\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}",
+	    SIM_POLICY_KCAS, 1, NULL, NULL);
+	pin(&f, 0, 0, "0-7");
+	pin(&f, 0, 1, "0-15");                          /* may join LLC 0 */
+	steps(&f, 1);
+	assert_int_equal(f.t->pu_llc[th(&f, 0, 0)->pu], 0);
+	int l1 = f.t->pu_llc[th(&f, 0, 1)->pu];
+	assert_int_equal(l1, 1);                        /* the least-loaded LLC of its set */
+	steps(&f, 30);
+	assert_int_equal(f.w->dom[0].pref_llc, 0);      /* the scan's choice ... */
+	assert_int_equal(f.t->pu_llc[th(&f, 0, 1)->pu], l1);    /* ... is not acted on */
+	fx_close(&f);
+}
+
 static void
 test_smt_and_cpu_share(void **state)
 {
@@ -583,6 +639,8 @@ main(void)
 		cmocka_unit_test(test_kcas_aggregates_small_process),
 		cmocka_unit_test(test_kcas_guard_keeps_8_busy_apart),
 		cmocka_unit_test(test_kcas_integer_avg_stalls),
+		cmocka_unit_test(test_remote_memory),
+		cmocka_unit_test(test_kcas_numa_wins),
 		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_run_llcd_seed_case),
 	};

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* memnode.c - the NUMA node of a guest's memory from sampled pages of
+ * QEMU's guest-RAM mapping (see memnode.h). */
+#include "memnode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <numa.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A bounded hex number; end of the digits in *end. */
+static bool
+hex_u64(const char *p, const char *lim, uint64_t *v, const char **end)
+{
+	uint64_t x = 0;
+	int n = 0;
+
+	for (; p < lim && n < 16; p++, n++) {
+		int c = (unsigned char)*p, d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else
+			break;
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	*end = p;
+	return n > 0 && (p == lim || !((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')));
+}
+
+/* The path field of a maps line (after five fields), "" when none. */
+static const char *
+skip_fields(const char *p, const char *lim, int n)
+{
+	for (int i = 0; i < n && p < lim; i++) {
+		while (p < lim && *p != ' ')
+			p++;
+		while (p < lim && *p == ' ')
+			p++;
+	}
+	return p;
+}
+
+static bool
+starts(const char *p, size_t n, const char *s)
+{
+	size_t k = strlen(s);
+
+	return n >= k && memcmp(p, s, k) == 0;
+}
+
+/* Guest RAM kinds: anonymous, memfd, hugetlbfs or /dev/shm file (and
+ * writable, not executable: TCG's translation buffer is rwx). */
+static bool
+ram_path(const char *p, size_t n)
+{
+	if (n == 0)
+		return true;
+	if (starts(p, n, "/memfd:") || starts(p, n, "/dev/shm/") || starts(p, n, "/dev/hugepages") ||
+	    starts(p, n, "/dev/zero (deleted)"))          /* shared anonymous */
+		return true;
+	for (size_t i = 0; i + 9 <= n; i++)
+		if (memcmp(p + i, "hugepages", 9) == 0)
+			return true;
+	return false;
+}
+
+static int
+by_size_desc(const void *a, const void *b)
+{
+	const struct memnode_range *x = a, *y = b;
+	uint64_t sx = x->end - x->start, sy = y->end - y->start;
+
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int
+memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memnode_range *out, int max)
+{
+	struct memnode_range cand[MEMNODE_MAX_RANGES];
+	int nc = 0, n = 0;
+	const char *p = maps, *lim = maps + len;
+	const char *prev_perms = NULL, *prev_path = NULL;      /* the last candidate's */
+	size_t prev_pl = 0;
+
+	if (max <= 0)
+		return 0;
+	while (p < lim) {
+		const char *eol = memchr(p, '\n', (size_t)(lim - p)), *q, *path;
+		uint64_t s, e;
+		if (eol == NULL)
+			eol = lim;
+		/* start-end perms offset dev inode [path] */
+		if (hex_u64(p, eol, &s, &q) && q < eol && *q == '-' && hex_u64(q + 1, eol, &e, &q) && e > s &&
+		    q + 5 <= eol && q[0] == ' ' && q[1] == 'r' && q[2] == 'w' && q[3] == '-') {
+			path = skip_fields(q + 1, eol, 4);
+			size_t pl = (size_t)(eol - path);
+			if (ram_path(path, pl)) {
+				/* one mapping split into regions: adjacent, same
+				 * perms, same path (the offset differs) */
+				if (nc > 0 && cand[nc - 1].end == s && prev_pl == pl &&
+				    memcmp(prev_perms, q + 1, 4) == 0 && memcmp(prev_path, path, pl) == 0) {
+					cand[nc - 1].end = e;
+				} else if (nc < MEMNODE_MAX_RANGES) {
+					cand[nc].start = s;
+					cand[nc].end = e;
+					nc++;
+				}
+				prev_perms = q + 1;
+				prev_path = path;
+				prev_pl = pl;
+			}
+		}
+		p = eol + 1;
+	}
+	if (nc == 0)
+		return 0;
+	qsort(cand, (size_t)nc, sizeof(cand[0]), by_size_desc);
+	if (ram_hint > 0) {
+		uint64_t lo = ram_hint - ram_hint / 16, hi = ram_hint + ram_hint / 16 + (8u << 20);
+		for (int i = 0; i < nc; i++) {
+			uint64_t sz = cand[i].end - cand[i].start;
+			if (sz >= lo && sz <= hi) {
+				out[0] = cand[i];
+				return 1;
+			}
+		}
+	}
+	uint64_t floor = (cand[0].end - cand[0].start) / 4;
+	for (int i = 0; i < nc && n < max; i++)
+		if (cand[i].end - cand[i].start >= floor)
+			out[n++] = cand[i];
+	return n;
+}
+
+/* /proc/PID/maps, up to MEMNODE_MAPS_MAX bytes, NUL-terminated. */
+static char *
+read_maps(int pid, size_t *len, struct llcd_err *err)
+{
+	char path[64];
+	size_t cap = 64 << 10, n = 0;
+	char *buf;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		llcd_err_set(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if ((buf = malloc(cap + 1)) == NULL) {
+		close(fd);
+		llcd_err_set(err, "%s: out of memory", path);
+		return NULL;
+	}
+	for (;;) {
+		if (n == cap) {
+			char *nb;
+			if (cap >= MEMNODE_MAPS_MAX)
+				break;
+			cap *= 2;
+			if ((nb = realloc(buf, cap + 1)) == NULL)
+				break;
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			llcd_err_set(err, "%s: %s", path, strerror(errno));
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+int
+memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r, struct llcd_err *err)
+{
+	struct memnode_range rg[MEMNODE_MAX_RANGES];
+	void *pages[MEMNODE_MAX_PAGES];
+	int status[MEMNODE_MAX_PAGES];
+	uint64_t psz = (uint64_t)sysconf(_SC_PAGESIZE), total = 0;
+	size_t len;
+	char *maps;
+	int n, best = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->node = -1;
+	if (pid <= 0)
+		return llcd_err_set(err, "memory node: no process");
+	if (max_pages < 1 || max_pages > MEMNODE_MAX_PAGES)
+		max_pages = MEMNODE_DEFAULT_PAGES;
+	if ((maps = read_maps(pid, &len, err)) == NULL)
+		return -1;
+	r->nranges = memnode_ram_ranges(maps, len, ram_hint, rg, MEMNODE_MAX_RANGES);
+	free(maps);
+	if (r->nranges == 0)
+		return llcd_err_set(err, "memory node: pid %d has no guest-RAM mapping", pid);
+	for (int i = 0; i < r->nranges; i++)
+		total += rg[i].end - rg[i].start;
+	r->ram_bytes = total;
+	n = total / psz < (uint64_t)max_pages ? (int)(total / psz) : max_pages;
+	if (n < 1)
+		n = 1;
+	/* evenly spaced over the regions, in the middle of each slot */
+	for (int i = 0, k = 0; i < n; i++) {
+		uint64_t off = (uint64_t)((2.0 * i + 1) / (2.0 * n) * (double)total);
+		while (k < r->nranges - 1 && off >= rg[k].end - rg[k].start) {
+			off -= rg[k].end - rg[k].start;
+			k++;
+		}
+		pages[i] = (void *)(uintptr_t)((rg[k].start + off) & ~(psz - 1));
+	}
+	if (numa_move_pages(pid, (unsigned long)n, pages, NULL, status, 0) < 0)
+		return llcd_err_set(err, "memory node: move_pages(pid %d, query): %s", pid, strerror(errno));
+	r->sampled = n;
+	for (int i = 0; i < n; i++) {
+		if (status[i] < 0 || status[i] >= MEMNODE_MAX_NODES)
+			continue;               /* -ENOENT: not present; -EFAULT ... */
+		r->pages[status[i]]++;
+		r->resident++;
+	}
+	for (int i = 0; i < MEMNODE_MAX_NODES; i++)
+		if (r->pages[i] > 0 && (best < 0 || r->pages[i] > r->pages[best]))
+			best = i;
+	if (best >= 0 && (long)r->pages[best] * 100 >= (long)r->resident * MEMNODE_MAJORITY_PCT)
+		r->node = best;
+	return 0;
+}

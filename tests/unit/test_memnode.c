@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test_memnode.c - where a guest's memory lives (agent/memnode.c): the
+ * guest-RAM regions of recorded QEMU maps (tests/fixtures/proc/maps,
+ * record.sh), and the real reader (move_pages in query mode) on a child
+ * process's memory on this one-node machine: node 0. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "memnode.h"
+#include "topo_hwloc.h"
+
+#define MiB (1ull << 20)
+
+static char *
+slurp(const char *name, size_t *len)
+{
+	char path[1024];
+	FILE *f;
+	char *buf;
+
+	snprintf(path, sizeof(path), "%s/proc/maps/%s", LLCD_FIXTURES, name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		fail_msg("%s: missing fixture (tests/fixtures/proc/maps/record.sh)", path);
+	buf = malloc(1 << 20);
+	assert_non_null(buf);
+	*len = fread(buf, 1, (1 << 20) - 1, f);
+	buf[*len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* A TCG QEMU with 256 MiB: the guest RAM is the one 256 MiB rw-p anonymous
+ * region, with or without the hint; the translation buffer (rwx, 16 x
+ * 63 MiB) and the heap are left out. */
+static void
+test_ranges_qemu_anon(void **state)
+{
+	struct memnode_range r[MEMNODE_MAX_RANGES];
+	size_t len;
+	char *maps = slurp("qemu-anon-256m.maps", &len);
+
+	(void)state;
+	for (int hint = 0; hint < 2; hint++) {
+		int n = memnode_ram_ranges(maps, len, hint ? 256 * MiB : 0, r, MEMNODE_MAX_RANGES);
+		assert_int_equal(n, 1);
+		assert_int_equal(r[0].end - r[0].start, 256 * MiB);
+	}
+	free(maps);
+}
+
+static void
+test_ranges_qemu_memfd(void **state)
+{
+	struct memnode_range r[MEMNODE_MAX_RANGES];
+	size_t len;
+	char *maps = slurp("qemu-memfd-256m.maps", &len);
+	char want[64];
+
+	(void)state;
+	int n = memnode_ram_ranges(maps, len, 256 * MiB, r, MEMNODE_MAX_RANGES);
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].end - r[0].start, 256 * MiB);
+	snprintf(want, sizeof(want), "%llx-", (unsigned long long)r[0].start);
+	const char *line = strstr(maps, want);
+	assert_non_null(line);
+	assert_non_null(strstr(line, "/memfd:memory-backend-memfd"));
+	assert_true(strstr(line, "/memfd:") < strchr(line, '\n'));
+	free(maps);
+}
+
+/* Hand-written: split regions merge; two equal backends are both taken
+ * without a hint, the matching one with it; bad lines are skipped. */
+static void
+test_ranges_edge(void **state)
+{
+	static const char maps[] =
+	    "garbage line\n"
+	    "zz-10 rw-p 00000000 00:00 0\n"
+	    "1000000-1800000 rw-p 00000000 00:00 0\n"                   /* 8 MiB */
+	    "1800000-3000000 rw-p 00000000 00:00 0\n"                   /* adjacent: 32 MiB in all */
+	    "10000000-12000000 rw-s 00000000 00:01 7 /memfd:node1 (deleted)\n"  /* 32 MiB */
+	    "20000000-28000000 rwxp 00000000 00:00 0\n"                 /* 128 MiB, executable */
+	    "30000000-38000000 r--p 00000000 fe:00 5 /usr/lib/x.so\n"
+	    "40000000-40100000 rw-p 00000000 00:00 0 [heap]\n"
+	    "60000000-60400000 rw-p 00000000 00:00 0\n"                 /* 4 MiB: < 1/4 of the largest */
+	    "70000000-71000000 rw-p 00000000 00:00 0\n"                 /* 16 MiB, then adjacent but shared: */
+	    "71000000-72000000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n"
+	    "50000000-51000000 rw-p 00000000 00:00 0";                   /* 16 MiB, no newline */
+	struct memnode_range r[4];
+
+	(void)state;
+	struct memnode_range all[8];
+	int n = memnode_ram_ranges(maps, sizeof(maps) - 1, 0, all, 8);
+	assert_int_equal(n, 5);                 /* largest first, then by address */
+	assert_int_equal(all[0].start, 0x1000000);
+	assert_int_equal(all[0].end, 0x3000000);
+	assert_int_equal(all[1].start, 0x10000000);
+	assert_int_equal(all[2].start, 0x50000000);
+	assert_int_equal(all[3].start, 0x70000000);
+	assert_int_equal(all[3].end, 0x71000000);
+	assert_int_equal(all[4].start, 0x71000000);
+	assert_int_equal(memnode_ram_ranges(maps, sizeof(maps) - 1, 0, r, 2), 2);     /* at most max */
+	n = memnode_ram_ranges(maps, sizeof(maps) - 1, 32 * MiB, r, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].start, 0x1000000);        /* the first of the largest matching */
+	assert_int_equal(memnode_ram_ranges("", 0, 0, r, 4), 0);
+}
+
+/* The real reader on this machine (one node): a child maps and touches
+ * 32 MiB, the parent samples it: every sampled page resident, on node 0.
+ * An untouched region of the same hint size has nothing resident. */
+static void
+test_real_node0(void **state)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+	struct memnode_result r;
+	struct llcd_err err;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *a = mmap(NULL, 32 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *g = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);  /* a gap */
+		char *b = mmap(NULL, 48 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (a == MAP_FAILED || g == MAP_FAILED || b == MAP_FAILED)
+			_exit(1);
+		memset(a, 1, 32 * MiB);
+		(void)b;                        /* never touched */
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	if (memnode_read(pid, 32 * MiB, 512, &r, &err) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("%s", err.msg);
+	}
+	assert_int_equal(r.nranges, 1);
+	assert_int_equal(r.ram_bytes, 32 * MiB);
+	assert_int_equal(r.sampled, 512);
+	assert_int_equal(r.resident, 512);
+	assert_int_equal(r.pages[0], 512);
+	assert_int_equal(r.node, 0);
+	/* the untouched 48 MiB region: nothing resident, no node */
+	assert_int_equal(memnode_read(pid, 48 * MiB, 64, &r, &err), 0);
+	assert_int_equal(r.ram_bytes, 48 * MiB);
+	assert_int_equal(r.sampled, 64);
+	assert_int_equal(r.resident, 0);
+	assert_int_equal(r.node, -1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	/* gone: a clear error */
+	assert_int_equal(memnode_read(pid, 0, 64, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "maps"));
+	close(fds[0]);
+}
+
+/* A child that touches len bytes once (as a booting guest touches its
+ * RAM), says so on fd, then keeps working on the first `hot` bytes. */
+static pid_t
+toucher(size_t len, size_t hot, int *rfd)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			_exit(1);
+		memset((char *)m, 1, len);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		for (unsigned long i = 0;; i += 4096)
+			m[i % hot]++;
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	*rfd = fds[0];
+	return pid;
+}
+
+/* VmRSS in bytes: the resident set of the process, which is what
+ * virDomainMemoryStats() reports as VIR_DOMAIN_MEMORY_STAT_RSS for a QEMU. */
+static uint64_t
+rss_bytes(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* Why llcd has no memory-footprint guard (docs/design.md): the guest's
+ * memory statistics from libvirt give the QEMU's resident set, which
+ * counts every page the guest ever touched. A guest that works on 1 MiB
+ * and one that streams through all of its 128 MiB show the same RSS, so
+ * the kernel's exceed_llc_capacity() rule (llc_bytes x scale(256) <
+ * footprint; scale 1 at aggr-tolerance 1) on it refuses both on a 32 MiB
+ * LLC: it would keep every real guest from being aggregated (a booted
+ * guest has touched far more than any LLC), whatever its hot set. The
+ * kernel's own footprint is NUMA-balancing fault counts, which only the
+ * kernel has. */
+static void
+test_rss_is_no_footprint(void **state)
+{
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2(size=32MiB) core:8 pu:2", &err);
+	int fa, fb;
+
+	(void)state;
+	assert_non_null(t);
+	uint64_t llc = topo_get(t, TOPO_LLC, 0)->size;
+	assert_int_equal(llc, 32 * MiB);
+	pid_t hot = toucher(128 * MiB, 1 * MiB, &fa);
+	pid_t stream = toucher(128 * MiB, 128 * MiB, &fb);
+	usleep(200000);
+	uint64_t ra = rss_bytes(hot), rb = rss_bytes(stream);
+	kill(hot, SIGKILL);
+	kill(stream, SIGKILL);
+	waitpid(hot, NULL, 0);
+	waitpid(stream, NULL, 0);
+	close(fa);
+	close(fb);
+	assert_true(ra >= 128 * MiB && rb >= 128 * MiB);
+	assert_true(ra < rb + 8 * MiB && rb < ra + 8 * MiB);    /* indistinguishable */
+	int tol = 1, scale = 1 + (tol - 1) * 256;               /* get_sched_cache_scale(256) */
+	assert_true(llc * (uint64_t)scale < ra);                /* the 1 MiB worker: refused */
+	assert_true(llc * (uint64_t)scale < rb);                /* the streamer: refused */
+	topo_free(t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ranges_qemu_anon),
+		cmocka_unit_test(test_ranges_qemu_memfd),
+		cmocka_unit_test(test_ranges_edge),
+		cmocka_unit_test(test_real_node0),
+		cmocka_unit_test(test_rss_is_no_footprint),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
