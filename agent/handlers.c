@@ -195,6 +195,17 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 			json_object_object_add(g, "last_error", jstr(di->guest_channel.last_error));
 		json_object_object_add(o, "guest_channel", g);
 	}
+	if (di->have_memory) {
+		json_object *m = json_object_new_object();
+		if (di->mem_error[0]) {
+			json_object_object_add(m, "error", jstr(di->mem_error));
+		} else {
+			json_object_object_add(m, "node", di->mem_node >= 0 ? json_object_new_int(di->mem_node) : NULL);
+			json_object_object_add(m, "resident_pages", json_object_new_int(di->mem_resident));
+			json_object_object_add(m, "sampled_pages", json_object_new_int(di->mem_sampled));
+		}
+		json_object_object_add(o, "memory", m);
+	}
 	if (!di->have_qmp && di->qmp[0])
 		json_object_object_add(o, "qmp", jstr(di->qmp));
 	if (di->have_qmp || di->qmp_queries)
@@ -856,7 +867,7 @@ stats_fill(struct daemon *d, json_object *o)
 	const struct agent_obs *ob = agent_loop_obs(d->loop);
 	struct policy_stats ps;
 	int managed = 0;
-	uint64_t p50, p99, l50, l99, lmax;
+	uint64_t p50, p99, l50, l99, lmax, c50, c99, cmax;
 
 	policy_stats(agent_loop_policy(d->loop), &ps);
 	for (int i = 0; ob && i < ob->ndomains; i++) {
@@ -866,6 +877,7 @@ stats_fill(struct daemon *d, json_object *o)
 	}
 	percentiles(d->step_ns, d->nstep, &p50, &p99, NULL);
 	percentiles(d->late_ns, d->nlate, &l50, &l99, &lmax);
+	percentiles(d->period_ns, d->nperiod, &c50, &c99, &cmax);
 	json_object_object_add(o, "backend", jstr(d->be.ops->name));
 	json_object_object_add(o, "uptime_s", json_object_new_double(round((double)(d->now_ns - d->start_ns) / 1e7) / 100));
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)d->periods));
@@ -893,6 +905,9 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "policy_step_us_p50", json_object_new_double(round((double)p50 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_p99", json_object_new_double(round((double)p99 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_max", json_object_new_double(round((double)d->step_max_ns / 100) / 10));
+	json_object_object_add(o, "period_us_p50", json_object_new_double(round((double)c50 / 100) / 10));
+	json_object_object_add(o, "period_us_p99", json_object_new_double(round((double)c99 / 100) / 10));
+	json_object_object_add(o, "period_us_max", json_object_new_double(round((double)cmax / 100) / 10));
 	json_object_object_add(o, "period_late_us_p50", json_object_new_double(round((double)l50 / 100) / 10));
 	json_object_object_add(o, "period_late_us_p99", json_object_new_double(round((double)l99 / 100) / 10));
 	json_object_object_add(o, "period_late_us_max", json_object_new_double(round((double)lmax / 100) / 10));

@@ -240,6 +240,17 @@ print_dominfo(json_object *r)
 		printf("%-23s sockets=%lld dies=%lld clusters=%lld cores=%lld threads=%lld\n", "guest_topology",
 		    (long long)ji(g, "sockets"), (long long)ji(g, "dies"), (long long)ji(g, "clusters"),
 		    (long long)ji(g, "cores"), (long long)ji(g, "threads"));
+	if (json_object_object_get_ex(r, "memory", &g) && g) {
+		json_object *n;
+		if (json_object_object_get_ex(g, "error", &n))
+			printf("%-23s unknown: %s\n", "memory_node", json_object_get_string(n));
+		else if (json_object_object_get_ex(g, "node", &n) && n)
+			printf("%-23s %d (%lld of %lld sampled pages resident)\n", "memory_node", json_object_get_int(n),
+			    (long long)ji(g, "resident_pages"), (long long)ji(g, "sampled_pages"));
+		else
+			printf("%-23s none (%lld of %lld sampled pages resident, no node holds 75 %%)\n", "memory_node",
+			    (long long)ji(g, "resident_pages"), (long long)ji(g, "sampled_pages"));
+	}
 	print_groups(ja(r, "groups"));
 }
 

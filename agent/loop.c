@@ -57,6 +57,7 @@ agent_dominfo_init(struct agent_dominfo *di)
 	di->state = AGENT_DOM_UNMANAGED;
 	di->pid = di->nvcpus = di->maxvcpus = di->nvcpu_info = -1;
 	di->guest_helper = -1;
+	di->mem_node = -1;
 }
 
 void

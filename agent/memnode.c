@@ -90,6 +90,7 @@ memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memno
 	const char *p = maps, *lim = maps + len;
 	const char *prev_perms = NULL, *prev_path = NULL;      /* the last candidate's */
 	size_t prev_pl = 0;
+	uint64_t last_end = 0;          /* the kernel lists regions in address order */
 
 	if (max <= 0)
 		return 0;
@@ -100,7 +101,7 @@ memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memno
 			eol = lim;
 		/* start-end perms offset dev inode [path] */
 		if (hex_u64(p, eol, &s, &q) && q < eol && *q == '-' && hex_u64(q + 1, eol, &e, &q) && e > s &&
-		    q + 5 <= eol && q[0] == ' ' && q[1] == 'r' && q[2] == 'w' && q[3] == '-') {
+		    s >= last_end && (last_end = e) > 0 && q + 5 <= eol && q[0] == ' ' && q[1] == 'r' && q[2] == 'w' && q[3] == '-') {
 			path = skip_fields(q + 1, eol, 4);
 			size_t pl = (size_t)(eol - path);
 			if (ram_path(path, pl)) {

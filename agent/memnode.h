@@ -20,7 +20,8 @@
  * at most MEMNODE_MAX_PAGES pages are asked per read (evenly spaced over
  * the regions). Reading another process's pages needs ptrace read access
  * (root, or the same user). Nothing read is trusted beyond bounded hex
- * numbers; a page's node outside 0..MEMNODE_MAX_NODES-1 is not counted.
+ * numbers; a line out of address order (overlapping an earlier one) is
+ * skipped; a page's node outside 0..MEMNODE_MAX_NODES-1 is not counted.
  */
 #ifndef LLCD_MEMNODE_H
 #define LLCD_MEMNODE_H

@@ -142,6 +142,11 @@ struct agent_dominfo {
 	struct agent_vcpu_info *vcpus;
 	const char *backend;            /* a simulated back-end's name; NULL */
 	int guest_helper;               /* -1 unknown, else 0 / 1 */
+	/* where its memory lives (the live back-end's sampled guest RAM) */
+	bool have_memory;               /* read at least once (or failed) */
+	int mem_node;                   /* OS node; -1 none holds the majority */
+	int mem_resident, mem_sampled;  /* pages of the last read */
+	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
 };
 void agent_dominfo_init(struct agent_dominfo *di);
 /* Free what the back-end allocated (vcpus) and init again. */

@@ -45,6 +45,13 @@ struct virt {
 	unsigned reconnects;
 	bool ever_connected;
 	int host_cpus;                  /* virNodeGetCPUMap, per connection */
+	/* the last domain looked up (one reference held), per connection: a
+	 * placement pins every vCPU of one domain in a row, and each
+	 * virDomainLookupByUUIDString is a round trip to libvirtd; calls on
+	 * the handle name the domain by UUID, so it stays right across a
+	 * restart of the domain (and says "no domain" once it is undefined) */
+	virDomainPtr dom_cache;
+	char dom_cache_uuid[VIRT_UUID_LEN];
 
 	/* shared with the event thread */
 	atomic_bool lost;
@@ -320,6 +327,9 @@ drop_conn(struct virt *v)
 {
 	int i;
 
+	if (v->dom_cache != NULL)
+		virDomainFree(v->dom_cache);
+	v->dom_cache = NULL;
 	if (v->conn == NULL)
 		return;
 	for (i = 0; i < NCALLBACKS; i++) {
@@ -526,6 +536,28 @@ lookup(struct virt *v, const char *uuid, enum virt_result *r, struct llcd_err *e
 	}
 	if ((dom = virDomainLookupByUUIDString(v->conn, uuid)) == NULL)
 		*r = classify_last(v, NULL, err, "lookup");
+	return dom;
+}
+
+/* lookup() for the pin calls, through dom_cache: the handle's own id and
+ * state are those of the lookup (virDomainGetID would be stale), so only
+ * calls that libvirtd resolves by UUID use it. */
+static virDomainPtr
+lookup_pin(struct virt *v, const char *uuid, enum virt_result *r, struct llcd_err *err)
+{
+	virDomainPtr dom;
+
+	if (virt_connected(v) && v->dom_cache != NULL && strcmp(v->dom_cache_uuid, uuid) == 0 &&
+	    virDomainRef(v->dom_cache) == 0)
+		return v->dom_cache;
+	if ((dom = lookup(v, uuid, r, err)) == NULL)
+		return NULL;
+	if (strlen(uuid) < sizeof(v->dom_cache_uuid) && virDomainRef(dom) == 0) {
+		if (v->dom_cache != NULL)
+			virDomainFree(v->dom_cache);
+		v->dom_cache = dom;
+		snprintf(v->dom_cache_uuid, sizeof(v->dom_cache_uuid), "%s", uuid);
+	}
 	return dom;
 }
 
@@ -868,6 +900,18 @@ to_cpumap(const struct cpuset *cpus, int *maplen)
 	return map;
 }
 
+
+/* Seam: libvirt's test driver (test:// URIs, the scale tests) accepts only
+ * flags 0 (VIR_DOMAIN_AFFECT_CURRENT) for virDomainPinVcpuFlags; on its
+ * running domains that is the live state. Every other driver gets
+ * AFFECT_LIVE, so that a domain that stopped meanwhile fails instead of
+ * having its persistent definition changed. */
+static unsigned
+vcpu_pin_flags(const struct virt *v)
+{
+	return strncmp(v->uri, "test:", 5) == 0 ? 0 : VIR_DOMAIN_AFFECT_LIVE;
+}
+
 static enum virt_result
 pin(struct virt *v, const char *uuid, const char *name, int vcpu, int tid,
     const struct cpuset *cpus, struct llcd_err *err)
@@ -886,7 +930,7 @@ pin(struct virt *v, const char *uuid, const char *name, int vcpu, int tid,
 		r = VIRT_PERMANENT;
 		goto log;
 	}
-	if ((dom = lookup(v, uuid, &r, err)) == NULL)
+	if ((dom = lookup_pin(v, uuid, &r, err)) == NULL)
 		goto log;
 	if ((map = to_cpumap(cpus, &maplen)) == NULL) {
 		virDomainFree(dom);
@@ -895,7 +939,7 @@ pin(struct virt *v, const char *uuid, const char *name, int vcpu, int tid,
 		goto log;
 	}
 	if (vcpu >= 0)
-		rc = virDomainPinVcpuFlags(dom, (unsigned)vcpu, map, maplen, VIR_DOMAIN_AFFECT_LIVE);
+		rc = virDomainPinVcpuFlags(dom, (unsigned)vcpu, map, maplen, vcpu_pin_flags(v));
 	else
 		rc = virDomainPinEmulator(dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE);
 	r = rc < 0 ? classify_last(v, dom, err, vcpu >= 0 ? "virDomainPinVcpuFlags" : "virDomainPinEmulator") : VIRT_OK;
@@ -966,7 +1010,7 @@ virt_get_pins(struct virt *v, const char *uuid, struct cpuset *vcpus, int max,
 	int ncpus, maplen, got, i;
 
 	*n = 0;
-	if ((dom = lookup(v, uuid, &r, err)) == NULL)
+	if ((dom = lookup_pin(v, uuid, &r, err)) == NULL)
 		return r;
 	if ((ncpus = host_cpus(v)) <= 0) {
 		r = classify_last(v, dom, err, "virNodeGetCPUMap");

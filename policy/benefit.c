@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* benefit.c - the benefit check of an aggregated group (docs/design.md,
- * "The benefit check"). With instruction counters the engine learns the
- * group's progress per wall second while it runs as placed (the baseline),
+ * "The benefit check"). With instruction counters (else with the domain's
+ * achieved memory bandwidth, where the host monitors it: resctrl) the
+ * engine learns the group's progress per wall second while it runs as
+ * placed (the baseline),
  * lets the moves into the preferred LLC settle, measures again, and backs
  * the group off for the hold-down when progress dropped by more than
  * BENEFIT_LOSS:
@@ -69,6 +71,7 @@ benefit_measuring(struct policy_state *s, const struct policy_input *in, struct 
                   struct policy_plan *plan)
 {
 	char part[96] = "";
+	const char *by = in->host.counters ? "" : " (the domain's memory bandwidth)";
 
 	g->meas_instr += instr;
 	g->meas_wall_ns += (double)in->period_ns;
@@ -81,8 +84,8 @@ benefit_measuring(struct policy_state *s, const struct policy_input *in, struct 
 	if (after < g->base_rate * (1.0 - BENEFIT_LOSS)) {
 		g->hold_until_ns = in->now_ns + holddown_ns(d);
 		snprintf(g->why, sizeof(g->why),
-		    "backed off: progress per second %.3g after aggregation vs %.3g before (-%.0f%%); "
-		    "hold-down %ds%s", after, g->base_rate, 100.0 * (1.0 - after / g->base_rate),
+		    "backed off: progress per second%s %.3g after aggregation vs %.3g before (-%.0f%%); "
+		    "hold-down %ds%s", by, after, g->base_rate, 100.0 * (1.0 - after / g->base_rate),
 		    d->annot.tune.holddown_s, part);
 		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, NULL, "group '%s': %s", g->name, g->why);
 		s->stats.backoffs++;
@@ -92,8 +95,8 @@ benefit_measuring(struct policy_state *s, const struct policy_input *in, struct 
 		g->bstate = BENEFIT_KEPT;
 		g->rate_ewma = after;
 		snprintf(g->why, sizeof(g->why),
-		    "kept: progress per second %.3g after aggregation vs %.3g before%s",
-		    after, g->base_rate, part);
+		    "kept: progress per second%s %.3g after aggregation vs %.3g before%s",
+		    by, after, g->base_rate, part);
 	}
 }
 
@@ -111,6 +114,13 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 		n++;
 		instr += (double)di->vcpus[v].instructions;
 		rt += (double)di->vcpus[v].runtime_ns;
+	}
+	/* without counters: the domain's bandwidth, which a move of one of
+	 * its groups changes; a period without a figure changes nothing */
+	if (!in->host.counters) {
+		if (!di->mbm_valid)
+			return;
+		instr = (double)di->mbm_bytes;
 	}
 	/* progress per wall second: a group squeezed onto fewer CPUs than it
 	 * has busy threads runs less, which a rate per CPU-second hides */

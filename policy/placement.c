@@ -633,13 +633,13 @@ widen_plan(const struct policy_state *s, const struct policy_host *h, const stru
 {
 	const struct topo *t = s->topo;
 	int own = dom_index(s, d), nllc = s->nllc, ncores = 0, now = 0, llcs = 0;
-	int *avail = calloc((size_t)nllc, sizeof(int)), *mine = calloc((size_t)nllc, sizeof(int));
-	int *quota = calloc((size_t)nllc, sizeof(int)), *order = calloc((size_t)nllc, sizeof(int));
+	/* per LLC (at most one per PU): no allocation, so nothing to fail */
+	int avail[CPUSET_MAX] = { 0 }, mine[CPUSET_MAX] = { 0 }, quota[CPUSET_MAX] = { 0 }, order[CPUSET_MAX];
 	int node = -1, cpu;
 
 	cpuset_zero(out);
-	if (!avail || !mine || !quota || !order || own < 0 || cpuset_empty(&d->allot))
-		goto out;
+	if (own < 0 || cpuset_empty(&d->allot) || nllc > CPUSET_MAX)
+		return 0;
 	node = t->llc_numa[topo_llc_of(t, cpuset_first(&d->allot))];
 	for (int c = 0; c < topo_count(t, TOPO_CORE); c++) {
 		const struct topo_node *core = topo_get(t, TOPO_CORE, c);
@@ -698,11 +698,6 @@ widen_plan(const struct policy_state *s, const struct policy_host *h, const stru
 	}
 	if (cpuset_count(out) != cpuset_count(&d->allot))
 		llcs = 0;       /* not the same number of cores: never */
-out:
-	free(avail);
-	free(mine);
-	free(quota);
-	free(order);
 	return llcs;
 }
 
@@ -722,13 +717,9 @@ allot_llcs(const struct policy_state *s, const struct cpuset *allot)
 static void
 place_on(struct policy_state *s, const struct policy_host *h, struct dom *d, const struct cpuset *pus)
 {
-	int *list = calloc((size_t)s->ncpu + 1, sizeof(int)), n = 0, cpu;
+	int list[CPUSET_MAX], n = 0, cpu;     /* no allocation: nothing to fail */
 	struct cpuset pool;
 
-	if (list == NULL) {
-		s->stats.nomem++;
-		return;
-	}
 	for (int c = 0; c < topo_count(s->topo, TOPO_CORE); c++)
 		CPUSET_FOREACH(cpu, &topo_get(s->topo, TOPO_CORE, c)->cpus)
 			if (cpuset_isset(pus, cpu))
@@ -743,7 +734,6 @@ place_on(struct policy_state *s, const struct policy_host *h, struct dom *d, con
 		grp_release(d, &d->groups[g]);
 	for (int v = 0; v < d->nvcpus; v++)
 		d->want[v] = d->home[v];
-	free(list);
 	rebuild_ownership(s);
 }
 

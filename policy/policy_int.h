@@ -160,6 +160,9 @@ struct dom {
 	int step_moves;                 /* vCPU moves this step */
 	bool budget_denied;             /* a move this step found no budget */
 	struct home_check hc;           /* the home check (home.c) */
+	bool mbm_seen;                  /* a memory bandwidth figure came (resctrl):
+	                                 * the benefit check measures by it
+	                                 * where there are no counters */
 	int in_idx;                     /* index in this step's input */
 	bool seen;
 };

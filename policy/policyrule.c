@@ -277,7 +277,7 @@ policyrule_parse(const char *text, const char *where, struct policyrule *r, stru
 			    sizeof(r->source) - 2);
 		if ((file = read_policy_file(tok + 1, &xlen, err)) == NULL)
 			return -1;
-		snprintf(r->source, sizeof(r->source), "%s", tok);
+		snprintf(r->source, sizeof(r->source), "%.*s", (int)sizeof(r->source) - 1, tok);
 	} else {
 		snprintf(xml, sizeof(xml), "<llc-policy xmlns=\"%s\"", POLICY_NS);
 		while (*p) {
@@ -384,8 +384,9 @@ text_matches(const xmlNode *n, const char *pattern)
 static bool
 element_matches(const struct policyrule_match *m, const xmlNode *n)
 {
-	if (n->ns == NULL || n->ns->href == NULL || !glob(m->ns, (const char *)n->ns->href) ||
-	    !glob(m->element, (const char *)n->name))
+	/* the element's name first: short, and it rules out most elements */
+	if (n->ns == NULL || n->ns->href == NULL || !glob(m->element, (const char *)n->name) ||
+	    !glob(m->ns, (const char *)n->ns->href))
 		return false;
 	if (m->attr[0]) {
 		xmlChar *v = xmlGetNoNsProp(n, (const xmlChar *)m->attr);
@@ -480,9 +481,9 @@ policyrule_find(const struct policyrule_set *s, const char *name, const char *xm
 		} else if (is_el(root, "metadata")) {
 			meta = root;
 		} else {
-			xmlFreeDoc(doc);
-			llcd_err_set(err, "domain metadata: the root element is <%s>, not <domain> or <metadata>",
+			llcd_err_set(err, "domain metadata: the root element is <%.64s>, not <domain> or <metadata>",
 			    root ? (const char *)root->name : "");
+			xmlFreeDoc(doc);
 			return -2;
 		}
 	}

@@ -426,7 +426,9 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
                 double epochs_per_period, double occ_pref, double cpus_in_use,
                 const struct cpuset *allowed, struct policy_plan *plan)
 {
-	bool counters = in->host.counters && d->annot.tune.benefit_check;
+	/* measured by instruction counters, else by the domain's achieved
+	 * memory bandwidth (resctrl) once the host has shown it */
+	bool counters = d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen);
 	bool hold = counters && g->bstate == BENEFIT_HOLD;
 	int P = g->pref_llc;
 	struct aggr_moves m = { 0, 0, 0 };
@@ -454,7 +456,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 		    P, occ_pref, m.moved, m.outside);
 	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT)
 		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
-		    counters ? "" : "; no instruction counters: kernel guards only");
+		    counters ? "" : "; no instruction counters or bandwidth monitoring: kernel guards only");
 	else if (!hold && g->bstate != BENEFIT_KEPT)
 		snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
 		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");

@@ -288,6 +288,8 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	struct cpuset allowed;
 
 	dom_allowed(s, d, &allowed);
+	if (di->mbm_valid)
+		d->mbm_seen = true;
 	double epoch_ms = d->annot.tune.epoch_ms > 0 ? d->annot.tune.epoch_ms : cx->period_ms;
 	double epochs = cx->period_ms / epoch_ms;
 	if (d->annot.mode == POLICY_MODE_AGGREGATE) {

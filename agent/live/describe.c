@@ -53,6 +53,11 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	snprintf(out->uuid, sizeof(out->uuid), "%s", d->uuid);
 	snprintf(out->name, sizeof(out->name), "%.*s", (int)sizeof(out->name) - 1, d->name);
 	out->pid = d->pid;
+	out->have_memory = d->mem_known || d->mem_error[0];
+	out->mem_node = d->mem_known ? d->mem_node : -1;
+	out->mem_resident = d->mem_resident;
+	out->mem_sampled = d->mem_sampled;
+	snprintf(out->mem_error, sizeof(out->mem_error), "%s", d->mem_error);
 	out->nvcpus = d->nvcpus;
 	out->maxvcpus = d->maxvcpus;
 	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", d->annot_err);

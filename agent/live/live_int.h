@@ -150,6 +150,13 @@ struct ldom {
 	int nvcpus, maxvcpus;
 	bool persistent;
 	bool fake;                      /* live_add_process: not a libvirt domain */
+	/* a domain of another source (ext.c; fake is set too) */
+	bool ext;
+	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
+	char *ext_annot;                /* the llc-policy element; NULL none */
+	char ext_src[PATH_MAX];         /* where it came from, for messages */
+	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
+	char ext_cgroup[LLCD_ERR_MSG];  /* the cgroup cpuset llcd widened; "" */
 	struct policy_guest_topo guest;
 	enum ldom_state state;
 	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
@@ -213,13 +220,7 @@ struct ldom {
 	int mem_resident, mem_sampled;  /* the last read's pages */
 	uint64_t mem_next_ns;           /* next read (loop time) */
 	bool mem_warned;                /* a failed read was logged */
-	/* a domain of another source (ext.c; fake is set too) */
-	bool ext;
-	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
-	char *ext_annot;                /* the llc-policy element; NULL none */
-	char ext_src[PATH_MAX];         /* where it came from, for messages */
-	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
-	char ext_cgroup[LLCD_ERR_MSG];  /* the cgroup cpuset llcd widened; "" */
+	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */

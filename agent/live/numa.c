@@ -12,6 +12,8 @@
  * which restricts nothing. */
 #include "live_int.h"
 
+#include <stdio.h>
+
 #include "log.h"
 #include "memnode.h"
 
@@ -33,6 +35,7 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 				log_dom(LOG_INFO, d->name, -1, 0, "where its memory lives is unknown: %s", e.msg);
 			d->mem_warned = true;
 			d->mem_known = false;
+			snprintf(d->mem_error, sizeof(d->mem_error), "%s", e.msg);
 			d->mem_next_ns = now_ns + LIVE_NUMA_INTERVAL_NS;
 			return;
 		}
@@ -40,6 +43,7 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 			log_dom(LOG_DEBUG, d->name, -1, 0, "memory on NUMA node %d (%d of %d sampled pages resident)",
 			    r.node, r.resident, r.sampled);
 		d->mem_known = true;
+		d->mem_error[0] = '\0';
 		d->mem_node = r.node;
 		d->mem_resident = r.resident;
 		d->mem_sampled = r.sampled;

@@ -72,6 +72,12 @@ if [ "$LIVE_DAEMON" = llcd ]; then
 	q2=$(live_status "$a" | grep -oE '"qmp_queries": ?[0-9]+' | grep -oE '[0-9]+$')
 	[ -n "$q1" ] && [ "$q1" = "$q2" ] || e2e_fail "$a: query-cpus-fast asked again by read-only requests ($q1 -> $q2)"
 	e2e_ok "$a: QMP asked $q1 time(s) for this vCPU set; six dominfo requests asked nothing more"
+	# where the guest's memory lives: sampled pages of the real QEMU's
+	# guest RAM (move_pages in query mode); this host has node 0 only
+	m=$(live_status "$a" | grep -oE '"memory": ?\{[^}]*\}')
+	echo "$m" | grep -qE '"node": ?0[,}]' || e2e_fail "$a: llcctl dominfo does not put its memory on node 0: ${m:-no memory field}"
+	echo "$m" | grep -qE '"resident_pages": ?[1-9]' || e2e_fail "$a: no sampled guest-RAM page resident: $m"
+	e2e_ok "$a: memory on NUMA node 0 ($m)"
 fi
 
 e2e_step "2. annotation changes take effect within one period"

@@ -150,4 +150,21 @@ ctl policy default_vmi-fedora --mode static > "$work/out" 2>&1 || fail "llcctl p
 wait_field default_vmi-fedora '["policy_source"]' annotation
 wait_field default_vmi-fedora '["mode"]' static
 ok "an annotation written with llcctl policy overrides the rule"
+# a rule whose group names vCPUs the domain lacks: that domain is left
+# unmanaged, and dominfo says which rule and why (annotation_error)
+cat > "$work/llcd.conf" <<EOF
+state-dir $work/state
+socket-group none
+policy-rule flavor=m1.llc.* <llc-policy xmlns="urn:llcd:llc-policy:1" mode="aggregate"><group name="big" vcpus="0-3"/></llc-policy>
+EOF
+ctl reload > "$work/out" || fail "reload: $(cat "$work/out")"
+# (its state is error already: the test driver refused its pins)
+for _ in $(seq 50); do reason=$(field instance-0000000e '.get("annotation_error")'); [ -z "$reason" ] || break; sleep 0.1; done
+case $reason in
+"policy-rule $work/llcd.conf:3: "*"group 'big'"*) ;;
+*) fail "instance-0000000e reason: $reason" ;;
+esac
+[ "$(field instance-0000000e '["policy_rule"]["number"]')" = 1 ] || fail "instance-0000000e policy_rule after the group rule"
+[ "$(field instance-0000000f '["policy_source"]')" = annotation ] || fail "instance-0000000f after the group rule"
+ok "a rule's group beyond a domain's vCPUs leaves it unmanaged: $reason"
 echo "rules: all checks passed"

@@ -95,7 +95,8 @@ def main():
         c.ratio_at_least("llcd", "none", "app/threads", 0.98)
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.ratio_at_least("kernel-cas", "none", None, 0.98)
-    elif name == "stream":
+    elif name in ("stream", "stream-mbm"):
+        # stream-mbm: the benefit check on bandwidth monitoring alone
         c.ratio_at_least("llcd", "none", "stream/stream", 0.98)
         c.ratio_at_most("kernel-cas", "none", "stream/stream", 0.9)
     elif name in ("stream-isolated", "stream-isolated-mbm"):

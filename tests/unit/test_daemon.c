@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* test_daemon.c - llcd's core on the simulated back-end: a topology swap
  * (what CPU hotplug does) keeps valid pins and refuses a configuration
- * that no longer fits; `check` of a domain llcd never pinned. */
+ * that no longer fits; `check` of a domain llcd never pinned; a started
+ * event right after a period brings the next one to 20 ms, not a period. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "ctl.h"
 
@@ -19,6 +22,76 @@
 #include "daemon_int.h"     /* white-box: the engine's topology (hotplug) */
 #include "simbackend.h"
 #include "topo_hwloc.h"
+
+/* A back-end event that says a domain started, arriving right after a
+ * period (within the 20 ms rate limit of early periods): the next period
+ * comes 20 ms later, not a whole period (10 s here) later. */
+static int ev_pipe[2] = { -1, -1 };
+static int ev_steps;
+static uint64_t ev_at[2];
+
+static int
+ev_fd(void *ctx)
+{
+	return ev_pipe[0];
+}
+
+static int
+ev_handle(void *ctx, uint64_t now_ns, struct llcd_err *err)
+{
+	char b[8];
+
+	return read(ev_pipe[0], b, sizeof(b)) > 0 ? 1 : 0;
+}
+
+static void
+ev_hook(void *arg)
+{
+	struct daemon *d = arg;
+
+	/* the period's own time (taken before its step), not the hook's:
+	 * the first step places the whole scenario and may take longer than
+	 * the second (ASan, a loaded machine) */
+	if (ev_steps < 2)
+		ev_at[ev_steps] = d->now_ns;
+	if (++ev_steps == 1)
+		assert_int_equal(write(ev_pipe[1], "s", 1), 1);      /* "a domain started" */
+	else
+		daemon_stop(d);
+}
+
+static void
+test_started_event_soon_after_period(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	struct agent_ops ops;
+	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+
+	assert_non_null(s);
+	assert_int_equal(pipe2(ev_pipe, O_NONBLOCK), 0);
+	simbe_backend(s, &be);
+	ops = *be.ops;
+	ops.event_fd = ev_fd;
+	ops.handle_events = ev_handle;
+	be.ops = &ops;
+	config_defaults(&cfg);
+	cfg.period_ms = 10000;
+	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
+	assert_non_null(d);
+	daemon_set_period_hook(d, ev_hook, d);
+	assert_int_equal(daemon_run(d), 0);
+	assert_int_equal(ev_steps, 2);
+	uint64_t gap = ev_at[1] - ev_at[0];
+	print_message("period after the event: %.1f ms after the one before\n", (double)gap / 1e6);
+	assert_true(gap >= 20000000ull);        /* the rate limit holds */
+	assert_true(gap < 5000000000ull);       /* not the 10 s period */
+	daemon_free(d);
+	close(ev_pipe[0]);
+	close(ev_pipe[1]);
+	simbe_free(s);
+}
 
 static void
 test_topology_swap(void **state)
@@ -713,6 +786,7 @@ main(void)
 		cmocka_unit_test(test_policy_invalid_and_hot_channel),
 		cmocka_unit_test(test_vcpuinfo_shows_affinity),
 		cmocka_unit_test(test_tune_retries_refused),
+		cmocka_unit_test(test_started_event_soon_after_period),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 
 #include "kcas.h"
 #include "live.h"
+#include "memnode.h"
 #include "log.h"
 #include "loop.h"
 #include "procstat.h"
@@ -739,6 +740,14 @@ test_numa_node_low_rate(void **state)
 	assert_int_equal(obs->domains[0].nvcpus, 2);
 	assert_true(obs->domains[0].mem_node_valid);
 	assert_int_equal(obs->domains[0].mem_node, 0);
+	struct agent_dominfo di;
+	assert_int_equal(live_agent_ops.describe(l, obs->domains[0].key, &di), 0);
+	assert_true(di.have_memory);                    /* llcctl dominfo's memory_node */
+	assert_int_equal(di.mem_node, 0);
+	assert_int_equal(di.mem_sampled, MEMNODE_DEFAULT_PAGES);
+	assert_int_equal(di.mem_resident, MEMNODE_DEFAULT_PAGES);
+	assert_string_equal(di.mem_error, "");
+	agent_dominfo_clear(&di);
 	/* a much larger untouched region now (shared: not merged with the
 	 * other; over 4x its size: the other is no longer taken for guest
 	 * RAM): the next read finds nothing resident, but it is 10 s away */

@@ -80,7 +80,8 @@ test_ranges_qemu_memfd(void **state)
 }
 
 /* Hand-written: split regions merge; two equal backends are both taken
- * without a hint, the matching one with it; bad lines are skipped. */
+ * without a hint, the matching one with it; bad lines and a line out of
+ * address order are skipped. */
 static void
 test_ranges_edge(void **state)
 {
@@ -93,16 +94,22 @@ test_ranges_edge(void **state)
 	    "20000000-28000000 rwxp 00000000 00:00 0\n"                 /* 128 MiB, executable */
 	    "30000000-38000000 r--p 00000000 fe:00 5 /usr/lib/x.so\n"
 	    "40000000-40100000 rw-p 00000000 00:00 0 [heap]\n"
+	    "50000000-51000000 rw-p 00000000 00:00 0\n"                 /* 16 MiB */
 	    "60000000-60400000 rw-p 00000000 00:00 0\n"                 /* 4 MiB: < 1/4 of the largest */
 	    "70000000-71000000 rw-p 00000000 00:00 0\n"                 /* 16 MiB, then adjacent but shared: */
 	    "71000000-72000000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n"
-	    "50000000-51000000 rw-p 00000000 00:00 0";                   /* 16 MiB, no newline */
+	    "80000000-90000000 rw-p 00000000 00:00 0\n"                 /* 256 MiB, but overlaps: */
+	    "88000000-89000000 rw-p 00000000 00:00 0";                   /* out of order: skipped, no newline */
 	struct memnode_range r[4];
 
 	(void)state;
 	struct memnode_range all[8];
 	int n = memnode_ram_ranges(maps, sizeof(maps) - 1, 0, all, 8);
-	assert_int_equal(n, 5);                 /* largest first, then by address */
+	assert_int_equal(n, 1);                 /* the 256 MiB region; the rest < 1/4 of it */
+	assert_int_equal(all[0].start, 0x80000000);
+	assert_int_equal(all[0].end, 0x90000000);
+	n = memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, all, 8);
+	assert_int_equal(n, 5);                 /* without it: largest first, then by address */
 	assert_int_equal(all[0].start, 0x1000000);
 	assert_int_equal(all[0].end, 0x3000000);
 	assert_int_equal(all[1].start, 0x10000000);
@@ -110,7 +117,7 @@ test_ranges_edge(void **state)
 	assert_int_equal(all[3].start, 0x70000000);
 	assert_int_equal(all[3].end, 0x71000000);
 	assert_int_equal(all[4].start, 0x71000000);
-	assert_int_equal(memnode_ram_ranges(maps, sizeof(maps) - 1, 0, r, 2), 2);     /* at most max */
+	assert_int_equal(memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, r, 2), 2);  /* at most max */
 	n = memnode_ram_ranges(maps, sizeof(maps) - 1, 32 * MiB, r, 4);
 	assert_int_equal(n, 1);
 	assert_int_equal(r[0].start, 0x1000000);        /* the first of the largest matching */

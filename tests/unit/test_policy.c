@@ -624,6 +624,21 @@ bw_rate(const struct harness *h, int dom, int v)
 	return n > 1 ? 0.4 : 1.0;
 }
 
+/* The domain's memory bytes in a period, as resctrl would count them:
+ * 20 GB/s per busy vCPU times its bw_rate. */
+static double
+bw_mbm(const struct harness *h, int dom)
+{
+	double b = 0;
+	for (int u = 0; u < h->dom[dom].in.nvcpus; u++)
+		if (h->dom[dom].demand[u] >= 0.5)
+			b += 20e9 * bw_rate(h, dom, u) * (double)h->period / 1e9;
+	return b;
+}
+
+static bool stream_mbm;         /* run_stream: bandwidth monitoring on */
+static char stream_why[POLICY_REASON];
+
 static int
 run_stream(bool counters, int *backoffs, int *spread_at_end)
 {
@@ -637,6 +652,7 @@ run_stream(bool counters, int *backoffs, int *spread_at_end)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
 	h->host.counters = counters;
 	h->rate = bw_rate;
+	h->mbm = stream_mbm ? bw_mbm : NULL;
 	int d = h_add(h, "st", 32, 4, 4, 2, &a);
 	for (int i = 0; i < 4; i++)
 		h->dom[d].demand[vc[i]] = 1.0;
@@ -655,6 +671,7 @@ run_stream(bool counters, int *backoffs, int *spread_at_end)
 	struct policy_domain_info info;
 	policy_domain_info(h->st, h->dom[d].in.key, &info);
 	int backed = info.groups[0].backed_off;
+	snprintf(stream_why, sizeof(stream_why), "%s", info.groups[0].why);
 	h_free(h);
 	return backed;
 }
@@ -671,6 +688,15 @@ test_benefit_check_backs_off(void **state)
 	assert_false(run_stream(false, &backoffs, &llcs));
 	assert_int_equal(backoffs, 0);
 	assert_int_equal(llcs, 1);
+	assert_non_null(strstr(stream_why, "no instruction counters or bandwidth monitoring: kernel guards only"));
+	/* bandwidth monitoring alone (issue 14 item 8): measured on the
+	 * domain's achieved bandwidth, backed off the same */
+	stream_mbm = true;
+	assert_true(run_stream(false, &backoffs, &llcs));
+	stream_mbm = false;
+	assert_int_equal(backoffs, 1);
+	assert_true(llcs >= 3);
+	assert_non_null(strstr(stream_why, "backed off: progress per second (the domain's memory bandwidth) "));
 }
 
 /* Issue 14 item 3: progress is measured per wall second. A group whose
