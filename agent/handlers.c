@@ -852,7 +852,7 @@ stats_fill(struct daemon *d, json_object *o)
 	const struct agent_obs *ob = agent_loop_obs(d->loop);
 	struct policy_stats ps;
 	int managed = 0;
-	uint64_t p50, p99, l50, l99, lmax;
+	uint64_t p50, p99, l50, l99, lmax, c50, c99, cmax;
 
 	policy_stats(agent_loop_policy(d->loop), &ps);
 	for (int i = 0; ob && i < ob->ndomains; i++) {
@@ -862,6 +862,7 @@ stats_fill(struct daemon *d, json_object *o)
 	}
 	percentiles(d->step_ns, d->nstep, &p50, &p99, NULL);
 	percentiles(d->late_ns, d->nlate, &l50, &l99, &lmax);
+	percentiles(d->period_ns, d->nperiod, &c50, &c99, &cmax);
 	json_object_object_add(o, "backend", jstr(d->be.ops->name));
 	json_object_object_add(o, "uptime_s", json_object_new_double(round((double)(d->now_ns - d->start_ns) / 1e7) / 100));
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)d->periods));
@@ -889,6 +890,9 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "policy_step_us_p50", json_object_new_double(round((double)p50 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_p99", json_object_new_double(round((double)p99 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_max", json_object_new_double(round((double)d->step_max_ns / 100) / 10));
+	json_object_object_add(o, "period_us_p50", json_object_new_double(round((double)c50 / 100) / 10));
+	json_object_object_add(o, "period_us_p99", json_object_new_double(round((double)c99 / 100) / 10));
+	json_object_object_add(o, "period_us_max", json_object_new_double(round((double)cmax / 100) / 10));
 	json_object_object_add(o, "period_late_us_p50", json_object_new_double(round((double)l50 / 100) / 10));
 	json_object_object_add(o, "period_late_us_p99", json_object_new_double(round((double)l99 / 100) / 10));
 	json_object_object_add(o, "period_late_us_max", json_object_new_double(round((double)lmax / 100) / 10));

@@ -213,6 +213,7 @@ apply_rules(struct live *l, struct ldom *d)
 	if (i < 0)
 		return 0;
 	const struct policyrule *r = &l->rules->r[i];
+	bool same = old == i + 1 && !strcmp(d->rule_where, r->where) && !strcmp(d->rule_match, r->match);
 	d->rule = i + 1;
 	snprintf(d->rule_where, sizeof(d->rule_where), "%s", r->where);
 	snprintf(d->rule_match, sizeof(d->rule_match), "%s", r->match);
@@ -224,7 +225,7 @@ apply_rules(struct live *l, struct ldom *d)
 		return 1;
 	}
 	d->annot_err[0] = '\0';
-	if (fresh || old != d->rule)
+	if (fresh || !same)
 		log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation; policy-rule %d (%s: %s): mode %s, "
 		    "isolation %s", d->rule, r->where, r->match, policy_mode_name(d->annot.mode),
 		    policy_isolation_name(d->annot.isolation));

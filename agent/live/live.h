@@ -17,7 +17,9 @@
  *             llcd restarts; a restarted guest is a new domain to the
  *             engine, placed afresh
  *   name, vCPU count, guest topology, QEMU pid
- *   the llc-policy annotation, parsed with annot_parse_metadata(); an
+ *   the llc-policy annotation, parsed with annot_parse_metadata(), or,
+ *             without one, the first llcd.conf policy-rule that matches
+ *             its name or metadata (policyrule.h, set_rules); an
  *             invalid annotation leaves the domain unmanaged (state
  *             LDOM_INVALID; the domain's life is one enum, live_int.h)
  *             and keeps the message for llcctl
