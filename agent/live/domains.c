@@ -292,7 +292,7 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 		d->state = LDOM_INVALID;
 		policy_annotation_defaults(&d->annot);
 		if (d->ext && d->ext_src[0])
-			snprintf(d->annot_err, sizeof(d->annot_err), "%.200s: %s", d->ext_src, e.msg);
+			snprintf(d->annot_err, sizeof(d->annot_err), "%.200s: %.300s", d->ext_src, e.msg);
 		else
 			snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
 		if (strcmp(old_err, d->annot_err) != 0)
