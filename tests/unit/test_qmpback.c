@@ -179,6 +179,7 @@ struct peer {
 	pthread_t th;
 	atomic_int tids[2];             /* PEER_QEMU: "vCPU" threads of this process */
 	atomic_int stop;
+	atomic_int conn;                /* PEER_QEMU: the connection being served; -1 */
 };
 
 static void
@@ -232,6 +233,7 @@ peer_main(void *arg)
 			char buf[4096], *nl;
 			size_t have = 0;
 			ssize_t r;
+			p->conn = c;
 			(void)!write(c, GREETING, strlen(GREETING));
 			while ((r = read(c, buf + have, sizeof(buf) - 1 - have)) > 0) {
 				have += (size_t)r;
@@ -244,6 +246,7 @@ peer_main(void *arg)
 				}
 			}
 		}
+		p->conn = -1;
 		close(c);
 	}
 	for (int i = 0; i < nheld; i++)
@@ -271,6 +274,7 @@ peer_start(struct peer *p, enum peer_kind kind, const char *name)
 
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
+	p->conn = -1;
 	snprintf(p->path, sizeof(p->path), "%.40s/sock/%.20s", tmp, name);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p->path);
 	assert_true((p->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
@@ -429,6 +433,85 @@ test_backend(void **state)
 	topo_free(t);
 }
 
+static void
+event(struct peer *p, const char *name)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": \"%s\"}\r\n", name);
+	assert_true(p->conn >= 0);
+	assert_int_equal(write(p->conn, buf, strlen(buf)), (ssize_t)strlen(buf));
+}
+
+/* qmp-hold: the connection stays; SHUTDOWN drops the VM, RESUME reads it
+ * again, STOP is only logged; without hold the monitor is left at once */
+static void
+test_hold(void **state)
+{
+	char buf[1024], conf[512];
+	struct llcd_err e;
+	struct topo *t;
+	struct live *l;
+	struct qmpback *q;
+	struct qmpback_stats st;
+	struct peer good;
+	pthread_t sp[2];
+	uint64_t key;
+
+	(void)state;
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	assert_non_null(t = topo_load("pack:1 l3:2 core:1 pu:1", &e));
+	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = t, .state_dir = "", .sampler = LIVE_SAMPLER_PROC,
+	    .counters = -1, .dry_run = true, .cgroup_root = "" };
+	assert_non_null(l = live_new(&lc, &e));
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .hold = true, .timeout_ms = 300 };
+	assert_non_null(q = qmpback_new(l, &qc, &e));
+	spin_stop = 0;
+	peer_start(&good, PEER_QEMU, "100.qmp");
+	assert_int_equal(pthread_create(&sp[0], NULL, spinner, &good.tids[0]), 0);
+	assert_int_equal(pthread_create(&sp[1], NULL, spinner, &good.tids[1]), 0);
+	while (!good.tids[0] || !good.tids[1])
+		usleep(1000);
+	run_until(q, 1, 3000);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms, 1);
+	assert_true(good.conn >= 0);            /* held */
+
+	event(&good, "STOP");
+	for (int i = 0; i < 50 && st.events < 1; i++) {
+		usleep(10000);
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, &st);
+	}
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.vms, 1);            /* paused: still placed */
+	event(&good, "SHUTDOWN");
+	for (int i = 0; i < 50 && st.vms > 0; i++) {
+		usleep(10000);
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, &st);
+	}
+	assert_int_equal(st.vms, 0);
+	assert_int_equal(live_domains(l, &key, 1), 0);
+	event(&good, "RESUME");
+	run_until(q, 1, 1000);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms, 1);
+	assert_int_equal(st.vms_added, 2);
+	assert_int_equal(st.connects, 1);       /* the same connection */
+	assert_int_equal(live_domains(l, &key, 1), 1);
+
+	qmpback_free(q);
+	peer_stop(&good);
+	spin_stop = 1;
+	pthread_join(sp[0], NULL);
+	pthread_join(sp[1], NULL);
+	live_free(l);
+	topo_free(t);
+}
+
 int
 main(void)
 {
@@ -436,6 +519,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_cgcpuset, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test_setup_teardown(test_backend, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_hold, setup_tmp, teardown_tmp),
 	};
 	log_init(true, 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
