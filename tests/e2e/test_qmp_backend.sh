@@ -3,8 +3,9 @@
 # e2e_qmp_backend: llcd's QMP back-end (backend qmp, agent/qmpback/) with
 # real TCG QEMU guests started by the test the way Proxmox VE starts them:
 # no libvirt, `-name NAME,debug-threads=on`, `-qmp unix:DIR/VMID.qmp,
-# server=on,wait=off`, the guest helper's channel from `args:`-style
-# -chardev/-device lines; the llc-policy from policy files. This machine's
+# server=on,wait=off` (one VM: Proxmox's -chardev/-mon form and
+# -daemonize), the guest helper's channel from `args:`-style -chardev/-device
+# lines; the llc-policy from policy files. This machine's
 # CPUs 0 and 1 are presented as two LLCs.
 #
 # Checks, in order:
@@ -59,18 +60,30 @@ a=$(e2e_name a)                         # VMID 100, policy file by NAME
 b=$(e2e_name b)                         # VMID 101, policy file by VMID
 declare -A QPID VMID=([$a]=100 [$b]=101)
 
-# qvm_start NAME: start the VM as Proxmox would (kvm -> TCG here)
+# qvm_start NAME: start the VM as Proxmox would (kvm -> TCG here). VM a
+# gets -qmp; VM b Proxmox's own form: the monitor as -chardev + -mon, and
+# -daemonize with a pid file (QEMU forks away; the pid file names it)
 qvm_start() {
-	local n=$1 id=${VMID[$1]}
+	local n=$1 id=${VMID[$1]} qmp args
 	: >"$(e2e_console "$n")"
-	e2e_bg "qemu-$n" qemu-system-x86_64 -accel tcg -name "$n,debug-threads=on" \
-		-qmp "unix:$QSOCK/$id.qmp,server=on,wait=off" \
-		-machine q35 -cpu "$E2E_CPU_MODEL" -smp 2,sockets=1,cores=2,threads=1 -m 160 \
-		-kernel "$E2E_KERNEL" -initrd "$E2E_INITRD" -append "console=ttyS0 panic=-1 loglevel=4" \
-		-serial "file:$(e2e_console "$n")" -display none -nodefaults -no-reboot \
-		-chardev "socket,id=llcd0,path=$CHDIR/$n.sock,server=on,wait=off" \
-		-device virtio-serial,id=llcdser -device "virtserialport,bus=llcdser.0,chardev=llcd0,name=org.llcd.guest.0"
-	QPID[$n]=$E2E_BG_PID
+	args=(-accel tcg -name "$n,debug-threads=on"
+		-machine q35 -cpu "$E2E_CPU_MODEL" -smp 2,sockets=1,cores=2,threads=1 -m 160
+		-kernel "$E2E_KERNEL" -initrd "$E2E_INITRD" -append "console=ttyS0 panic=-1 loglevel=4"
+		-serial "file:$(e2e_console "$n")" -display none -nodefaults -no-reboot
+		-chardev "socket,id=llcd0,path=$CHDIR/$n.sock,server=on,wait=off"
+		-device virtio-serial,id=llcdser -device "virtserialport,bus=llcdser.0,chardev=llcd0,name=org.llcd.guest.0")
+	if [ "$n" = "$a" ]; then
+		e2e_bg "qemu-$n" qemu-system-x86_64 "${args[@]}" -qmp "unix:$QSOCK/$id.qmp,server=on,wait=off"
+		QPID[$n]=$E2E_BG_PID
+	else
+		rm -f "$E2E_RUN_DIR/$id.pid"
+		qemu-system-x86_64 "${args[@]}" -chardev "socket,id=qmp,path=$QSOCK/$id.qmp,server=on,wait=off" \
+			-mon chardev=qmp,mode=control -daemonize -pidfile "$E2E_RUN_DIR/$id.pid" \
+			>"$E2E_RUN_DIR/qemu-$n.log" 2>&1 8>&- 9>&- || e2e_fail "$n: QEMU -daemonize failed: $(cat "$E2E_RUN_DIR/qemu-$n.log")"
+		QPID[$n]=$(cat "$E2E_RUN_DIR/$id.pid")
+		e2e_track_pid "${QPID[$n]}"
+		e2e_log "started qemu-$n (daemonized, pid ${QPID[$n]})"
+	fi
 	for _ in $(seq 50); do [ -S "$QSOCK/$id.qmp" ] && return 0; sleep 0.1; done
 	e2e_fail "$n: QEMU made no QMP socket $QSOCK/$id.qmp ($(cat "$E2E_RUN_DIR/qemu-$n.log"))"
 }
