@@ -706,11 +706,9 @@ drain_inotify(struct qmpback *q)
 int
 qmpback_handle(struct qmpback *q, uint64_t now)
 {
-	struct epoll_event evs[64];
-
-	/* readiness is looked at below, every connection each time */
-	while (epoll_wait(q->epfd, evs, 64, 0) == 64)
-		;
+	/* the epoll fd is level-triggered and only tells the daemon to call
+	 * here: every connection and pidfd is looked at below, which is what
+	 * clears its readiness */
 	drain_inotify(q);
 	if (q->scan_now || now >= q->next_scan_ns)
 		scan(q, now);
