@@ -106,7 +106,6 @@ live_ext_cgroup(struct live *l, struct ldom *d, const struct cpuset *cpus, struc
 		return AGENT_OK;
 	case CGCPUSET_WIDENED:
 		log_dom(LOG_INFO, d->name, -1, d->pid, "%s (the cgroup did not allow the pin)", e.msg);
-		snprintf(d->ext_cgroup, sizeof(d->ext_cgroup), "%s", e.msg);
 		return AGENT_OK;
 	case CGCPUSET_REFUSED:
 		llcd_err_set(err, "%s", e.msg);

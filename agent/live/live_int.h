@@ -156,7 +156,6 @@ struct ldom {
 	char *ext_annot;                /* the llc-policy element; NULL none */
 	char ext_src[PATH_MAX];         /* where it came from, for messages */
 	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
-	char ext_cgroup[LLCD_ERR_MSG];  /* the cgroup cpuset llcd widened; "" */
 	struct policy_guest_topo guest;
 	enum ldom_state state;
 	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
