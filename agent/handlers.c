@@ -40,6 +40,16 @@ hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
 		json_object_object_add(x, "dry_run", json_object_new_boolean(hi->libvirt.dry_run));
 		json_object_object_add(o, "libvirt", x);
 	}
+	if (hi->have_qmpback) {
+		x = json_object_new_object();
+		json_object_object_add(x, "socket_glob", jstr(hi->qmpback.glob));
+		json_object_object_add(x, "policy_dir", jstr(hi->qmpback.policy_dir));
+		json_object_object_add(x, "sockets", json_object_new_int(hi->qmpback.sockets));
+		json_object_object_add(x, "vms", json_object_new_int(hi->qmpback.vms));
+		json_object_object_add(x, "refusals", json_object_new_int64((int64_t)hi->qmpback.refusals));
+		json_object_object_add(x, "hold", json_object_new_boolean(hi->qmpback.hold));
+		json_object_object_add(o, "qmp", x);
+	}
 	if (hi->core_scheduling_reason[0]) {
 		x = json_object_new_object();
 		json_object_object_add(x, "available", json_object_new_boolean(hi->core_scheduling));
@@ -573,6 +583,11 @@ h_policy_set(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
+	if (d->be.ops->set_annotation == NULL && d->be.ops->proxmox) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end reads the llc-policy from policy files "
+		    "(policy-dir in llcd.conf: VMID.xml or NAME.xml); edit the file", d->be.ops->name);
+		return CTL_E_UNSUPPORTED;
+	}
 	if (d->be.ops->set_annotation == NULL) {
 		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;

@@ -85,8 +85,15 @@ by_size_desc(const void *a, const void *b)
 int
 memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memnode_range *out, int max)
 {
+	return memnode_ram_ranges_max(maps, len, ram_hint, 0, out, max);
+}
+
+int
+memnode_ram_ranges_max(const char *maps, size_t len, uint64_t ram_hint, uint64_t ram_max,
+                       struct memnode_range *out, int max)
+{
 	struct memnode_range cand[MEMNODE_MAX_RANGES];
-	int nc = 0, n = 0;
+	int nc = 0, n = 0, last = -1;  /* last: the candidate a next region may extend */
 	const char *p = maps, *lim = maps + len;
 	const char *prev_perms = NULL, *prev_path = NULL;      /* the last candidate's */
 	size_t prev_pl = 0;
@@ -104,16 +111,36 @@ memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memno
 		    s >= last_end && (last_end = e) > 0 && q + 5 <= eol && q[0] == ' ' && q[1] == 'r' && q[2] == 'w' && q[3] == '-') {
 			path = skip_fields(q + 1, eol, 4);
 			size_t pl = (size_t)(eol - path);
-			if (ram_path(path, pl)) {
+			/* a region larger than the host's memory is a
+			 * reservation (a sanitizer's shadow, a NORESERVE
+			 * arena), not memory a guest can have resident, and
+			 * not merged with a region next to it */
+			if (ram_max > 0 && e - s > ram_max) {
+				;
+			} else if (ram_path(path, pl)) {
 				/* one mapping split into regions: adjacent, same
 				 * perms, same path (the offset differs) */
-				if (nc > 0 && cand[nc - 1].end == s && prev_pl == pl &&
+				if (last >= 0 && cand[last].end == s && prev_pl == pl &&
 				    memcmp(prev_perms, q + 1, 4) == 0 && memcmp(prev_path, path, pl) == 0) {
-					cand[nc - 1].end = e;
+					cand[last].end = e;
 				} else if (nc < MEMNODE_MAX_RANGES) {
 					cand[nc].start = s;
 					cand[nc].end = e;
-					nc++;
+					last = nc++;
+				} else {
+					/* full (a process with many small regions,
+					 * e.g. a sanitizer's allocator): the largest
+					 * stay */
+					int m = 0;
+					for (int i = 1; i < nc; i++)
+						if (cand[i].end - cand[i].start < cand[m].end - cand[m].start)
+							m = i;
+					last = -1;
+					if (e - s > cand[m].end - cand[m].start) {
+						cand[m].start = s;
+						cand[m].end = e;
+						last = m;
+					}
 				}
 				prev_perms = q + 1;
 				prev_path = path;
@@ -209,7 +236,9 @@ memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r
 		max_pages = MEMNODE_DEFAULT_PAGES;
 	if ((maps = read_maps(pid, &len, err)) == NULL)
 		return -1;
-	r->nranges = memnode_ram_ranges(maps, len, ram_hint, rg, MEMNODE_MAX_RANGES);
+	long phys = sysconf(_SC_PHYS_PAGES);
+	r->nranges = memnode_ram_ranges_max(maps, len, ram_hint, phys > 0 ? (uint64_t)phys * psz : 0, rg,
+	    MEMNODE_MAX_RANGES);
 	free(maps);
 	if (r->nranges == 0)
 		return llcd_err_set(err, "memory node: pid %d has no guest-RAM mapping", pid);

@@ -714,7 +714,10 @@ test_numa_node_low_rate(void **state)
 	struct agent_obs *obs = agent_obs_new();
 	struct live_config cfg;
 	struct live *l;
-	size_t big = 96u << 20;
+	/* over 4x any other anonymous region of the test's own (the ASan
+	 * build has its 256 MiB low shadow), so that it alone is the "guest
+	 * RAM" */
+	size_t big = 1100u << 20;
 	char *ram = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	assert_non_null(t);

@@ -122,6 +122,33 @@ test_ranges_edge(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(r[0].start, 0x1000000);        /* the first of the largest matching */
 	assert_int_equal(memnode_ram_ranges("", 0, 0, r, 4), 0);
+	/* a region larger than the host's memory is a reservation, not RAM
+	 * (AddressSanitizer's shadow is terabytes of rw-p anonymous memory:
+	 * test_live's reader found it under the ASan build) */
+	static const char shadow[] =
+	    "7fff8000-8fff8000 rw-p 00000000 00:00 0\n"                /* 256 MiB */
+	    "100000000000-110000000000 rw-p 00000000 00:00 0\n"        /* 16 TiB, and right after it */
+	    "110000000000-110020000000 rw-p 00000000 00:00 0\n";       /* 512 MiB */
+	n = memnode_ram_ranges(shadow, sizeof(shadow) - 1, 0, r, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].start, 0x100000000000ull);               /* unbounded: shadow + RAM merged */
+	assert_int_equal(r[0].end, 0x110020000000ull);
+	n = memnode_ram_ranges_max(shadow, sizeof(shadow) - 1, 0, 24ull << 30, r, 4);
+	assert_int_equal(n, 2);                                         /* within 24 GiB: the RAM alone */
+	assert_int_equal(r[0].start, 0x110000000000ull);
+	assert_int_equal(r[0].end, 0x110020000000ull);
+	assert_int_equal(r[1].start, 0x7fff8000);                       /* and the 256 MiB (>= 1/4 of it) */
+	/* more small regions than MEMNODE_MAX_RANGES before the RAM (the
+	 * ASan build's allocator makes hundreds): the largest are kept */
+	char many[8192];
+	size_t ml = 0;
+	for (int i = 0; i < MEMNODE_MAX_RANGES + 10; i++)
+		ml += (size_t)snprintf(many + ml, sizeof(many) - ml, "%llx-%llx rw-p 00000000 00:00 0\n",
+		    0x600000000000ull + (unsigned long long)i * 0x20000, 0x600000000000ull + (unsigned long long)i * 0x20000 + 0x10000);
+	ml += (size_t)snprintf(many + ml, sizeof(many) - ml, "7f0000000000-7f0020000000 rw-p 00000000 00:00 0\n");
+	n = memnode_ram_ranges(many, ml, 0, r, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].start, 0x7f0000000000ull);
 }
 
 /* The real reader on this machine (one node): a child maps and touches
