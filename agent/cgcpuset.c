@@ -8,29 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
+
 #define FILE_MAX 4096
-
-/* Read a small file into buf (NUL-terminated, trailing newline cut).
- * 0, or -1 with errno. */
-static int
-read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	int e = errno;
-	close(fd);
-	if (n < 0) {
-		errno = e;
-		return -1;
-	}
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
 
 int
 cgcpuset_root(const char *proc_root, char *buf, size_t len)
@@ -92,11 +72,12 @@ read_cpus(const char *dir, const char *name, struct cpuset *s, struct llcd_err *
 	struct llcd_err e;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (read_small(path, buf, sizeof(buf)) < 0) {
+	if (llcd_read_small(path, buf, sizeof(buf)) < 0) {
 		if (errno == ENOENT)
 			return 1;
 		return llcd_err_set(err, "%s: %s", path, strerror(errno));
 	}
+	buf[strcspn(buf, "\n")] = '\0';
 	if (cpuset_parse(s, buf, &e) < 0)
 		return llcd_err_set(err, "%s: %s", path, e.msg);
 	return 0;

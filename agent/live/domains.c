@@ -560,14 +560,7 @@ relist(struct live *l)
 	for (int i = 0; i < l->ndoms; i++)
 		if (l->doms[i]->todo & LDOM_TODO_ANNOT)
 			ldom_read_annotation(l, l->doms[i]);
-	if (!l->listed_once) {
-		for (int i = 0; i < l->saved.n; i++)
-			if (ldom_by_key(l, l->saved.doms[i].key) == NULL)
-				log_info("state file: domain %s (%s) is no longer running", l->saved.doms[i].name,
-				    l->saved.doms[i].uuid);
-		l->listed_once = true;
-		l->state_dirty = true;  /* drop what is gone from the file */
-	}
+	live_ext_listed(l);
 	free(vds);
 }
 

@@ -185,8 +185,9 @@ void live_ext_remove(struct live *l, uint64_t key, const char *why);
 /* Its annotation: xml (len bytes; NULL: none) from source (a path, for
  * messages); read and parsed now. */
 void live_ext_annotation(struct live *l, uint64_t key, const char *xml, size_t len, const char *source);
-/* The source has looked at everything once: domains of the state file
- * that were not found are dropped from it (as after libvirt's first list). */
+/* The domains' source (libvirt's list, or an external back-end) has looked
+ * at everything once: domains of the state file that were not found are
+ * dropped from it. Only the first call does anything. */
 void live_ext_listed(struct live *l);
 
 #endif

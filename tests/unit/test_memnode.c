@@ -18,6 +18,7 @@
 
 #include "memnode.h"
 #include "topo_hwloc.h"
+#include "test_file.h"
 
 #define MiB (1ull << 20)
 
@@ -25,19 +26,11 @@ static char *
 slurp(const char *name, size_t *len)
 {
 	char path[1024];
-	FILE *f;
-	char *buf;
 
 	snprintf(path, sizeof(path), "%s/proc/maps/%s", LLCD_FIXTURES, name);
-	f = fopen(path, "r");
-	if (f == NULL)
+	if (access(path, R_OK) != 0)
 		fail_msg("%s: missing fixture (tests/fixtures/proc/maps/record.sh)", path);
-	buf = malloc(1 << 20);
-	assert_non_null(buf);
-	*len = fread(buf, 1, (1 << 20) - 1, f);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
+	return test_read_file(path, len);
 }
 
 /* A TCG QEMU with 256 MiB: the guest RAM is the one 256 MiB rw-p anonymous
