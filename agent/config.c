@@ -29,6 +29,9 @@ config_defaults(struct config *c)
 	snprintf(c->socket_group, sizeof(c->socket_group), "llcd");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/llcd");
 	snprintf(c->guest_channel_dir, sizeof(c->guest_channel_dir), "/run/llcd/channels");
+	c->backend = CONFIG_BACKEND_LIBVIRT;
+	snprintf(c->qmp_socket_glob, sizeof(c->qmp_socket_glob), "/var/run/qemu-server/*.qmp");
+	snprintf(c->policy_dir, sizeof(c->policy_dir), "/etc/llcd/policy");
 	c->log_level = 1;
 }
 
@@ -72,6 +75,17 @@ p_path(const struct config_directive *dir, void *field, const char *v, struct ll
 		return llcd_err_set(err, "'%s': path longer than %.0f characters", dir->name, dir->hi);
 	return set_str(field, dir->size, dir->name, v, err);
 }
+
+/* an absolute path, or dir->empty for "" */
+static int
+p_optpath(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
+{
+	if (dir->empty && !strcmp(v, dir->empty))
+		return set_str(field, dir->size, dir->name, "", err);
+	return p_path(dir, field, v, err);
+}
+
+#define f_optpath f_string
 
 /* an int from dir->lo to dir->hi */
 static int
@@ -250,7 +264,8 @@ f_rule(const struct config_directive *dir, const void *field, char *buf, size_t 
 /* --- the directives ---------------------------------------------------------- */
 
 _Static_assert(sizeof(enum policy_mode) == sizeof(int) && sizeof(enum policy_isolation) == sizeof(int) &&
-    sizeof(enum config_counters) == sizeof(int) && sizeof(enum config_sampler) == sizeof(int),
+    sizeof(enum config_counters) == sizeof(int) && sizeof(enum config_sampler) == sizeof(int) &&
+    sizeof(enum config_backend) == sizeof(int),
     "p_choice writes an int");
 
 static const struct config_choice modes[] = {
@@ -265,6 +280,9 @@ static const struct config_choice counter_modes[] = {
 };
 static const struct config_choice samplers[] = {
 	{ "auto", CONFIG_SAMPLER_AUTO }, { "bpf", CONFIG_SAMPLER_BPF }, { "proc", CONFIG_SAMPLER_PROC }, { NULL, 0 },
+};
+static const struct config_choice backends[] = {
+	{ "libvirt", CONFIG_BACKEND_LIBVIRT }, { "qmp", CONFIG_BACKEND_QMP }, { NULL, 0 },
 };
 static const struct config_choice log_levels[] = {
 	{ "warning", 0 }, { "info", 1 }, { "debug", 2 }, { NULL, 0 },
@@ -281,6 +299,7 @@ static const struct config_choice log_levels[] = {
 /* One row per directive (test_man.sh and test_config.sh read the names,
  * and TUNE, from these lines). */
 const struct config_directive config_directives[] = {
+	DIRECTIVE("backend", choice, backend, RESTART, .choices = backends),
 	DIRECTIVE("uri", string, uri, RESTART),
 	DIRECTIVE("topology", string, topology, RESTART, .empty = "live"),
 	DIRECTIVE("period-ms", int, period_ms, TUNE, .lo = 10, .hi = 600000, .what = "a number of milliseconds"),
@@ -300,6 +319,10 @@ const struct config_directive config_directives[] = {
 	DIRECTIVE("guest-channel-dir", path, guest_channel_dir, RESTART),
 	DIRECTIVE("log-level", choice, log_level, TUNE, .choices = log_levels),
 	DIRECTIVE("qmp-passthrough", bool, qmp_passthrough, RESTART),
+	DIRECTIVE("qmp-socket-glob", path, qmp_socket_glob, RESTART),
+	DIRECTIVE("qmp-hold", bool, qmp_hold, RESTART),
+	DIRECTIVE("policy-dir", optpath, policy_dir, RESTART, .empty = "none"),
+	DIRECTIVE("guest-channel-path", optpath, guest_channel_path, RESTART, .empty = "none"),
 	DIRECTIVE("release-on-exit", bool, release_on_exit, RELOAD),
 	DIRECTIVE("metrics-listen", listen, metrics_listen, RELOAD, .empty = "off"),
 	DIRECTIVE("policy-rule", rule, rules, RELOAD | CONFIG_LIST, .empty = "none"),

@@ -46,7 +46,14 @@ enum config_counters {
 	CONFIG_COUNTERS_ON = 1,                 /* warn when missing */
 };
 
+/* backend: where domains come from (llcd.c) */
+enum config_backend {
+	CONFIG_BACKEND_LIBVIRT = 0,             /* libvirt (agent/live/) */
+	CONFIG_BACKEND_QMP = 1,                 /* QMP sockets, no libvirt (agent/qmpback/) */
+};
+
 struct config {
+	enum config_backend backend;
 	char uri[CONFIG_PATH_MAX];              /* libvirt URI */
 	char topology[CONFIG_PATH_MAX];         /* "" live host, XML file or synthetic */
 	int period_ms;                          /* sampling period */
@@ -67,6 +74,11 @@ struct config {
 	bool release_on_exit;                   /* give domains back on SIGTERM */
 	char metrics_listen[128];               /* "" off, else ADDRESS:PORT (httpd.h) */
 	struct config_rules rules;              /* policy-rule, repeatable */
+	/* backend qmp (qmpback.h) */
+	char qmp_socket_glob[CONFIG_PATH_MAX];
+	bool qmp_hold;                          /* keep the monitor connection */
+	char policy_dir[CONFIG_PATH_MAX];       /* NAME.xml / VMID.xml; "" none */
+	char guest_channel_path[CONFIG_PATH_MAX];       /* %n %i pattern; "" none */
 };
 
 /* One directive: its name, the parser that reads its value into its

@@ -380,10 +380,12 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 {
 	struct agent_step_stats st;
 
+	uint64_t t0 = llcd_mono_ns();
 	d->now_ns = now_ns;
 	if (d->be.ops->tick)
 		d->be.ops->tick(d->be.ctx, now_ns);
 	int rc = agent_loop_step(d->loop, now_ns, &st, err);
+	d->period_ns[d->nperiod++ % STEP_HIST] = llcd_mono_ns() - t0;
 	d->obs_gen++;
 	free_retired(d);
 	if (rc < 0) {
@@ -739,7 +741,7 @@ check_cpus(struct daemon *d)
 int
 daemon_run(struct daemon *d)
 {
-	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = llcd_mono_ns();
+	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = llcd_mono_ns(), ended = 0;
 	struct llcd_err err;
 
 	while (!d->stop) {
@@ -751,7 +753,9 @@ daemon_run(struct daemon *d)
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 		}
 		if (now >= next) {
-			d->late_ns[d->nlate++ % STEP_HIST] = now - next;
+			/* late: since it was due, or since the previous period
+			 * ended if that ran over (its own work is period_us) */
+			d->late_ns[d->nlate++ % STEP_HIST] = now - (next > ended ? next : ended);
 			if (d->be.ops->handle_events && d->be.ops->handle_events(d->be.ctx, now, &err) < 0)
 				log_warnx("%s: %s", d->be.ops->name, err.msg);
 			if (d->watch_cpus)
@@ -762,9 +766,13 @@ daemon_run(struct daemon *d)
 				d->period_hook(d->period_hook_arg);
 			period = (uint64_t)d->cfg.period_ms * 1000000ull;
 			next += period;
+			ended = now = llcd_mono_ns();
 			if (next <= now)
 				next = now + period;    /* never catch up in a burst */
-			continue;
+			/* no continue: the control socket is served between any
+			 * two periods, also when a period's work takes longer
+			 * than the period (it used to run period after period
+			 * then, and llcctl waited for ever) */
 		}
 		struct pollfd pfd[CONTROL_MAX_CLIENTS + 3];
 		int n = d->ctl ? control_pollfds(d->ctl, pfd, CONTROL_MAX_CLIENTS + 1) : 0;
@@ -775,7 +783,7 @@ daemon_run(struct daemon *d)
 		int rk = d->rec ? nfd : -1;     /* recommendations computed */
 		if (rk >= 0)
 			pfd[nfd++] = (struct pollfd){ .fd = recommend_fd(d->rec), .events = POLLIN };
-		int timeout = (int)((next - now) / 1000000ull) + 1;
+		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (d->ctl && control_pending(d->ctl))
 			timeout = 0;    /* requests left over from a dispatch's budget */
 		int rc = poll(pfd, (nfds_t)nfd, timeout);

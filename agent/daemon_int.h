@@ -64,6 +64,10 @@ struct daemon {
 	/* how late each period started (daemon_run), the last STEP_HIST */
 	uint64_t late_ns[STEP_HIST];
 	int nlate;
+	/* what each period cost (daemon_step: observe, policy, apply), the
+	 * last STEP_HIST */
+	uint64_t period_ns[STEP_HIST];
+	int nperiod;
 	/* topology DOMAIN off the loop (recommend.h): the worker (started at
 	 * the first such request), the requests waiting for it, and the
 	 * answers by domain key and placement fingerprint */

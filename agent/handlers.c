@@ -40,6 +40,16 @@ hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
 		json_object_object_add(x, "dry_run", json_object_new_boolean(hi->libvirt.dry_run));
 		json_object_object_add(o, "libvirt", x);
 	}
+	if (hi->have_qmpback) {
+		x = json_object_new_object();
+		json_object_object_add(x, "socket_glob", jstr(hi->qmpback.glob));
+		json_object_object_add(x, "policy_dir", jstr(hi->qmpback.policy_dir));
+		json_object_object_add(x, "sockets", json_object_new_int(hi->qmpback.sockets));
+		json_object_object_add(x, "vms", json_object_new_int(hi->qmpback.vms));
+		json_object_object_add(x, "refusals", json_object_new_int64((int64_t)hi->qmpback.refusals));
+		json_object_object_add(x, "hold", json_object_new_boolean(hi->qmpback.hold));
+		json_object_object_add(o, "qmp", x);
+	}
 	if (hi->core_scheduling_reason[0]) {
 		x = json_object_new_object();
 		json_object_object_add(x, "available", json_object_new_boolean(hi->core_scheduling));
@@ -573,6 +583,11 @@ h_policy_set(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
+	if (d->be.ops->set_annotation == NULL && d->be.ops->proxmox) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end reads the llc-policy from policy files "
+		    "(policy-dir in llcd.conf: VMID.xml or NAME.xml); edit the file", d->be.ops->name);
+		return CTL_E_UNSUPPORTED;
+	}
 	if (d->be.ops->set_annotation == NULL) {
 		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;
@@ -852,7 +867,7 @@ stats_fill(struct daemon *d, json_object *o)
 	const struct agent_obs *ob = agent_loop_obs(d->loop);
 	struct policy_stats ps;
 	int managed = 0;
-	uint64_t p50, p99, l50, l99, lmax;
+	uint64_t p50, p99, l50, l99, lmax, c50, c99, cmax;
 
 	policy_stats(agent_loop_policy(d->loop), &ps);
 	for (int i = 0; ob && i < ob->ndomains; i++) {
@@ -862,6 +877,7 @@ stats_fill(struct daemon *d, json_object *o)
 	}
 	percentiles(d->step_ns, d->nstep, &p50, &p99, NULL);
 	percentiles(d->late_ns, d->nlate, &l50, &l99, &lmax);
+	percentiles(d->period_ns, d->nperiod, &c50, &c99, &cmax);
 	json_object_object_add(o, "backend", jstr(d->be.ops->name));
 	json_object_object_add(o, "uptime_s", json_object_new_double(round((double)(d->now_ns - d->start_ns) / 1e7) / 100));
 	json_object_object_add(o, "periods", json_object_new_int64((int64_t)d->periods));
@@ -889,6 +905,9 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "policy_step_us_p50", json_object_new_double(round((double)p50 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_p99", json_object_new_double(round((double)p99 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_max", json_object_new_double(round((double)d->step_max_ns / 100) / 10));
+	json_object_object_add(o, "period_us_p50", json_object_new_double(round((double)c50 / 100) / 10));
+	json_object_object_add(o, "period_us_p99", json_object_new_double(round((double)c99 / 100) / 10));
+	json_object_object_add(o, "period_us_max", json_object_new_double(round((double)cmax / 100) / 10));
 	json_object_object_add(o, "period_late_us_p50", json_object_new_double(round((double)l50 / 100) / 10));
 	json_object_object_add(o, "period_late_us_p99", json_object_new_double(round((double)l99 / 100) / 10));
 	json_object_object_add(o, "period_late_us_max", json_object_new_double(round((double)lmax / 100) / 10));

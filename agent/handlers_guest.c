@@ -3,6 +3,8 @@
  * topology llcd recommends (topology DOMAIN), writing it to the persistent
  * definition (topology --apply), checking the guest topology against the
  * pins (check), and adding the guest helper's channel (guest-channel). */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "guesttopo.h"
@@ -33,15 +35,81 @@ recommend(struct daemon *d, const struct policy_domain_in *in, struct guesttopo_
 	return recommend_compute(&d->host, in, o->domains, o->ndomains, rec, err);
 }
 
-/* topology DOMAIN's reply. */
+/* Append to buf (len bytes, *o used); past the end *o only grows. */
+static void
+out(char *buf, size_t len, size_t *o, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void
+out(char *buf, size_t len, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + (*o < len ? *o : len - 1), *o < len ? len - *o : 1, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*o += (size_t)n;
+}
+
+/* The recommendation as the lines of a Proxmox VE VM config
+ * (/etc/pve/qemu-server/VMID.conf): sockets and cores (cores per socket;
+ * Proxmox has no dies or threads), numa and numaN (the guest cells, or one
+ * cell bound to the host node), affinity (the CPUs of the pins), and an
+ * args: -smp line where dies or threads must be said (QEMU merges -smp
+ * options, the last value wins, and args: comes last). */
+static int
+proxmox_lines(const struct guesttopo_rec *rec, char *buf, size_t len)
+{
+	const struct policy_guest_topo *g = &rec->topo;
+	struct cpuset all = rec->emulator;
+	char cs[1024];
+	size_t o = 0;
+
+	out(buf, len, &o, "# Proxmox VE: lines for /etc/pve/qemu-server/VMID.conf (or qm set VMID --sockets ... --cores ...),\n"
+	    "# used from the VM's next start; llcd does not edit them\n");
+	out(buf, len, &o, "sockets: %d\n", g->sockets);
+	out(buf, len, &o, "cores: %d\n", g->dies * g->clusters * g->cores * g->threads);
+	if (rec->ncells > 0) {
+		out(buf, len, &o, "numa: 1\n");
+		for (int i = 0; i < rec->ncells; i++) {
+			cpuset_format(&rec->cells[i].vcpus, cs, sizeof(cs));
+			for (char *p = cs; *p; p++)
+				if (*p == ',')
+					*p = ';';
+			out(buf, len, &o, "numa%d: cpus=%s,hostnodes=%d,policy=bind\n", i, cs, rec->cells[i].host_node);
+		}
+	} else if (cpuset_count(&rec->nodeset) == 1) {
+		out(buf, len, &o, "numa: 1\n");
+		out(buf, len, &o, "numa0: cpus=0-%d,hostnodes=%d,policy=bind\n", rec->nvcpus - 1, cpuset_first(&rec->nodeset));
+	}
+	for (int v = 0; v < rec->nvcpus; v++)
+		cpuset_or(&all, &all, &rec->pins[v]);
+	cpuset_format(&all, cs, sizeof(cs));
+	out(buf, len, &o, "affinity: %s\n", cs);
+	if (g->dies > 1 || g->threads > 1) {
+		out(buf, len, &o, "# Proxmox has no dies or threads option: this -smp overrides its own (the last value wins)\n");
+		out(buf, len, &o, "args: -smp %d,sockets=%d,dies=%d,cores=%d,threads=%d\n", rec->nvcpus, g->sockets, g->dies,
+		    g->cores, g->threads);
+	}
+	out(buf, len, &o, "# L3: QEMU describes one L3 cache per guest die (its default l3-cache=on): %d guest die%s, "
+	    "each on one host LLC\n", rec->ndies, rec->ndies == 1 ? "" : "s");
+	out(buf, len, &o, "# affinity is where the whole QEMU process may run; llcd pins each vCPU within it\n");
+	return o < len ? 0 : -1;
+}
+
+/* topology DOMAIN's reply (proxmox: the config lines instead of XML). */
 static json_object *
 rec_reply(const struct topo *t, const char *name, const struct policy_guest_topo *guest,
-          const struct guesttopo_rec *rec)
+          const struct guesttopo_rec *rec, bool proxmox)
 {
 	char text[8192];
 	json_object *o = json_object_new_object();
 
-	guesttopo_format(t, rec, text, sizeof(text));
+	if (proxmox)
+		proxmox_lines(rec, text, sizeof(text));
+	else
+		guesttopo_format(t, rec, text, sizeof(text));
 	json_object_object_add(o, "name", jstr(name));
 	json_object_object_add(o, "current", gtopo_json(guest));
 	json_object *r = gtopo_json(&rec->topo), *reasons = json_object_new_array();
@@ -53,6 +121,7 @@ rec_reply(const struct topo *t, const char *name, const struct policy_guest_topo
 		json_object_array_add(reasons, jstr(rec->reasons[i]));
 	json_object_object_add(o, "reasons", reasons);
 	json_object_object_add(o, "text", jstr(text));
+	json_object_object_add(o, "format", jstr(proxmox ? "proxmox" : "libvirt"));
 	bool same = guest->sockets == rec->topo.sockets && guest->dies == rec->topo.dies &&
 	            guest->cores == rec->topo.cores && guest->threads == rec->topo.threads;
 	json_object_object_add(o, "matches", json_object_new_boolean(same));
@@ -114,7 +183,7 @@ topology_domain_now(struct daemon *d, const struct policy_domain_in *in, struct 
 		guesttopo_rec_free(rec);
 		return CTL_E_INVAL;
 	}
-	req->reply = rec_reply(d->topo, in->name, &in->guest, rec);
+	req->reply = rec_reply(d->topo, in->name, &in->guest, rec, d->be.ops->proxmox);
 	guesttopo_rec_free(rec);
 	return CTL_OK;
 }
@@ -169,7 +238,7 @@ daemon_recommend_ready(struct daemon *d)
 		json_object *reply = NULL;
 		int rc = CTL_OK;
 		if (res->rc == 0) {
-			reply = rec_reply(res->topo, res->name, &res->guest, res->rec);
+			reply = rec_reply(res->topo, res->name, &res->guest, res->rec, d->be.ops->proxmox);
 		} else {
 			rc = res->name[0] ? CTL_E_INVAL : CTL_E_NODOMAIN;
 		}
@@ -215,6 +284,12 @@ daemon_topology_apply(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
+	if (d->be.ops->proxmox) {
+		snprintf(req->error, sizeof(req->error), "llcd does not edit Proxmox VE or QEMU configurations: put the "
+		    "lines of 'llcctl topology %s' in /etc/pve/qemu-server/VMID.conf (or qm set) and restart the VM",
+		    in->name);
+		return CTL_E_UNSUPPORTED;
+	}
 	if (d->be.ops->get_xml == NULL || d->be.ops->define_xml == NULL) {
 		snprintf(req->error, sizeof(req->error), "the %s back-end has no domain XML to rewrite", d->be.ops->name);
 		return CTL_E_UNSUPPORTED;

@@ -20,6 +20,7 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
   ${CMAKE_CURRENT_LIST_DIR}/resctrl.c
   ${CMAKE_CURRENT_LIST_DIR}/memnode.c
+  ${CMAKE_CURRENT_LIST_DIR}/cgcpuset.c
   ${CMAKE_CURRENT_LIST_DIR}/live/live.c
   ${CMAKE_CURRENT_LIST_DIR}/live/domains.c
   ${CMAKE_CURRENT_LIST_DIR}/live/observe.c
@@ -30,8 +31,15 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/live/kcas.c
   ${CMAKE_CURRENT_LIST_DIR}/live/describe.c
   ${CMAKE_CURRENT_LIST_DIR}/live/qmpcheck.c
-  ${CMAKE_CURRENT_LIST_DIR}/live/requests.c)
+  ${CMAKE_CURRENT_LIST_DIR}/live/requests.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/ext.c)
 target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_LIST_DIR}/live)
 target_link_libraries(llcagent_live PUBLIC llcagent_tracer llcagent_core llcagent_guestchan llcpolicy_io llcqmp llcommon_json
                       PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU PkgConfig::NUMA
                       PkgConfig::LIBXML2 PkgConfig::JSONC Threads::Threads)
+
+# the QMP back-end (backend qmp): QEMU without libvirt, on the live
+# back-end's code (agent/qmpback/qmpback.h)
+add_library(llcagent_qmpback STATIC ${CMAKE_CURRENT_LIST_DIR}/qmpback/qmpback.c)
+target_include_directories(llcagent_qmpback PUBLIC ${CMAKE_CURRENT_LIST_DIR}/qmpback)
+target_link_libraries(llcagent_qmpback PUBLIC llcagent_live)

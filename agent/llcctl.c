@@ -130,6 +130,16 @@ print_topology(json_object *r)
 			printf(" (in-kernel tracer)");
 		printf("\n");
 	}
+	json_object *qb;
+	if (json_object_object_get_ex(r, "qmp", &qb)) {
+		int ns = json_object_get_int(json_object_object_get(qb, "sockets"));
+		int nv = json_object_get_int(json_object_object_get(qb, "vms"));
+		printf("qmp:       %s: %d socket%s, %d VM%s, %lld refused connection%s; policy files in %s\n",
+		    js(qb, "socket_glob"), ns, ns == 1 ? "" : "s", nv, nv == 1 ? "" : "s",
+		    (long long)json_object_get_int64(json_object_object_get(qb, "refusals")),
+		    json_object_get_int64(json_object_object_get(qb, "refusals")) == 1 ? "" : "s",
+		    *js(qb, "policy_dir") ? js(qb, "policy_dir") : "(none)");
+	}
 	json_object *kc;
 	if (json_object_object_get_ex(r, "kernel_cas", &kc))
 		printf("kernel cache-aware scheduling: %s\n", json_object_get_string(kc));

@@ -25,4 +25,4 @@ if(SYSTEMD_FOUND)
 endif()
 
 add_executable(llcd ${CMAKE_CURRENT_LIST_DIR}/llcd.c)
-target_link_libraries(llcd PRIVATE llcd_core llcagent_live)
+target_link_libraries(llcd PRIVATE llcd_core llcagent_live llcagent_qmpback)

@@ -84,8 +84,8 @@ by_size_desc(const void *a, const void *b)
 }
 
 /* Keep the MEMNODE_MAX_RANGES largest runs (a process has many small
- * anonymous regions: thread stacks, allocator arenas); runs over limit are
- * not guest RAM. */
+ * anonymous regions: thread stacks, allocator arenas; the ASan build's
+ * allocator makes hundreds); runs over limit are not guest RAM. */
 static void
 keep_run(struct memnode_range *cand, int *nc, const struct memnode_range *run, uint64_t limit)
 {
@@ -106,8 +106,14 @@ keep_run(struct memnode_range *cand, int *nc, const struct memnode_range *run, u
 }
 
 int
-memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, uint64_t limit,
-                   struct memnode_range *out, int max)
+memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memnode_range *out, int max)
+{
+	return memnode_ram_ranges_max(maps, len, ram_hint, 0, out, max);
+}
+
+int
+memnode_ram_ranges_max(const char *maps, size_t len, uint64_t ram_hint, uint64_t limit,
+                       struct memnode_range *out, int max)
 {
 	struct memnode_range cand[MEMNODE_MAX_RANGES], run = { 0, 0 };
 	int nc = 0, n = 0;
@@ -129,7 +135,13 @@ memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, uint64_t lim
 		    q[2] == 'w' && q[3] == '-') {
 			path = skip_fields(q + 1, eol, 4);
 			size_t pl = (size_t)(eol - path);
-			if (ram_path(path, pl)) {
+			if (limit > 0 && e - s > limit) {
+				/* larger than the host's memory: a reservation (a
+				 * sanitizer's shadow, a NORESERVE arena), not RAM,
+				 * and not merged with a region next to it */
+				keep_run(cand, &nc, &run, limit);
+				run.start = run.end = 0;
+			} else if (ram_path(path, pl)) {
 				/* one mapping split into regions: adjacent, same
 				 * perms, same path (the offset differs) */
 				if (run.end == s && run.end > run.start && run_pl == pl &&
@@ -237,7 +249,7 @@ memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r
 		return -1;
 	struct sysinfo si;
 	uint64_t limit = sysinfo(&si) == 0 ? ((uint64_t)si.totalram + si.totalswap) * si.mem_unit : 0;
-	r->nranges = memnode_ram_ranges(maps, len, ram_hint, limit, rg, MEMNODE_MAX_RANGES);
+	r->nranges = memnode_ram_ranges_max(maps, len, ram_hint, limit, rg, MEMNODE_MAX_RANGES);
 	free(maps);
 	if (r->nranges == 0)
 		return llcd_err_set(err, "memory node: pid %d has no guest-RAM mapping", pid);

@@ -16,7 +16,7 @@
  * own heap arenas.
  *
  * Limits: maps is read up to MEMNODE_MAPS_MAX bytes (a process with more
- * mappings is read that far), the MEMNODE_MAX_RANGES largest regions are kept,
+ * mappings is read that far), at most MEMNODE_MAX_RANGES regions are kept (the largest),
  * at most MEMNODE_MAX_PAGES pages are asked per read (evenly spaced over
  * the regions). Reading another process's pages needs ptrace read access
  * (root, or the same user). Nothing read is trusted beyond bounded hex
@@ -54,13 +54,15 @@ struct memnode_result {
 };
 
 /* The guest-RAM regions of a maps text (see above), merged and largest
- * first, into out (at most max). A region larger than limit (0: none) is
- * not guest RAM: memnode_read() passes the host's memory plus swap, which
- * the kernel's overcommit heuristic keeps a guest's RAM below, while a
- * sanitizer's shadow or a reserved arena is larger. Returns how many (0:
- * none). */
-int memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, uint64_t limit,
-                       struct memnode_range *out, int max);
+ * first, into out (at most max). Returns how many (0: none). */
+int memnode_ram_ranges(const char *maps, size_t len, uint64_t ram_hint, struct memnode_range *out, int max);
+/* The same, leaving out regions larger than ram_max bytes (0: no bound):
+ * memnode_read() passes the host's memory plus swap (the kernel's
+ * overcommit heuristic keeps a guest's RAM below it), since a larger
+ * region is a reservation (e.g. AddressSanitizer's shadow, terabytes of
+ * NORESERVE anonymous memory), not guest RAM. */
+int memnode_ram_ranges_max(const char *maps, size_t len, uint64_t ram_hint, uint64_t ram_max,
+                           struct memnode_range *out, int max);
 
 /* Sample up to max_pages (1..MEMNODE_MAX_PAGES) pages of pid's guest RAM
  * (ram_hint: the domain's memory in bytes, 0 unknown). Returns 0 with r

@@ -180,6 +180,14 @@ struct agent_hostinfo {
 		bool irq_check;
 	} tracer;
 	char scenario[256];             /* a simulated host's scenario; "" */
+	bool have_qmpback;              /* the QMP back-end's discovery */
+	struct {
+		char glob[4096];
+		char policy_dir[4096];
+		int sockets, vms;
+		uint64_t refusals;
+		bool hold;
+	} qmpback;
 };
 
 struct agent_ops {
@@ -241,6 +249,10 @@ struct agent_ops {
 	 * first period and again when a reload changes the rules; the back-end
 	 * matches every domain again. */
 	void (*set_rules)(void *ctx, const struct policyrule_set *rules);
+	/* the VMs are QEMU run without libvirt (the QMP back-end): llcctl
+	 * topology speaks Proxmox VE's config lines, and llcd edits no
+	 * VM configuration */
+	bool proxmox;
 };
 
 const char *agent_result_name(enum agent_result r);

@@ -13,30 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
+
 struct resctrl {
 	char root[PATH_MAX];
 	bool occupancy;
 };
-
-/* Read a small file into buf (NUL-terminated); -1 with errno. */
-static int
-read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	int e = errno;
-	close(fd);
-	if (n < 0) {
-		errno = e;
-		return -1;
-	}
-	buf[n] = '\0';
-	return 0;
-}
 
 /* Whether text has word as a whole line. */
 static bool
@@ -70,7 +52,7 @@ resctrl_open(const char *root, struct llcd_err *err)
 		llcd_err_set(err, "resctrl: root path too long");
 		return NULL;
 	}
-	if (read_small(path, feat, sizeof(feat)) < 0) {
+	if (llcd_read_small(path, feat, sizeof(feat)) < 0) {
 		int e = errno;
 		llcd_err_set(err, "no resctrl L3 monitoring at %s (%s: %s)%s", root, path, strerror(e),
 		    e == ENOENT ? "; mount -t resctrl resctrl /sys/fs/resctrl on a host whose CPU has RDT/PQoS "
@@ -202,7 +184,7 @@ read_counter(const char *path, uint64_t *v)
 {
 	char buf[64], *end;
 
-	if (read_small(path, buf, sizeof(buf)) < 0 || buf[0] < '0' || buf[0] > '9')
+	if (llcd_read_small(path, buf, sizeof(buf)) < 0 || buf[0] < '0' || buf[0] > '9')
 		return false;
 	errno = 0;
 	unsigned long long x = strtoull(buf, &end, 10);

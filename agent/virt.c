@@ -900,6 +900,18 @@ to_cpumap(const struct cpuset *cpus, int *maplen)
 	return map;
 }
 
+
+/* Seam: libvirt's test driver (test:// URIs, the scale tests) accepts only
+ * flags 0 (VIR_DOMAIN_AFFECT_CURRENT) for virDomainPinVcpuFlags; on its
+ * running domains that is the live state. Every other driver gets
+ * AFFECT_LIVE, so that a domain that stopped meanwhile fails instead of
+ * having its persistent definition changed. */
+static unsigned
+vcpu_pin_flags(const struct virt *v)
+{
+	return strncmp(v->uri, "test:", 5) == 0 ? 0 : VIR_DOMAIN_AFFECT_LIVE;
+}
+
 static enum virt_result
 pin(struct virt *v, const char *uuid, const char *name, int vcpu, int tid,
     const struct cpuset *cpus, struct llcd_err *err)
@@ -927,7 +939,7 @@ pin(struct virt *v, const char *uuid, const char *name, int vcpu, int tid,
 		goto log;
 	}
 	if (vcpu >= 0)
-		rc = virDomainPinVcpuFlags(dom, (unsigned)vcpu, map, maplen, VIR_DOMAIN_AFFECT_LIVE);
+		rc = virDomainPinVcpuFlags(dom, (unsigned)vcpu, map, maplen, vcpu_pin_flags(v));
 	else
 		rc = virDomainPinEmulator(dom, map, maplen, VIR_DOMAIN_AFFECT_LIVE);
 	r = rc < 0 ? classify_last(v, dom, err, vcpu >= 0 ? "virDomainPinVcpuFlags" : "virDomainPinEmulator") : VIRT_OK;

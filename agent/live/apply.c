@@ -174,8 +174,10 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 		CPU_ZERO_S(sz, set);
 		CPUSET_FOREACH(cpu, cpus)
 			CPU_SET_S((size_t)cpu, sz, set);
-		r = AGENT_OK;
-		if (c->tid <= 0 || sched_setaffinity(c->tid, sz, set) < 0) {
+		r = d->ext ? live_ext_cgroup(l, d, cpus, err) : AGENT_OK;
+		if (r != AGENT_OK)
+			;       /* the cgroup would not allow it (err says why) */
+		else if (c->tid <= 0 || sched_setaffinity(c->tid, sz, set) < 0) {
 			int en = c->tid <= 0 ? ESRCH : errno;
 			llcd_err_set(err, "sched_setaffinity: %s", strerror(en));
 			r = en == ESRCH ? AGENT_GONE : AGENT_PERMANENT;
@@ -222,6 +224,8 @@ live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, boo
 		react_note(l, d, true, false);
 		if (r == AGENT_OK && d->lv_ok)
 			d->lv_emu = *cpus;
+	} else if (!l->cfg.dry_run && d->ext) {
+		r = live_ext_pin_emulator(l, d, cpus, err);
 	}
 	if (r == AGENT_OK) {
 		d->emu_applied = *cpus;

@@ -71,12 +71,14 @@ ldom_free(struct ldom *d)
 	live_mbm_forget(d);
 	guestchan_free(d->gc);
 	qmp_cpus_free(d->qmp);
+	free(d->ext_tids);
+	free(d->ext_annot);
 	free(d->v);
 	free(d);
 }
 
-static void
-dom_remove(struct live *l, struct ldom *d, const char *why)
+void
+ldom_remove(struct live *l, struct ldom *d, const char *why)
 {
 	for (int i = 0; i < l->ndoms; i++) {
 		if (l->doms[i] != d)
@@ -115,8 +117,8 @@ dom_resize(struct ldom *d, int maxvcpus)
 	return 0;
 }
 
-static struct ldom *
-dom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
+struct ldom *
+ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
         int nvcpus, int maxvcpus)
 {
 	struct ldom *d;
@@ -171,7 +173,7 @@ live_set_rules(struct live *l, const struct policyrule_set *rules)
 	l->rules = rules;
 	for (int i = 0; i < l->ndoms; i++) {
 		/* the rule's strings stay until the domain is matched again */
-		if (!l->doms[i]->fake)
+		if (!l->doms[i]->fake || l->doms[i]->ext)
 			l->doms[i]->todo |= LDOM_TODO_ANNOT;
 	}
 }
@@ -192,7 +194,8 @@ apply_rules(struct live *l, struct ldom *d)
 		d->rule = 0;
 		return 0;
 	}
-	if (policyrule_set_need_metadata(l->rules)) {
+	if (policyrule_set_need_metadata(l->rules) && !d->ext && l->virt != NULL) {
+		/* (an ext domain has no domain XML: its name= rules apply) */
 		enum virt_result r = virt_get_xml(l->virt, d->uuid, false, &xml, &e);
 		if (r == VIRT_TRANSIENT)
 			return -1;
@@ -213,6 +216,7 @@ apply_rules(struct live *l, struct ldom *d)
 	if (i < 0)
 		return 0;
 	const struct policyrule *r = &l->rules->r[i];
+	bool same = old == i + 1 && !strcmp(d->rule_where, r->where) && !strcmp(d->rule_match, r->match);
 	d->rule = i + 1;
 	snprintf(d->rule_where, sizeof(d->rule_where), "%s", r->where);
 	snprintf(d->rule_match, sizeof(d->rule_match), "%s", r->match);
@@ -224,7 +228,7 @@ apply_rules(struct live *l, struct ldom *d)
 		return 1;
 	}
 	d->annot_err[0] = '\0';
-	if (fresh || old != d->rule)
+	if (fresh || !same)
 		log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation; policy-rule %d (%s: %s): mode %s, "
 		    "isolation %s", d->rule, r->where, r->match, policy_mode_name(d->annot.mode),
 		    policy_isolation_name(d->annot.isolation));
@@ -245,11 +249,17 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 	bool was = ldom_annotated(d);
 	char old_err[LLCD_ERR_MSG];
 
-	if (l->virt == NULL) {
+	if (d->ext) {
+		/* another source's text (a policy file): the same parser */
+		r = VIRT_OK;
+		if (d->ext_annot != NULL && (xml = strdup(d->ext_annot)) == NULL)
+			return;         /* out of memory: tried again next period */
+	} else if (l->virt == NULL) {
 		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 		return;
+	} else {
+		r = virt_get_annotation(l->virt, d->uuid, &xml, &e);
 	}
-	r = virt_get_annotation(l->virt, d->uuid, &xml, &e);
 	if (r != VIRT_OK) {
 		if (r == VIRT_TRANSIENT)
 			return;         /* LDOM_TODO_ANNOT stays: retried next period */
@@ -281,9 +291,12 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 	if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
 		d->state = LDOM_INVALID;
 		policy_annotation_defaults(&d->annot);
-		snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
+		if (d->ext && d->ext_src[0])
+			snprintf(d->annot_err, sizeof(d->annot_err), "%.200s: %.300s", d->ext_src, e.msg);
+		else
+			snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
 		if (strcmp(old_err, d->annot_err) != 0)
-			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", e.msg);
+			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", d->annot_err);
 	} else {
 		if (!was || !annot_equal(&a, &d->annot))
 			log_dom(LOG_INFO, d->name, -1, 0, "annotation: mode %s, isolation %s, topology %s, %d group%s",
@@ -311,17 +324,17 @@ upsert(struct live *l, const struct virt_domain *vd)
 		 * destroyed): not a new run to place with no threads; the
 		 * stopped event follows (a relist adds a run whose pid stays
 		 * unknown) */
-		dom_remove(l, d, "its QEMU process exited");
+		ldom_remove(l, d, "its QEMU process exited");
 		return;
 	}
 	if (d != NULL && d->pid != vd->pid) {
 		/* a new QEMU (restarted between two looks, or its pid just
 		 * became known): a new key, so the engine places it afresh */
-		dom_remove(l, d, d->pid ? "its QEMU process changed" : "its QEMU pid is known now");
+		ldom_remove(l, d, d->pid ? "its QEMU process changed" : "its QEMU pid is known now");
 		d = NULL;
 	}
 	if (d == NULL) {
-		d = dom_add(l, key, vd->uuid, vd->name, vd->pid, vd->nvcpus, maxv);
+		d = ldom_add(l, key, vd->uuid, vd->name, vd->pid, vd->nvcpus, maxv);
 		if (d == NULL) {
 			log_dom(LOG_WARNING, vd->name, -1, 0, "out of memory; not managed");
 			return;
@@ -363,7 +376,7 @@ refresh_uuid(struct live *l, const char *uuid)
 			ldom_read_annotation(l, d);
 	} else if (r == VIRT_OK || r == VIRT_GONE) {
 		if (d != NULL)
-			dom_remove(l, d, r == VIRT_GONE ? "undefined" : "not running");
+			ldom_remove(l, d, r == VIRT_GONE ? "undefined" : "not running");
 	} else if (r == VIRT_TRANSIENT) {
 		l->need_relist = true;
 	} else {
@@ -456,8 +469,17 @@ ldom_discover(struct live *l, struct ldom *d)
 	for (int i = 0; i < n; i++) {
 		int v = tasks[i].index;
 		struct lvcpu *c;
-		if (tasks[i].kind != PROCSTAT_VCPU || v < 0)
+		if (d->ext) {
+			/* the source named the vCPU threads (QMP thread-id) */
+			v = -1;
+			for (int k = 0; k < d->maxvcpus && d->ext_tids; k++)
+				if (d->ext_tids[k] == tasks[i].tid)
+					v = k;
+			if (v < 0)
+				continue;
+		} else if (tasks[i].kind != PROCSTAT_VCPU || v < 0) {
 			continue;
+		}
 		if (v >= d->nvcpus && l->virt != NULL && !l->need_relist) {
 			/* hot-plugged (setvcpus sends no event): libvirt's
 			 * count is re-read, then the threads again */
@@ -531,21 +553,14 @@ relist(struct live *l)
 			upsert(l, &vds[i]);
 	for (int i = 0; i < l->ndoms; i++) {
 		if (!l->doms[i]->seen) {
-			dom_remove(l, l->doms[i], "not running");
+			ldom_remove(l, l->doms[i], "not running");
 			i--;
 		}
 	}
 	for (int i = 0; i < l->ndoms; i++)
 		if (l->doms[i]->todo & LDOM_TODO_ANNOT)
 			ldom_read_annotation(l, l->doms[i]);
-	if (!l->listed_once) {
-		for (int i = 0; i < l->saved.n; i++)
-			if (ldom_by_key(l, l->saved.doms[i].key) == NULL)
-				log_info("state file: domain %s (%s) is no longer running", l->saved.doms[i].name,
-				    l->saved.doms[i].uuid);
-		l->listed_once = true;
-		l->state_dirty = true;  /* drop what is gone from the file */
-	}
+	live_ext_listed(l);
 	free(vds);
 }
 
@@ -656,7 +671,7 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	snprintf(uuid, sizeof(uuid), "00000000-0000-4000-8000-%012x", (unsigned)pid);
 	if (dom_by_uuid(l, uuid) != NULL)
 		return llcd_err_set(err, "live_add_process: pid %d already added", pid);
-	if ((d = dom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
+	if ((d = ldom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
 		return llcd_err_set(err, "out of memory");
 	d->fake = true;
 	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;

@@ -17,7 +17,9 @@
  *             llcd restarts; a restarted guest is a new domain to the
  *             engine, placed afresh
  *   name, vCPU count, guest topology, QEMU pid
- *   the llc-policy annotation, parsed with annot_parse_metadata(); an
+ *   the llc-policy annotation, parsed with annot_parse_metadata(), or,
+ *             without one, the first llcd.conf policy-rule that matches
+ *             its name or metadata (policyrule.h, set_rules); an
  *             invalid annotation leaves the domain unmanaged (state
  *             LDOM_INVALID; the domain's life is one enum, live_int.h)
  *             and keeps the message for llcctl
@@ -83,6 +85,8 @@ struct live_config {
 	                                 * fake seam; resctrl.h) */
 	unsigned backoff_min_ms, backoff_max_ms;  /* libvirt reconnect; 0: virt.h */
 	const struct coresched_ops *coresched_ops; /* NULL: the real prctl */
+	const char *cgroup_root;        /* cgroup v2 mount; NULL: found in
+	                                 * /proc/self/mountinfo (cgcpuset.h) */
 };
 
 /* sampler (the values of llcd.conf's, config.h enum config_sampler) */
@@ -153,5 +157,37 @@ void live_stats(const struct live *l, struct live_stats *st);
  * name. */
 int live_add_process(struct live *l, const char *name, int pid, int nvcpus,
     const struct policy_annotation *a, struct llcd_err *err);
+
+/* Domains another source finds (the QMP back-end, agent/qmpback/; with
+ * uri "none"). Such a domain is a QEMU process whose vCPU threads the
+ * source names (QMP thread-id by cpu-index), not found by thread name;
+ * its annotation is the text the source gives (a policy file), parsed by
+ * the same parser with the same messages, prefixed by its source; it is
+ * pinned with sched_setaffinity: vCPUs their thread, the emulator every
+ * other thread of the process, and the process's cgroup v2 cpuset is
+ * widened first where it would not allow a pin (cgcpuset.h). Everything
+ * else (sampling, the state file and adoption, back-off, describe) is the
+ * libvirt domains' code. */
+struct live_ext_domain {
+	const char *name;
+	const char *uuid;               /* a UUID; keys are made from it and pid */
+	int pid;
+	int nvcpus;                     /* online vCPUs */
+	int maxvcpus;                   /* >= nvcpus */
+	const int *tids;                /* maxvcpus: vCPU i's thread, 0 none */
+	struct policy_guest_topo guest;
+	const char *channel;            /* the guest helper's socket; NULL none */
+};
+/* Add a running domain; *key receives its key. */
+int live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, struct llcd_err *err);
+/* The domain stopped (its process or socket vanished): forget it. */
+void live_ext_remove(struct live *l, uint64_t key, const char *why);
+/* Its annotation: xml (len bytes; NULL: none) from source (a path, for
+ * messages); read and parsed now. */
+void live_ext_annotation(struct live *l, uint64_t key, const char *xml, size_t len, const char *source);
+/* The domains' source (libvirt's list, or an external back-end) has looked
+ * at everything once: domains of the state file that were not found are
+ * dropped from it. Only the first call does anything. */
+void live_ext_listed(struct live *l);
 
 #endif

@@ -17,6 +17,9 @@
  *   qmpcheck.c  the QMP cross-check of vCPU positions
  *   requests.c  llcctl's requests passed to libvirt (annotation, XML,
  *               guest channel)
+ *   ext.c       domains another source finds (the QMP back-end,
+ *               agent/qmpback/): added, annotated and removed by it,
+ *               pinned with sched_setaffinity (cgcpuset.h)
  *
  * Everything runs on the caller's thread; no locks.
  */
@@ -147,6 +150,12 @@ struct ldom {
 	int nvcpus, maxvcpus;
 	bool persistent;
 	bool fake;                      /* live_add_process: not a libvirt domain */
+	/* a domain of another source (ext.c; fake is set too) */
+	bool ext;
+	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
+	char *ext_annot;                /* the llc-policy element; NULL none */
+	char ext_src[PATH_MAX];         /* where it came from, for messages */
+	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
 	struct policy_guest_topo guest;
 	enum ldom_state state;
 	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
@@ -269,6 +278,11 @@ struct live {
 /* domains.c */
 struct ldom *ldom_by_key(const struct live *l, uint64_t key);
 void ldom_free(struct ldom *d);
+/* A new domain in the table (state NEW, everything to do); NULL: out of memory. */
+struct ldom *ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
+    int nvcpus, int maxvcpus);
+/* Forget a domain (logged: "no longer managed: why"); d is freed. */
+void ldom_remove(struct live *l, struct ldom *d, const char *why);
 /* Read and parse the annotation; a transient libvirt error leaves it for
  * the next period. */
 void ldom_read_annotation(struct live *l, struct ldom *d);
@@ -292,6 +306,16 @@ void live_mbm_close(struct live *l);
 void live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
 /* Remove the domain's group (ldom_free). */
 void live_mbm_forget(struct ldom *d);
+/* ext.c */
+/* Pin the threads of an ext domain's process that are not vCPU threads
+ * (sched_setaffinity each, /proc/PID/task), widening its cgroup cpuset
+ * first where it restricts them. */
+enum agent_result live_ext_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    struct llcd_err *err);
+/* Before a sched_setaffinity of an ext domain's thread: its cgroup v2
+ * cpuset must allow cpus (cgcpuset_allow). */
+enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    struct llcd_err *err);
 
 /* numa.c */
 /* The NUMA node of a managed domain's memory into in (mem_node), read

@@ -258,6 +258,13 @@ open_channel(struct live *l, struct ldom *d)
 	char path[PATH_MAX], *xml = NULL;
 	struct llcd_err e;
 
+	if (d->ext && !d->gc_looked && d->ext_channel[0]) {
+		/* the socket llcd.conf's guest-channel-path names for it */
+		d->gc_looked = true;
+		d->gc = guestchan_new(d->name, d->nvcpus, d->ext_channel, NULL);
+		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", d->ext_channel);
+		return;
+	}
 	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
 		return;
 	d->gc_looked = true;

@@ -118,3 +118,16 @@ computed=$(stat_of recommend_computed) cached=$(stat_of recommend_cached)
 [ "$computed" -ge 41 ] && [ "$computed" -le 45 ] || fail "dry placements computed: $computed, want 41 (40 domains + d0100)"
 [ "$cached" -ge 30 ] || fail "answers from the cache: $cached, want most of the 39 repeats of d0100"
 ok "dry placements off the loop: $computed computed (max $(stat_of recommend_compute_s_max) s each), $cached from the cache"
+
+# a period's work longer than the period (the policy step alone takes tens
+# of ms here): llcd still answers between periods (it used to run period
+# after period and never read its socket again)
+"$llcctl" tune period-ms 10 >/dev/null || fail "tune period-ms 10"
+sleep 1
+p0=$(timeout 10 "$llcctl" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["periods"])') ||
+	fail "llcd does not answer while its periods overrun"
+sleep 1
+p1=$(timeout 10 "$llcctl" --json stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["periods"])') ||
+	fail "llcd does not answer while its periods overrun"
+[ "$p1" -gt "$p0" ] || fail "no period ran between two stats ($p0, $p1)"
+ok "periods that overrun (period 10 ms, $(stat_of period_us_p50) us of work): llcctl answered, periods go on"

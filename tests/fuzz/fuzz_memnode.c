@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_memnode.c - libFuzzer target for the guest-RAM region picker
- * (agent/memnode.c, memnode_ram_ranges()) on arbitrary /proc/PID/maps text
+ * (agent/memnode.c, memnode_ram_ranges_max()) on arbitrary /proc/PID/maps text
  * (a path in it can be any file name a QEMU maps). Bytes 0-1 choose the
  * size hint (0, or 1..65535 MiB), byte 2 the output room (1..64); the rest
  * is the maps text. Checked: no more regions than room, each non-empty,
@@ -25,7 +25,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	hint = (uint64_t)(data[0] | data[1] << 8) << 20;
 	max = 1 + data[2] % MEMNODE_MAX_RANGES;
-	n = memnode_ram_ranges((const char *)data + 3, size - 3, hint, 1ull << 40, r, max);
+	n = memnode_ram_ranges_max((const char *)data + 3, size - 3, hint, 1ull << 40, r, max);
 	if (n < 0 || n > max)
 		abort();
 	for (int i = 0; i < n; i++) {

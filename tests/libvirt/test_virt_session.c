@@ -10,7 +10,8 @@
  *
  * In order: connect and list; define -> lifecycle event, listing with
  * topology; annotation set/get/remove -> metadata-change events; pinning
- * a stopped domain -> gone; start -> pid file, vCPU threads by name,
+ * a stopped domain -> gone; the guest channel added to a stopped domain's
+ * definition once (by name, its directory created); start -> pid file, vCPU threads by name,
  * vcpupin/emulatorpin seen in the kernel's affinity, tunable event,
  * current pins, permanent errors logged with domain/vCPU/TID; the live
  * back-end makes no pin call for a pin the kernel and libvirt already have; vCPU
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libvirt/libvirt.h>
@@ -320,6 +322,65 @@ test_running_pin(void **state)
 	virDomainFree(dom);
 }
 
+/* llcctl guest-channel --add through the live back-end on a domain that
+ * is defined and not running (looked up by name): the channel goes into
+ * the persistent definition once, its directory is created with its
+ * parents, a second --add changes nothing, an unknown name is "no domain". */
+static void
+test_channel_stopped(void **state)
+{
+	static const char xml[] =
+		"<domain type='qemu'><name>llcd-virt-test-ch</name><memory unit='MiB'>64</memory><vcpu>1</vcpu>"
+		"<os><type arch='x86_64' machine='pc'>hvm</type></os>"
+		"<devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices></domain>";
+	struct live_config cfg;
+	struct llcd_err err;
+	struct topo *t;
+	struct live *l;
+	virDomainPtr dom;
+	char dir[128], chdir_[160], path[256], path2[256], *def;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "/tmp/llcd-chan-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(chdir_, sizeof(chdir_), "%s/run/llcd/channels", dir);
+	assert_non_null(dom = virDomainDefineXML(C.raw, xml));
+	assert_non_null(t = topo_load(NULL, &err));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = C.lvd.uri;
+	cfg.pid_dir = C.lvd.pid_dir;
+	cfg.topo = t;
+	cfg.state_dir = "";
+	cfg.counters = -1;
+	cfg.sampler = LIVE_SAMPLER_PROC;
+	cfg.guest_channel_dir = chdir_;
+	if ((l = live_new(&cfg, &err)) == NULL)
+		fail_msg("live_new: %s", err.msg);
+	assert_int_equal(live_agent_ops.add_guest_channel(l, 0, "llcd-virt-test-ch", false, path, sizeof(path), &err), 0);
+	assert_int_equal(stat(chdir_, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(strncmp(path, chdir_, strlen(chdir_)), 0);
+	assert_int_equal(live_agent_ops.add_guest_channel(l, 0, "llcd-virt-test-ch", false, path2, sizeof(path2), &err), 1);
+	assert_string_equal(path, path2);
+	assert_non_null(def = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE));
+	char *p = strstr(def, "name='org.llcd.guest.0'");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "name='org.llcd.guest.0'"));
+	free(def);
+	assert_int_equal(live_agent_ops.add_guest_channel(l, 0, "llcd-virt-test-none", false, path, sizeof(path), &err), -2);
+	assert_non_null(strstr(err.msg, "no domain 'llcd-virt-test-none' is defined"));
+	live_free(l);
+	topo_free(t);
+	assert_int_equal(virDomainUndefine(dom), 0);
+	virDomainFree(dom);
+	for (char *q = chdir_ + strlen(chdir_); q > chdir_ + strlen(dir); q--)
+		if (*q == '/' || q == chdir_ + strlen(chdir_)) {
+			*q = '\0';
+			rmdir(chdir_);
+		}
+	rmdir(dir);
+}
+
 /* The live back-end on the running domain: a pin that the kernel and
  * libvirt already have (vCPU 1 on the last CPU, the emulator on CPU 0,
  * from test_running_pin; at start they would come from <vcpupin> and
@@ -496,6 +557,7 @@ main(void)
 		cmocka_unit_test(test_connect_define_list),
 		cmocka_unit_test(test_annotation),
 		cmocka_unit_test(test_pin_stopped),
+		cmocka_unit_test(test_channel_stopped),
 		cmocka_unit_test(test_running_pin),
 		cmocka_unit_test(test_live_in_place),
 		cmocka_unit_test(test_hotplug),

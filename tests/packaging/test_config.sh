@@ -17,6 +17,7 @@ out=$("$llcd" -n -f "$conf") || fail "llcd -n rejects $conf: $out"
 [ "$out" = "llcd: configuration OK" ] || fail "llcd -n: $out"; ok "llcd -n accepts packaging/llcd.conf"
 
 cat > "$work/want" <<'WANT'
+backend libvirt
 uri qemu:///system
 topology live
 period-ms 1000
@@ -35,6 +36,10 @@ state-dir /var/lib/llcd
 guest-channel-dir /run/llcd/channels
 log-level info
 qmp-passthrough no
+qmp-socket-glob /var/run/qemu-server/*.qmp
+qmp-hold no
+policy-dir /etc/llcd/policy
+guest-channel-path none
 release-on-exit no
 metrics-listen off
 policy-rule none

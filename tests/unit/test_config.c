@@ -120,6 +120,10 @@ test_table(void **state)
 		snprintf(c.state_dir, sizeof(c.state_dir), "/d");
 		snprintf(c.guest_channel_dir, sizeof(c.guest_channel_dir), "/c");
 		snprintf(c.metrics_listen, sizeof(c.metrics_listen), "9");
+		c.backend = CONFIG_BACKEND_QMP, c.qmp_hold = true;
+		snprintf(c.qmp_socket_glob, sizeof(c.qmp_socket_glob), "/q/*.qmp");
+		snprintf(c.policy_dir, sizeof(c.policy_dir), "/p");
+		snprintf(c.guest_channel_path, sizeof(c.guest_channel_path), "/ch/%%n.sock");
 		assert_int_equal(config_set(&c, "policy-rule", "name=x mode=static", &err), 0);
 		assert_false(config_same(&c, &def, d));         /* every field was changed above */
 		assert_int_equal(config_set(&c, d->name, buf, &err), 0);
@@ -127,7 +131,7 @@ test_table(void **state)
 		config_copy(&c, &def, d);
 		assert_true(config_same(&c, &def, d));
 	}
-	assert_int_equal(n, 21);
+	assert_int_equal(n, 26);
 	assert_null(config_directive("bogus"));
 	config_list(CONFIG_TUNE, list, sizeof(list));
 	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
@@ -201,7 +205,7 @@ test_policy_rules(void **state)
 	assert_int_equal(config_parse(&c2, out, "nv.conf", &err), 0);
 	assert_int_equal(c2.rules.n, 2);
 	assert_true(config_same(&c, &c2, config_directive("policy-rule")));
-	assert_string_equal(c2.rules.r[1].where, "nv.conf:22");
+	assert_string_equal(c2.rules.r[1].where, "nv.conf:27");       /* the line -nv printed it on */
 	free(out);
 
 	/* none: printed when there are no rules */

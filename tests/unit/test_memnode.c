@@ -19,6 +19,7 @@
 
 #include "memnode.h"
 #include "topo_hwloc.h"
+#include "test_file.h"
 
 #define MiB (1ull << 20)
 
@@ -26,19 +27,11 @@ static char *
 slurp(const char *name, size_t *len)
 {
 	char path[1024];
-	FILE *f;
-	char *buf;
 
 	snprintf(path, sizeof(path), "%s/proc/maps/%s", LLCD_FIXTURES, name);
-	f = fopen(path, "r");
-	if (f == NULL)
+	if (access(path, R_OK) != 0)
 		fail_msg("%s: missing fixture (tests/fixtures/proc/maps/record.sh)", path);
-	buf = malloc(1 << 20);
-	assert_non_null(buf);
-	*len = fread(buf, 1, (1 << 20) - 1, f);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
+	return test_read_file(path, len);
 }
 
 /* A TCG QEMU with 256 MiB: the guest RAM is the one 256 MiB rw-p anonymous
@@ -53,7 +46,7 @@ test_ranges_qemu_anon(void **state)
 
 	(void)state;
 	for (int hint = 0; hint < 2; hint++) {
-		int n = memnode_ram_ranges(maps, len, hint ? 256 * MiB : 0, 0, r, MEMNODE_MAX_RANGES);
+		int n = memnode_ram_ranges(maps, len, hint ? 256 * MiB : 0, r, MEMNODE_MAX_RANGES);
 		assert_int_equal(n, 1);
 		assert_int_equal(r[0].end - r[0].start, 256 * MiB);
 	}
@@ -69,7 +62,7 @@ test_ranges_qemu_memfd(void **state)
 	char want[64];
 
 	(void)state;
-	int n = memnode_ram_ranges(maps, len, 256 * MiB, 0, r, MEMNODE_MAX_RANGES);
+	int n = memnode_ram_ranges(maps, len, 256 * MiB, r, MEMNODE_MAX_RANGES);
 	assert_int_equal(n, 1);
 	assert_int_equal(r[0].end - r[0].start, 256 * MiB);
 	snprintf(want, sizeof(want), "%llx-", (unsigned long long)r[0].start);
@@ -105,11 +98,11 @@ test_ranges_edge(void **state)
 
 	(void)state;
 	struct memnode_range all[8];
-	int n = memnode_ram_ranges(maps, sizeof(maps) - 1, 0, 0, all, 8);
+	int n = memnode_ram_ranges(maps, sizeof(maps) - 1, 0, all, 8);
 	assert_int_equal(n, 1);                 /* the 256 MiB region; the rest < 1/4 of it */
 	assert_int_equal(all[0].start, 0x80000000);
 	assert_int_equal(all[0].end, 0x90000000);
-	n = memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, 0, all, 8);
+	n = memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, all, 8);
 	assert_int_equal(n, 5);                 /* without it: largest first, then by address */
 	assert_int_equal(all[0].start, 0x1000000);
 	assert_int_equal(all[0].end, 0x3000000);
@@ -118,31 +111,51 @@ test_ranges_edge(void **state)
 	assert_int_equal(all[3].start, 0x70000000);
 	assert_int_equal(all[3].end, 0x71000000);
 	assert_int_equal(all[4].start, 0x71000000);
-	assert_int_equal(memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, 0, r, 2), 2);  /* at most max */
-	n = memnode_ram_ranges(maps, sizeof(maps) - 1, 32 * MiB, 0, r, 4);
+	assert_int_equal(memnode_ram_ranges(maps, strstr(maps, "80000000-") - maps, 0, r, 2), 2);  /* at most max */
+	n = memnode_ram_ranges(maps, sizeof(maps) - 1, 32 * MiB, r, 4);
 	assert_int_equal(n, 1);
 	assert_int_equal(r[0].start, 0x1000000);        /* the first of the largest matching */
-	assert_int_equal(memnode_ram_ranges("", 0, 0, 0, r, 4), 0);
-	/* a region over the limit (the host's memory and swap) is not guest
-	 * RAM: an ASan shadow, a reserved arena */
+	assert_int_equal(memnode_ram_ranges("", 0, 0, r, 4), 0);
+	/* a region larger than the host's memory is a reservation, not RAM
+	 * (AddressSanitizer's shadow is terabytes of rw-p anonymous memory:
+	 * test_live's reader found it under the ASan build) */
 	static const char shadow[] =
-	    "7fff7000-10007fff8000 rw-p 00000000 00:00 0\n"            /* 16 TiB */
-	    "600000000000-600004000000 rw-p 00000000 00:00 0\n";        /* 64 MiB */
-	assert_int_equal(memnode_ram_ranges(shadow, sizeof(shadow) - 1, 0, 0, r, 4), 1);
-	assert_int_equal(r[0].start, 0x7fff7000);
-	assert_int_equal(memnode_ram_ranges(shadow, sizeof(shadow) - 1, 0, 1ull << 40, r, 4), 1);
-	assert_int_equal(r[0].start, 0x600000000000);
-	/* 100 small regions (stacks, arenas) before the guest RAM: the
-	 * largest are kept, whatever comes first */
-	char many[100 * 64 + 128];
-	size_t o = 0;
-	for (int i = 0; i < 100; i++)
-		o += (size_t)snprintf(many + o, sizeof(many) - o, "%x-%x rw-p 00000000 00:00 0\n",
-		    0x1000000 + i * 0x200000, 0x1100000 + i * 0x200000);
-	o += (size_t)snprintf(many + o, sizeof(many) - o, "40000000-44000000 rw-p 00000000 00:00 0\n");
-	assert_int_equal(memnode_ram_ranges(many, o, 0, 0, r, 4), 1);
-	assert_int_equal(r[0].start, 0x40000000);
-	assert_int_equal(r[0].end, 0x44000000);
+	    "7fff8000-8fff8000 rw-p 00000000 00:00 0\n"                /* 256 MiB */
+	    "100000000000-110000000000 rw-p 00000000 00:00 0\n"        /* 16 TiB, and right after it */
+	    "110000000000-110020000000 rw-p 00000000 00:00 0\n";       /* 512 MiB */
+	n = memnode_ram_ranges(shadow, sizeof(shadow) - 1, 0, r, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].start, 0x100000000000ull);               /* unbounded: shadow + RAM merged */
+	assert_int_equal(r[0].end, 0x110020000000ull);
+	n = memnode_ram_ranges_max(shadow, sizeof(shadow) - 1, 0, 24ull << 30, r, 4);
+	assert_int_equal(n, 2);                                         /* within 24 GiB: the RAM alone */
+	assert_int_equal(r[0].start, 0x110000000000ull);
+	assert_int_equal(r[0].end, 0x110020000000ull);
+	assert_int_equal(r[1].start, 0x7fff8000);                       /* and the 256 MiB (>= 1/4 of it) */
+	/* more small regions than MEMNODE_MAX_RANGES before the RAM (the
+	 * ASan build's allocator makes hundreds): the largest are kept */
+	char many[8192];
+	size_t ml = 0;
+	for (int i = 0; i < MEMNODE_MAX_RANGES + 10; i++)
+		ml += (size_t)snprintf(many + ml, sizeof(many) - ml, "%llx-%llx rw-p 00000000 00:00 0\n",
+		    0x600000000000ull + (unsigned long long)i * 0x20000, 0x600000000000ull + (unsigned long long)i * 0x20000 + 0x10000);
+	ml += (size_t)snprintf(many + ml, sizeof(many) - ml, "7f0000000000-7f0020000000 rw-p 00000000 00:00 0\n");
+	n = memnode_ram_ranges(many, ml, 0, r, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].start, 0x7f0000000000ull);
+}
+
+/* An anonymous region of exactly len bytes between two PROT_NONE pages,
+ * so that it merges with no neighbour in maps; NULL on failure. */
+static char *
+fenced(size_t len, int flags)
+{
+	char *p = mmap(NULL, len + 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	p = mmap(p + 4096, len, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
 }
 
 /* The real reader on this machine (one node): a child maps and touches
@@ -164,17 +177,13 @@ test_real_node0(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);      /* never outlive a failed test */
-		char *a = mmap(NULL, 32 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		char *g = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);  /* a gap */
-		char *b = mmap(NULL, 48 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		char *a = fenced(32 * MiB, MAP_PRIVATE);
+		char *b = fenced(48 * MiB, MAP_SHARED);
 		/* two backends: 320 MiB touched, 1280 MiB not (largest by far,
 		 * also above a sanitizer's 256 MiB low shadow) */
-		char *g2 = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		char *c2 = mmap(NULL, 320 * MiB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		char *g3 = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		char *d = mmap(NULL, 1280 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (a == MAP_FAILED || g == MAP_FAILED || b == MAP_FAILED || g2 == MAP_FAILED || c2 == MAP_FAILED ||
-		    g3 == MAP_FAILED || d == MAP_FAILED)
+		char *c2 = fenced(320 * MiB, MAP_PRIVATE);
+		char *d = fenced(1280 * MiB, MAP_SHARED | MAP_NORESERVE);
+		if (a == NULL || b == NULL || c2 == NULL || d == NULL)
 			_exit(1);
 		memset(a, 1, 32 * MiB);
 		memset(c2, 1, 320 * MiB);

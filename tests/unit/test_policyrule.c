@@ -14,27 +14,16 @@
 #include <unistd.h>
 
 #include "policyrule.h"
+#include "test_file.h"
 
 static char *
 slurp(const char *name)
 {
 	char path[512];
-	FILE *f;
-	char *buf;
-	long n;
+	size_t len;
 
 	snprintf(path, sizeof(path), "%s/domains/%s", LLCD_FIXTURES, name);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	return test_read_file(path, &len);
 }
 
 /* a set of the rules given, one a string */

@@ -15,23 +15,10 @@
 #include <libvirt/virterror.h>
 
 #include "virt.h"
+#include "test_file.h"
 
 #define FIX LLCD_FIXTURES "/libvirt"
 
-static char *
-slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-
-	assert_non_null(f);
-	buf = malloc(1 << 20);
-	assert_non_null(buf);
-	*len = fread(buf, 1, (1 << 20) - 1, f);
-	buf[*len] = '\0';
-	fclose(f);
-	return buf;
-}
 
 static void
 test_classify(void **state)
@@ -66,7 +53,7 @@ test_domain_xml(void **state)
 	size_t len;
 	char *xml;
 
-	xml = slurp(FIX "/domain-running.xml", &len);
+	xml = test_read_file(FIX "/domain-running.xml", &len);
 	memset(&d, 0, sizeof(d));
 	assert_int_equal(virt_parse_domain_xml(xml, len, &d, &err), 0);
 	assert_string_equal(d.name, "llcd-fixture");
@@ -80,7 +67,7 @@ test_domain_xml(void **state)
 	assert_int_equal(d.topo.threads, 2);
 	free(xml);
 
-	xml = slurp(FIX "/domain-inactive.xml", &len);
+	xml = test_read_file(FIX "/domain-inactive.xml", &len);
 	assert_int_equal(virt_parse_domain_xml(xml, len, &d, &err), 0);
 	assert_int_equal(d.maxvcpus, 4);
 	free(xml);

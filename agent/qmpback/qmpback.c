@@ -1,0 +1,1001 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* qmpback.c - the QMP back-end (qmpback.h): QEMU processes found by their
+ * QMP sockets, handed to the live back-end's code as ext domains. */
+#include "qmpback.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "annotation_xml.h"
+#include "clock.h"
+#include "log.h"
+#include "qmp.h"
+#include "virt.h"
+
+#define RESCAN_NS 5000000000ull
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 60000
+#define NQUERIES 4
+
+/* A socket's life (struct qvm.st):
+ *   WAIT       not connected; connect at retry_ns
+ *   HANDSHAKE  connecting, greeting, qmp_capabilities (deadline)
+ *   QUERY      the four queries sent (deadline)
+ *   HELD       hold: connected, reading events
+ *   CLOSED     done and closed (not hold), or its QEMU exited and the
+ *              socket has not come back yet */
+enum qvm_state { QVM_WAIT, QVM_HANDSHAKE, QVM_QUERY, QVM_HELD, QVM_CLOSED };
+
+static const char *const queries[NQUERIES] = {
+	"query-name", "query-uuid", "query-cpus-fast", "query-hotpluggable-cpus",
+};
+
+struct qvm {
+	char path[PATH_MAX];
+	char id[NAME_MAX + 1];          /* basename without .qmp: the VMID */
+	enum qvm_state st;
+	struct qmp *q;
+	int qfd;                        /* registered in epoll; -1 */
+	uint64_t deadline_ns, retry_ns;
+	int backoff_ms;
+	char why[LLCD_ERR_MSG];         /* the last refusal, said once */
+	uint64_t ids[NQUERIES];
+	struct json_object *ret[NQUERIES];
+	bool done[NQUERIES];
+	int pid, uid;                   /* the peer (SO_PEERCRED) */
+	int pidfd;
+	uint64_t key;                   /* in live; 0 none */
+	char name[POLICY_NAME];
+	/* the policy file last read: which, and its identity */
+	char pol_path[PATH_MAX];
+	struct stat pol_st;
+	bool pol_have;
+	bool seen;
+	bool shut_down;                 /* hold: SHUTDOWN heard */
+};
+
+struct qmpback {
+	struct live *live;
+	char glob[PATH_MAX], dir[PATH_MAX], policy_dir[PATH_MAX], channel[PATH_MAX];
+	bool hold;
+	int timeout_ms;
+	const char *proc_root;
+	int epfd, infd, wd_sock, wd_pol;
+	struct qvm **vms;
+	int n, cap;
+	uint64_t next_scan_ns;
+	bool scan_now, listed;
+	uint64_t started_ns;
+	int added;
+	struct qmpback_stats st;
+};
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static bool
+plain_name(const char *s)
+{
+	if (s[0] == '\0' || s[0] == '.' || strlen(s) > 200)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    *p == '.' || *p == '_' || *p == '-'))
+			return false;
+	return true;
+}
+
+int
+qmpback_expand(const char *pattern, const char *name, const char *vmid, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		const char *ins = NULL;
+		char one[2] = { *p, '\0' };
+		if (*p == '%' && p[1]) {
+			p++;
+			ins = *p == 'n' ? (plain_name(name) ? name : vmid) : *p == 'i' ? vmid : *p == '%' ? "%" : NULL;
+			if (ins == NULL) {
+				one[0] = '%';
+				ins = one;
+				p--;
+			}
+		} else {
+			ins = one;
+		}
+		size_t k = strlen(ins);
+		if (o + k >= len)
+			return -1;
+		memcpy(buf + o, ins, k);
+		o += k;
+	}
+	buf[o] = '\0';
+	return 0;
+}
+
+static void
+ep_set(struct qmpback *q, struct qvm *v)
+{
+	int fd = v->q ? qmp_fd(v->q) : -1;
+	struct epoll_event ev = { .data.ptr = v };
+
+	if (fd < 0) {
+		if (v->qfd >= 0)
+			epoll_ctl(q->epfd, EPOLL_CTL_DEL, v->qfd, NULL);
+		v->qfd = -1;
+		return;
+	}
+	ev.events = EPOLLIN | ((qmp_poll_events(v->q) & POLLOUT) ? EPOLLOUT : 0);
+	if (v->qfd == fd) {
+		epoll_ctl(q->epfd, EPOLL_CTL_MOD, fd, &ev);
+	} else {
+		if (v->qfd >= 0)
+			epoll_ctl(q->epfd, EPOLL_CTL_DEL, v->qfd, NULL);
+		epoll_ctl(q->epfd, EPOLL_CTL_ADD, fd, &ev);
+		v->qfd = fd;
+	}
+}
+
+static void
+clear_replies(struct qvm *v)
+{
+	for (int i = 0; i < NQUERIES; i++) {
+		json_object_put(v->ret[i]);
+		v->ret[i] = NULL;
+		v->done[i] = false;
+		v->ids[i] = 0;
+	}
+}
+
+static void
+close_conn(struct qmpback *q, struct qvm *v)
+{
+	if (v->qfd >= 0)
+		epoll_ctl(q->epfd, EPOLL_CTL_DEL, v->qfd, NULL);
+	v->qfd = -1;
+	qmp_free(v->q);
+	v->q = NULL;
+	clear_replies(v);
+}
+
+static void
+drop_vm_domain(struct qmpback *q, struct qvm *v, const char *why)
+{
+	if (v->key != 0) {
+		live_ext_remove(q->live, v->key, why);
+		q->st.vms_removed++;
+	}
+	v->key = 0;
+	v->pol_have = false;
+	v->pol_path[0] = '\0';
+	if (v->pidfd >= 0) {
+		epoll_ctl(q->epfd, EPOLL_CTL_DEL, v->pidfd, NULL);
+		close(v->pidfd);
+	}
+	v->pidfd = -1;
+}
+
+/* A connection failed: close it and try again after a back-off; a reason
+ * is said once (a new reason is said again). */
+static void
+refuse(struct qmpback *q, struct qvm *v, uint64_t now, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void
+refuse(struct qmpback *q, struct qvm *v, uint64_t now, const char *fmt, ...)
+{
+	char msg[LLCD_ERR_MSG];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	close_conn(q, v);
+	q->st.refusals++;
+	if (strcmp(msg, v->why) != 0)
+		log_warnx("QMP socket %s: %s; tried again after a back-off (up to %d s)", v->path, msg,
+		    BACKOFF_MAX_MS / 1000);
+	else
+		log_debug("QMP socket %s: %s (again)", v->path, msg);
+	snprintf(v->why, sizeof(v->why), "%s", msg);
+	v->retry_ns = now + (uint64_t)v->backoff_ms * 1000000ull;
+	v->backoff_ms = v->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : v->backoff_ms * 2;
+	v->st = QVM_WAIT;
+}
+
+/* ---- the policy file ------------------------------------------------------- */
+
+static void
+policy_check(struct qmpback *q, struct qvm *v, bool force)
+{
+	char cand[2][PATH_MAX];
+	const char *path = "";
+	struct stat st;
+	int nc = 0;
+
+	if (v->key == 0)
+		return;
+	if (!q->policy_dir[0]) {
+		if (force)      /* no files: the policy-rules alone */
+			live_ext_annotation(q->live, v->key, NULL, 0, "");
+		return;
+	}
+	if (snprintf(cand[nc], sizeof(cand[0]), "%s/%s.xml", q->policy_dir, v->id) < (int)sizeof(cand[0]))
+		nc++;
+	if (plain_name(v->name) && strcmp(v->name, v->id) != 0 &&
+	    snprintf(cand[nc], sizeof(cand[0]), "%s/%s.xml", q->policy_dir, v->name) < (int)sizeof(cand[0]))
+		nc++;
+	for (int i = 0; i < nc; i++) {
+		if (stat(cand[i], &st) == 0) {
+			path = cand[i];
+			break;
+		}
+	}
+	if (path[0] == '\0') {
+		if (v->pol_have || force) {
+			if (v->pol_have)
+				log_dom(LOG_INFO, v->name, -1, 0, "policy file %s removed", v->pol_path);
+			live_ext_annotation(q->live, v->key, NULL, 0, "");
+		}
+		v->pol_have = false;
+		v->pol_path[0] = '\0';
+		return;
+	}
+	if (!force && v->pol_have && strcmp(path, v->pol_path) == 0 && st.st_ino == v->pol_st.st_ino &&
+	    st.st_dev == v->pol_st.st_dev && st.st_size == v->pol_st.st_size &&
+	    st.st_mtim.tv_sec == v->pol_st.st_mtim.tv_sec && st.st_mtim.tv_nsec == v->pol_st.st_mtim.tv_nsec)
+		return;
+	v->pol_have = true;
+	v->pol_st = st;
+	memcpy(v->pol_path, path, strlen(path) + 1);      /* both PATH_MAX */
+	q->st.policy_reads++;
+	char *buf = malloc(ANNOT_XML_MAX + 2);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n = -1;
+	if (buf != NULL && fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		n = read(fd, buf, ANNOT_XML_MAX + 1);
+	else if (fd >= 0)
+		errno = EINVAL;
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		log_dom(LOG_WARNING, v->name, -1, 0, "policy file %s: %s; left unannotated", path,
+		    buf == NULL ? "out of memory" : errno == EINVAL ? "not a regular file" : strerror(errno));
+		live_ext_annotation(q->live, v->key, NULL, 0, path);
+	} else {
+		/* over ANNOT_XML_MAX: the parser says so */
+		log_dom(LOG_INFO, v->name, -1, 0, "policy file %s", path);
+		live_ext_annotation(q->live, v->key, buf, (size_t)n, path);
+	}
+	free(buf);
+}
+
+/* ---- the VM from the replies ----------------------------------------------- */
+
+static bool
+is_task(const struct qmpback *q, int pid, int tid)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "%s/%d/task/%d", q->proc_root ? q->proc_root : "/proc", pid, tid);
+	return access(p, F_OK) == 0;
+}
+
+static void
+make_uuid(const char *path, char *buf, size_t len)
+{
+	uint64_t h = 1469598103934665603ull, g = 0x9e3779b97f4a7c15ull;
+
+	for (const char *p = path; *p; p++) {
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+		g = (g ^ (unsigned char)*p) * 0x100000001b3ull + 7;
+	}
+	snprintf(buf, len, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)(h >> 32), (unsigned)(h >> 16) & 0xffff,
+	    (unsigned)h & 0xfff, (unsigned)(g >> 52) & 0xfff, (unsigned long long)(g & 0xffffffffffffull));
+}
+
+/* All four answers are in: check them and add the VM. */
+static void
+vm_from_replies(struct qmpback *q, struct qvm *v, uint64_t now)
+{
+	struct qmp_cpus *cpus = NULL;
+	struct qmp_hotcpus *hot = NULL;
+	struct llcd_err e;
+	struct json_object *x;
+	char uuid[40], name[POLICY_NAME], chan[PATH_MAX];
+	int *tids = NULL, nv = 0, maxv = 0;
+	struct policy_guest_topo g = { 1, 1, 1, 1, 1 };
+	int ms = 0, md = 0, mc = 0, mco = 0, mt = 0;
+
+	if (v->ret[2] == NULL) {
+		refuse(q, v, now, "query-cpus-fast failed");
+		return;
+	}
+	if (qmp_cpus_parse(v->ret[2], &cpus, &e) < 0) {
+		refuse(q, v, now, "%s", e.msg);
+		return;
+	}
+	/* the name: query-name, else the VMID */
+	name[0] = '\0';
+	if (v->ret[0] && json_object_object_get_ex(v->ret[0], "name", &x) && json_object_is_type(x, json_type_string))
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, json_object_get_string(x));
+	for (char *p = name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == ' ')
+			*p = '_';
+	if (name[0] == '\0')
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, v->id);
+	uuid[0] = '\0';
+	if (v->ret[1] && json_object_object_get_ex(v->ret[1], "UUID", &x) && json_object_is_type(x, json_type_string) &&
+	    strspn(json_object_get_string(x), "0-") != strlen(json_object_get_string(x)) &&
+	    strlen(json_object_get_string(x)) == 36)
+		snprintf(uuid, sizeof(uuid), "%s", json_object_get_string(x));
+	if (uuid[0] == '\0' || virt_uuid_key(uuid) == 0)
+		make_uuid(v->path, uuid, sizeof(uuid));
+	if (v->ret[3] && qmp_hotcpus_parse(v->ret[3], &hot, &e) == 0) {
+		for (size_t i = 0; i < hot->n; i++) {
+			const struct qmp_cpu_props *p = &hot->cpu[i].props;
+			maxv += hot->cpu[i].vcpus_count > 0 ? hot->cpu[i].vcpus_count : 1;
+			ms = p->socket_id > ms ? p->socket_id : ms;
+			md = p->die_id > md ? p->die_id : md;
+			mc = p->cluster_id > mc ? p->cluster_id : mc;
+			mco = p->core_id > mco ? p->core_id : mco;
+			mt = p->thread_id > mt ? p->thread_id : mt;
+		}
+	} else {
+		for (size_t i = 0; i < cpus->n; i++) {
+			const struct qmp_cpu_props *p = &cpus->cpu[i].props;
+			ms = p->socket_id > ms ? p->socket_id : ms;
+			md = p->die_id > md ? p->die_id : md;
+			mc = p->cluster_id > mc ? p->cluster_id : mc;
+			mco = p->core_id > mco ? p->core_id : mco;
+			mt = p->thread_id > mt ? p->thread_id : mt;
+		}
+	}
+	g.sockets = ms + 1;
+	g.dies = md + 1;
+	g.clusters = mc + 1;
+	g.cores = mco + 1;
+	g.threads = mt + 1;
+	for (size_t i = 0; i < cpus->n; i++)
+		if (cpus->cpu[i].cpu_index + 1 > nv)
+			nv = cpus->cpu[i].cpu_index + 1;
+	int topo_n = g.sockets * g.dies * g.clusters * g.cores * g.threads;
+	if (maxv < nv)
+		maxv = nv;
+	if (topo_n > maxv && topo_n <= CPUSET_MAX)
+		maxv = topo_n;
+	if (nv < 1 || maxv > CPUSET_MAX) {
+		refuse(q, v, now, "query-cpus-fast: %d vCPUs (max %d), want 1..%d", nv, maxv, CPUSET_MAX);
+		goto out;
+	}
+	if ((tids = calloc((size_t)maxv, sizeof(int))) == NULL) {
+		refuse(q, v, now, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < cpus->n; i++) {
+		int idx = cpus->cpu[i].cpu_index, tid = (int)cpus->cpu[i].tid;
+		if (idx < 0 || tids[idx] != 0) {
+			refuse(q, v, now, "query-cpus-fast: cpu-index %d twice or negative", idx);
+			goto out;
+		}
+		for (int k = 0; k < maxv; k++)
+			if (tids[k] == tid) {
+				refuse(q, v, now, "query-cpus-fast: thread-id %d for two vCPUs", tid);
+				goto out;
+			}
+		/* the peer may name only its own threads */
+		if (!is_task(q, v->pid, tid)) {
+			refuse(q, v, now, "vCPU %d: thread-id %d is not a thread of the socket's process (pid %d)", idx,
+			    tid, v->pid);
+			goto out;
+		}
+		tids[idx] = tid;
+	}
+	chan[0] = '\0';
+	if (q->channel[0] && qmpback_expand(q->channel, name, v->id, chan, sizeof(chan)) < 0) {
+		log_warnx("QMP socket %s: guest-channel-path too long for %s; no channel", v->path, name);
+		chan[0] = '\0';
+	}
+	struct live_ext_domain xd = {
+		.name = name, .uuid = uuid, .pid = v->pid, .nvcpus = nv, .maxvcpus = maxv, .tids = tids,
+		.guest = g, .channel = chan[0] ? chan : NULL,
+	};
+	if (live_ext_add(q->live, &xd, &v->key, &e) < 0) {
+		refuse(q, v, now, "%s", e.msg);
+		goto out;
+	}
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	log_dom(LOG_INFO, name, -1, 0, "from QMP socket %s: guest topology %d socket%s, %d die%s, %d core%s, %d thread%s",
+	    v->path, g.sockets, g.sockets == 1 ? "" : "s", g.dies, g.dies == 1 ? "" : "s", g.cores,
+	    g.cores == 1 ? "" : "s", g.threads, g.threads == 1 ? "" : "s");
+	q->st.vms_added++;
+	q->added++;
+	v->why[0] = '\0';
+	v->backoff_ms = BACKOFF_MIN_MS;
+	v->shut_down = false;
+	/* a pidfd: QEMU's exit is heard at once */
+	if (v->pidfd < 0) {
+		v->pidfd = (int)syscall(SYS_pidfd_open, v->pid, 0);
+		if (v->pidfd >= 0) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+			epoll_ctl(q->epfd, EPOLL_CTL_ADD, v->pidfd, &ev);
+		}
+	}
+	policy_check(q, v, true);
+	clear_replies(v);
+	if (q->hold) {
+		v->st = QVM_HELD;
+	} else {
+		close_conn(q, v);
+		v->st = QVM_CLOSED;
+	}
+out:
+	free(tids);
+	qmp_cpus_free(cpus);
+	qmp_hotcpus_free(hot);
+}
+
+/* ---- one socket's connection --------------------------------------------- */
+
+static void
+send_queries(struct qmpback *q, struct qvm *v, uint64_t now)
+{
+	struct llcd_err e;
+
+	clear_replies(v);
+	for (int i = 0; i < NQUERIES; i++) {
+		if (qmp_send(v->q, queries[i], NULL, &v->ids[i], &e) < 0) {
+			refuse(q, v, now, "%s: %s", queries[i], e.msg);
+			return;
+		}
+	}
+	v->st = QVM_QUERY;
+	v->deadline_ns = now + (uint64_t)q->timeout_ms * 1000000ull;
+}
+
+static void
+start_connect(struct qmpback *q, struct qvm *v, uint64_t now)
+{
+	struct llcd_err e;
+	struct stat st;
+
+	if (lstat(v->path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		v->st = QVM_WAIT;
+		v->retry_ns = now + RESCAN_NS;
+		return;
+	}
+	if ((v->q = qmp_new()) == NULL) {
+		v->retry_ns = now + 1000000000ull;
+		return;
+	}
+	q->st.connects++;
+	if (qmp_connect_start(v->q, v->path, &e) < 0) {
+		refuse(q, v, now, "%s", e.msg);
+		return;
+	}
+	v->st = QVM_HANDSHAKE;
+	v->deadline_ns = now + (uint64_t)q->timeout_ms * 1000000ull;
+	ep_set(q, v);
+}
+
+static void
+handle_event(struct qmpback *q, struct qvm *v, struct json_object *ev, uint64_t now)
+{
+	const char *name = qmp_event_name(ev);
+
+	q->st.events++;
+	if (strcmp(name, "SHUTDOWN") == 0) {
+		log_dom(LOG_INFO, v->name, -1, 0, "QMP SHUTDOWN: the guest shut down");
+		drop_vm_domain(q, v, "the guest shut down (QMP SHUTDOWN)");
+		v->shut_down = true;
+	} else if (strcmp(name, "STOP") == 0) {
+		log_dom(LOG_INFO, v->name, -1, 0, "QMP STOP: paused (pins stay)");
+	} else if (strcmp(name, "RESUME") == 0) {
+		log_dom(LOG_INFO, v->name, -1, 0, "QMP RESUME: running");
+		if (v->key == 0 && v->st == QVM_HELD)
+			send_queries(q, v, now);        /* after a SHUTDOWN and reset */
+	}
+}
+
+static void
+step_conn(struct qmpback *q, struct qvm *v, uint64_t now)
+{
+	struct llcd_err e;
+	struct json_object *ev;
+
+	if (v->q == NULL)
+		return;
+	if (qmp_step(v->q, &e) < 0) {
+		if (v->key != 0 && v->st == QVM_HELD) {
+			/* the monitor closed under a VM: its exit is the pidfd's to say */
+			log_dom(LOG_INFO, v->name, -1, 0, "QMP connection closed: %s", e.msg);
+			close_conn(q, v);
+			v->st = QVM_CLOSED;
+			return;
+		}
+		refuse(q, v, now, "%s", e.msg);
+		return;
+	}
+	if (v->st == QVM_HANDSHAKE && qmp_state(v->q) == QMP_STATE_READY) {
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		if (getsockopt(qmp_fd(v->q), SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.pid <= 0) {
+			refuse(q, v, now, "no peer credentials (SO_PEERCRED): %s", strerror(errno));
+			return;
+		}
+		if (cr.uid != 0 && cr.uid != geteuid()) {
+			refuse(q, v, now, "its process (pid %d) runs as uid %u, not root or llcd's user", (int)cr.pid,
+			    (unsigned)cr.uid);
+			return;
+		}
+		if (v->key != 0 && v->pid != cr.pid)
+			drop_vm_domain(q, v, "its QEMU process changed");
+		v->pid = cr.pid;
+		v->uid = (int)cr.uid;
+		send_queries(q, v, now);
+		if (v->q == NULL)
+			return;
+	}
+	if (v->st == QVM_QUERY) {
+		bool all = true;
+		for (int i = 0; i < NQUERIES; i++) {
+			if (v->done[i])
+				continue;
+			struct json_object *ret = NULL;
+			enum qmp_rc rc = qmp_reply_take(v->q, v->ids[i], &ret, &e);
+			if (rc == QMP_PENDING) {
+				all = false;
+				continue;
+			}
+			if (rc == QMP_OK) {
+				v->ret[i] = ret;
+			} else {
+				json_object_put(ret);
+				if (rc == QMP_ERR_CONN) {
+					refuse(q, v, now, "%s", e.msg);
+					return;
+				}
+				if (i == 2) {
+					refuse(q, v, now, "query-cpus-fast: %s", e.msg);
+					return;
+				}
+			}
+			v->done[i] = true;
+		}
+		if (all)
+			vm_from_replies(q, v, now);
+	}
+	while (v->q != NULL && (ev = qmp_event_next(v->q)) != NULL) {
+		handle_event(q, v, ev, now);
+		json_object_put(ev);
+	}
+	if (v->q != NULL)
+		ep_set(q, v);
+}
+
+/* ---- the socket list ------------------------------------------------------- */
+
+static struct qvm *
+vm_find(const struct qmpback *q, const char *path)
+{
+	for (int i = 0; i < q->n; i++)
+		if (strcmp(q->vms[i]->path, path) == 0)
+			return q->vms[i];
+	return NULL;
+}
+
+static void
+vm_free(struct qmpback *q, struct qvm *v, const char *why)
+{
+	drop_vm_domain(q, v, why);
+	close_conn(q, v);
+	free(v);
+}
+
+static void
+scan(struct qmpback *q, uint64_t now)
+{
+	glob_t gl;
+	int rc;
+
+	q->st.scans++;
+	q->next_scan_ns = now + RESCAN_NS;
+	q->scan_now = false;
+	if (q->wd_sock < 0 && (q->wd_sock = inotify_add_watch(q->infd, q->dir, IN_CREATE | IN_DELETE |
+	    IN_MOVED_TO | IN_MOVED_FROM | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)) >= 0)
+		log_info("watching %s for QMP sockets (%s)", q->dir, q->glob);
+	if (q->policy_dir[0] && q->wd_pol < 0)
+		q->wd_pol = inotify_add_watch(q->infd, q->policy_dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE |
+		    IN_DELETE | IN_MOVED_FROM | IN_ATTRIB);
+	for (int i = 0; i < q->n; i++)
+		q->vms[i]->seen = false;
+	rc = glob(q->glob, GLOB_NOSORT, NULL, &gl);
+	for (size_t i = 0; rc == 0 && i < gl.gl_pathc; i++) {
+		const char *p = gl.gl_pathv[i];
+		struct stat st;
+		struct qvm *v;
+		if (lstat(p, &st) < 0 || !S_ISSOCK(st.st_mode) || strlen(p) >= sizeof(v->path))
+			continue;       /* not a socket (a symlink, a file): never connected */
+		if ((v = vm_find(q, p)) != NULL) {
+			v->seen = true;
+			continue;
+		}
+		if (q->n == q->cap) {
+			int nc = q->cap ? q->cap * 2 : 16;
+			struct qvm **nv = realloc(q->vms, sizeof(*nv) * (size_t)nc);
+			if (nv == NULL)
+				break;
+			q->vms = nv;
+			q->cap = nc;
+		}
+		if ((v = calloc(1, sizeof(*v))) == NULL)
+			break;
+		snprintf(v->path, sizeof(v->path), "%s", p);
+		const char *base = strrchr(p, '/');
+		snprintf(v->id, sizeof(v->id), "%s", base ? base + 1 : p);
+		size_t bl = strlen(v->id);
+		if (bl > 4 && strcmp(v->id + bl - 4, ".qmp") == 0)
+			v->id[bl - 4] = '\0';
+		v->qfd = v->pidfd = -1;
+		v->backoff_ms = BACKOFF_MIN_MS;
+		v->retry_ns = now;
+		v->st = QVM_WAIT;
+		v->seen = true;
+		q->vms[q->n++] = v;
+		log_debug("QMP socket %s found", p);
+	}
+	if (rc == 0)
+		globfree(&gl);
+	for (int i = 0; i < q->n; i++) {
+		if (q->vms[i]->seen)
+			continue;
+		log_debug("QMP socket %s gone", q->vms[i]->path);
+		vm_free(q, q->vms[i], "its QMP socket is gone");
+		memmove(&q->vms[i], &q->vms[i + 1], sizeof(q->vms[0]) * (size_t)(q->n - i - 1));
+		q->n--;
+		i--;
+	}
+}
+
+static void
+drain_inotify(struct qmpback *q)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(q->infd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ie = (struct inotify_event *)p;
+			if (ie->wd == q->wd_sock && (ie->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)))
+				q->wd_sock = -1;        /* watched again at the rescan */
+			else if (ie->wd == q->wd_pol && (ie->mask & IN_IGNORED))
+				q->wd_pol = -1;
+			if (ie->wd == q->wd_sock && ie->len && (ie->mask & (IN_CREATE | IN_MOVED_TO | IN_ATTRIB))) {
+				/* a socket (re)made: connect now, whatever its back-off */
+				char path[PATH_MAX];
+				struct qvm *v = NULL;
+				if (snprintf(path, sizeof(path), "%s/%s", q->dir, ie->name) < (int)sizeof(path))
+					v = vm_find(q, path);
+				if (v != NULL && (v->st == QVM_WAIT || v->st == QVM_CLOSED) && v->key == 0) {
+					v->retry_ns = 0;
+					v->backoff_ms = BACKOFF_MIN_MS;
+					v->st = QVM_WAIT;
+				}
+			}
+			q->scan_now = true;
+			p += sizeof(*ie) + ie->len;
+		}
+	}
+}
+
+int
+qmpback_handle(struct qmpback *q, uint64_t now)
+{
+	/* the epoll fd is level-triggered and only tells the daemon to call
+	 * here: every connection and pidfd is looked at below, which is what
+	 * clears its readiness */
+	drain_inotify(q);
+	if (q->scan_now || now >= q->next_scan_ns)
+		scan(q, now);
+	for (int i = 0; i < q->n; i++) {
+		struct qvm *v = q->vms[i];
+		/* QEMU exited (pidfd readable) */
+		if (v->pidfd >= 0) {
+			struct pollfd p = { .fd = v->pidfd, .events = POLLIN };
+			if (poll(&p, 1, 0) == 1) {
+				log_dom(LOG_INFO, v->name, -1, v->pid, "QEMU exited");
+				drop_vm_domain(q, v, "its QEMU process exited");
+				close_conn(q, v);
+				v->st = QVM_WAIT;       /* a new QEMU may bind the socket again */
+				v->retry_ns = now + (uint64_t)BACKOFF_MIN_MS * 1000000ull;
+				v->why[0] = '\0';
+			}
+		}
+		switch (v->st) {
+		case QVM_WAIT:
+			if (now >= v->retry_ns)
+				start_connect(q, v, now);
+			if (v->st != QVM_HANDSHAKE)
+				break;
+			/* the connect may be done already */
+			__attribute__((fallthrough));
+		case QVM_HANDSHAKE:
+		case QVM_QUERY:
+		case QVM_HELD:
+			step_conn(q, v, now);
+			if ((v->st == QVM_HANDSHAKE || v->st == QVM_QUERY) && now >= v->deadline_ns)
+				refuse(q, v, now, "no %s within %d ms", v->st == QVM_HANDSHAKE ?
+				    "QMP greeting and capabilities" : "answer to the queries", q->timeout_ms);
+			break;
+		case QVM_CLOSED:
+			break;
+		}
+		if (v->key != 0)
+			policy_check(q, v, false);
+	}
+	/* the first look is over once every socket was tried (or 3 timeouts
+	 * later): the state file forgets the domains not found */
+	if (!q->listed) {
+		bool busy = false;
+		for (int i = 0; i < q->n; i++)
+			busy |= (q->vms[i]->st == QVM_HANDSHAKE || q->vms[i]->st == QVM_QUERY) ||
+			    (q->vms[i]->st == QVM_WAIT && q->vms[i]->retry_ns <= now && q->vms[i]->why[0] == '\0');
+		if (!busy || now > q->started_ns + 3ull * (uint64_t)q->timeout_ms * 1000000ull) {
+			live_ext_listed(q->live);
+			q->listed = true;
+		}
+	}
+	q->st.sockets = q->n;
+	q->st.vms = 0;
+	for (int i = 0; i < q->n; i++)
+		q->st.vms += q->vms[i]->key != 0;
+	int n = q->added;
+	q->added = 0;
+	return n;
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+struct qmpback *
+qmpback_new(struct live *l, const struct qmpback_config *cfg, struct llcd_err *err)
+{
+	struct qmpback *q;
+	const char *g = cfg->socket_glob && cfg->socket_glob[0] ? cfg->socket_glob : QMPBACK_DEFAULT_GLOB;
+	char *slash;
+
+	if (g[0] != '/')
+		return llcd_err_set(err, "qmp-socket-glob '%s': want an absolute path", g), NULL;
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return llcd_err_set(err, "out of memory"), NULL;
+	q->live = l;
+	q->epfd = q->infd = q->wd_sock = q->wd_pol = -1;
+	if (snprintf(q->glob, sizeof(q->glob), "%s", g) >= (int)sizeof(q->glob) ||
+	    snprintf(q->policy_dir, sizeof(q->policy_dir), "%s", cfg->policy_dir ? cfg->policy_dir : "") >=
+	    (int)sizeof(q->policy_dir) ||
+	    snprintf(q->channel, sizeof(q->channel), "%s", cfg->channel_path ? cfg->channel_path : "") >=
+	    (int)sizeof(q->channel)) {
+		llcd_err_set(err, "qmp back-end: a path is too long");
+		goto fail;
+	}
+	snprintf(q->dir, sizeof(q->dir), "%s", q->glob);
+	slash = strrchr(q->dir, '/');
+	if (slash == q->dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (strpbrk(q->dir, "*?[") != NULL) {
+		llcd_err_set(err, "qmp-socket-glob '%s': wildcards only in the file name (inotify watches one directory)", g);
+		goto fail;
+	}
+	q->hold = cfg->hold;
+	q->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : QMPBACK_TIMEOUT_MS;
+	q->proc_root = cfg->proc_root;
+	if ((q->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (q->infd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {
+		llcd_err_set(err, "qmp back-end: %s", strerror(errno));
+		goto fail;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	if (epoll_ctl(q->epfd, EPOLL_CTL_ADD, q->infd, &ev) < 0) {
+		llcd_err_set(err, "qmp back-end: epoll: %s", strerror(errno));
+		goto fail;
+	}
+	q->started_ns = llcd_mono_ns();
+	q->scan_now = true;
+	log_info("QMP back-end: sockets %s, policy files %s, guest channels %s, monitor %s", q->glob,
+	    q->policy_dir[0] ? q->policy_dir : "(none)", q->channel[0] ? q->channel : "(none)",
+	    q->hold ? "held (events)" : "closed after the queries");
+	return q;
+fail:
+	qmpback_free(q);
+	return NULL;
+}
+
+void
+qmpback_free(struct qmpback *q)
+{
+	if (q == NULL)
+		return;
+	for (int i = 0; i < q->n; i++) {
+		/* fail-static: the domains keep their pins; only llcd's view goes */
+		close_conn(q, q->vms[i]);
+		if (q->vms[i]->pidfd >= 0)
+			close(q->vms[i]->pidfd);
+		free(q->vms[i]);
+	}
+	free(q->vms);
+	if (q->infd >= 0)
+		close(q->infd);
+	if (q->epfd >= 0)
+		close(q->epfd);
+	free(q);
+}
+
+int
+qmpback_event_fd(const struct qmpback *q)
+{
+	return q->epfd;
+}
+
+void
+qmpback_stats(const struct qmpback *q, struct qmpback_stats *st)
+{
+	*st = q->st;
+}
+
+/* ---- the ops table: the live back-end's entries, discovery of our own --- */
+
+static int
+h_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	struct qmpback *q = ctx;
+
+	qmpback_handle(q, now_ns);
+	return live_agent_ops.observe(q->live, now_ns, obs, err);
+}
+
+static enum agent_result
+h_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
+{
+	return live_agent_ops.apply(((struct qmpback *)ctx)->live, a, err);
+}
+
+static void
+h_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg)
+{
+	live_agent_ops.report(((struct qmpback *)ctx)->live, a, r, msg);
+}
+
+static bool
+h_counters(void *ctx)
+{
+	return live_agent_ops.counters(((struct qmpback *)ctx)->live);
+}
+
+static int
+h_event_fd(void *ctx)
+{
+	return qmpback_event_fd(ctx);
+}
+
+static int
+h_handle_events(void *ctx, uint64_t now_ns, struct llcd_err *err)
+{
+	(void)err;
+	return qmpback_handle(ctx, now_ns);
+}
+
+static int
+h_describe(void *ctx, uint64_t key, struct agent_dominfo *out)
+{
+	struct qmpback *q = ctx;
+	int rc = live_agent_ops.describe(q->live, key, out);
+
+	if (rc == 0) {
+		for (int i = 0; i < q->n; i++)
+			if (q->vms[i]->key == key)
+				snprintf(out->qmp, sizeof(out->qmp), "vCPU threads and guest topology from QMP (%.200s)%s%.200s",
+				    q->vms[i]->path, q->vms[i]->pol_have ? ", policy file " : "",
+				    q->vms[i]->pol_have ? q->vms[i]->pol_path : "");
+		out->have_qmp = false;
+		for (int v = 0; v < out->nvcpu_info; v++)
+			out->vcpus[v].qmp[0] = '\0';
+	}
+	return rc;
+}
+
+static int
+h_describe_host(void *ctx, struct agent_hostinfo *out)
+{
+	struct qmpback *q = ctx;
+	int rc = live_agent_ops.describe_host(q->live, out);
+
+	out->have_qmpback = true;
+	snprintf(out->qmpback.glob, sizeof(out->qmpback.glob), "%s", q->glob);
+	snprintf(out->qmpback.policy_dir, sizeof(out->qmpback.policy_dir), "%s", q->policy_dir);
+	out->qmpback.sockets = q->st.sockets;
+	out->qmpback.vms = q->st.vms;
+	out->qmpback.refusals = q->st.refusals;
+	out->qmpback.hold = q->hold;
+	return rc;
+}
+
+static int
+h_get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
+{
+	struct qmpback *q = ctx;
+
+	*xml = NULL;
+	for (int i = 0; i < q->n; i++) {
+		struct qvm *v = q->vms[i];
+		if (v->key != key || !v->pol_have)
+			continue;
+		FILE *f = fopen(v->pol_path, "re");
+		if (f == NULL)
+			return llcd_err_set(err, "%s: %s", v->pol_path, strerror(errno));
+		char *buf = calloc(1, ANNOT_XML_MAX + 1);
+		if (buf != NULL)
+			(void)!fread(buf, 1, ANNOT_XML_MAX, f);
+		fclose(f);
+		*xml = buf;
+		return buf ? 0 : llcd_err_set(err, "out of memory");
+	}
+	return 0;
+}
+
+static bool
+h_is_running(void *ctx, uint64_t key)
+{
+	return live_agent_ops.is_running(((struct qmpback *)ctx)->live, key);
+}
+
+static void
+h_set_topology(void *ctx, const struct topo *t)
+{
+	live_agent_ops.set_topology(((struct qmpback *)ctx)->live, t);
+}
+
+static void
+h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
+{
+	live_agent_ops.pin_counts(((struct qmpback *)ctx)->live, calls, in_place);
+}
+
+static void
+h_set_rules(void *ctx, const struct policyrule_set *rules)
+{
+	live_agent_ops.set_rules(((struct qmpback *)ctx)->live, rules);
+}
+
+const struct agent_ops qmpback_agent_ops = {
+	.name = "qmp",
+	.observe = h_observe,
+	.apply = h_apply,
+	.report = h_report,
+	.counters = h_counters,
+	.event_fd = h_event_fd,
+	.handle_events = h_handle_events,
+	.describe = h_describe,
+	.describe_host = h_describe_host,
+	.get_annotation = h_get_annotation,
+	.is_running = h_is_running,
+	.set_topology = h_set_topology,
+	.pin_counts = h_pin_counts,
+	.set_rules = h_set_rules,
+	.proxmox = true,
+};

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test_qmpback.c - the QMP back-end (agent/qmpback/) and the cgroup v2
+ * cpuset helper (agent/cgcpuset.c).
+ *
+ * The back-end runs on the real live back-end (uri "none") against QMP
+ * peers played by threads of this test: a peer that answers like QEMU 7.2
+ * (greeting and replies as recorded in tests/fixtures/qmp) naming threads of
+ * this process as its vCPUs, and hostile ones. The real stack (TCG QEMU,
+ * Proxmox's command line) is e2e_qmp_backend.
+ *
+ * The cgroup tests use a directory tree in the shape of cgroup v2 files:
+ * this machine's cgroup v2 hierarchy has no cpuset controller (cpuset is
+ * bound to v1 here), so the real files cannot be written (a seam for what
+ * this machine lacks).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cgcpuset.h"
+#include "clock.h"
+#include "live.h"
+#include "log.h"
+#include "policyrule.h"
+#include "qmpback.h"
+#include "topo.h"
+#include "topo_hwloc.h"
+
+static char tmp[64];
+
+static void
+put(const char *rel, const char *text)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%.500s", tmp, rel);
+	assert_non_null(f = fopen(p, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+get(const char *rel, char *buf, size_t len)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%.500s", tmp, rel);
+	assert_non_null(f = fopen(p, "r"));
+	assert_non_null(fgets(buf, (int)len, f));
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static int
+setup_tmp(void **state)
+{
+	(void)state;
+	snprintf(tmp, sizeof(tmp), "/tmp/test_qmpback.XXXXXX");
+	assert_non_null(mkdtemp(tmp));
+	return 0;
+}
+
+static int
+teardown_tmp(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- cgcpuset ---------------------------------------------------------- */
+
+static void
+test_cgcpuset(void **state)
+{
+	char dir[512], buf[1024], p[512];
+	struct cpuset want;
+	struct llcd_err e;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/proc/123", tmp);
+	assert_int_equal(system(((void)snprintf(buf, sizeof(buf), "mkdir -p %s %s/cg/qemu.slice/100.scope", p, tmp), buf)), 0);
+	put("proc/123/cgroup", "0::/qemu.slice/100.scope\n");
+	snprintf(p, sizeof(p), "%s/proc", tmp);
+	snprintf(buf, sizeof(buf), "%s/cg", tmp);
+	assert_int_equal(cgcpuset_dir(p, buf, 123, dir, sizeof(dir), &e), 0);
+	snprintf(buf, sizeof(buf), "%s/cg/qemu.slice/100.scope", tmp);
+	assert_string_equal(dir, buf);
+	/* a path the kernel cannot give */
+	put("proc/123/cgroup", "0::/../etc\n");
+	assert_int_equal(cgcpuset_dir(p, tmp, 123, dir, sizeof(dir), &e), -1);
+	assert_non_null(strstr(e.msg, "unexpected cgroup path '/../etc'"));
+	put("proc/123/cgroup", "0::/qemu.slice/100.scope\n");
+	assert_int_equal(cgcpuset_dir(p, tmp, 123, dir, sizeof(dir), &e), 0);
+	snprintf(dir, sizeof(dir), "%s/cg/qemu.slice/100.scope", tmp);
+
+	/* no cpuset controller: nothing to do */
+	cpuset_parse(&want, "2", &e);
+	assert_int_equal(cgcpuset_allow(dir, &want, &e), CGCPUSET_OK);
+	/* allowed already: nothing written */
+	put("cg/qemu.slice/100.scope/cpuset.cpus.effective", "0-3\n");
+	put("cg/qemu.slice/100.scope/cpuset.cpus", "\n");
+	assert_int_equal(cgcpuset_allow(dir, &want, &e), CGCPUSET_OK);
+	get("cg/qemu.slice/100.scope/cpuset.cpus", buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	/* the VM's own cpuset.cpus restricts it: widened by the pin's CPUs */
+	put("cg/qemu.slice/100.scope/cpuset.cpus.effective", "0\n");
+	put("cg/qemu.slice/100.scope/cpuset.cpus", "0\n");
+	put("cg/qemu.slice/cpuset.cpus.effective", "0-3\n");
+	assert_int_equal(cgcpuset_allow(dir, &want, &e), CGCPUSET_WIDENED);
+	get("cg/qemu.slice/100.scope/cpuset.cpus", buf, sizeof(buf));
+	assert_string_equal(buf, "0,2");
+	assert_non_null(strstr(e.msg, "cpuset.cpus widened to 0,2"));
+	/* the parent does not allow it: refused, nothing written */
+	put("cg/qemu.slice/100.scope/cpuset.cpus", "0\n");
+	put("cg/qemu.slice/cpuset.cpus.effective", "0-1\n");
+	assert_int_equal(cgcpuset_allow(dir, &want, &e), CGCPUSET_REFUSED);
+	snprintf(buf, sizeof(buf), "cgroup %s allows only CPUs 0-1 (its parent %s/cg/qemu.slice), which llcd does not "
+	    "change, not 2", dir, tmp);
+	assert_string_equal(e.msg, buf);
+	get("cg/qemu.slice/100.scope/cpuset.cpus", buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	/* no cpuset.cpus of its own: the restriction is a parent's */
+	put("cg/qemu.slice/100.scope/cpuset.cpus", "\n");
+	assert_int_equal(cgcpuset_allow(dir, &want, &e), CGCPUSET_REFUSED);
+	assert_non_null(strstr(e.msg, "(from a parent cgroup, which llcd does not change)"));
+	/* garbage in a file */
+	put("cg/qemu.slice/100.scope/cpuset.cpus.effective", "zz\n");
+	assert_int_equal(cgcpuset_allow(dir, &want, &e), CGCPUSET_ERROR);
+	assert_non_null(strstr(e.msg, "cpuset.cpus.effective: "));
+}
+
+static void
+test_expand(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(qmpback_expand("/run/llcd/channels/%n.sock", "web1", "100", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/run/llcd/channels/web1.sock");
+	assert_int_equal(qmpback_expand("/c/%i-%n%%%x", "web1", "100", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/c/100-web1%%x");
+	/* a name that is not a plain file name: the VMID instead */
+	assert_int_equal(qmpback_expand("/c/%n.sock", "../../etc/x", "100", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/c/100.sock");
+	assert_int_equal(qmpback_expand("/c/%n.sock", "a b", "101", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/c/101.sock");
+	assert_int_equal(qmpback_expand("/a-very-long-directory-name/for/the/channel/%n.sock", "name", "1", buf, 40), -1);
+}
+
+/* ---- the back-end against peers played by threads ------------------------ */
+
+#define GREETING "{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 0, \"minor\": 2, \"major\": 7}, " \
+	"\"package\": \"Debian 1:7.2+dfsg-7+deb12u6\"}, \"capabilities\": [\"oob\"]}}\r\n"
+
+enum peer_kind { PEER_QEMU, PEER_GARBAGE, PEER_SILENT, PEER_LIAR };
+
+struct peer {
+	enum peer_kind kind;
+	char path[108];
+	int lfd;
+	pthread_t th;
+	atomic_int tids[2];             /* PEER_QEMU: "vCPU" threads of this process */
+	atomic_int stop;
+	atomic_int conn;                /* PEER_QEMU: the connection being served; -1 */
+};
+
+static void
+reply(int c, const char *line, const struct peer *p)
+{
+	char out[2048];
+	const char *id = strstr(line, "\"id\"");
+	long n = id ? strtol(strchr(id, ':') + 1, NULL, 10) : -1;
+	int tid0 = p->kind == PEER_LIAR ? 1 : p->tids[0], tid1 = p->tids[1];
+
+	if (strstr(line, "qmp_capabilities"))
+		snprintf(out, sizeof(out), "{\"return\": {}, \"id\": %ld}\r\n", n);
+	else if (strstr(line, "query-name"))
+		snprintf(out, sizeof(out), "{\"return\": {\"name\": \"web1\"}, \"id\": %ld}\r\n", n);
+	else if (strstr(line, "query-uuid"))
+		snprintf(out, sizeof(out), "{\"return\": {\"UUID\": \"00000000-0000-0000-0000-000000000000\"}, \"id\": %ld}\r\n", n);
+	else if (strstr(line, "query-cpus-fast"))
+		snprintf(out, sizeof(out), "{\"return\": [{\"thread-id\": %d, \"props\": {\"core-id\": 0, \"thread-id\": 0, "
+		    "\"die-id\": 0, \"socket-id\": 0}, \"qom-path\": \"/machine/unattached/device[0]\", \"cpu-index\": 0, "
+		    "\"target\": \"x86_64\"}, {\"thread-id\": %d, \"props\": {\"core-id\": 1, \"thread-id\": 0, "
+		    "\"die-id\": 0, \"socket-id\": 0}, \"qom-path\": \"/machine/unattached/device[1]\", \"cpu-index\": 1, "
+		    "\"target\": \"x86_64\"}], \"id\": %ld}\r\n", tid0, tid1, n);
+	else if (strstr(line, "query-hotpluggable-cpus"))
+		snprintf(out, sizeof(out), "{\"return\": [{\"props\": {\"core-id\": 1, \"thread-id\": 0, \"die-id\": 0, "
+		    "\"socket-id\": 0}, \"vcpus-count\": 1, \"qom-path\": \"/machine/unattached/device[1]\", \"type\": "
+		    "\"qemu64-x86_64-cpu\"}, {\"props\": {\"core-id\": 0, \"thread-id\": 0, \"die-id\": 0, \"socket-id\": 0}, "
+		    "\"vcpus-count\": 1, \"qom-path\": \"/machine/unattached/device[0]\", \"type\": \"qemu64-x86_64-cpu\"}], "
+		    "\"id\": %ld}\r\n", n);
+	else
+		snprintf(out, sizeof(out), "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"no\"}, \"id\": %ld}\r\n", n);
+	(void)!write(c, out, strlen(out));
+}
+
+static void *
+peer_main(void *arg)
+{
+	struct peer *p = arg;
+	int held[16], nheld = 0;
+
+	while (!p->stop) {
+		int c = accept(p->lfd, NULL, NULL);
+		if (c < 0)
+			break;
+		if (p->kind == PEER_GARBAGE) {
+			(void)!write(c, "hello, I am not QEMU\n", 21);
+		} else if (p->kind == PEER_SILENT) {
+			if (nheld < 16)
+				held[nheld++] = c;
+			continue;
+		} else {
+			char buf[4096], *nl;
+			size_t have = 0;
+			ssize_t r;
+			p->conn = c;
+			(void)!write(c, GREETING, strlen(GREETING));
+			while ((r = read(c, buf + have, sizeof(buf) - 1 - have)) > 0) {
+				have += (size_t)r;
+				buf[have] = '\0';
+				while ((nl = strchr(buf, '\n')) != NULL) {
+					*nl = '\0';
+					reply(c, buf, p);
+					memmove(buf, nl + 1, have - (size_t)(nl + 1 - buf) + 1);
+					have -= (size_t)(nl + 1 - buf);
+				}
+			}
+		}
+		p->conn = -1;
+		close(c);
+	}
+	for (int i = 0; i < nheld; i++)
+		close(held[i]);
+	return NULL;
+}
+
+static atomic_int spin_stop;
+
+static void *
+spinner(void *arg)
+{
+	atomic_int *tid = arg;
+
+	*tid = (int)syscall(SYS_gettid);
+	while (!spin_stop)
+		usleep(1000);
+	return NULL;
+}
+
+static void
+peer_start(struct peer *p, enum peer_kind kind, const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->conn = -1;
+	snprintf(p->path, sizeof(p->path), "%.40s/sock/%.20s", tmp, name);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p->path);
+	assert_true((p->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(p->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(p->lfd, 8), 0);
+	assert_int_equal(pthread_create(&p->th, NULL, peer_main, p), 0);
+}
+
+static void
+peer_stop(struct peer *p)
+{
+	p->stop = 1;
+	shutdown(p->lfd, SHUT_RDWR);
+	pthread_join(p->th, NULL);
+	close(p->lfd);
+	unlink(p->path);
+}
+
+/* Run the back-end for up to ms, until n VMs are known. */
+static void
+run_until(struct qmpback *q, int n, int ms)
+{
+	struct qmpback_stats st;
+
+	for (int i = 0; i < ms / 10; i++) {
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, &st);
+		if (st.vms == n && n > 0)
+			return;
+		usleep(10000);
+	}
+}
+
+static void
+test_backend(void **state)
+{
+	char buf[1024], conf[512];
+	struct llcd_err e;
+	struct topo *t;
+	struct live *l;
+	struct qmpback *q;
+	struct qmpback_stats st;
+	struct peer good, garbage, silent, liar;
+	pthread_t sp[2];
+	uint64_t key;
+	struct agent_dominfo di;
+
+	(void)state;
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock %s/pol", tmp, tmp);
+	assert_int_equal(system(buf), 0);
+	assert_non_null(t = topo_load("pack:1 l3:2 core:1 pu:1", &e));
+	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = t, .state_dir = "", .sampler = LIVE_SAMPLER_PROC,
+	    .counters = -1, .dry_run = true, .cgroup_root = "" };
+	assert_non_null(l = live_new(&lc, &e));
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	snprintf(buf, sizeof(buf), "%s/pol", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .policy_dir = buf, .timeout_ms = 300 };
+	assert_non_null(q = qmpback_new(l, &qc, &e));
+
+	/* a peer in the socket directory's place that is not a socket, and a
+	 * symlink to a real one: neither is connected */
+	put("sock/999.qmp", "not a socket\n");
+	spin_stop = 0;
+	peer_start(&good, PEER_QEMU, "100.qmp");
+	assert_int_equal(pthread_create(&sp[0], NULL, spinner, &good.tids[0]), 0);
+	assert_int_equal(pthread_create(&sp[1], NULL, spinner, &good.tids[1]), 0);
+	while (!good.tids[0] || !good.tids[1])
+		usleep(1000);
+	peer_start(&garbage, PEER_GARBAGE, "900.qmp");
+	peer_start(&silent, PEER_SILENT, "901.qmp");
+	peer_start(&liar, PEER_LIAR, "902.qmp");
+	snprintf(buf, sizeof(buf), "ln -s %s %s/sock/903.qmp", good.path, tmp);
+	assert_int_equal(system(buf), 0);
+
+	/* an invalid policy file: the parser's message, with the file's path */
+	put("pol/100.xml", "<llc-policy xmlns=\"urn:llcd:llc-policy:1\" mode=\"sideways\"/>");
+	run_until(q, 1, 3000);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms, 1);            /* the good peer only */
+	assert_int_equal(st.sockets, 4);        /* the file and the symlink are not sockets */
+	assert_int_equal(live_domains(l, &key, 1), 1);
+	agent_dominfo_init(&di);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_string_equal(di.name, "web1");
+	assert_int_equal(di.pid, getpid());
+	assert_int_equal(di.nvcpus, 2);
+	assert_int_equal(di.guest.cores, 2);
+	assert_int_equal(di.guest.sockets, 1);
+	assert_int_equal(di.state, AGENT_DOM_ERROR);
+	snprintf(buf, sizeof(buf), "%s/pol/100.xml: llc-policy: attribute 'mode': 'sideways' is not one of aggregate, "
+	    "spread, static, none", tmp);
+	assert_string_equal(di.annotation_error, buf);
+	agent_dominfo_clear(&di);
+
+	/* fixed: re-read within a handle() */
+	put("pol/100.xml", "<llc-policy xmlns=\"urn:llcd:llc-policy:1\" mode=\"static\"/>");
+	qmpback_handle(q, llcd_mono_ns());
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.state, AGENT_DOM_MANAGED);
+	assert_true(di.annotated);
+	assert_int_equal(di.annot.mode, POLICY_MODE_STATIC);
+	agent_dominfo_clear(&di);
+
+	/* no policy file: llcd.conf's name= policy-rules apply to QMP VMs too
+	 * (a metadata rule cannot: there is no domain XML) */
+	struct policyrule_set *rules = policyrule_set_new();
+	struct policyrule rule;
+	assert_int_equal(policyrule_parse("name=web* mode=aggregate", "llcd.conf:9", &rule, &e), 0);
+	assert_int_equal(policyrule_set_add(rules, &rule, &e), 0);
+	live_agent_ops.set_rules(l, rules);
+	snprintf(buf, sizeof(buf), "%s/pol/100.xml", tmp);
+	assert_int_equal(unlink(buf), 0);
+	qmpback_handle(q, llcd_mono_ns());
+	struct agent_obs *obs = agent_obs_new();
+	assert_int_equal(agent_obs_begin(obs, 2, &e), 0);
+	assert_int_equal(live_agent_ops.observe(l, llcd_mono_ns(), obs, &e), 0);
+	assert_int_equal(obs->ndomains, 1);
+	assert_true(obs->domains[0].annotated);
+	assert_int_equal(obs->domains[0].annot.mode, POLICY_MODE_AGGREGATE);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.rule, 1);
+	assert_string_equal(di.rule_where, "llcd.conf:9");
+	agent_dominfo_clear(&di);
+	/* the file back: it wins over the rule */
+	put("pol/100.xml", "<llc-policy xmlns=\"urn:llcd:llc-policy:1\" mode=\"spread\"/>");
+	qmpback_handle(q, llcd_mono_ns());
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.annot.mode, POLICY_MODE_SPREAD);
+	assert_int_equal(di.rule, 0);
+	agent_dominfo_clear(&di);
+	agent_obs_free(obs);
+
+	/* the hostile peers were refused (garbage at once, the liar by its
+	 * thread-id, the silent one after the timeout) and never became VMs */
+	run_until(q, 0, 700);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms, 1);
+	assert_true(st.refusals >= 3);
+
+	/* the socket goes: the VM goes */
+	peer_stop(&good);
+	run_until(q, 0, 100);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms, 0);
+	assert_int_equal(live_domains(l, &key, 1), 0);
+
+	peer_stop(&garbage);
+	peer_stop(&silent);
+	peer_stop(&liar);
+	spin_stop = 1;
+	pthread_join(sp[0], NULL);
+	pthread_join(sp[1], NULL);
+	qmpback_free(q);
+	live_free(l);
+	policyrule_set_free(rules);
+	topo_free(t);
+}
+
+static void
+event(struct peer *p, const char *name)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": \"%s\"}\r\n", name);
+	assert_true(p->conn >= 0);
+	assert_int_equal(write(p->conn, buf, strlen(buf)), (ssize_t)strlen(buf));
+}
+
+/* qmp-hold: the connection stays; SHUTDOWN drops the VM, RESUME reads it
+ * again, STOP is only logged; without hold the monitor is left at once */
+static void
+test_hold(void **state)
+{
+	char buf[1024], conf[512];
+	struct llcd_err e;
+	struct topo *t;
+	struct live *l;
+	struct qmpback *q;
+	struct qmpback_stats st;
+	struct peer good;
+	pthread_t sp[2];
+	uint64_t key;
+
+	(void)state;
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	assert_non_null(t = topo_load("pack:1 l3:2 core:1 pu:1", &e));
+	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = t, .state_dir = "", .sampler = LIVE_SAMPLER_PROC,
+	    .counters = -1, .dry_run = true, .cgroup_root = "" };
+	assert_non_null(l = live_new(&lc, &e));
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .hold = true, .timeout_ms = 300 };
+	assert_non_null(q = qmpback_new(l, &qc, &e));
+	spin_stop = 0;
+	peer_start(&good, PEER_QEMU, "100.qmp");
+	assert_int_equal(pthread_create(&sp[0], NULL, spinner, &good.tids[0]), 0);
+	assert_int_equal(pthread_create(&sp[1], NULL, spinner, &good.tids[1]), 0);
+	while (!good.tids[0] || !good.tids[1])
+		usleep(1000);
+	run_until(q, 1, 3000);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms, 1);
+	assert_true(good.conn >= 0);            /* held */
+
+	event(&good, "STOP");
+	for (int i = 0; i < 50 && st.events < 1; i++) {
+		usleep(10000);
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, &st);
+	}
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.vms, 1);            /* paused: still placed */
+	event(&good, "SHUTDOWN");
+	for (int i = 0; i < 50 && st.vms > 0; i++) {
+		usleep(10000);
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, &st);
+	}
+	assert_int_equal(st.vms, 0);
+	assert_int_equal(live_domains(l, &key, 1), 0);
+	event(&good, "RESUME");
+	run_until(q, 1, 1000);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms, 1);
+	assert_int_equal(st.vms_added, 2);
+	assert_int_equal(st.connects, 1);       /* the same connection */
+	assert_int_equal(live_domains(l, &key, 1), 1);
+
+	qmpback_free(q);
+	peer_stop(&good);
+	spin_stop = 1;
+	pthread_join(sp[0], NULL);
+	pthread_join(sp[1], NULL);
+	live_free(l);
+	topo_free(t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_cgcpuset, setup_tmp, teardown_tmp),
+		cmocka_unit_test(test_expand),
+		cmocka_unit_test_setup_teardown(test_backend, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_hold, setup_tmp, teardown_tmp),
+	};
+	log_init(true, 0);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
