@@ -17,6 +17,7 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/procstat.c
   ${CMAKE_CURRENT_LIST_DIR}/coresched.c
   ${CMAKE_CURRENT_LIST_DIR}/virt.c
+  ${CMAKE_CURRENT_LIST_DIR}/virt_domxml.c
   ${CMAKE_CURRENT_LIST_DIR}/perfcount.c
   ${CMAKE_CURRENT_LIST_DIR}/resctrl.c
   ${CMAKE_CURRENT_LIST_DIR}/memnode.c

@@ -21,10 +21,10 @@ grp=llcdl$$
 bound_us=150000         # docs/agent.md: 20 ms of control work + the longest request, with room for this busy host
 fail() { echo "FAIL: $*" >&2; [ -f "$work/llcd.log" ] && tail -20 "$work/llcd.log" >&2; exit 1; }
 ok() { echo "ok   $*"; }
-cleanup() {
-	[ -n "$flood" ] && kill "$flood" 2>/dev/null
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	wait 2>/dev/null
+cleanup() {             # every step runs, also when a process is gone already
+	if [ -n "$flood" ]; then kill "$flood" 2>/dev/null || true; fi
+	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+	wait 2>/dev/null || true
 	groupdel "$grp" 2>/dev/null || true
 	rm -rf "$work"
 }

@@ -14,7 +14,7 @@ pid=
 grp=llcdt$$             # one group per run: parallel runs must not share it
 fail() { echo "FAIL: $*" >&2; [ -f "$work/llcd.log" ] && tail -20 "$work/llcd.log" >&2; exit 1; }
 ok() { echo "ok   $*"; }
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; groupdel "$grp" 2>/dev/null || true; rm -rf "$work"; }
+cleanup() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi; wait 2>/dev/null || true; groupdel "$grp" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || fail "this test needs root (it checks the root-only rule with another uid)"

@@ -21,7 +21,11 @@ export LLCD_SOCKET=$sock
 pid=
 fail() { echo "FAIL: $*" >&2; [ -f "$work/llcd.log" ] && tail -20 "$work/llcd.log" >&2; exit 1; }
 ok() { echo "ok   $*"; }
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+cleanup() {             # every step runs, also when llcd is gone already
+	if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
 trap cleanup EXIT
 stat_of() { timeout 120 "$llcctl" --json stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$pid/status"; }
