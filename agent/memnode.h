@@ -13,12 +13,13 @@
  * memory) the region within 1/16 (+ 8 MiB) of it is taken; otherwise, or
  * when none matches, every region at least a quarter the size of the
  * largest (a guest with several memory backends), which leaves out QEMU's
- * own heap arenas.
+ * own heap arenas. A region larger than the host's memory plus swap is a
+ * reservation (a sanitizer's shadow), never guest RAM.
  *
  * Limits: maps is read up to MEMNODE_MAPS_MAX bytes (a process with more
- * mappings is read that far), at most MEMNODE_MAX_RANGES regions are kept (the largest),
- * at most MEMNODE_MAX_PAGES pages are asked per read (evenly spaced over
- * the regions). Reading another process's pages needs ptrace read access
+ * mappings is read that far), the MEMNODE_MAX_RANGES largest regions are
+ * kept, at most MEMNODE_MAX_PAGES pages are asked per read (evenly spaced
+ * over the regions, in proportion to their sizes). Reading another process's pages needs ptrace read access
  * (root, or the same user). Nothing read is trusted beyond bounded hex
  * numbers; a line out of address order (overlapping an earlier one) is
  * skipped; a page's node outside 0..MEMNODE_MAX_NODES-1 is not counted.
