@@ -956,6 +956,20 @@ h_metrics(struct daemon *d, struct control_request *req)
 	return CTL_OK;
 }
 
+/* The reply of a request whose outcome is one message (reload, tune
+ * --reset): msg as the error when rc is not CTL_OK, else {"message": msg}. */
+static int
+message_reply(struct control_request *req, int rc, const char *msg)
+{
+	if (rc != CTL_OK) {
+		snprintf(req->error, sizeof(req->error), "%s", msg);
+		return rc;
+	}
+	req->reply = json_object_new_object();
+	json_object_object_add(req->reply, "message", jstr(msg));
+	return CTL_OK;
+}
+
 static int
 h_tune(struct daemon *d, struct control_request *req)
 {
@@ -966,15 +980,10 @@ h_tune(struct daemon *d, struct control_request *req)
 
 	if (arg_bool(req, "reset", false)) {
 		char msg[512];
-		int rc = daemon_reset_tunes(d, msg, sizeof(msg));
-		if (rc != CTL_OK) {
-			snprintf(req->error, sizeof(req->error), "%s", msg);
-			return rc;
-		}
-		req->reply = json_object_new_object();
-		json_object_object_add(req->reply, "message", jstr(msg));
-		json_object_object_add(req->reply, "tunes", json_object_new_array());
-		return CTL_OK;
+		int rc = message_reply(req, daemon_reset_tunes(d, msg, sizeof(msg)), msg);
+		if (rc == CTL_OK)
+			json_object_object_add(req->reply, "tunes", json_object_new_array());
+		return rc;
 	}
 	if (k == NULL && v == NULL) {
 		json_object *a = json_object_new_array();
@@ -1068,14 +1077,7 @@ daemon_handle(void *ctx, struct control_request *req)
 	case CTL_TUNE: return h_tune(d, req);
 	case CTL_RELOAD: {
 		char msg[512];
-		int rc = daemon_reload(d, msg, sizeof(msg));
-		if (rc != CTL_OK) {
-			snprintf(req->error, sizeof(req->error), "%s", msg);
-			return rc;
-		}
-		req->reply = json_object_new_object();
-		json_object_object_add(req->reply, "message", jstr(msg));
-		return CTL_OK;
+		return message_reply(req, daemon_reload(d, msg, sizeof(msg)), msg);
 	}
 	case CTL_RELEASE: return h_release(d, req);
 	case CTL_CHECK: return daemon_check(d, req);
