@@ -18,6 +18,7 @@
 
 #include "procstat.h"
 #include "test_cpu.h"
+#include "test_main.h"
 
 #define FIX LLCD_FIXTURES "/proc"
 
@@ -405,19 +406,12 @@ test_classify(void **state)
 	assert_string_equal(procstat_status_name(PROCSTAT_GONE), "gone");
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_threads),
-		cmocka_unit_test(test_process_gone),
-		cmocka_unit_test(test_cpu_busy_live),
-		cmocka_unit_test(test_affinity),
-		cmocka_unit_test(test_fixture_qemu),
-		cmocka_unit_test(test_fixture_edge),
-		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_classify),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_real_threads),
+	cmocka_unit_test(test_process_gone),
+	cmocka_unit_test(test_cpu_busy_live),
+	cmocka_unit_test(test_affinity),
+	cmocka_unit_test(test_fixture_qemu),
+	cmocka_unit_test(test_fixture_edge),
+	cmocka_unit_test(test_parse_errors),
+	cmocka_unit_test(test_classify))

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "qmp.h"
+#include "test_main.h"
 
 static const char greeting[] =
 	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 22, \"minor\": 2, \"major\": 7}, "
@@ -687,28 +688,22 @@ test_typed_bad_reply(void **state)
 	qmp_free(q);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_free_null),
-		cmocka_unit_test(test_out_peek_empty),
-		cmocka_unit_test(test_greeting_errors),
-		cmocka_unit_test(test_many_and_split),
-		cmocka_unit_test(test_pretty),
-		cmocka_unit_test(test_oversized),
-		cmocka_unit_test(test_invalid_json),
-		cmocka_unit_test(test_deep_nesting),
-		cmocka_unit_test(test_bad_ids),
-		cmocka_unit_test(test_eof),
-		cmocka_unit_test(test_send_errors),
-		cmocka_unit_test(test_event_overflow),
-		cmocka_unit_test(test_socket_timeout_and_close),
-		cmocka_unit_test(test_connect_errors),
-		cmocka_unit_test(test_cpus_parse_errors),
-		cmocka_unit_test(test_cpus_parse_ok),
-		cmocka_unit_test(test_hotcpus_parse),
-		cmocka_unit_test(test_typed_bad_reply),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_free_null),
+	cmocka_unit_test(test_out_peek_empty),
+	cmocka_unit_test(test_greeting_errors),
+	cmocka_unit_test(test_many_and_split),
+	cmocka_unit_test(test_pretty),
+	cmocka_unit_test(test_oversized),
+	cmocka_unit_test(test_invalid_json),
+	cmocka_unit_test(test_deep_nesting),
+	cmocka_unit_test(test_bad_ids),
+	cmocka_unit_test(test_eof),
+	cmocka_unit_test(test_send_errors),
+	cmocka_unit_test(test_event_overflow),
+	cmocka_unit_test(test_socket_timeout_and_close),
+	cmocka_unit_test(test_connect_errors),
+	cmocka_unit_test(test_cpus_parse_errors),
+	cmocka_unit_test(test_cpus_parse_ok),
+	cmocka_unit_test(test_hotcpus_parse),
+	cmocka_unit_test(test_typed_bad_reply))
