@@ -183,15 +183,21 @@ cliopt_add(struct cliopt *co, const char *text, struct llcd_err *err)
 }
 
 void
-cliopt_build(struct cliopt *co, const char *prog, const char *text)
+cliopt_extend(struct cliopt *co, const char *prog, const char *text)
 {
 	struct llcd_err err;
 
-	memset(co, 0, sizeof(*co));
 	if (cliopt_add(co, text, &err) < 0) {
 		fprintf(stderr, "%s: bug: usage text: %s\n", prog, err.msg);
 		abort();
 	}
+}
+
+void
+cliopt_build(struct cliopt *co, const char *prog, const char *text)
+{
+	memset(co, 0, sizeof(*co));
+	cliopt_extend(co, prog, text);
 }
 
 void

@@ -53,6 +53,8 @@ struct cliopt {
 int cliopt_add(struct cliopt *co, const char *text, struct llcd_err *err);
 /* Zero co and add text, or print "PROG: bug: usage text: ..." and abort(). */
 void cliopt_build(struct cliopt *co, const char *prog, const char *text);
+/* Add text to co (built already), or print that and abort(). */
+void cliopt_extend(struct cliopt *co, const char *prog, const char *text);
 /* Print text as the user sees it: the codes of long-only options blanked. */
 void cliopt_print(const char *text, FILE *f);
 /* getopt_long(argc, argv, co->shortopts, co->longopts, NULL) */
