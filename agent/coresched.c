@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* coresched.c - core-scheduling cookies through prctl(PR_SCHED_CORE). */
 #include "coresched.h"
+#include "names.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -58,29 +59,13 @@ coresched_free(struct coresched *cs)
 	free(cs);
 }
 
-const char *
-coresched_result_name(enum coresched_result r)
-{
-	switch (r) {
-	case CORESCHED_OK: return "ok";
-	case CORESCHED_TRANSIENT: return "transient";
-	case CORESCHED_GONE: return "gone";
-	case CORESCHED_PERMANENT: return "permanent";
-	case CORESCHED_UNAVAILABLE: return "unavailable";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(coresched_result_name, enum coresched_result, CORESCHED_UNAVAILABLE,
+    [CORESCHED_OK] = "ok", [CORESCHED_TRANSIENT] = "transient", [CORESCHED_GONE] = "gone",
+    [CORESCHED_PERMANENT] = "permanent", [CORESCHED_UNAVAILABLE] = "unavailable")
 
-const char *
-coresched_avail_name(enum coresched_avail a)
-{
-	switch (a) {
-	case CORESCHED_AVAIL_UNKNOWN: return "unknown";
-	case CORESCHED_AVAIL_YES: return "available";
-	case CORESCHED_AVAIL_NO: return "unavailable";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(coresched_avail_name, enum coresched_avail, CORESCHED_AVAIL_NO,
+    [CORESCHED_AVAIL_UNKNOWN] = "unknown", [CORESCHED_AVAIL_YES] = "available",
+    [CORESCHED_AVAIL_NO] = "unavailable")
 
 static int
 sc(struct coresched *cs, unsigned long cmd, int pid, unsigned long scope,

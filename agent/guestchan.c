@@ -2,6 +2,7 @@
 /* guestchan.c - the host end of the guest helper's channel (see
  * guestchan.h and docs/guest-channel.md). */
 #include "guestchan.h"
+#include "names.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -58,17 +59,9 @@ guestchan_limits_default(struct guestchan_limits *l)
 	l->max_read = 64 * 1024;
 }
 
-const char *
-guestchan_state_name(enum guestchan_state s)
-{
-	switch (s) {
-	case GUESTCHAN_DISCONNECTED: return "disconnected";
-	case GUESTCHAN_CONNECTED: return "connected";
-	case GUESTCHAN_THROTTLED: return "throttled";
-	case GUESTCHAN_BACKOFF: return "backoff";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(guestchan_state_name, enum guestchan_state, GUESTCHAN_BACKOFF,
+    [GUESTCHAN_DISCONNECTED] = "disconnected", [GUESTCHAN_CONNECTED] = "connected",
+    [GUESTCHAN_THROTTLED] = "throttled", [GUESTCHAN_BACKOFF] = "backoff")
 
 /* ---- the parser ------------------------------------------------------- */
 

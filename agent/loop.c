@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* loop.c - observe -> decide -> act, once per period. */
 #include "loop.h"
+#include "names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,29 +27,13 @@ struct agent_loop {
 	int reach_cap, off_cap;
 };
 
-const char *
-agent_result_name(enum agent_result r)
-{
-	switch (r) {
-	case AGENT_OK: return "ok";
-	case AGENT_TRANSIENT: return "transient";
-	case AGENT_GONE: return "gone";
-	case AGENT_PERMANENT: return "permanent";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(agent_result_name, enum agent_result, AGENT_PERMANENT,
+    [AGENT_OK] = "ok", [AGENT_TRANSIENT] = "transient", [AGENT_GONE] = "gone",
+    [AGENT_PERMANENT] = "permanent")
 
-const char *
-agent_dom_state_name(enum agent_dom_state s)
-{
-	static const char *const names[AGENT_DOM_STATE_COUNT] = {
-		[AGENT_DOM_MANAGED] = "managed",
-		[AGENT_DOM_UNMANAGED] = "unmanaged",
-		[AGENT_DOM_ERROR] = "error",
-	};
-
-	return (unsigned)s < AGENT_DOM_STATE_COUNT ? names[s] : "?";
-}
+LLCD_NAME_FUNCTION(agent_dom_state_name, enum agent_dom_state, AGENT_DOM_STATE_COUNT - 1,
+    [AGENT_DOM_MANAGED] = "managed", [AGENT_DOM_UNMANAGED] = "unmanaged",
+    [AGENT_DOM_ERROR] = "error")
 
 void
 agent_dominfo_init(struct agent_dominfo *di)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* procstat.c - per-thread and per-CPU samples from /proc. */
 #include "procstat.h"
+#include "names.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -83,27 +84,12 @@ procstat_tick_ns(const struct procstat *ps)
 	return ps->tick_ns;
 }
 
-const char *
-procstat_kind_name(enum procstat_kind k)
-{
-	switch (k) {
-	case PROCSTAT_VCPU: return "vcpu";
-	case PROCSTAT_EMULATOR: return "emulator";
-	case PROCSTAT_IOTHREAD: return "iothread";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(procstat_kind_name, enum procstat_kind, PROCSTAT_IOTHREAD,
+    [PROCSTAT_VCPU] = "vcpu", [PROCSTAT_EMULATOR] = "emulator",
+    [PROCSTAT_IOTHREAD] = "iothread")
 
-const char *
-procstat_status_name(enum procstat_status s)
-{
-	switch (s) {
-	case PROCSTAT_OK: return "ok";
-	case PROCSTAT_GONE: return "gone";
-	case PROCSTAT_ERROR: return "error";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(procstat_status_name, enum procstat_status, PROCSTAT_ERROR,
+    [PROCSTAT_OK] = "ok", [PROCSTAT_GONE] = "gone", [PROCSTAT_ERROR] = "error")
 
 /* Parse a decimal int of at most 9 digits at *p; advance *p. */
 static bool

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* virt.c - libvirt connection, events, domains, annotations, pinning. */
 #include "virt.h"
+#include "names.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -178,19 +179,10 @@ virt_event_fd(const struct virt *v)
 	return v->efd;
 }
 
-const char *
-virt_event_name(enum virt_event_type t)
-{
-	switch (t) {
-	case VIRT_EV_LIFECYCLE: return "lifecycle";
-	case VIRT_EV_METADATA: return "metadata-change";
-	case VIRT_EV_TUNABLE: return "tunable";
-	case VIRT_EV_DISCONNECTED: return "disconnected";
-	case VIRT_EV_RECONNECTED: return "reconnected";
-	case VIRT_EV_OVERFLOW: return "overflow";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(virt_event_name, enum virt_event_type, VIRT_EV_OVERFLOW,
+    [VIRT_EV_LIFECYCLE] = "lifecycle", [VIRT_EV_METADATA] = "metadata-change",
+    [VIRT_EV_TUNABLE] = "tunable", [VIRT_EV_DISCONNECTED] = "disconnected",
+    [VIRT_EV_RECONNECTED] = "reconnected", [VIRT_EV_OVERFLOW] = "overflow")
 
 static void
 ev_domain(struct virt_event *ev, enum virt_event_type type, virDomainPtr dom)
@@ -451,17 +443,9 @@ virt_maintain(struct virt *v, uint64_t now_ms, struct llcd_err *err)
 
 /* ---- error classes ------------------------------------------------------ */
 
-const char *
-virt_result_name(enum virt_result r)
-{
-	switch (r) {
-	case VIRT_OK: return "ok";
-	case VIRT_TRANSIENT: return "transient";
-	case VIRT_GONE: return "gone";
-	case VIRT_PERMANENT: return "permanent";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(virt_result_name, enum virt_result, VIRT_PERMANENT,
+    [VIRT_OK] = "ok", [VIRT_TRANSIENT] = "transient", [VIRT_GONE] = "gone",
+    [VIRT_PERMANENT] = "permanent")
 
 enum virt_result
 virt_classify(int code, int int1, bool conn_alive, int dom_active)

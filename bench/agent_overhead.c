@@ -62,6 +62,7 @@
 #include "cliopt.h"
 #include "clock.h"
 #include "live.h"
+#include "../tests/unit/live_none.h"
 #include "log.h"
 #include "loop.h"
 #include "procstat.h"
@@ -207,12 +208,8 @@ standin_live(const struct topo *t, const pid_t *pids, int nproc, int per_proc, i
 	struct live *l;
 	char name[32];
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = LIVE_URI_NONE;
-	cfg.topo = t;
-	cfg.state_dir = "";
+	live_none_config(&cfg, t, sampler);
 	cfg.dry_run = true;
-	cfg.sampler = sampler;
 	if ((l = live_new(&cfg, &err)) == NULL) {
 		fprintf(stderr, "live_new: %s\n", err.msg);
 		exit(1);

@@ -16,67 +16,6 @@ member(const json_object *o, const char *key, json_object **x)
 }
 
 enum jget
-jget_int(const json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *v)
-{
-	json_object *x;
-	enum jget r = member(o, key, &x);
-	int64_t i;
-
-	if (r != JGET_OK)
-		return r;
-	if (!json_object_is_type(x, json_type_int))
-		return JGET_TYPE;
-	errno = 0;
-	i = json_object_get_int64(x);
-	*v = i;
-	return errno == 0 && i >= lo && i <= hi ? JGET_OK : JGET_RANGE;
-}
-
-enum jget
-jget_num(const json_object *o, const char *key, double lo, double hi, double *v)
-{
-	json_object *x;
-	enum jget r = member(o, key, &x);
-	double d;
-
-	if (r != JGET_OK)
-		return r;
-	if (!json_object_is_type(x, json_type_int) && !json_object_is_type(x, json_type_double))
-		return JGET_TYPE;
-	d = json_object_get_double(x);
-	*v = d;
-	return isfinite(d) && d >= lo && d <= hi ? JGET_OK : JGET_RANGE;
-}
-
-enum jget
-jget_bool(const json_object *o, const char *key, bool *v)
-{
-	json_object *x;
-	enum jget r = member(o, key, &x);
-
-	if (r != JGET_OK)
-		return r;
-	if (!json_object_is_type(x, json_type_boolean))
-		return JGET_TYPE;
-	*v = json_object_get_boolean(x);
-	return JGET_OK;
-}
-
-enum jget
-jget_str(const json_object *o, const char *key, const char **v)
-{
-	json_object *x;
-	enum jget r = member(o, key, &x);
-
-	if (r != JGET_OK)
-		return r;
-	if (!json_object_is_type(x, json_type_string))
-		return JGET_TYPE;
-	*v = json_object_get_string(x);
-	return JGET_OK;
-}
-
-enum jget
 jget_typed(const json_object *o, const char *key, json_type t, json_object **v)
 {
 	json_object *x;
@@ -88,6 +27,55 @@ jget_typed(const json_object *o, const char *key, json_type t, json_object **v)
 		return JGET_TYPE;
 	*v = x;
 	return JGET_OK;
+}
+
+enum jget
+jget_int(const json_object *o, const char *key, int64_t lo, int64_t hi, int64_t *v)
+{
+	json_object *x;
+	enum jget r = jget_typed(o, key, json_type_int, &x);
+
+	if (r != JGET_OK)
+		return r;
+	errno = 0;
+	*v = json_object_get_int64(x);
+	return errno == 0 && *v >= lo && *v <= hi ? JGET_OK : JGET_RANGE;
+}
+
+enum jget
+jget_num(const json_object *o, const char *key, double lo, double hi, double *v)
+{
+	json_object *x;
+	enum jget r = jget_typed(o, key, json_type_double, &x);
+
+	if (r == JGET_TYPE)             /* an integer is a number too */
+		r = jget_typed(o, key, json_type_int, &x);
+	if (r != JGET_OK)
+		return r;
+	*v = json_object_get_double(x);
+	return isfinite(*v) && *v >= lo && *v <= hi ? JGET_OK : JGET_RANGE;
+}
+
+enum jget
+jget_bool(const json_object *o, const char *key, bool *v)
+{
+	json_object *x;
+	enum jget r = jget_typed(o, key, json_type_boolean, &x);
+
+	if (r == JGET_OK)
+		*v = json_object_get_boolean(x);
+	return r;
+}
+
+enum jget
+jget_str(const json_object *o, const char *key, const char **v)
+{
+	json_object *x;
+	enum jget r = jget_typed(o, key, json_type_string, &x);
+
+	if (r == JGET_OK)
+		*v = json_object_get_string(x);
+	return r;
 }
 
 json_object *

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* annotation.c - defaults and names for the parsed llc-policy annotation. */
 #include "annotation.h"
+#include "names.h"
 
 #include <string.h>
 
@@ -28,17 +29,9 @@ policy_annotation_defaults(struct policy_annotation *a)
 	policy_tune_defaults(&a->tune);
 }
 
-const char *
-policy_mode_name(enum policy_mode m)
-{
-	switch (m) {
-	case POLICY_MODE_NONE: return "none";
-	case POLICY_MODE_STATIC: return "static";
-	case POLICY_MODE_AGGREGATE: return "aggregate";
-	case POLICY_MODE_SPREAD: return "spread";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(policy_mode_name, enum policy_mode, POLICY_MODE_SPREAD,
+    [POLICY_MODE_NONE] = "none", [POLICY_MODE_STATIC] = "static",
+    [POLICY_MODE_AGGREGATE] = "aggregate", [POLICY_MODE_SPREAD] = "spread")
 
 const char *
 policy_isolation_name(enum policy_isolation i)

@@ -2,6 +2,7 @@
 /* guesttopo.c - the guest CPU definition that mirrors the host LLCs under a
  * domain's vCPUs, and the check of a running guest against its pins. */
 #include "guesttopo.h"
+#include "names.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -569,17 +570,9 @@ guesttopo_check_free(struct guesttopo_check *c)
 	free(c);
 }
 
-const char *
-guesttopo_issue_name(enum guesttopo_issue_kind k)
-{
-	switch (k) {
-	case GUESTTOPO_DIE_SPLIT: return "die-split";
-	case GUESTTOPO_SMT_SPLIT: return "smt-split";
-	case GUESTTOPO_SMT_LOOSE: return "smt-loose";
-	case GUESTTOPO_BAD_TOPOLOGY: return "bad-topology";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(guesttopo_issue_name, enum guesttopo_issue_kind, GUESTTOPO_BAD_TOPOLOGY,
+    [GUESTTOPO_DIE_SPLIT] = "die-split", [GUESTTOPO_SMT_SPLIT] = "smt-split",
+    [GUESTTOPO_SMT_LOOSE] = "smt-loose", [GUESTTOPO_BAD_TOPOLOGY] = "bad-topology")
 
 static int issue(struct guesttopo_check *c, int max, enum guesttopo_issue_kind k, int first,
                  int n, const char *fmt, ...) __attribute__((format(printf, 6, 7)));

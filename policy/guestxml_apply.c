@@ -238,6 +238,18 @@ add_edit(struct editor *ed, size_t at_, size_t end, const char *text)
 	ed->n++;
 }
 
+/* Insert TEXT on a new line indented by IND at AT. */
+static void
+insert_line(struct editor *ed, size_t at, const char *ind, const char *text)
+{
+	struct sbuf t = { 0 };
+
+	gx_sb_printf(&t, "\n%s%s", ind, text);
+	add_edit(ed, at, at, t.p ? t.p : "");
+	ed->oom |= t.oom;
+	free(t.p);
+}
+
 /* Indentation before pos when pos starts its line; -1 otherwise. */
 static long
 indent_len(const struct scan *sc, size_t pos)
@@ -566,12 +578,8 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 		if (topo)
 			add_edit(ed, topo->start, topo->end, b.p ? b.p : "");
 		else {
-			struct sbuf t = { 0 };
-			gx_sb_printf(&t, "\n%s%s", cind, b.p ? b.p : "");
-			add_edit(ed, anchor, anchor, t.p ? t.p : "");
+			insert_line(ed, anchor, cind, b.p ? b.p : "");
 			inserted = true;
-			ed->oom |= t.oom;
-			free(t.p);
 		}
 		b.n = 0;
 	}
@@ -588,16 +596,8 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 			done = true;
 		}
 		if (!done) {
-			struct sbuf t = { 0 };
-			gx_sb_printf(&t, "\n%s%s", cind, b.p);
-			if (topo)
-				add_edit(ed, topo->end, topo->end, t.p ? t.p : "");
-			else {
-				add_edit(ed, anchor, anchor, t.p ? t.p : "");
-				inserted = true;
-			}
-			ed->oom |= t.oom;
-			free(t.p);
+			insert_line(ed, topo ? topo->end : anchor, cind, b.p ? b.p : "");
+			inserted |= topo == NULL;
 		}
 		b.n = 0;
 	}
@@ -643,11 +643,7 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 	    memchr(sc->s + ce->stag_end, '\n', ce->etag_start - ce->stag_end) == NULL) {
 		/* <cpu ...></cpu>: close on a line of its own */
 		indent_of(sc, ce, ind, sizeof(ind));
-		struct sbuf t = { 0 };
-		gx_sb_printf(&t, "\n%s", ind);
-		add_edit(ed, ce->etag_start, ce->etag_start, t.p ? t.p : "");
-		ed->oom |= t.oom;
-		free(t.p);
+		insert_line(ed, ce->etag_start, ind, "");
 	}
 out:
 	ed->oom |= b.oom;

@@ -4,6 +4,7 @@
  * placement.c, groups.c, steer.c and benefit.c, which share policy_int.h).
  */
 #include "policy_int.h"
+#include "names.h"
 
 #include <limits.h>
 #include <math.h>
@@ -67,31 +68,14 @@ plan_add(struct policy_state *s, struct policy_plan *p, enum policy_action_type 
 	return a;
 }
 
-const char *
-policy_action_name(enum policy_action_type t)
-{
-	switch (t) {
-	case POLICY_ACT_PIN_VCPU: return "pin-vcpu";
-	case POLICY_ACT_PIN_EMULATOR: return "pin-emulator";
-	case POLICY_ACT_RELEASE: return "release";
-	case POLICY_ACT_REFUSE: return "refuse";
-	case POLICY_ACT_PREFER: return "prefer";
-	case POLICY_ACT_BACKOFF: return "backoff";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(policy_action_name, enum policy_action_type, POLICY_ACT_BACKOFF,
+    [POLICY_ACT_PIN_VCPU] = "pin-vcpu", [POLICY_ACT_PIN_EMULATOR] = "pin-emulator",
+    [POLICY_ACT_RELEASE] = "release", [POLICY_ACT_REFUSE] = "refuse",
+    [POLICY_ACT_PREFER] = "prefer", [POLICY_ACT_BACKOFF] = "backoff")
 
-const char *
-policy_group_rule_name(enum policy_group_rule r)
-{
-	switch (r) {
-	case POLICY_GROUP_ANNOTATION: return "annotation";
-	case POLICY_GROUP_GUEST: return "guest";
-	case POLICY_GROUP_DOMAIN: return "domain";
-	case POLICY_GROUP_WAKEUPS: return "wakeups";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(policy_group_rule_name, enum policy_group_rule, POLICY_GROUP_WAKEUPS,
+    [POLICY_GROUP_ANNOTATION] = "annotation", [POLICY_GROUP_GUEST] = "guest",
+    [POLICY_GROUP_DOMAIN] = "domain", [POLICY_GROUP_WAKEUPS] = "wakeups")
 
 void
 policy_host_defaults(struct policy_host *h, const struct topo *t)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* topo.c - the host topology model. */
 #include "topo.h"
+#include "names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,14 +33,9 @@ topo_free(struct topo *t)
 	free(t);
 }
 
-const char *
-topo_type_name(enum topo_type type)
-{
-	static const char *const names[TOPO_NTYPES] = {
-		"machine", "package", "numa", "llc", "core", "pu"
-	};
-	return type < TOPO_NTYPES ? names[type] : "?";
-}
+LLCD_NAME_FUNCTION(topo_type_name, enum topo_type, TOPO_NTYPES - 1,
+    [TOPO_MACHINE] = "machine", [TOPO_PACKAGE] = "package", [TOPO_NUMA] = "numa",
+    [TOPO_LLC] = "llc", [TOPO_CORE] = "core", [TOPO_PU] = "pu")
 
 struct topo_node *
 topo_add(struct topo *t, enum topo_type type, int os_index,

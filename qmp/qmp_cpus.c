@@ -150,98 +150,104 @@ parse_props(struct json_object *e, struct qmp_cpu_props *p, const char *what, si
 	return 0;
 }
 
+/* RET must be an array of at most CPUS_MAX objects. *arr gets one zeroed
+ * element of SIZE bytes per member, and parse() fills element i from member
+ * i; *n counts the elements parse() has been given, which the caller's free
+ * function releases, also after a failure. */
 static int
-check_array(struct json_object *ret, const char *what, size_t *n, struct llcd_err *err)
+parse_array(struct json_object *ret, const char *what, void **arr, size_t size, size_t *n,
+            int (*parse)(struct json_object *e, void *elem, const char *what, size_t i,
+                         struct llcd_err *err),
+            struct llcd_err *err)
 {
+	size_t len;
+
 	if (!json_object_is_type(ret, json_type_array))
 		return llcd_err_set(err, "%s: reply is not an array", what);
-	*n = json_object_array_length(ret);
-	if (*n > CPUS_MAX)
-		return llcd_err_set(err, "%s: %zu entries, more than %d", what, *n, CPUS_MAX);
+	len = json_object_array_length(ret);
+	if (len > CPUS_MAX)
+		return llcd_err_set(err, "%s: %zu entries, more than %d", what, len, CPUS_MAX);
+	if (len > 0 && (*arr = calloc(len, size)) == NULL)
+		return llcd_err_set(err, "out of memory");
+	for (size_t i = 0; i < len; i++) {
+		struct json_object *e = json_object_array_get_idx(ret, i);
+
+		*n = i + 1;
+		if (!json_object_is_type(e, json_type_object))
+			return llcd_err_set(err, "%s[%zu]: not an object", what, i);
+		if (parse(e, (char *)*arr + i * size, what, i, err) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+parse_cpu(struct json_object *e, void *elem, const char *what, size_t i, struct llcd_err *err)
+{
+	struct qmp_cpu *cpu = elem;
+	int64_t v;
+
+	if (need_int(e, "cpu-index", 0, ID_MAX, &v, what, i, err) == -1)
+		return -1;
+	cpu->cpu_index = (int)v;
+	if (need_int(e, "thread-id", 1, INT32_MAX, &v, what, i, err) == -1)
+		return -1;
+	cpu->tid = (pid_t)v;
+	if (parse_props(e, &cpu->props, what, i, err) == -1 ||
+	    member_str(e, "qom-path", &cpu->qom_path, what, i, err) == -1 ||
+	    member_str(e, "target", &cpu->target, what, i, err) == -1)
+		return -1;
 	return 0;
 }
 
 int
 qmp_cpus_parse(struct json_object *ret, struct qmp_cpus **out, struct llcd_err *err)
 {
-	static const char what[] = "query-cpus-fast";
-	struct qmp_cpus *c;
-	size_t i, n;
+	struct qmp_cpus *c = qmp_cpus_new();
 
 	*out = NULL;
-	if (check_array(ret, what, &n, err) == -1)
-		return -1;
-	c = qmp_cpus_new();
-	if (c == NULL || (n > 0 && (c->cpu = calloc(n, sizeof(c->cpu[0]))) == NULL)) {
-		qmp_cpus_free(c);
+	if (c == NULL)
 		return llcd_err_set(err, "out of memory");
-	}
-	for (i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(ret, i);
-		struct qmp_cpu *cpu = &c->cpu[i];
-		int64_t v;
-
-		c->n = i + 1;
-		if (!json_object_is_type(e, json_type_object)) {
-			llcd_err_set(err, "%s[%zu]: not an object", what, i);
-			goto fail;
-		}
-		if (need_int(e, "cpu-index", 0, ID_MAX, &v, what, i, err) == -1)
-			goto fail;
-		cpu->cpu_index = (int)v;
-		if (need_int(e, "thread-id", 1, INT32_MAX, &v, what, i, err) == -1)
-			goto fail;
-		cpu->tid = (pid_t)v;
-		if (parse_props(e, &cpu->props, what, i, err) == -1 ||
-		    member_str(e, "qom-path", &cpu->qom_path, what, i, err) == -1 ||
-		    member_str(e, "target", &cpu->target, what, i, err) == -1)
-			goto fail;
+	if (parse_array(ret, "query-cpus-fast", (void **)&c->cpu, sizeof(c->cpu[0]), &c->n,
+	    parse_cpu, err) == -1) {
+		qmp_cpus_free(c);
+		return -1;
 	}
 	*out = c;
 	return 0;
-fail:
-	qmp_cpus_free(c);
-	return -1;
+}
+
+static int
+parse_hotcpu(struct json_object *e, void *elem, const char *what, size_t i, struct llcd_err *err)
+{
+	struct qmp_hotcpu *cpu = elem;
+	int64_t v;
+
+	if (need_str(e, "type", &cpu->type, what, i, err) == -1 ||
+	    need_int(e, "vcpus-count", 1, ID_MAX, &v, what, i, err) == -1)
+		return -1;
+	cpu->vcpus_count = (int)v;
+	if (parse_props(e, &cpu->props, what, i, err) == -1 ||
+	    member_str(e, "qom-path", &cpu->qom_path, what, i, err) == -1)
+		return -1;
+	return 0;
 }
 
 int
 qmp_hotcpus_parse(struct json_object *ret, struct qmp_hotcpus **out, struct llcd_err *err)
 {
-	static const char what[] = "query-hotpluggable-cpus";
-	struct qmp_hotcpus *c;
-	size_t i, n;
+	struct qmp_hotcpus *c = qmp_hotcpus_new();
 
 	*out = NULL;
-	if (check_array(ret, what, &n, err) == -1)
-		return -1;
-	c = qmp_hotcpus_new();
-	if (c == NULL || (n > 0 && (c->cpu = calloc(n, sizeof(c->cpu[0]))) == NULL)) {
-		qmp_hotcpus_free(c);
+	if (c == NULL)
 		return llcd_err_set(err, "out of memory");
-	}
-	for (i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(ret, i);
-		struct qmp_hotcpu *cpu = &c->cpu[i];
-		int64_t v;
-
-		c->n = i + 1;
-		if (!json_object_is_type(e, json_type_object)) {
-			llcd_err_set(err, "%s[%zu]: not an object", what, i);
-			goto fail;
-		}
-		if (need_str(e, "type", &cpu->type, what, i, err) == -1 ||
-		    need_int(e, "vcpus-count", 1, ID_MAX, &v, what, i, err) == -1)
-			goto fail;
-		cpu->vcpus_count = (int)v;
-		if (parse_props(e, &cpu->props, what, i, err) == -1 ||
-		    member_str(e, "qom-path", &cpu->qom_path, what, i, err) == -1)
-			goto fail;
+	if (parse_array(ret, "query-hotpluggable-cpus", (void **)&c->cpu, sizeof(c->cpu[0]),
+	    &c->n, parse_hotcpu, err) == -1) {
+		qmp_hotcpus_free(c);
+		return -1;
 	}
 	*out = c;
 	return 0;
-fail:
-	qmp_hotcpus_free(c);
-	return -1;
 }
 
 enum qmp_rc

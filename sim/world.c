@@ -2,23 +2,16 @@
 /* world.c - the simulated host and its cost model (spec/llcsim.md,
  * "The simulated world"; choices the spec leaves open: docs/llcsim.md). */
 #include "world.h"
+#include "names.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *
-sim_policy_name(enum sim_policy p)
-{
-	switch (p) {
-	case SIM_POLICY_LLCD: return "llcd";
-	case SIM_POLICY_NONE: return "none";
-	case SIM_POLICY_STATIC: return "static";
-	case SIM_POLICY_KCAS: return "kernel-cas";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(sim_policy_name, enum sim_policy, SIM_POLICY_KCAS,
+    [SIM_POLICY_LLCD] = "llcd", [SIM_POLICY_NONE] = "none", [SIM_POLICY_STATIC] = "static",
+    [SIM_POLICY_KCAS] = "kernel-cas")
 
 int
 sim_policy_parse(const char *name, enum sim_policy *p)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* kcas.c - the probe of Linux's cache-aware scheduling (kcas.h). */
 #include "kcas.h"
+#include "names.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,16 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-const char *
-live_kcas_name(enum live_kcas k)
-{
-	switch (k) {
-	case LIVE_KCAS_ABSENT: return "absent";
-	case LIVE_KCAS_DISABLED: return "disabled";
-	case LIVE_KCAS_ENABLED: return "enabled";
-	}
-	return "?";
-}
+LLCD_NAME_FUNCTION(live_kcas_name, enum live_kcas, LIVE_KCAS_ENABLED,
+    [LIVE_KCAS_ABSENT] = "absent", [LIVE_KCAS_DISABLED] = "disabled",
+    [LIVE_KCAS_ENABLED] = "enabled")
 
 enum live_kcas
 live_kernel_cas(const char *dir, char *detail, size_t len)

@@ -326,6 +326,28 @@ test_running_pin(void **state)
  * is defined and not running (looked up by name): the channel goes into
  * the persistent definition once, its directory is created with its
  * parents, a second --add changes nothing, an unknown name is "no domain". */
+/* A /proc-sampled live back-end on the test's libvirtd with no state file
+ * and no counters; guest channel sockets in chan_dir (NULL: none). */
+static struct live *
+session_live(const struct topo *t, const char *chan_dir)
+{
+	struct live_config cfg;
+	struct llcd_err err;
+	struct live *l;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.uri = C.lvd.uri;
+	cfg.pid_dir = C.lvd.pid_dir;
+	cfg.topo = t;
+	cfg.state_dir = "";
+	cfg.counters = -1;
+	cfg.sampler = LIVE_SAMPLER_PROC;
+	cfg.guest_channel_dir = chan_dir;
+	if ((l = live_new(&cfg, &err)) == NULL)
+		fail_msg("live_new: %s", err.msg);
+	return l;
+}
+
 static void
 test_channel_stopped(void **state)
 {
@@ -333,7 +355,6 @@ test_channel_stopped(void **state)
 		"<domain type='qemu'><name>llcd-virt-test-ch</name><memory unit='MiB'>64</memory><vcpu>1</vcpu>"
 		"<os><type arch='x86_64' machine='pc'>hvm</type></os>"
 		"<devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices></domain>";
-	struct live_config cfg;
 	struct llcd_err err;
 	struct topo *t;
 	struct live *l;
@@ -346,16 +367,7 @@ test_channel_stopped(void **state)
 	snprintf(chdir_, sizeof(chdir_), "%s/run/llcd/channels", dir);
 	assert_non_null(dom = virDomainDefineXML(C.raw, xml));
 	assert_non_null(t = topo_load(NULL, &err));
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = C.lvd.uri;
-	cfg.pid_dir = C.lvd.pid_dir;
-	cfg.topo = t;
-	cfg.state_dir = "";
-	cfg.counters = -1;
-	cfg.sampler = LIVE_SAMPLER_PROC;
-	cfg.guest_channel_dir = chdir_;
-	if ((l = live_new(&cfg, &err)) == NULL)
-		fail_msg("live_new: %s", err.msg);
+	l = session_live(t, chdir_);
 	assert_int_equal(live_agent_ops.add_guest_channel(l, 0, "llcd-virt-test-ch", false, path, sizeof(path), &err), 0);
 	assert_int_equal(stat(chdir_, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
@@ -388,7 +400,6 @@ test_channel_stopped(void **state)
 static void
 test_live_in_place(void **state)
 {
-	struct live_config cfg;
 	struct live_stats ls;
 	struct llcd_err err;
 	struct cpuset one, zero, all, got;
@@ -399,16 +410,7 @@ test_live_in_place(void **state)
 	int tid0, nv, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 
 	assert_non_null(t = topo_load(NULL, &err));
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = C.lvd.uri;
-	cfg.pid_dir = C.lvd.pid_dir;
-	cfg.topo = t;
-	cfg.state_dir = "";
-	cfg.counters = -1;
-	cfg.sampler = LIVE_SAMPLER_PROC;
-	l = live_new(&cfg, &err);
-	if (l == NULL)
-		fail_msg("live_new: %s", err.msg);
+	l = session_live(t, NULL);
 	for (int i = 0; i < 100 && live_find(l, DOMNAME, &key) < 0; i++) {
 		live_handle_events(l, llcd_mono_ns(), &err);
 		usleep(50000);

@@ -114,6 +114,14 @@ h_annot(enum policy_mode mode, enum policy_isolation iso)
 	return a;
 }
 
+/* Give the annotation one group, named name, with no vCPUs yet. */
+static inline void
+h_one_group(struct policy_annotation *a, const char *name)
+{
+	a->ngroups = 1;
+	snprintf(a->groups[0].name, sizeof(a->groups[0].name), "%s", name);
+}
+
 /* Run the world for one period with the current pins, then a policy step,
  * then apply the plan. Returns policy_step's result. */
 static inline int

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "annotation_xml.h"
+#include "test_main.h"
 
 #define NS "xmlns:llc='urn:llcd:llc-policy:1'"
 
@@ -685,23 +686,16 @@ test_roundtrip_random(void **state)
 	}
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_issue_example),
-		cmocka_unit_test(test_minimal_and_defaults),
-		cmocka_unit_test(test_every_knob),
-		cmocka_unit_test(test_infer),
-		cmocka_unit_test(test_max_groups),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_limits),
-		cmocka_unit_test(test_domain_fixtures),
-		cmocka_unit_test(test_domain_errors),
-		cmocka_unit_test(test_format),
-		cmocka_unit_test(test_libvirt_forms),
-		cmocka_unit_test(test_roundtrip_random),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_issue_example),
+	cmocka_unit_test(test_minimal_and_defaults),
+	cmocka_unit_test(test_every_knob),
+	cmocka_unit_test(test_infer),
+	cmocka_unit_test(test_max_groups),
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_limits),
+	cmocka_unit_test(test_domain_fixtures),
+	cmocka_unit_test(test_domain_errors),
+	cmocka_unit_test(test_format),
+	cmocka_unit_test(test_libvirt_forms),
+	cmocka_unit_test(test_roundtrip_random))

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "test_main.h"
 
 static void
 test_defaults_and_directives(void **state)
@@ -263,17 +264,11 @@ test_load_missing(void **state)
 	assert_string_equal(err.msg, "/nonexistent/llcd.conf: No such file or directory");
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_and_directives),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_print_roundtrip),
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_metrics_listen),
-		cmocka_unit_test(test_load_missing),
-		cmocka_unit_test(test_policy_rules),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_defaults_and_directives),
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_print_roundtrip),
+	cmocka_unit_test(test_table),
+	cmocka_unit_test(test_metrics_listen),
+	cmocka_unit_test(test_load_missing),
+	cmocka_unit_test(test_policy_rules))

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "coresched.h"
+#include "test_main.h"
 
 /* ---- the fake kernel --------------------------------------------------
  * Tasks with a tgid and a cookie; the caller ("current") is whoever calls
@@ -328,16 +329,9 @@ test_real_kernel(void **state)
 	coresched_free(cs);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unavailable_einval),
-		cmocka_unit_test(test_unavailable_enodev),
-		cmocka_unit_test(test_assign_and_hotplug),
-		cmocka_unit_test(test_gone_and_permanent),
-		cmocka_unit_test(test_real_kernel),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_unavailable_einval),
+	cmocka_unit_test(test_unavailable_enodev),
+	cmocka_unit_test(test_assign_and_hotplug),
+	cmocka_unit_test(test_gone_and_permanent),
+	cmocka_unit_test(test_real_kernel))

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpuset.h"
+#include "test_main.h"
 
 static void
 test_parse_format_roundtrip(void **state)
@@ -67,13 +68,7 @@ test_ops(void **state)
 	assert_int_equal(cpuset_format(&b, small, sizeof(small)), -1);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_format_roundtrip),
-		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_ops),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_parse_format_roundtrip),
+	cmocka_unit_test(test_parse_errors),
+	cmocka_unit_test(test_ops))

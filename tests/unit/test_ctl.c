@@ -22,6 +22,7 @@
 
 #include "control.h"
 #include "ctl.h"
+#include "test_main.h"
 
 /* --- framing ---------------------------------------------------------------- */
 
@@ -786,24 +787,18 @@ test_server_unlinks_only_its_own(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hdr_roundtrip),
-		cmocka_unit_test(test_reader_split_and_batched),
-		cmocka_unit_test_setup_teardown(test_server_requests, srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_hostile_frames, srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_nonroot_refused, srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_events_and_slow_reader, srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_half_close, srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_root_slots, srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
-		cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
-		cmocka_unit_test(test_server_budget),
-		cmocka_unit_test(test_server_deferred),
-		cmocka_unit_test_setup_teardown(test_server_single_instance, srv_setup, srv_teardown),
-		cmocka_unit_test(test_server_unlinks_only_its_own),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_hdr_roundtrip),
+	cmocka_unit_test(test_reader_split_and_batched),
+	cmocka_unit_test_setup_teardown(test_server_requests, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_hostile_frames, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_nonroot_refused, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_events_and_slow_reader, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_half_close, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_root_slots, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
+	cmocka_unit_test(test_server_budget),
+	cmocka_unit_test(test_server_deferred),
+	cmocka_unit_test_setup_teardown(test_server_single_instance, srv_setup, srv_teardown),
+	cmocka_unit_test(test_server_unlinks_only_its_own))

@@ -22,6 +22,7 @@
 #include "daemon_int.h"     /* white-box: the engine's topology (hotplug) */
 #include "simbackend.h"
 #include "topo_hwloc.h"
+#include "test_main.h"
 
 /* A back-end event that says a domain started, arriving right after a
  * period (within the 20 ms rate limit of early periods): the next period
@@ -772,21 +773,15 @@ test_hotplug_keeps_bound_topology(void **state)
 	simbe_free(s);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_topology_swap),
-		cmocka_unit_test(test_hotplug_keeps_bound_topology),
-		cmocka_unit_test(test_check_unpinned),
-		cmocka_unit_test(test_dominfo_home_widened),
-		cmocka_unit_test(test_list_pages),
-		cmocka_unit_test(test_release_ends_on_new_annotation),
-		cmocka_unit_test(test_tunes_kept_across_restart),
-		cmocka_unit_test(test_policy_invalid_and_hot_channel),
-		cmocka_unit_test(test_vcpuinfo_shows_affinity),
-		cmocka_unit_test(test_tune_retries_refused),
-		cmocka_unit_test(test_started_event_soon_after_period),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_topology_swap),
+	cmocka_unit_test(test_hotplug_keeps_bound_topology),
+	cmocka_unit_test(test_check_unpinned),
+	cmocka_unit_test(test_dominfo_home_widened),
+	cmocka_unit_test(test_list_pages),
+	cmocka_unit_test(test_release_ends_on_new_annotation),
+	cmocka_unit_test(test_tunes_kept_across_restart),
+	cmocka_unit_test(test_policy_invalid_and_hot_channel),
+	cmocka_unit_test(test_vcpuinfo_shows_affinity),
+	cmocka_unit_test(test_tune_retries_refused),
+	cmocka_unit_test(test_started_event_soon_after_period))

@@ -19,6 +19,7 @@
 #include "gscan.h"
 #include "gtopo.h"
 #include "guestproto.h"
+#include "test_main.h"
 
 #define FIX LLCD_FIXTURES "/guest-proc"
 
@@ -362,17 +363,11 @@ test_aggregate(void **state)
 	hot_close(a, b, t, &h);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_stat),
-		cmocka_unit_test(test_topo),
-		cmocka_unit_test(test_scan),
-		cmocka_unit_test(test_hot),
-		cmocka_unit_test(test_json_escape),
-		cmocka_unit_test(test_report_line),
-		cmocka_unit_test(test_aggregate),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_parse_stat),
+	cmocka_unit_test(test_topo),
+	cmocka_unit_test(test_scan),
+	cmocka_unit_test(test_hot),
+	cmocka_unit_test(test_json_escape),
+	cmocka_unit_test(test_report_line),
+	cmocka_unit_test(test_aggregate))

@@ -22,6 +22,7 @@
 
 #include "guestchan.h"
 #include "guestproto.h"
+#include "test_main.h"
 
 #define S 1000000000ull
 
@@ -513,17 +514,11 @@ test_channel_allowed(void **state)
 	rmdir(base);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_good),
-		cmocka_unit_test(test_channel_allowed),
-		cmocka_unit_test(test_parse_rejections),
-		cmocka_unit_test(test_names_xml),
-		cmocka_unit_test(test_channel_reports),
-		cmocka_unit_test(test_channel_rate_backoff),
-		cmocka_unit_test(test_channel_flood_bounded),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_parse_good),
+	cmocka_unit_test(test_channel_allowed),
+	cmocka_unit_test(test_parse_rejections),
+	cmocka_unit_test(test_names_xml),
+	cmocka_unit_test(test_channel_reports),
+	cmocka_unit_test(test_channel_rate_backoff),
+	cmocka_unit_test(test_channel_flood_bounded))

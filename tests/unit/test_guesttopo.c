@@ -14,6 +14,7 @@
 #include "guesttopo.h"
 #include "policy.h"
 #include "topo_hwloc.h"
+#include "test_main.h"
 
 #define HOST_9T24 "pack:1 [numa] l3:8 core:8 pu:2"
 #define HOST_GENOA "pack:2 [numa] l3:12 core:8 pu:2"
@@ -652,31 +653,25 @@ test_guest_position(void **state)
 	assert_int_equal(p.thread, 0);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_9t24_128),
-		cmocka_unit_test(test_9t24_static_pins),
-		cmocka_unit_test(test_genoa_64),
-		cmocka_unit_test(test_genoa_256),
-		cmocka_unit_test(test_genoa_256_beside_another),
-		cmocka_unit_test(test_intel_2llc),
-		cmocka_unit_test(test_power),
-		cmocka_unit_test(test_uneven_engine),
-		cmocka_unit_test(test_uneven_intel_sockets),
-		cmocka_unit_test(test_uneven_hand),
-		cmocka_unit_test(test_split_llc_ranges),
-		cmocka_unit_test(test_linux_numbering),
-		cmocka_unit_test(test_threads_one),
-		cmocka_unit_test(test_fixed_point),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_format),
-		cmocka_unit_test(test_check_agrees),
-		cmocka_unit_test(test_check_die_split),
-		cmocka_unit_test(test_check_smt),
-		cmocka_unit_test(test_check_bad_topology),
-		cmocka_unit_test(test_guest_position),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_9t24_128),
+	cmocka_unit_test(test_9t24_static_pins),
+	cmocka_unit_test(test_genoa_64),
+	cmocka_unit_test(test_genoa_256),
+	cmocka_unit_test(test_genoa_256_beside_another),
+	cmocka_unit_test(test_intel_2llc),
+	cmocka_unit_test(test_power),
+	cmocka_unit_test(test_uneven_engine),
+	cmocka_unit_test(test_uneven_intel_sockets),
+	cmocka_unit_test(test_uneven_hand),
+	cmocka_unit_test(test_split_llc_ranges),
+	cmocka_unit_test(test_linux_numbering),
+	cmocka_unit_test(test_threads_one),
+	cmocka_unit_test(test_fixed_point),
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_format),
+	cmocka_unit_test(test_check_agrees),
+	cmocka_unit_test(test_check_die_split),
+	cmocka_unit_test(test_check_smt),
+	cmocka_unit_test(test_check_bad_topology),
+	cmocka_unit_test(test_guest_position))

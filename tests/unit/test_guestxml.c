@@ -22,6 +22,7 @@
 #include "guestxml.h"
 #include "policy.h"
 #include "topo_hwloc.h"
+#include "test_main.h"
 
 #define DOMAINS LLCD_FIXTURES "/domains"
 #define GOLDEN DOMAINS "/guesttopo"
@@ -465,23 +466,17 @@ test_diff(void **state)
 	    "--- old\n+++ new\n@@ -1,4 +1,4 @@\n-a\n b\n c\n+a\n d\n");
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden_rich),
-		cmocka_unit_test(test_golden_rich_one_node),
-		cmocka_unit_test(test_golden_nocpu),
-		cmocka_unit_test(test_golden_emptycpu),
-		cmocka_unit_test(test_golden_plain),
-		cmocka_unit_test(test_golden_annotated_guest_only),
-		cmocka_unit_test(test_golden_tcg),
-		cmocka_unit_test(test_other_metadata),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_small_rewrites),
-		cmocka_unit_test(test_read),
-		cmocka_unit_test(test_read_pins),
-		cmocka_unit_test(test_diff),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_golden_rich),
+	cmocka_unit_test(test_golden_rich_one_node),
+	cmocka_unit_test(test_golden_nocpu),
+	cmocka_unit_test(test_golden_emptycpu),
+	cmocka_unit_test(test_golden_plain),
+	cmocka_unit_test(test_golden_annotated_guest_only),
+	cmocka_unit_test(test_golden_tcg),
+	cmocka_unit_test(test_other_metadata),
+	cmocka_unit_test(test_refusals),
+	cmocka_unit_test(test_small_rewrites),
+	cmocka_unit_test(test_read),
+	cmocka_unit_test(test_read_pins),
+	cmocka_unit_test(test_diff))

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "jsonget.h"
+#include "test_main.h"
 
 static json_object *
 parse(const char *s)
@@ -114,15 +115,8 @@ test_clock(void **state)
 	assert_true(llcd_mono_ms() >= a / 1000000u);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_int),
-		cmocka_unit_test(test_num_bool_str_typed),
-		cmocka_unit_test(test_cpuset_json),
-		cmocka_unit_test(test_clock),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_int),
+	cmocka_unit_test(test_num_bool_str_typed),
+	cmocka_unit_test(test_cpuset_json),
+	cmocka_unit_test(test_clock))

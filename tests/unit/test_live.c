@@ -25,6 +25,7 @@
 
 #include "kcas.h"
 #include "live.h"
+#include "live_none.h"
 #include "memnode.h"
 #include "log.h"
 #include "loop.h"
@@ -303,9 +304,7 @@ mk_live(const struct topo *t, const char *dir, const struct coresched_ops *cso)
 	struct llcd_err err;
 	struct live *l;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = LIVE_URI_NONE;
-	cfg.topo = t;
+	live_none_config(&cfg, t, LIVE_SAMPLER_AUTO);
 	cfg.state_dir = dir;
 	cfg.coresched_ops = cso;
 	l = live_new(&cfg, &err);
@@ -598,6 +597,57 @@ test_invalid_without_libvirt(void **state)
 	topo_free(t);
 }
 
+/* A host of two 1-PU LLCs (*t), an observation (*obs), two vCPU threads
+ * on CPUs 0 and 1, and a /proc-sampled back-end over no hypervisor
+ * (resctrl tree resctrl_root) with this process added as the aggregate
+ * domain name of 2 vCPUs. */
+static struct live *
+two_vcpu_live(struct vth v[2], struct topo **t, struct agent_obs **obs,
+              const char *resctrl_root, const char *name)
+{
+	struct live_config cfg;
+	struct policy_annotation a;
+	struct llcd_err err;
+	struct live *l;
+
+	*t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	*obs = agent_obs_new();
+	assert_non_null(*t);
+	assert_non_null(*obs);
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	live_none_config(&cfg, *t, LIVE_SAMPLER_PROC);
+	cfg.resctrl_root = resctrl_root;
+	l = live_new(&cfg, &err);
+	if (l == NULL)
+		fail_msg("live_new: %s", err.msg);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_AGGREGATE;
+	assert_int_equal(live_add_process(l, name, getpid(), 2, &a, &err), 0);
+	return l;
+}
+
+/* One period of the two-vCPU domain: agent_obs_begin, then observe at now. */
+static void
+observe_at(struct live *l, struct agent_obs *obs, uint64_t now)
+{
+	struct llcd_err err;
+
+	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
+	assert_int_equal(live_agent_ops.observe(l, now, obs, &err), 0);
+}
+
+/* The test playing the kernel: text in the file rel of the resctrl fixture
+ * tree's group llcd-web_1. */
+static void
+group_file(const char *root, const char *rel, const char *text)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/%s", root, rel);
+	write_file(p, text);
+}
+
 /* Bandwidth monitoring against a resctrl FIXTURE TREE (a fake seam: this
  * machine has no resctrl; live_config.resctrl_root points at /tmp, and the
  * test plays the kernel: it makes the group's tasks file and counters after
@@ -608,40 +658,21 @@ static void
 test_mbm_fixture(void **state)
 {
 	(void)state;
-	struct vth v[2];
-	struct llcd_err err;
-	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
-	struct policy_annotation a;
-	struct agent_obs *obs = agent_obs_new();
 	char *root = tmpdir(), p[512];
-	struct live_config cfg;
-	struct live *l;
 	struct stat st;
+	struct agent_obs *obs;
+	struct topo *t;
+	struct vth v[2];
+	struct live *l;
 
-	assert_non_null(t);
-	assert_non_null(obs);
 	snprintf(p, sizeof(p), "mkdir -p '%s/info/L3_MON' '%s/mon_groups'", root, root);
 	assert_int_equal(system(p), 0);
 	snprintf(p, sizeof(p), "%s/info/L3_MON/mon_features", root);
 	write_file(p, "llc_occupancy\nmbm_total_bytes\n");
-	vth_start(&v[0], 0);
-	vth_start(&v[1], 1);
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = LIVE_URI_NONE;
-	cfg.topo = t;
-	cfg.state_dir = "";
-	cfg.sampler = LIVE_SAMPLER_PROC;
-	cfg.resctrl_root = root;
-	l = live_new(&cfg, &err);
-	if (l == NULL)
-		fail_msg("live_new: %s", err.msg);
-	policy_annotation_defaults(&a);
-	a.mode = POLICY_MODE_AGGREGATE;
-	assert_int_equal(live_add_process(l, "web 1", getpid(), 2, &a, &err), 0);
+	l = two_vcpu_live(v, &t, &obs, root, "web 1");
 
 	/* period 1: the group is made; its tasks file is not there yet */
-	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
-	assert_int_equal(live_agent_ops.observe(l, 1000000000ull, obs, &err), 0);
+	observe_at(l, obs, 1000000000ull);
 	assert_int_equal(obs->ndomains, 1);
 	assert_false(obs->domains[0].mbm_valid);
 	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1", root);
@@ -650,16 +681,12 @@ test_mbm_fixture(void **state)
 	snprintf(p, sizeof(p), "mkdir -p '%s/mon_groups/llcd-web_1/mon_data/mon_L3_00' "
 	    "'%s/mon_groups/llcd-web_1/mon_data/mon_L3_01'", root, root);
 	assert_int_equal(system(p), 0);
-	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/tasks", root);
-	write_file(p, "");
-	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_00/mbm_total_bytes", root);
-	write_file(p, "1000\n");
-	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_01/mbm_total_bytes", root);
-	write_file(p, "Unavailable\n");
+	group_file(root, "tasks", "");
+	group_file(root, "mon_data/mon_L3_00/mbm_total_bytes", "1000\n");
+	group_file(root, "mon_data/mon_L3_01/mbm_total_bytes", "Unavailable\n");
 
 	/* period 2: the TIDs written; the first reading is the reference */
-	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
-	assert_int_equal(live_agent_ops.observe(l, 2000000000ull, obs, &err), 0);
+	observe_at(l, obs, 2000000000ull);
 	assert_false(obs->domains[0].mbm_valid);
 	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/tasks", root);
 	FILE *f = fopen(p, "r");
@@ -673,17 +700,13 @@ test_mbm_fixture(void **state)
 	assert_string_equal(buf, want);
 
 	/* period 3: 4000 bytes more */
-	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_00/mbm_total_bytes", root);
-	write_file(p, "5000\n");
-	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
-	assert_int_equal(live_agent_ops.observe(l, 3000000000ull, obs, &err), 0);
+	group_file(root, "mon_data/mon_L3_00/mbm_total_bytes", "5000\n");
+	observe_at(l, obs, 3000000000ull);
 	assert_true(obs->domains[0].mbm_valid);
 	assert_int_equal(obs->domains[0].mbm_bytes, 4000);
 	/* an L3 domain that starts counting is not a jump in bandwidth */
-	snprintf(p, sizeof(p), "%s/mon_groups/llcd-web_1/mon_data/mon_L3_01/mbm_total_bytes", root);
-	write_file(p, "900000\n");
-	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
-	assert_int_equal(live_agent_ops.observe(l, 4000000000ull, obs, &err), 0);
+	group_file(root, "mon_data/mon_L3_01/mbm_total_bytes", "900000\n");
+	observe_at(l, obs, 4000000000ull);
 	assert_false(obs->domains[0].mbm_valid);
 
 	/* the group goes with the back-end (rmdir: the fixture's files are
@@ -707,36 +730,16 @@ static void
 test_numa_node_low_rate(void **state)
 {
 	(void)state;
-	struct vth v[2];
-	struct llcd_err err;
-	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
-	struct policy_annotation a;
-	struct agent_obs *obs = agent_obs_new();
-	struct live_config cfg;
-	struct live *l;
 	size_t big = 96u << 20;
 	char *ram = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct agent_obs *obs;
+	struct topo *t;
+	struct vth v[2];
 
-	assert_non_null(t);
-	assert_non_null(obs);
 	assert_true(ram != MAP_FAILED);
 	memset(ram, 1, big);                    /* resident: the "guest RAM" */
-	vth_start(&v[0], 0);
-	vth_start(&v[1], 1);
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = LIVE_URI_NONE;
-	cfg.topo = t;
-	cfg.state_dir = "";
-	cfg.sampler = LIVE_SAMPLER_PROC;
-	cfg.resctrl_root = "";
-	l = live_new(&cfg, &err);
-	if (l == NULL)
-		fail_msg("live_new: %s", err.msg);
-	policy_annotation_defaults(&a);
-	a.mode = POLICY_MODE_AGGREGATE;
-	assert_int_equal(live_add_process(l, "db", getpid(), 2, &a, &err), 0);
-	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
-	assert_int_equal(live_agent_ops.observe(l, 1000000000ull, obs, &err), 0);
+	struct live *l = two_vcpu_live(v, &t, &obs, "", "db");
+	observe_at(l, obs, 1000000000ull);
 	assert_int_equal(obs->domains[0].nvcpus, 2);
 	assert_true(obs->domains[0].mem_node_valid);
 	assert_int_equal(obs->domains[0].mem_node, 0);
@@ -754,12 +757,10 @@ test_numa_node_low_rate(void **state)
 	 * nothing resident, but it is 10 s away */
 	char *cold = mmap(NULL, 16 * big, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	assert_true(cold != MAP_FAILED);
-	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
-	assert_int_equal(live_agent_ops.observe(l, 10900000000ull, obs, &err), 0);
+	observe_at(l, obs, 10900000000ull);
 	assert_true(obs->domains[0].mem_node_valid);    /* not read again */
 	assert_int_equal(obs->domains[0].mem_node, 0);
-	assert_int_equal(agent_obs_begin(obs, 2, &err), 0);
-	assert_int_equal(live_agent_ops.observe(l, 11000000000ull, obs, &err), 0);
+	observe_at(l, obs, 11000000000ull);
 	assert_false(obs->domains[0].mem_node_valid);   /* read: nothing resident */
 	munmap(cold, 16 * big);
 	munmap(ram, big);

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "live.h"
 #include "live_int.h"
+#include "live_none.h"
 #include "log.h"
 #include "ops.h"
 #include "topo_hwloc.h"
@@ -116,12 +117,8 @@ mk_live(const struct topo *t, int sampler, struct llcd_err *err)
 {
 	struct live_config cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.uri = LIVE_URI_NONE;
-	cfg.topo = t;
-	cfg.state_dir = "";
+	live_none_config(&cfg, t, sampler);
 	cfg.dry_run = true;
-	cfg.sampler = sampler;
 	return live_new(&cfg, err);
 }
 

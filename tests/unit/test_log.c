@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "test_main.h"
 
 static char last[LOG_MSG_MAX];
 static int last_pri, count;
@@ -109,13 +110,6 @@ test_foreground_time(void **state)
 	close(saved);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_format),
-		cmocka_unit_test(test_foreground_time),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_format),
+	cmocka_unit_test(test_foreground_time))

@@ -16,6 +16,7 @@
 
 #include "loop.h"
 #include "topo_hwloc.h"
+#include "test_main.h"
 
 #define KEY_ISO 1       /* lower key: applied first in plain plan order */
 #define KEY_SHARED 2
@@ -284,13 +285,7 @@ test_permanent_failure_rolls_back(void **state)
 	topo_free(t);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_narrow_before_isolate),
-		cmocka_unit_test(test_failed_narrowing_holds_isolation),
-		cmocka_unit_test(test_permanent_failure_rolls_back),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_narrow_before_isolate),
+	cmocka_unit_test(test_failed_narrowing_holds_isolation),
+	cmocka_unit_test(test_permanent_failure_rolls_back))

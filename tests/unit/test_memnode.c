@@ -20,6 +20,7 @@
 #include "memnode.h"
 #include "topo_hwloc.h"
 #include "test_file.h"
+#include "test_main.h"
 
 #define MiB (1ull << 20)
 
@@ -316,15 +317,9 @@ test_rss_is_no_footprint(void **state)
 	topo_free(t);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ranges_qemu_anon),
-		cmocka_unit_test(test_ranges_qemu_memfd),
-		cmocka_unit_test(test_ranges_edge),
-		cmocka_unit_test(test_real_node0),
-		cmocka_unit_test(test_rss_is_no_footprint),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_ranges_qemu_anon),
+	cmocka_unit_test(test_ranges_qemu_memfd),
+	cmocka_unit_test(test_ranges_edge),
+	cmocka_unit_test(test_real_node0),
+	cmocka_unit_test(test_rss_is_no_footprint))

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "test_main.h"
 
 static void
 test_format_value(void **state)
@@ -78,12 +79,6 @@ test_render(void **state)
 	json_object_put(st);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_format_value),
-		cmocka_unit_test(test_render),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_format_value),
+	cmocka_unit_test(test_render))

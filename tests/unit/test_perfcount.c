@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "perfcount.h"
+#include "test_main.h"
 
 static void
 test_probe_consistent(void **state)
@@ -44,11 +45,5 @@ test_probe_consistent(void **state)
 	assert_int_equal(perfcount_open(0x7ffffff0, &err), -1);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_probe_consistent),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_probe_consistent))

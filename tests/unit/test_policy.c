@@ -10,6 +10,7 @@
 
 #include "llcrules.h"
 #include "policy_harness.h"
+#include "test_main.h"
 
 #define EPYC_9T24 "pack:1 [numa] l3:8 core:8 pu:2"
 
@@ -350,8 +351,7 @@ test_group_larger_than_llc_not_aggregated(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "big");
+	h_one_group(&a, "big");
 	int busy[12];
 	for (int i = 0; i < 12; i++) {
 		busy[i] = 2 + 10 * i;
@@ -399,8 +399,7 @@ test_size_guard_exact_and_hysteresis(void **state)
 {
 	struct harness *h = h_new("pack:1 l3:2 core:1 pu:1");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "edge");
+	h_one_group(&a, "edge");
 	cpuset_set_range(&a.groups[0].vcpus, 0, 1);
 	int d = h_add(h, "e", 2, 1, 2, 1, &a);
 	struct policy_domain_info info;
@@ -441,8 +440,7 @@ test_squeeze_capacity_on_allowed_pus(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	a.topology = POLICY_TOPO_MATCH;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "six");
+	h_one_group(&a, "six");
 	cpuset_set_range(&a.groups[0].vcpus, 14, 19);
 	int d = h_add(h, "iso", 20, 1, 10, 2, &a);
 	for (int v = 0; v < 12; v++)
@@ -477,8 +475,7 @@ test_power_like_smt4_llc_not_aggregated(void **state)
 {
 	struct harness *h = h_new("pack:2 [numa] l3:6 core:1 pu:4");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "app");
+	h_one_group(&a, "app");
 	cpuset_set_range(&a.groups[0].vcpus, 0, 7);
 	int d = h_add(h, "p", 8, 2, 1, 4, &a);
 	for (int v = 0; v < 8; v++)
@@ -503,8 +500,7 @@ test_no_ping_pong(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	struct policy_annotation none = h_annot(POLICY_MODE_NONE, POLICY_ISO_NONE);
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	h_one_group(&a, "g");
 	/* 3 vCPUs on each LLC (guest dies = host LLCs) */
 	int vc[6] = { 0, 1, 2, 16, 17, 18 };
 	for (int i = 0; i < 6; i++)
@@ -538,8 +534,7 @@ burst_switches(int epoch_ms)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.epoch_ms = epoch_ms;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	h_one_group(&a, "g");
 	int vc[8] = { 0, 2, 4, 6, 16, 18, 20, 22 };
 	for (int i = 0; i < 8; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
@@ -579,8 +574,7 @@ steady_occupancy(int epoch_ms)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.epoch_ms = epoch_ms;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	h_one_group(&a, "g");
 	int vc[4] = { 0, 2, 4, 6 };
 	for (int i = 0; i < 4; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
@@ -645,8 +639,7 @@ run_stream(bool counters, int *backoffs, int *spread_at_end)
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.holddown_s = 1000;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "stream");
+	h_one_group(&a, "stream");
 	int vc[4] = { 0, 8, 16, 24 };
 	for (int i = 0; i < 4; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
@@ -709,8 +702,7 @@ test_benefit_check_sees_starvation(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.holddown_s = 1000;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "starved");
+	h_one_group(&a, "starved");
 	int vc[4] = { 0, 8, 16, 24 };
 	for (int i = 0; i < 4; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
@@ -749,8 +741,7 @@ test_benefit_check_keeps_gain(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "sim");
+	h_one_group(&a, "sim");
 	int vc[4] = { 0, 8, 16, 24 };
 	for (int i = 0; i < 4; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
@@ -783,8 +774,7 @@ test_partly_aggregated_group_measured(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.topology = POLICY_TOPO_MATCH;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "part");
+	h_one_group(&a, "part");
 	int vc[8] = { 0, 1, 2, 3, 16, 17, 18, 19 };
 	for (int i = 0; i < 8; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
@@ -929,8 +919,7 @@ test_move_budget_shared(void **state)
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.topology = POLICY_TOPO_MATCH;
 	a.tune.max_moves = 8;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "g");
+	h_one_group(&a, "g");
 	for (int i = 0; i < 8; i++)
 		cpuset_set(&a.groups[0].vcpus, 3 + 8 * i);
 	h->host.max_moves_total = 2;
@@ -1287,42 +1276,36 @@ test_reason_names_llcs(void **state)
 	h_free(h);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reason_names_llcs),
-		cmocka_unit_test(test_rules_match_kernel_code),
-		cmocka_unit_test(test_rules_kernel_nr_avg_stalls),
-		cmocka_unit_test(test_place_isolated_smt_pairs_one_llc),
-		cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
-		cmocka_unit_test(test_refuse_when_full),
-		cmocka_unit_test(test_refused_retried_on_host_change),
-		cmocka_unit_test(test_unannotated_confined_as_whole),
-		cmocka_unit_test(test_isolation_keeps_shared_pool),
-		cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
-		cmocka_unit_test(test_group_larger_than_llc_not_aggregated),
-		cmocka_unit_test(test_size_guard_exact_and_hysteresis),
-		cmocka_unit_test(test_squeeze_capacity_on_allowed_pus),
-		cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
-		cmocka_unit_test(test_no_ping_pong),
-		cmocka_unit_test(test_epoch_default_damps_transients),
-		cmocka_unit_test(test_occupancy_same_decay_any_epoch),
-		cmocka_unit_test(test_benefit_check_backs_off),
-		cmocka_unit_test(test_benefit_check_keeps_gain),
-		cmocka_unit_test(test_benefit_check_sees_starvation),
-		cmocka_unit_test(test_partly_aggregated_group_measured),
-		cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
-		cmocka_unit_test(test_guest_report_hostile_and_dissolve),
-		cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),
-		cmocka_unit_test(test_move_budget_shared),
-		cmocka_unit_test(test_size_guard_groups_together),
-		cmocka_unit_test(test_annotation_change),
-		cmocka_unit_test(test_isolation_random_churn),
-		cmocka_unit_test(test_input_order_irrelevant),
-		cmocka_unit_test(test_restart_adopts_pins),
-		cmocka_unit_test(test_default_pins_not_adopted),
-		cmocka_unit_test(test_bad_input),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_reason_names_llcs),
+	cmocka_unit_test(test_rules_match_kernel_code),
+	cmocka_unit_test(test_rules_kernel_nr_avg_stalls),
+	cmocka_unit_test(test_place_isolated_smt_pairs_one_llc),
+	cmocka_unit_test(test_place_large_domain_whole_llcs_die_to_llc),
+	cmocka_unit_test(test_refuse_when_full),
+	cmocka_unit_test(test_refused_retried_on_host_change),
+	cmocka_unit_test(test_unannotated_confined_as_whole),
+	cmocka_unit_test(test_isolation_keeps_shared_pool),
+	cmocka_unit_test(test_xiangshan_group_settles_on_one_llc),
+	cmocka_unit_test(test_group_larger_than_llc_not_aggregated),
+	cmocka_unit_test(test_size_guard_exact_and_hysteresis),
+	cmocka_unit_test(test_squeeze_capacity_on_allowed_pus),
+	cmocka_unit_test(test_power_like_smt4_llc_not_aggregated),
+	cmocka_unit_test(test_no_ping_pong),
+	cmocka_unit_test(test_epoch_default_damps_transients),
+	cmocka_unit_test(test_occupancy_same_decay_any_epoch),
+	cmocka_unit_test(test_benefit_check_backs_off),
+	cmocka_unit_test(test_benefit_check_keeps_gain),
+	cmocka_unit_test(test_benefit_check_sees_starvation),
+	cmocka_unit_test(test_partly_aggregated_group_measured),
+	cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
+	cmocka_unit_test(test_guest_report_hostile_and_dissolve),
+	cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),
+	cmocka_unit_test(test_move_budget_shared),
+	cmocka_unit_test(test_size_guard_groups_together),
+	cmocka_unit_test(test_annotation_change),
+	cmocka_unit_test(test_isolation_random_churn),
+	cmocka_unit_test(test_input_order_irrelevant),
+	cmocka_unit_test(test_restart_adopts_pins),
+	cmocka_unit_test(test_default_pins_not_adopted),
+	cmocka_unit_test(test_bad_input))

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "policy_harness.h"
+#include "test_main.h"
 
 #define NBUSY 8
 
@@ -214,16 +215,10 @@ test_home_match_left_alone(void **state)
 	assert_int_equal(r.llcs, 1);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_home_widened_counters),
-		cmocka_unit_test(test_home_widened_mbm),
-		cmocka_unit_test(test_home_kept_without_gain),
-		cmocka_unit_test(test_home_widened_run_delay),
-		cmocka_unit_test(test_home_no_signal),
-		cmocka_unit_test(test_home_match_left_alone),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_home_widened_counters),
+	cmocka_unit_test(test_home_widened_mbm),
+	cmocka_unit_test(test_home_kept_without_gain),
+	cmocka_unit_test(test_home_widened_run_delay),
+	cmocka_unit_test(test_home_no_signal),
+	cmocka_unit_test(test_home_match_left_alone))

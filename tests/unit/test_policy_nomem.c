@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "policy_harness.h"
+#include "test_main.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
@@ -132,11 +133,5 @@ test_allocation_failures_reported(void **state)
 	fail_msg("the step made 400 allocations or more");
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_allocation_failures_reported),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_allocation_failures_reported))

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "policy_harness.h"
+#include "test_main.h"
 
 /* 2 nodes x 2 LLCs x 4 cores x SMT2: LLCs 0, 1 on node 0 (PUs 0-15), 2, 3 on node 1 */
 #define TWO_NODES "pack:2 [numa] l3:2 core:4 pu:2"
@@ -25,8 +26,7 @@ add_domain_n(struct harness *h, const int *vc, int nvcpus, enum policy_isolation
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, iso);
 	int d;
 
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "work");
+	h_one_group(&a, "work");
 	for (int i = 0; i < 4; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
 	d = h_add(h, "numa", nvcpus, nvcpus / 8, 4, 2, &a);
@@ -169,13 +169,7 @@ test_memory_node_outside_home_ignored(void **state)
 	h_free(b);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_numa_wins_conflict),
-		cmocka_unit_test(test_pref_stays_in_memory_node),
-		cmocka_unit_test(test_memory_node_outside_home_ignored),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_numa_wins_conflict),
+	cmocka_unit_test(test_pref_stays_in_memory_node),
+	cmocka_unit_test(test_memory_node_outside_home_ignored))

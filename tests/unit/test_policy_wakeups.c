@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "policy_harness.h"
+#include "test_main.h"
 
 #define EPYC_9T24 "pack:1 [numa] l3:8 core:8 pu:2"
 
@@ -139,8 +140,7 @@ test_annotation_group_wins(void **state)
 	struct policy_domain_info info;
 
 	(void)state;
-	a.ngroups = 1;
-	snprintf(a.groups[0].name, sizeof(a.groups[0].name), "ann");
+	h_one_group(&a, "ann");
 	cpuset_set(&a.groups[0].vcpus, 3);
 	cpuset_set(&a.groups[0].vcpus, 19);
 	int d = xs_domain(h, &a);
@@ -324,17 +324,11 @@ test_bad_edges_refused(void **state)
 	h_free(h);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_barrier_group_from_wakeups),
-		cmocka_unit_test(test_annotation_group_wins),
-		cmocka_unit_test(test_guest_group_wins_overlap),
-		cmocka_unit_test(test_infer_none_switches_off),
-		cmocka_unit_test(test_noise_forms_nothing),
-		cmocka_unit_test(test_size_guard_applies),
-		cmocka_unit_test(test_bad_edges_refused),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_barrier_group_from_wakeups),
+	cmocka_unit_test(test_annotation_group_wins),
+	cmocka_unit_test(test_guest_group_wins_overlap),
+	cmocka_unit_test(test_infer_none_switches_off),
+	cmocka_unit_test(test_noise_forms_nothing),
+	cmocka_unit_test(test_size_guard_applies),
+	cmocka_unit_test(test_bad_edges_refused))

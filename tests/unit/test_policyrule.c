@@ -15,6 +15,7 @@
 
 #include "policyrule.h"
 #include "test_file.h"
+#include "test_main.h"
 
 static char *
 slurp(const char *name)
@@ -316,17 +317,11 @@ test_set_limit(void **state)
 	policyrule_set_free(s);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_forms),
-		cmocka_unit_test(test_policy_file),
-		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_nova),
-		cmocka_unit_test(test_kubevirt),
-		cmocka_unit_test(test_first_match),
-		cmocka_unit_test(test_set_limit),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_parse_forms),
+	cmocka_unit_test(test_policy_file),
+	cmocka_unit_test(test_parse_errors),
+	cmocka_unit_test(test_nova),
+	cmocka_unit_test(test_kubevirt),
+	cmocka_unit_test(test_first_match),
+	cmocka_unit_test(test_set_limit))

@@ -18,6 +18,7 @@
 
 #include "procstat.h"
 #include "test_cpu.h"
+#include "test_main.h"
 
 #define FIX LLCD_FIXTURES "/proc"
 
@@ -240,15 +241,29 @@ fixture_pid(void)
 	return pid;
 }
 
+/* One reading of thread tid of process pid, which opens: the status of
+ * procstat_thread_read(), the sample in *s. */
+static enum procstat_status
+read_fixture_thread(struct procstat *ps, int pid, int tid, struct procstat_sample *s)
+{
+	struct procstat_thread *t;
+	enum procstat_status st;
+	struct llcd_err err;
+
+	t = procstat_thread_open(ps, pid, tid, &st, &err);
+	assert_non_null(t);
+	st = procstat_thread_read(t, s, &err);
+	procstat_thread_free(t);
+	return st;
+}
+
 /* A QEMU 7.2 started by libvirt 9.0: 4 TCG vCPUs, one <iothread>. */
 static void
 test_fixture_qemu(void **state)
 {
 	struct procstat *ps;
 	struct procstat_task *tasks;
-	struct procstat_thread *t;
 	struct procstat_sample s;
-	enum procstat_status st;
 	struct llcd_err err;
 	int n, i, pid = fixture_pid(), nemu = 0, nio = 0;
 
@@ -273,13 +288,10 @@ test_fixture_qemu(void **state)
 	assert_int_equal(nio, 1);
 	assert_int_equal(nemu, 3);      /* main, call_rcu, IO mon_iothread */
 	assert_int_equal(tasks[4].tid, pid);
-	t = procstat_thread_open(ps, pid, tasks[0].tid, &st, &err);
-	assert_non_null(t);
-	assert_int_equal(procstat_thread_read(t, &s, &err), PROCSTAT_OK);
+	assert_int_equal(read_fixture_thread(ps, pid, tasks[0].tid, &s), PROCSTAT_OK);
 	assert_int_equal(s.num_threads, 8);
 	assert_false(s.runtime_from_ticks);
 	assert_true(s.last_cpu == 0 || s.last_cpu == 1);
-	procstat_thread_free(t);
 	free(tasks);
 	procstat_free(ps);
 }
@@ -291,7 +303,6 @@ test_fixture_edge(void **state)
 {
 	struct procstat *ps;
 	struct procstat_task *tasks;
-	struct procstat_thread *t;
 	struct procstat_sample s;
 	enum procstat_status st;
 	struct llcd_err err;
@@ -315,29 +326,21 @@ test_fixture_edge(void **state)
 	assert_int_equal(tasks[4].kind, PROCSTAT_EMULATOR);
 	free(tasks);
 
-	t = procstat_thread_open(ps, 100, 101, &st, &err);
-	assert_non_null(t);
-	assert_int_equal(procstat_thread_read(t, &s, &err), PROCSTAT_OK);
+	assert_int_equal(read_fixture_thread(ps, 100, 101, &s), PROCSTAT_OK);
 	assert_int_equal(s.state, 'R');
 	assert_int_equal(s.last_cpu, 1);
 	assert_int_equal(s.num_threads, 5);
 	assert_int_equal(s.runtime_ns, 123456789);
 	assert_int_equal(s.wait_ns, 42);
-	procstat_thread_free(t);
 
-	t = procstat_thread_open(ps, 100, 102, &st, &err);      /* no schedstat */
-	assert_non_null(t);
-	assert_int_equal(procstat_thread_read(t, &s, &err), PROCSTAT_OK);
+	/* no schedstat */
+	assert_int_equal(read_fixture_thread(ps, 100, 102, &s), PROCSTAT_OK);
 	assert_true(s.runtime_from_ticks);
 	assert_int_equal(s.runtime_ns, 400 * tick);
 	assert_int_equal(s.last_cpu, 3);
-	procstat_thread_free(t);
 
 	/* caught exiting: thread count 0 (no signal handlers any more) */
-	t = procstat_thread_open(ps, 100, 104, &st, &err);
-	assert_non_null(t);
-	assert_int_equal(procstat_thread_read(t, &s, &err), PROCSTAT_GONE);
-	procstat_thread_free(t);
+	assert_int_equal(read_fixture_thread(ps, 100, 104, &s), PROCSTAT_GONE);
 
 	assert_null(procstat_thread_open(ps, 100, 999, &st, &err));
 	assert_int_equal(st, PROCSTAT_GONE);
@@ -405,19 +408,12 @@ test_classify(void **state)
 	assert_string_equal(procstat_status_name(PROCSTAT_GONE), "gone");
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_threads),
-		cmocka_unit_test(test_process_gone),
-		cmocka_unit_test(test_cpu_busy_live),
-		cmocka_unit_test(test_affinity),
-		cmocka_unit_test(test_fixture_qemu),
-		cmocka_unit_test(test_fixture_edge),
-		cmocka_unit_test(test_parse_errors),
-		cmocka_unit_test(test_classify),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_real_threads),
+	cmocka_unit_test(test_process_gone),
+	cmocka_unit_test(test_cpu_busy_live),
+	cmocka_unit_test(test_affinity),
+	cmocka_unit_test(test_fixture_qemu),
+	cmocka_unit_test(test_fixture_edge),
+	cmocka_unit_test(test_parse_errors),
+	cmocka_unit_test(test_classify))

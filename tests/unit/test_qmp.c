@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "qmp.h"
+#include "test_main.h"
 
 static const char greeting[] =
 	"{\"QMP\": {\"version\": {\"qemu\": {\"micro\": 22, \"minor\": 2, \"major\": 7}, "
@@ -543,43 +544,59 @@ test_connect_errors(void **state)
 
 /* --- parsers ---------------------------------------------------------- */
 
+/* Both parsers' refusals: the message, and no result. */
 static void
 test_cpus_parse_errors(void **state)
 {
+	enum { CPUS, HOTCPUS };         /* query-cpus-fast, query-hotpluggable-cpus */
 	static const struct {
+		int parser;
 		const char *in, *msg;
 	} cases[] = {
-		{ "{}", "query-cpus-fast: reply is not an array" },
-		{ "[1]", "query-cpus-fast[0]: not an object" },
-		{ "[{\"thread-id\": 5}]", "query-cpus-fast[0]: no \"cpu-index\"" },
-		{ "[{\"cpu-index\": 0}]", "query-cpus-fast[0]: no \"thread-id\"" },
-		{ "[{\"cpu-index\": 0, \"thread-id\": \"5\"}]",
+		{ CPUS, "{}", "query-cpus-fast: reply is not an array" },
+		{ CPUS, "[1]", "query-cpus-fast[0]: not an object" },
+		{ CPUS, "[{\"thread-id\": 5}]", "query-cpus-fast[0]: no \"cpu-index\"" },
+		{ CPUS, "[{\"cpu-index\": 0}]", "query-cpus-fast[0]: no \"thread-id\"" },
+		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": \"5\"}]",
 		  "query-cpus-fast[0]: \"thread-id\" is not an integer" },
-		{ "[{\"cpu-index\": 0, \"thread-id\": 0}]",
+		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 0}]",
 		  "query-cpus-fast[0]: \"thread-id\" 0 out of range 1-2147483647" },
-		{ "[{\"cpu-index\": 0, \"thread-id\": 99999999999}]",
+		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 99999999999}]",
 		  "query-cpus-fast[0]: \"thread-id\" 99999999999 out of range 1-2147483647" },
-		{ "[{\"cpu-index\": -1, \"thread-id\": 5}]",
+		{ CPUS, "[{\"cpu-index\": -1, \"thread-id\": 5}]",
 		  "query-cpus-fast[0]: \"cpu-index\" -1 out of range 0-1000000" },
-		{ "[{\"cpu-index\": 0, \"thread-id\": 5, \"props\": []}]",
+		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 5, \"props\": []}]",
 		  "query-cpus-fast[0]: \"props\" is not an object" },
-		{ "[{\"cpu-index\": 0, \"thread-id\": 5}, "
+		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 5}, "
 		  "{\"cpu-index\": 1, \"thread-id\": 6, \"props\": {\"core-id\": -3}}]",
 		  "props: query-cpus-fast[1]: \"core-id\" -3 out of range 0-1000000" },
-		{ "[{\"cpu-index\": 0, \"thread-id\": 5, \"qom-path\": 1}]",
+		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 5, \"qom-path\": 1}]",
 		  "query-cpus-fast[0]: \"qom-path\" is not a string" },
-		{ "[{\"cpu-index\": 0, \"thread-id\": 5, \"props\": {\"die-id\": 1.5}}]",
+		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 5, \"props\": {\"die-id\": 1.5}}]",
 		  "props: query-cpus-fast[0]: \"die-id\" is not an integer" },
+		{ HOTCPUS, "null", "query-hotpluggable-cpus: reply is not an array" },
+		{ HOTCPUS, "[{\"vcpus-count\": 1}]", "query-hotpluggable-cpus[0]: no \"type\"" },
+		{ HOTCPUS, "[{\"type\": \"t\"}]", "query-hotpluggable-cpus[0]: no \"vcpus-count\"" },
+		{ HOTCPUS, "[{\"type\": \"t\", \"vcpus-count\": 0}]",
+		  "query-hotpluggable-cpus[0]: \"vcpus-count\" 0 out of range 1-1000000" },
+		{ HOTCPUS, "[{\"type\": 1, \"vcpus-count\": 1}]",
+		  "query-hotpluggable-cpus[0]: \"type\" is not a string" },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct json_object *o = json_tokener_parse(cases[i].in);
 		struct qmp_cpus *c = (void *)1;
+		struct qmp_hotcpus *h = (void *)1;
 		struct llcd_err err;
 
-		assert_int_equal(qmp_cpus_parse(o, &c, &err), -1);
-		assert_null(c);
+		if (cases[i].parser == CPUS) {
+			assert_int_equal(qmp_cpus_parse(o, &c, &err), -1);
+			assert_null(c);
+		} else {
+			assert_int_equal(qmp_hotcpus_parse(o, &h, &err), -1);
+			assert_null(h);
+		}
 		assert_string_equal(err.msg, cases[i].msg);
 		json_object_put(o);
 	}
@@ -619,29 +636,10 @@ test_cpus_parse_ok(void **state)
 static void
 test_hotcpus_parse(void **state)
 {
-	static const struct {
-		const char *in, *msg;
-	} cases[] = {
-		{ "null", "query-hotpluggable-cpus: reply is not an array" },
-		{ "[{\"vcpus-count\": 1}]", "query-hotpluggable-cpus[0]: no \"type\"" },
-		{ "[{\"type\": \"t\"}]", "query-hotpluggable-cpus[0]: no \"vcpus-count\"" },
-		{ "[{\"type\": \"t\", \"vcpus-count\": 0}]",
-		  "query-hotpluggable-cpus[0]: \"vcpus-count\" 0 out of range 1-1000000" },
-		{ "[{\"type\": 1, \"vcpus-count\": 1}]",
-		  "query-hotpluggable-cpus[0]: \"type\" is not a string" },
-	};
 	struct json_object *o;
 	struct qmp_hotcpus *h;
 	struct llcd_err err;
-	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		o = json_tokener_parse(cases[i].in);
-		assert_int_equal(qmp_hotcpus_parse(o, &h, &err), -1);
-		assert_null(h);
-		assert_string_equal(err.msg, cases[i].msg);
-		json_object_put(o);
-	}
 	o = json_tokener_parse("[{\"type\": \"t\", \"vcpus-count\": 2, \"props\": {\"socket-id\": 1}},"
 	                       " {\"type\": \"t\", \"vcpus-count\": 2, \"qom-path\": \"/p\"}]");
 	assert_int_equal(qmp_hotcpus_parse(o, &h, &err), 0);
@@ -687,28 +685,22 @@ test_typed_bad_reply(void **state)
 	qmp_free(q);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_free_null),
-		cmocka_unit_test(test_out_peek_empty),
-		cmocka_unit_test(test_greeting_errors),
-		cmocka_unit_test(test_many_and_split),
-		cmocka_unit_test(test_pretty),
-		cmocka_unit_test(test_oversized),
-		cmocka_unit_test(test_invalid_json),
-		cmocka_unit_test(test_deep_nesting),
-		cmocka_unit_test(test_bad_ids),
-		cmocka_unit_test(test_eof),
-		cmocka_unit_test(test_send_errors),
-		cmocka_unit_test(test_event_overflow),
-		cmocka_unit_test(test_socket_timeout_and_close),
-		cmocka_unit_test(test_connect_errors),
-		cmocka_unit_test(test_cpus_parse_errors),
-		cmocka_unit_test(test_cpus_parse_ok),
-		cmocka_unit_test(test_hotcpus_parse),
-		cmocka_unit_test(test_typed_bad_reply),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_free_null),
+	cmocka_unit_test(test_out_peek_empty),
+	cmocka_unit_test(test_greeting_errors),
+	cmocka_unit_test(test_many_and_split),
+	cmocka_unit_test(test_pretty),
+	cmocka_unit_test(test_oversized),
+	cmocka_unit_test(test_invalid_json),
+	cmocka_unit_test(test_deep_nesting),
+	cmocka_unit_test(test_bad_ids),
+	cmocka_unit_test(test_eof),
+	cmocka_unit_test(test_send_errors),
+	cmocka_unit_test(test_event_overflow),
+	cmocka_unit_test(test_socket_timeout_and_close),
+	cmocka_unit_test(test_connect_errors),
+	cmocka_unit_test(test_cpus_parse_errors),
+	cmocka_unit_test(test_cpus_parse_ok),
+	cmocka_unit_test(test_hotcpus_parse),
+	cmocka_unit_test(test_typed_bad_reply))

@@ -14,6 +14,7 @@
 
 #include "qmp.h"
 #include "qmp_fake.h"
+#include "test_main.h"
 
 #define T_MS 5000
 
@@ -325,17 +326,11 @@ test_event_loop(void **state)
 	assert_int_equal(qmp_fake_join(fake, msg, sizeof(msg)), 0);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_greeting),
-		cmocka_unit_test(test_cpus_fast),
-		cmocka_unit_test(test_hotpluggable),
-		cmocka_unit_test(test_hotplug),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_events),
-		cmocka_unit_test(test_event_loop),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_greeting),
+	cmocka_unit_test(test_cpus_fast),
+	cmocka_unit_test(test_hotpluggable),
+	cmocka_unit_test(test_hotplug),
+	cmocka_unit_test(test_errors),
+	cmocka_unit_test(test_events),
+	cmocka_unit_test(test_event_loop))

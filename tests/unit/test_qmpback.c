@@ -293,19 +293,55 @@ peer_stop(struct peer *p)
 	unlink(p->path);
 }
 
-/* Run the back-end for up to ms, until n VMs are known. */
+/* Run the back-end for up to ms, until n VMs are known; its counters
+ * then in *st. */
 static void
-run_until(struct qmpback *q, int n, int ms)
+run_until(struct qmpback *q, int n, int ms, struct qmpback_stats *st)
 {
-	struct qmpback_stats st;
-
 	for (int i = 0; i < ms / 10; i++) {
 		qmpback_handle(q, llcd_mono_ns());
-		qmpback_stats(q, &st);
-		if (st.vms == n && n > 0)
+		qmpback_stats(q, st);
+		if (st->vms == n && n > 0)
 			return;
 		usleep(10000);
 	}
+	qmpback_stats(q, st);
+}
+
+/* A dry-run back-end over no hypervisor (the QMP back-end adds the VMs)
+ * on a host of two 1-PU LLCs, *t. */
+static struct live *
+qmp_live(struct topo **t)
+{
+	struct llcd_err e;
+	struct live *l;
+
+	assert_non_null(*t = topo_load("pack:1 l3:2 core:1 pu:1", &e));
+	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = *t, .state_dir = "", .sampler = LIVE_SAMPLER_PROC,
+	    .counters = -1, .dry_run = true, .cgroup_root = "" };
+	assert_non_null(l = live_new(&lc, &e));
+	return l;
+}
+
+/* The well-behaved QEMU peer at sock/100.qmp, its two vCPU threads
+ * spinning (sp) until spinners_stop(). */
+static void
+good_peer_start(struct peer *good, pthread_t sp[2])
+{
+	spin_stop = 0;
+	peer_start(good, PEER_QEMU, "100.qmp");
+	assert_int_equal(pthread_create(&sp[0], NULL, spinner, &good->tids[0]), 0);
+	assert_int_equal(pthread_create(&sp[1], NULL, spinner, &good->tids[1]), 0);
+	while (!good->tids[0] || !good->tids[1])
+		usleep(1000);
+}
+
+static void
+spinners_stop(pthread_t sp[2])
+{
+	spin_stop = 1;
+	pthread_join(sp[0], NULL);
+	pthread_join(sp[1], NULL);
 }
 
 static void
@@ -314,8 +350,6 @@ test_backend(void **state)
 	char buf[1024], conf[512];
 	struct llcd_err e;
 	struct topo *t;
-	struct live *l;
-	struct qmpback *q;
 	struct qmpback_stats st;
 	struct peer good, garbage, silent, liar;
 	pthread_t sp[2];
@@ -325,24 +359,17 @@ test_backend(void **state)
 	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock %s/pol", tmp, tmp);
 	assert_int_equal(system(buf), 0);
-	assert_non_null(t = topo_load("pack:1 l3:2 core:1 pu:1", &e));
-	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = t, .state_dir = "", .sampler = LIVE_SAMPLER_PROC,
-	    .counters = -1, .dry_run = true, .cgroup_root = "" };
-	assert_non_null(l = live_new(&lc, &e));
+	struct live *l = qmp_live(&t);
 	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
 	snprintf(buf, sizeof(buf), "%s/pol", tmp);
 	struct qmpback_config qc = { .socket_glob = conf, .policy_dir = buf, .timeout_ms = 300 };
-	assert_non_null(q = qmpback_new(l, &qc, &e));
+	struct qmpback *q = qmpback_new(l, &qc, &e);
+	assert_non_null(q);
 
 	/* a peer in the socket directory's place that is not a socket, and a
 	 * symlink to a real one: neither is connected */
 	put("sock/999.qmp", "not a socket\n");
-	spin_stop = 0;
-	peer_start(&good, PEER_QEMU, "100.qmp");
-	assert_int_equal(pthread_create(&sp[0], NULL, spinner, &good.tids[0]), 0);
-	assert_int_equal(pthread_create(&sp[1], NULL, spinner, &good.tids[1]), 0);
-	while (!good.tids[0] || !good.tids[1])
-		usleep(1000);
+	good_peer_start(&good, sp);
 	peer_start(&garbage, PEER_GARBAGE, "900.qmp");
 	peer_start(&silent, PEER_SILENT, "901.qmp");
 	peer_start(&liar, PEER_LIAR, "902.qmp");
@@ -351,8 +378,7 @@ test_backend(void **state)
 
 	/* an invalid policy file: the parser's message, with the file's path */
 	put("pol/100.xml", "<llc-policy xmlns=\"urn:llcd:llc-policy:1\" mode=\"sideways\"/>");
-	run_until(q, 1, 3000);
-	qmpback_stats(q, &st);
+	run_until(q, 1, 3000, &st);
 	assert_int_equal(st.vms, 1);            /* the good peer only */
 	assert_int_equal(st.sockets, 4);        /* the file and the symlink are not sockets */
 	assert_int_equal(live_domains(l, &key, 1), 1);
@@ -409,24 +435,20 @@ test_backend(void **state)
 
 	/* the hostile peers were refused (garbage at once, the liar by its
 	 * thread-id, the silent one after the timeout) and never became VMs */
-	run_until(q, 0, 700);
-	qmpback_stats(q, &st);
+	run_until(q, 0, 700, &st);
 	assert_int_equal(st.vms, 1);
 	assert_true(st.refusals >= 3);
 
 	/* the socket goes: the VM goes */
 	peer_stop(&good);
-	run_until(q, 0, 100);
-	qmpback_stats(q, &st);
+	run_until(q, 0, 100, &st);
 	assert_int_equal(st.vms, 0);
 	assert_int_equal(live_domains(l, &key, 1), 0);
 
 	peer_stop(&garbage);
 	peer_stop(&silent);
 	peer_stop(&liar);
-	spin_stop = 1;
-	pthread_join(sp[0], NULL);
-	pthread_join(sp[1], NULL);
+	spinners_stop(sp);
 	qmpback_free(q);
 	live_free(l);
 	policyrule_set_free(rules);
@@ -451,8 +473,6 @@ test_hold(void **state)
 	char buf[1024], conf[512];
 	struct llcd_err e;
 	struct topo *t;
-	struct live *l;
-	struct qmpback *q;
 	struct qmpback_stats st;
 	struct peer good;
 	pthread_t sp[2];
@@ -461,21 +481,13 @@ test_hold(void **state)
 	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
 	assert_int_equal(system(buf), 0);
-	assert_non_null(t = topo_load("pack:1 l3:2 core:1 pu:1", &e));
-	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = t, .state_dir = "", .sampler = LIVE_SAMPLER_PROC,
-	    .counters = -1, .dry_run = true, .cgroup_root = "" };
-	assert_non_null(l = live_new(&lc, &e));
+	struct live *l = qmp_live(&t);
 	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
 	struct qmpback_config qc = { .socket_glob = conf, .hold = true, .timeout_ms = 300 };
-	assert_non_null(q = qmpback_new(l, &qc, &e));
-	spin_stop = 0;
-	peer_start(&good, PEER_QEMU, "100.qmp");
-	assert_int_equal(pthread_create(&sp[0], NULL, spinner, &good.tids[0]), 0);
-	assert_int_equal(pthread_create(&sp[1], NULL, spinner, &good.tids[1]), 0);
-	while (!good.tids[0] || !good.tids[1])
-		usleep(1000);
-	run_until(q, 1, 3000);
-	qmpback_stats(q, &st);
+	struct qmpback *q = qmpback_new(l, &qc, &e);
+	assert_non_null(q);
+	good_peer_start(&good, sp);
+	run_until(q, 1, 3000, &st);
 	assert_int_equal(st.vms, 1);
 	assert_true(good.conn >= 0);            /* held */
 
@@ -496,8 +508,7 @@ test_hold(void **state)
 	assert_int_equal(st.vms, 0);
 	assert_int_equal(live_domains(l, &key, 1), 0);
 	event(&good, "RESUME");
-	run_until(q, 1, 1000);
-	qmpback_stats(q, &st);
+	run_until(q, 1, 1000, &st);
 	assert_int_equal(st.vms, 1);
 	assert_int_equal(st.vms_added, 2);
 	assert_int_equal(st.connects, 1);       /* the same connection */
@@ -505,9 +516,7 @@ test_hold(void **state)
 
 	qmpback_free(q);
 	peer_stop(&good);
-	spin_stop = 1;
-	pthread_join(sp[0], NULL);
-	pthread_join(sp[1], NULL);
+	spinners_stop(sp);
 	live_free(l);
 	topo_free(t);
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "resctrl.h"
+#include "test_main.h"
 
 static char root[64];
 
@@ -214,13 +215,7 @@ test_names_and_errors(void **state)
 	resctrl_free(r);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_group_create_tasks_read, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_not_mounted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_names_and_errors, setup, teardown),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test_setup_teardown(test_group_create_tasks_read, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_not_mounted, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_names_and_errors, setup, teardown))

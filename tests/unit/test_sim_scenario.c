@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "scenario.h"
+#include "test_main.h"
 
 /* cmocka 1.1.5 has no double assertion; fail with both values. */
 #define assert_double_equal(a, b, eps) check_double((a), (b), (eps), #a, __LINE__)
@@ -117,12 +118,6 @@ test_errors(void **state)
 	    "t.json: domains[0].stop_s: must be after start_s (0), got 0");
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults_and_model),
-		cmocka_unit_test(test_errors),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_defaults_and_model),
+	cmocka_unit_test(test_errors))

@@ -15,6 +15,7 @@
 #include "scenario.h"
 #include "topo_hwloc.h"
 #include "world.h"
+#include "test_main.h"
 
 /* cmocka 1.1.5 has no double assertion; fail with both values. */
 #define assert_double_equal(a, b, eps) check_double((a), (b), (eps), #a, __LINE__)
@@ -620,29 +621,23 @@ test_run_llcd_seed_case(void **state)
 	sim_scenario_free(sc);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sharing_8_llcs_is_2_04x),
-		cmocka_unit_test(test_smt_share_factors),
-		cmocka_unit_test(test_balancer_spreads_8_busy_threads),
-		cmocka_unit_test(test_one_llc_runs_2_04x_faster),
-		cmocka_unit_test(test_migration_penalty),
-		cmocka_unit_test(test_smt_and_cpu_share),
-		cmocka_unit_test(test_bandwidth_cap),
-		cmocka_unit_test(test_run_delay),
-		cmocka_unit_test(test_mbm_achieved),
-		cmocka_unit_test(test_wakeup_draws),
-		cmocka_unit_test(test_wakeup_cap),
-		cmocka_unit_test(test_determinism),
-		cmocka_unit_test(test_kcas_aggregates_small_process),
-		cmocka_unit_test(test_kcas_guard_keeps_8_busy_apart),
-		cmocka_unit_test(test_kcas_integer_avg_stalls),
-		cmocka_unit_test(test_remote_memory),
-		cmocka_unit_test(test_kcas_numa_wins),
-		cmocka_unit_test(test_invariants),
-		cmocka_unit_test(test_run_llcd_seed_case),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_sharing_8_llcs_is_2_04x),
+	cmocka_unit_test(test_smt_share_factors),
+	cmocka_unit_test(test_balancer_spreads_8_busy_threads),
+	cmocka_unit_test(test_one_llc_runs_2_04x_faster),
+	cmocka_unit_test(test_migration_penalty),
+	cmocka_unit_test(test_smt_and_cpu_share),
+	cmocka_unit_test(test_bandwidth_cap),
+	cmocka_unit_test(test_run_delay),
+	cmocka_unit_test(test_mbm_achieved),
+	cmocka_unit_test(test_wakeup_draws),
+	cmocka_unit_test(test_wakeup_cap),
+	cmocka_unit_test(test_determinism),
+	cmocka_unit_test(test_kcas_aggregates_small_process),
+	cmocka_unit_test(test_kcas_guard_keeps_8_busy_apart),
+	cmocka_unit_test(test_kcas_integer_avg_stalls),
+	cmocka_unit_test(test_remote_memory),
+	cmocka_unit_test(test_kcas_numa_wins),
+	cmocka_unit_test(test_invariants),
+	cmocka_unit_test(test_run_llcd_seed_case))

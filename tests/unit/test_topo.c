@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "topo_hwloc.h"
+#include "test_main.h"
 
 static void
 test_epyc_9t24_like(void **state)
@@ -95,15 +96,9 @@ test_live_host(void **state)
 	topo_free(t);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_epyc_9t24_like),
-		cmocka_unit_test(test_two_socket_linux_numbering),
-		cmocka_unit_test(test_power_like_and_no_smt),
-		cmocka_unit_test(test_bad_source),
-		cmocka_unit_test(test_live_host),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_epyc_9t24_like),
+	cmocka_unit_test(test_two_socket_linux_numbering),
+	cmocka_unit_test(test_power_like_and_no_smt),
+	cmocka_unit_test(test_bad_source),
+	cmocka_unit_test(test_live_host))

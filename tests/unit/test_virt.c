@@ -16,6 +16,7 @@
 
 #include "virt.h"
 #include "test_file.h"
+#include "test_main.h"
 
 #define FIX LLCD_FIXTURES "/libvirt"
 
@@ -155,16 +156,9 @@ test_uuid_key(void **state)
 	assert_int_equal(virt_domain_key("x", 1), 0);
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classify),
-		cmocka_unit_test(test_domain_xml),
-		cmocka_unit_test(test_domain_xml_errors),
-		cmocka_unit_test(test_qemu_pid),
-		cmocka_unit_test(test_uuid_key),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_classify),
+	cmocka_unit_test(test_domain_xml),
+	cmocka_unit_test(test_domain_xml_errors),
+	cmocka_unit_test(test_qemu_pid),
+	cmocka_unit_test(test_uuid_key))

@@ -16,6 +16,7 @@
 
 #include "wakeups.h"
 #include "../../sim/rng.h"
+#include "test_main.h"
 
 #define PERIOD_NS 100000000ULL  /* 100 ms */
 
@@ -399,20 +400,14 @@ test_check_errors(void **state)
 	assert_string_equal(err.msg, "wakeups: period of 0 ns");
 }
 
-int
-main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pingpong_forms),
-		cmocka_unit_test(test_tcg_without_pingpong),
-		cmocka_unit_test(test_noise_never_groups),
-		cmocka_unit_test(test_short_pause_survives),
-		cmocka_unit_test(test_barrier_group),
-		cmocka_unit_test(test_two_pairs),
-		cmocka_unit_test(test_side_channel_not_linked),
-		cmocka_unit_test(test_null_input_decays),
-		cmocka_unit_test(test_dropped_counted),
-		cmocka_unit_test(test_check_errors),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN(
+	cmocka_unit_test(test_pingpong_forms),
+	cmocka_unit_test(test_tcg_without_pingpong),
+	cmocka_unit_test(test_noise_never_groups),
+	cmocka_unit_test(test_short_pause_survives),
+	cmocka_unit_test(test_barrier_group),
+	cmocka_unit_test(test_two_pairs),
+	cmocka_unit_test(test_side_channel_not_linked),
+	cmocka_unit_test(test_null_input_decays),
+	cmocka_unit_test(test_dropped_counted),
+	cmocka_unit_test(test_check_errors))
