@@ -37,7 +37,7 @@ static const char usage_text[] =
     "p --period-ms MS     sampling period (default 1000)\n"
     "o --oneshot          run one period and exit\n"
     "D --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n"
-    "S --simulate SCENARIO.json  moved to llcd-sim(8): says so and exits 2\n"
+    "S --simulate FILE    moved: run llcd-sim FILE instead (llcd-sim(8)); exits 2\n"
     "  -h, --help         this help\n"
     "On a simulated host: llcd-sim SCENARIO.json (llcd-sim(8)).\n";
 
