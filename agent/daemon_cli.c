@@ -46,12 +46,12 @@ daemon_cli_check_args(const struct daemon_cli *cli, int argc, char **argv, int o
 }
 
 int
-daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct option *opts,
+daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct cliopt *co,
                    void (*usage)(FILE *f), int (*own)(struct daemon_cli *cli, int c, const char *arg))
 {
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "dnvf:h", opts, NULL)) != -1) {
+	while ((c = cliopt_getopt(co, argc, argv)) != -1) {
 		switch (c) {
 		case 'd': cli->foreground = true; break;
 		case 'n': cli->check = true; break;

@@ -7,10 +7,10 @@
 #ifndef LLCD_DAEMON_CLI_H
 #define LLCD_DAEMON_CLI_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cliopt.h"
 #include "config.h"
 #include "daemon.h"
 
@@ -33,14 +33,14 @@ struct daemon_cli {
 	                                 * (llcd: STATE-DIR/tunes); NULL: none */
 };
 
-/* Read the options both programs have (-d -n -v -f -h, --socket,
- * --period-ms, --oneshot, --dry-run, and --topology, --uri where opts has
- * them) into cli; what is left in argv[optind..] is the caller's (see
- * daemon_cli_check_args). An option of opts outside that set goes to own
- * (NULL: none),
- * which returns -1 to go on or an exit code. Returns -1 to go on, or the
- * exit code (0 after --help). */
-int daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct option *opts,
+/* Read the options both programs have (-d -n -v -f -h, --socket (code s),
+ * --period-ms (p), --oneshot (o), --dry-run (D), and --topology (t), --uri
+ * (u) where the program's usage text has them; cliopt.h) into cli; what is
+ * left in argv[optind..] is the caller's (see daemon_cli_check_args). An
+ * option of co outside that set goes to own (NULL: none), which returns -1
+ * to go on or an exit code. Returns -1 to go on, or the exit code (0 after
+ * --help). */
+int daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct cliopt *co,
                        void (*usage)(FILE *f), int (*own)(struct daemon_cli *cli, int c, const char *arg));
 
 /* Load the file into cfg (defaults already in it) and put the command line

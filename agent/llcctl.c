@@ -2,13 +2,13 @@
 /* llcctl - query and steer llcd, the way virsh does for libvirt.
  * See llcctl(8) and docs/llcctl.md. */
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cliopt.h"
 #include "ctl.h"
 
 #define DEFAULT_SOCKET "/run/llcd/llcd.sock"
@@ -24,36 +24,69 @@ struct cmd {
 	const char *args;               /* usage after the name */
 	const char *help;
 	int ndomain;                    /* 1: needs DOMAIN */
+	const char *opts;               /* its options, as its help shows them (cliopt.h) */
 };
 
+/* The options, once each: the getopt tables are read from these texts
+ * (cliopt.h); a long-only option's code is in column 0. Every command
+ * takes cmd_common and parses the options of all (a command's own are
+ * checked in main), so that a misplaced one gets a message. */
+static const char policy_opts[] =
+    "m --mode aggregate|spread|static|none\n"
+    "i --isolation core|none\n"
+    "t --topology match|keep\n"
+    "I --infer wakeups|none   groups from vCPU wakeups (aggregate), or not\n"
+    "x --xml XML      the whole <llc-policy> element\n"
+    "L --live         change the running domain only\n"
+    "C --config       change the persistent definition only\n"
+    "  (neither: both)\n";
+static const char topology_opts[] =
+    "A --apply        rewrite the domain's persistent definition with the recommended\n"
+    "                 <cpu> topology, cache, NUMA cells, <cputune> and <numatune> (root;\n"
+    "                 takes effect at the next boot)\n"
+    "R --dry-run      print the XML diff only\n";
+static const char tune_opts[] =
+    "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
+    "         default-mode, default-isolation, reserved-cpus, shared-pool (see llcd.conf(5))\n"
+    "Z --reset        drop every runtime tune: the configuration file's values again\n";
+static const char guest_channel_opts[] =
+    "a --add          add the channel (required)\n";
+static const char cmd_common[] =
+    "j --json         print llcd's answer as JSON (for scripts)\n"
+    "  -h, --help     this help\n";
+
 static const struct cmd cmds[] = {
-	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling, sampler); with DOMAIN, its guest topology next to the one llcd recommends", 0 },
-	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0 },
-	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1 },
-	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1 },
+	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling, sampler); with DOMAIN, its guest topology next to the one llcd recommends", 0, topology_opts },
+	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0, NULL },
+	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1, NULL },
+	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1, NULL },
 	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--infer I] [--xml XML] [--live] [--config]",
-	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt", 1 },
-	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them and from wakeups", 1 },
-	{ "wakeups", CTL_WAKEUPS, "DOMAIN", "the strongest wakeup edges between the domain's vCPUs, the background rate, and which pairs are grouped", 1 },
-	{ "map", CTL_MAP, "", "every LLC and core with the vCPUs that ran on each CPU last period", 0 },
-	{ "events", CTL_EVENTS, "", "follow llcd's decisions live (pins, preference switches, refusals)", 0 },
-	{ "stats", CTL_STATS, "", "counters: domains, moves, preference switches, errors, policy step time", 0 },
-	{ "metrics", CTL_METRICS, "", "the counters in the Prometheus text exposition format", 0 },
-	{ "tune", CTL_TUNE, "[KNOB VALUE | --reset]", "change a daemon-wide knob (kept across restarts until a reload or --reset); alone, list the runtime tunes (root)", 0 },
-	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0 },
-	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1 },
-	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1 },
-	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the persistent definition of a running or stopped domain, used from its next start; a domain that has it already is left alone (root)", 1 },
-	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0 },
+	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt", 1, policy_opts },
+	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them and from wakeups", 1, NULL },
+	{ "wakeups", CTL_WAKEUPS, "DOMAIN", "the strongest wakeup edges between the domain's vCPUs, the background rate, and which pairs are grouped", 1, NULL },
+	{ "map", CTL_MAP, "", "every LLC and core with the vCPUs that ran on each CPU last period", 0, NULL },
+	{ "events", CTL_EVENTS, "", "follow llcd's decisions live (pins, preference switches, refusals)", 0, NULL },
+	{ "stats", CTL_STATS, "", "counters: domains, moves, preference switches, errors, policy step time", 0, NULL },
+	{ "metrics", CTL_METRICS, "", "the counters in the Prometheus text exposition format", 0, NULL },
+	{ "tune", CTL_TUNE, "[KNOB VALUE | --reset]", "change a daemon-wide knob (kept across restarts until a reload or --reset); alone, list the runtime tunes (root)", 0, tune_opts },
+	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0, NULL },
+	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1, NULL },
+	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1, NULL },
+	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the persistent definition of a running or stopped domain, used from its next start; a domain that has it already is left alone (root)", 1, guest_channel_opts },
+	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0, NULL },
 };
+
+static const char usage_text[] =
+    "usage: llcctl [-c SOCKET] [--json] COMMAND [ARGS]\n"
+    "  -c, --socket PATH  llcd's control socket (default $LLCD_SOCKET or " DEFAULT_SOCKET ")\n"
+    "j --json             print llcd's answer as JSON (for scripts)\n"
+    "  -h, --help         this help; 'llcctl COMMAND --help' for one command\n";
 
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: llcctl [-c SOCKET] [--json] COMMAND [ARGS]\n"
-	    "  -c, --socket PATH  llcd's control socket (default $LLCD_SOCKET or %s)\n"
-	    "  --json             print llcd's answer as JSON (for scripts)\n"
-	    "  -h, --help         this help; 'llcctl COMMAND --help' for one command\n\ncommands:\n", DEFAULT_SOCKET);
+	cliopt_print(usage_text, f);
+	fprintf(f, "\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].help);
 }
@@ -62,21 +95,9 @@ static void
 cmd_usage(FILE *f, const struct cmd *c)
 {
 	fprintf(f, "usage: llcctl %s %s\n  %s\n", c->name, c->args, c->help);
-	if (!strcmp(c->name, "policy"))
-		fprintf(f, "  --mode aggregate|spread|static|none\n  --isolation core|none\n  --topology match|keep\n"
-		    "  --infer wakeups|none   groups from vCPU wakeups (aggregate), or not\n"
-		    "  --xml XML      the whole <llc-policy> element\n"
-		    "  --live         change the running domain only\n  --config       change the persistent definition only\n"
-		    "  (neither: both)\n");
-	if (!strcmp(c->name, "topology"))
-		fprintf(f, "  --apply        rewrite the domain's persistent definition with the recommended\n"
-		    "                 <cpu> topology, cache, NUMA cells, <cputune> and <numatune> (root;\n"
-		    "                 takes effect at the next boot)\n"
-		    "  --dry-run      print the XML diff only\n");
-	if (!strcmp(c->name, "tune"))
-		fprintf(f, "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
-		    "         default-mode, default-isolation, reserved-cpus, shared-pool (see llcd.conf(5))\n"
-		    "  --reset        drop every runtime tune: the configuration file's values again\n");
+	if (c->opts)
+		cliopt_print(c->opts, f);
+	cliopt_print(cmd_common, f);
 }
 
 /* --- output helpers ----------------------------------------------------- */
@@ -495,12 +516,8 @@ print_event(json_object *e)
 int
 main(int argc, char **argv)
 {
-	static const struct option gopts[] = {
-		{ "socket", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt gco, cco;
+	char gshort[sizeof(gco.shortopts) + 1];
 	const char *sock = getenv("LLCD_SOCKET");
 	const struct cmd *cmd = NULL;
 	struct llcd_err err;
@@ -508,8 +525,10 @@ main(int argc, char **argv)
 
 	if (sock == NULL || *sock == '\0')
 		sock = DEFAULT_SOCKET;
-	/* global options stop at the command name */
-	while ((c = getopt_long(argc, argv, "+c:h", gopts, NULL)) != -1) {
+	/* global options stop at the command name ('+') */
+	cliopt_build(&gco, "llcctl", usage_text);
+	snprintf(gshort, sizeof(gshort), "+%s", gco.shortopts);
+	while ((c = getopt_long(argc, argv, gshort, gco.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': sock = optarg; break;
 		case 'j': opt_json = true; break;
@@ -529,24 +548,18 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	/* command options (after the command) */
-	static const struct option copts[] = {
-		{ "help", no_argument, NULL, 'h' }, { "json", no_argument, NULL, 'j' },
-		{ "mode", required_argument, NULL, 'm' }, { "isolation", required_argument, NULL, 'i' },
-		{ "topology", required_argument, NULL, 't' }, { "xml", required_argument, NULL, 'x' },
-		{ "infer", required_argument, NULL, 'I' },
-		{ "live", no_argument, NULL, 'L' }, { "config", no_argument, NULL, 'C' },
-		{ "apply", no_argument, NULL, 'A' }, { "dry-run", no_argument, NULL, 'R' },
-		{ "add", no_argument, NULL, 'a' }, { "reset", no_argument, NULL, 'Z' },
-		{ NULL, 0, NULL, 0 },
-	};
+	/* command options (after the command): those of every command */
+	cliopt_build(&cco, "llcctl", cmd_common);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (cmds[i].opts)
+			cliopt_extend(&cco, "llcctl", cmds[i].opts);
 	bool apply = false, dry = false, reset = false;
 	json_object *args = json_object_new_object();
 	bool set = false;
 	int cargc = argc - optind;
 	char **cargv = argv + optind;
 	optind = 0;             /* 0: reinitialise getopt (the global parse used '+') */
-	while ((c = getopt_long(cargc, cargv, "h", copts, NULL)) != -1) {
+	while ((c = cliopt_getopt(&cco, cargc, cargv)) != -1) {
 		const char *key = NULL;
 		switch (c) {
 		case 'h': cmd_usage(stdout, cmd); json_object_put(args); return EXIT_OK;

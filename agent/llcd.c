@@ -2,10 +2,10 @@
 /* llcd - place KVM guests' vCPU threads on host last-level caches.
  * See llcd(8), llcd.conf(5) and docs/. The same daemon on a simulated host
  * is llcd-sim (sim/llcd-sim.c); llcd links nothing of the simulator. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cliopt.h"
 #include "config.h"
 #include "daemon.h"
 #include "daemon_cli.h"
@@ -22,24 +22,29 @@ connected(void *arg)
 	return live_connected(arg);
 }
 
+/* the options, once: the getopt table is read from this text (cliopt.h);
+ * a long-only option's code is in column 0 */
+static const char usage_text[] =
+    "usage: llcd [-d] [-n] [-v] [-f FILE] [--topology SPEC|FILE.xml] [--uri URI]\n"
+    "            [--socket PATH] [--period-ms MS] [--oneshot] [--dry-run]\n"
+    "  -d, --debug        stay in the foreground and log to stderr (-dv: debug messages)\n"
+    "  -n, --check        check the configuration and exit (-nv: print it normalised)\n"
+    "  -v, --verbose      more output (repeatable)\n"
+    "  -f, --config FILE  configuration file (default " DEFAULT_CONFIG "; a missing default is fine)\n"
+    "t --topology SRC     host topology: hwloc XML file or synthetic string (default: live host)\n"
+    "u --uri URI          libvirt URI (default qemu:///system)\n"
+    "s --socket PATH      control socket (default /run/llcd/llcd.sock)\n"
+    "p --period-ms MS     sampling period (default 1000)\n"
+    "o --oneshot          run one period and exit\n"
+    "D --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n"
+    "S --simulate FILE    moved: run llcd-sim FILE instead (llcd-sim(8)); exits 2\n"
+    "  -h, --help         this help\n"
+    "On a simulated host: llcd-sim SCENARIO.json (llcd-sim(8)).\n";
+
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	    "usage: llcd [-d] [-n] [-v] [-f FILE] [--topology SPEC|FILE.xml] [--uri URI]\n"
-	    "            [--socket PATH] [--period-ms MS] [--oneshot] [--dry-run]\n"
-	    "  -d, --debug        stay in the foreground and log to stderr (-dv: debug messages)\n"
-	    "  -n, --check        check the configuration and exit (-nv: print it normalised)\n"
-	    "  -v, --verbose      more output (repeatable)\n"
-	    "  -f, --config FILE  configuration file (default %s; a missing default is fine)\n"
-	    "  --topology SRC     host topology: hwloc XML file or synthetic string (default: live host)\n"
-	    "  --uri URI          libvirt URI (default qemu:///system)\n"
-	    "  --socket PATH      control socket (default /run/llcd/llcd.sock)\n"
-	    "  --period-ms MS     sampling period (default 1000)\n"
-	    "  --oneshot          run one period and exit\n"
-	    "  --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n"
-	    "On a simulated host: llcd-sim SCENARIO.json (llcd-sim(8)).\n",
-	    DEFAULT_CONFIG);
+	cliopt_print(usage_text, f);
 }
 
 /* A topology given in the configuration (synthetic string or hwloc XML)
@@ -94,21 +99,7 @@ simulate_moved(struct daemon_cli *cli, int c, const char *arg)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "debug", no_argument, NULL, 'd' },
-		{ "check", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "config", required_argument, NULL, 'f' },
-		{ "topology", required_argument, NULL, 't' },
-		{ "uri", required_argument, NULL, 'u' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "period-ms", required_argument, NULL, 'p' },
-		{ "simulate", required_argument, NULL, 'S' },
-		{ "oneshot", no_argument, NULL, 'o' },
-		{ "dry-run", no_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	struct daemon_cli cli = { .prog = "llcd", .default_config = DEFAULT_CONFIG };
 	int rc;
 	struct config cfg;
@@ -117,7 +108,8 @@ main(int argc, char **argv)
 	struct live *live = NULL;
 	struct daemon_backend be;
 
-	if ((rc = daemon_cli_options(&cli, argc, argv, opts, usage, simulate_moved)) >= 0)
+	cliopt_build(&co, "llcd", usage_text);
+	if ((rc = daemon_cli_options(&cli, argc, argv, &co, usage, simulate_moved)) >= 0)
 		return rc;
 	if ((rc = daemon_cli_check_args(&cli, argc, argv, optind, usage)) != 0)
 		return rc;

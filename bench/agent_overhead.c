@@ -41,16 +41,11 @@
  * domain (every switch and wakeup takes the counting path), the best of 11
  * alternating runs each.
  *
- * It prints numbers; it never passes or fails on a time.
- *
- *   bench_agent_overhead [--threads 1000,4000,8000] [--per-proc 16]
- *                        [--periods 20] [--numad] [--numad-s 10]
- *                        [--sampler proc|bpf] [--wake-hz 0] [--bpf-s 5]
- *   bench_agent_overhead --storm 200000
+ * It prints numbers; it never passes or fails on a time. Its options:
+ * usage_text below (before main).
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -64,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cliopt.h"
 #include "clock.h"
 #include "live.h"
 #include "../tests/unit/live_none.h"
@@ -580,28 +576,33 @@ numad_run(int seconds, double *cpu_ms_per_scan, int *scans)
 	return 0;
 }
 
+/* the options, once: the getopt table is read from this text (cliopt.h);
+ * a long-only option's code is in column 0 */
+static const char usage_text[] =
+    "usage: bench_agent_overhead [options]\n"
+    "       bench_agent_overhead --storm ROUNDS\n"
+    "t --threads N,N..    thread counts (default 1000,4000,8000)\n"
+    "p --per-proc T       threads per stand-in process (default 16)\n"
+    "n --periods M        periods per measurement (default 20)\n"
+    "N --numad            also run numad on the same processes\n"
+    "s --numad-s S        for S seconds (default 10)\n"
+    "S --sampler proc|bpf with bpf, add the in-kernel tracer (default proc)\n"
+    "w --wake-hz H        with bpf: stand-in threads wake H times a second (default 0)\n"
+    "b --bpf-s S          with bpf: the programs' run time over S seconds (default 5)\n"
+    "x --storm ROUNDS     what the programs add to a context switch, instead\n";
+
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "threads", required_argument, NULL, 't' },
-		{ "per-proc", required_argument, NULL, 'p' },
-		{ "periods", required_argument, NULL, 'n' },
-		{ "numad", no_argument, NULL, 'N' },
-		{ "numad-s", required_argument, NULL, 's' },
-		{ "sampler", required_argument, NULL, 'S' },
-		{ "wake-hz", required_argument, NULL, 'w' },
-		{ "bpf-s", required_argument, NULL, 'b' },
-		{ "storm", required_argument, NULL, 'x' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	char list[256] = "1000,4000,8000";
 	int per_proc = 16, periods = 20, with_numad = 0, numad_s = 10, c, bpf = 0, bpf_s = 5;
 	int storm_rounds = 0, stats_old = -1;
 	struct llcd_err err;
 	struct topo *t;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	cliopt_build(&co, "bench_agent_overhead", usage_text);
+	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 't': snprintf(list, sizeof(list), "%s", optarg); break;
 		case 'p': per_proc = atoi(optarg); break;
@@ -622,9 +623,7 @@ main(int argc, char **argv)
 		case 'b': bpf_s = atoi(optarg); break;
 		case 'x': storm_rounds = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: bench_agent_overhead [--threads N,N..] [--per-proc T] [--periods M] "
-			    "[--numad] [--numad-s S] [--sampler proc|bpf] [--wake-hz H] [--bpf-s S]\n"
-			    "       bench_agent_overhead --storm ROUNDS\n");
+			cliopt_print(usage_text, stderr);
 			return 2;
 		}
 	}

@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <glob.h>
 #include <math.h>
 #include <signal.h>
@@ -22,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cliopt.h"
 #include "clock.h"
 #include "gaggr.h"
 #include "greport.h"
@@ -66,28 +66,32 @@ sleep_until(uint64_t t)
 		;
 }
 
+/* the options, once: the getopt table is read from this text (cliopt.h);
+ * a long-only option's code is in column 0 */
+static const char usage_text[] =
+    "usage: llc-guest [options]\n"
+    "  -p, --period SEC        sampling period (default 1)\n"
+    "  -w, --window SEC        CPU time is measured over this window (default 2)\n"
+    "  -T, --threshold SHARE   a process is hot from SHARE of one CPU (default 0.5)\n"
+    "  -b, --busy SHARE        a thread is busy from SHARE of one CPU (default 0.25)\n"
+    "  -P, --port NAME         virtio-serial port (default " GUESTPROTO_PORT ")\n"
+    "  -D, --device PATH       write to PATH instead of looking the port up\n"
+    "  -a, --aggregate[=force] confine each hot process to one virtual LLC\n"
+    "  -t, --tolerance N       aggregation size guard (default 1; 0 off, >=100 no guard)\n"
+    "O     --timeout N         periods not hot before a process is released (default 5)\n"
+    "  -r, --report-only       never change affinities (with -a: say what it would do)\n"
+    "  -1, --once              one window, one report, exit\n"
+    "  -s, --stdout            write reports to stdout instead of the port\n"
+    "R     --proc DIR          proc root (default /proc)\n"
+    "S     --sys DIR           sysfs root (default /sys)\n"
+    "  -v, --verbose           say what happens (repeat for every report on stderr)\n"
+    "  -V, --version           print the version\n"
+    "  -h, --help              this text\n";
+
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	    "usage: llc-guest [options]\n"
-	    "  -p, --period SEC        sampling period (default 1)\n"
-	    "  -w, --window SEC        CPU time is measured over this window (default 2)\n"
-	    "  -T, --threshold SHARE   a process is hot from SHARE of one CPU (default 0.5)\n"
-	    "  -b, --busy SHARE        a thread is busy from SHARE of one CPU (default 0.25)\n"
-	    "  -P, --port NAME         virtio-serial port (default " GUESTPROTO_PORT ")\n"
-	    "  -D, --device PATH       write to PATH instead of looking the port up\n"
-	    "  -a, --aggregate[=force] confine each hot process to one virtual LLC\n"
-	    "  -t, --tolerance N       aggregation size guard (default 1; 0 off, >=100 no guard)\n"
-	    "      --timeout N         periods not hot before a process is released (default 5)\n"
-	    "  -r, --report-only       never change affinities (with -a: say what it would do)\n"
-	    "  -1, --once              one window, one report, exit\n"
-	    "  -s, --stdout            write reports to stdout instead of the port\n"
-	    "      --proc DIR          proc root (default /proc)\n"
-	    "      --sys DIR           sysfs root (default /sys)\n"
-	    "  -v, --verbose           say what happens (repeat for every report on stderr)\n"
-	    "  -V, --version           print the version\n"
-	    "  -h, --help              this text\n");
+	cliopt_print(usage_text, f);
 }
 
 static int
@@ -107,30 +111,12 @@ parse_double(const char *s, double lo, double hi, double *out)
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "period", required_argument, NULL, 'p' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "threshold", required_argument, NULL, 'T' },
-		{ "busy", required_argument, NULL, 'b' },
-		{ "port", required_argument, NULL, 'P' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "aggregate", optional_argument, NULL, 'a' },
-		{ "tolerance", required_argument, NULL, 't' },
-		{ "timeout", required_argument, NULL, 'O' },
-		{ "report-only", no_argument, NULL, 'r' },
-		{ "once", no_argument, NULL, '1' },
-		{ "stdout", no_argument, NULL, 's' },
-		{ "proc", required_argument, NULL, 'R' },
-		{ "sys", required_argument, NULL, 'S' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0, 0, 0, 0 }
-	};
+	struct cliopt co;
 	int c;
 	double d;
 
-	while ((c = getopt_long(argc, argv, "p:w:T:b:P:D:a::t:r1svVh", lo, NULL)) != -1) {
+	cliopt_build(&co, "llc-guest", usage_text);
+	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_double(optarg, 0.01, 3600, &o->period) < 0)

@@ -3,10 +3,10 @@
  * of an llcsim scenario: one simulated period per daemon period, so that
  * llcd and llcctl can be tried and tested without libvirt or guests.
  * See llcd-sim(8). The production llcd links none of this. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cliopt.h"
 #include "config.h"
 #include "daemon_cli.h"
 #include "simbackend.h"
@@ -15,38 +15,32 @@
  * never answer in place of the real one */
 #define SIM_SOCKET "/run/llcd-sim/llcd.sock"
 
+/* the options, once: the getopt table is read from this text (cliopt.h);
+ * a long-only option's code is in column 0 */
+static const char usage_text[] =
+    "usage: llcd-sim [-d] [-n] [-v] [-f FILE] [--socket PATH] [--period-ms MS]\n"
+    "                [--oneshot] [--dry-run] SCENARIO.json\n"
+    "  -d, --debug        stay in the foreground and log to stderr (-dv: debug messages)\n"
+    "  -n, --check        check the configuration against the scenario's host and exit\n"
+    "                     (-nv: print it normalised)\n"
+    "  -v, --verbose      more output (repeatable)\n"
+    "  -f, --config FILE  an llcd.conf(5) file (default: none, the built-in defaults)\n"
+    "s --socket PATH      control socket (default " SIM_SOCKET ")\n"
+    "p --period-ms MS     period (default: the scenario's)\n"
+    "o --oneshot          run one period and exit\n"
+    "D --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n"
+    "  -h, --help         this help\n";
+
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	    "usage: llcd-sim [-d] [-n] [-v] [-f FILE] [--socket PATH] [--period-ms MS]\n"
-	    "                [--oneshot] [--dry-run] SCENARIO.json\n"
-	    "  -d, --debug        stay in the foreground and log to stderr (-dv: debug messages)\n"
-	    "  -n, --check        check the configuration against the scenario's host and exit\n"
-	    "                     (-nv: print it normalised)\n"
-	    "  -v, --verbose      more output (repeatable)\n"
-	    "  -f, --config FILE  an llcd.conf(5) file (default: none, the built-in defaults)\n"
-	    "  --socket PATH      control socket (default " SIM_SOCKET ")\n"
-	    "  --period-ms MS     period (default: the scenario's)\n"
-	    "  --oneshot          run one period and exit\n"
-	    "  --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n");
+	cliopt_print(usage_text, f);
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "debug", no_argument, NULL, 'd' },
-		{ "check", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "config", required_argument, NULL, 'f' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "period-ms", required_argument, NULL, 'p' },
-		{ "oneshot", no_argument, NULL, 'o' },
-		{ "dry-run", no_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	struct daemon_cli cli = { .prog = "llcd-sim", .default_config = NULL };
 	const char *scenario;
 	int rc;
@@ -55,7 +49,8 @@ main(int argc, char **argv)
 	struct simbe *sim;
 	struct daemon_backend be;
 
-	if ((rc = daemon_cli_options(&cli, argc, argv, opts, usage, NULL)) >= 0)
+	cliopt_build(&co, "llcd-sim", usage_text);
+	if ((rc = daemon_cli_options(&cli, argc, argv, &co, usage, NULL)) >= 0)
 		return rc;
 	if (optind >= argc) {
 		fprintf(stderr, "llcd-sim: which scenario? (e.g. /usr/share/llcd-sim/scenarios/xiangshan-8ccx.json)\n");

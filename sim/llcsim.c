@@ -2,25 +2,36 @@
 /* llcsim.c - command line: run a scenario under a policy, compare policies,
  * or show the README demo (spec/llcsim.md; docs/llcsim.md). */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cliopt.h"
 #include "run.h"
 #include "embedded_scenario.h"
 
 #define MAX_POLICIES 8
 
+/* the options, once: the getopt table is read from this text (cliopt.h) */
+static const char usage_text[] =
+    "usage: llcsim SCENARIO.json [--policy NAME] [--seed N] [--trace FILE.jsonl] [--json]\n"
+    "       llcsim SCENARIO.json --compare NAME[,NAME...] [--seed N] [--json]\n"
+    "       llcsim [SCENARIO.json] --demo [--seed N]\n"
+    "  -p, --policy NAME         the policy to run (default llcd)\n"
+    "  -c, --compare NAME[,NAME...] run each policy and print them side by side\n"
+    "  -s, --seed N              seed of the simulation's random choices\n"
+    "  -t, --trace FILE.jsonl    write every move, rate, action and violation as JSON lines\n"
+    "  -j, --json                print the summary as JSON\n"
+    "  -d, --demo                the README demo, on SCENARIO.json or the embedded 8-LLC host\n"
+    "  -h, --help                this help\n"
+    "policies: llcd (default), none, static, kernel-cas\n"
+    "exit: 0 ok, 1 invariant violated, 2 bad scenario or usage, 3 internal error\n";
+
 static void
 usage(FILE *f)
 {
-	fputs("usage: llcsim SCENARIO.json [--policy NAME] [--seed N] [--trace FILE.jsonl] [--json]\n"
-	      "       llcsim SCENARIO.json --compare NAME[,NAME...] [--seed N] [--json]\n"
-	      "       llcsim [SCENARIO.json] --demo [--seed N]\n"
-	      "policies: llcd (default), none, static, kernel-cas\n"
-	      "exit: 0 ok, 1 invariant violated, 2 bad scenario or usage, 3 internal error\n", f);
+	cliopt_print(usage_text, f);
 }
 
 static int
@@ -260,16 +271,7 @@ demo(const struct sim_scenario *sc, uint64_t seed)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "trace", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "compare", required_argument, NULL, 'c' },
-		{ "demo", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	enum sim_policy policy = SIM_POLICY_LLCD, cmp[MAX_POLICIES];
 	const char *trace_path = NULL, *compare_list = NULL;
 	bool json = false, have_seed = false, do_demo = false;
@@ -278,7 +280,8 @@ main(int argc, char **argv)
 	struct llcd_err err;
 	int c, ncmp = 0, rc;
 
-	while ((c = getopt_long(argc, argv, "p:s:t:jc:dh", opts, NULL)) != -1) {
+	cliopt_build(&co, "llcsim", usage_text);
+	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':
 			if (sim_policy_parse(optarg, &policy) < 0) {

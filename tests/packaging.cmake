@@ -3,7 +3,10 @@
 # Debian and rpm packages built, installed, run and purged (label packaging).
 set(_pkg ${CMAKE_CURRENT_SOURCE_DIR}/packaging)
 add_test(NAME packaging_config COMMAND bash ${_pkg}/test_config.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
-add_test(NAME packaging_man COMMAND bash ${_pkg}/test_man.sh ${CMAKE_SOURCE_DIR})
+# the programs' --help: the options each accepts (common/cliopt.h)
+add_test(NAME packaging_man COMMAND bash ${_pkg}/test_man.sh ${CMAKE_SOURCE_DIR}
+  $<TARGET_FILE:llcd> $<TARGET_FILE:llcd-sim> $<TARGET_FILE:llcctl> $<TARGET_FILE:llcsim>
+  $<TARGET_FILE:llc-guesttopo> $<TARGET_FILE:llcd-place> $<TARGET_FILE:llc-qmp> $<TARGET_FILE:llc-guest>)
 add_test(NAME packaging_units COMMAND bash ${_pkg}/test_units.sh ${CMAKE_SOURCE_DIR})
 # builds the .deb and the .rpm (one compile each, -j2), installs the .deb on
 # this machine and purges it again: RUN_SERIAL

@@ -13,37 +13,44 @@
  * placed as llcd would place it on an otherwise empty host
  * (guesttopo_dry_place()). docs/guest-topology.md documents it.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "annotation_xml.h"
+#include "cliopt.h"
 #include "guesttopo.h"
 #include "guestxml.h"
 #include "policy.h"
 #include "topo_hwloc.h"
 
+/* the options, once: the getopt table is read from this text (cliopt.h) */
+static const char usage_text[] =
+    "usage: llc-guesttopo [--topology SPEC|FILE.xml] [--reserved LIST] [--mode MODE]\n"
+    "                     [--isolation core|none] [--guest-only]\n"
+    "                     [--dry-run | --apply | --check]\n"
+    "                     (DOMAIN.xml | --vcpus N)\n"
+    "  -t, --topology SPEC|FILE.xml\n"
+    "                         hwloc synthetic description or XML file (default: this host)\n"
+    "  -r, --reserved LIST    host CPUs never used for vCPUs\n"
+    "  -n, --vcpus N          a domain of N vCPUs instead of DOMAIN.xml\n"
+    "  -m, --mode MODE        aggregate|spread|static (default: the domain's llc-policy\n"
+    "                         annotation, else aggregate)\n"
+    "  -i, --isolation core|none\n"
+    "                         (default: the annotation's, else none)\n"
+    "  -g, --guest-only       write only <topology>, <cache> and <numa>, not the host\n"
+    "                         bindings (<cputune> pins, <numatune>)\n"
+    "  -d, --dry-run          print the diff of DOMAIN.xml\n"
+    "  -a, --apply            print the rewritten DOMAIN.xml\n"
+    "  -c, --check            compare DOMAIN.xml's guest topology with its vCPU pins\n"
+    "                         (<cputune>; of a running domain: virsh dumpxml); exit 1\n"
+    "                         when they disagree\n"
+    "  -h, --help             this help\n";
+
 static void
 usage(FILE *f)
 {
-	fprintf(f,
-	    "usage: llc-guesttopo [--topology SPEC|FILE.xml] [--reserved LIST] [--mode MODE]\n"
-	    "                     [--isolation core|none] [--guest-only]\n"
-	    "                     [--dry-run | --apply | --check]\n"
-	    "                     (DOMAIN.xml | --vcpus N)\n"
-	    "  --topology   hwloc synthetic description or XML file (default: this host)\n"
-	    "  --reserved   host CPUs never used for vCPUs\n"
-	    "  --mode       aggregate|spread|static (default: the domain's llc-policy\n"
-	    "               annotation, else aggregate)\n"
-	    "  --isolation  core|none (default: the annotation's, else none)\n"
-	    "  --guest-only write only <topology>, <cache> and <numa>, not the host\n"
-	    "               bindings (<cputune> pins, <numatune>)\n"
-	    "  --dry-run    print the diff of DOMAIN.xml\n"
-	    "  --apply      print the rewritten DOMAIN.xml\n"
-	    "  --check      compare DOMAIN.xml's guest topology with its vCPU pins\n"
-	    "               (<cputune>; of a running domain: virsh dumpxml); exit 1\n"
-	    "               when they disagree\n");
+	cliopt_print(usage_text, f);
 }
 
 static char *
@@ -101,19 +108,7 @@ parse_mode(const char *s, enum policy_mode *m)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "topology", required_argument, NULL, 't' },
-		{ "reserved", required_argument, NULL, 'r' },
-		{ "vcpus", required_argument, NULL, 'n' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "isolation", required_argument, NULL, 'i' },
-		{ "guest-only", no_argument, NULL, 'g' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		{ "apply", no_argument, NULL, 'a' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	const char *topology = "", *reserved = "", *mode = NULL, *iso = NULL, *path = NULL;
 	bool guest_only = false, dry = false, apply = false, check = false;
 	int c, vcpus = 0, rc = 1;
@@ -127,7 +122,8 @@ main(int argc, char **argv)
 	struct policy_domain_in dom;
 	struct policy_host host;
 
-	while ((c = getopt_long(argc, argv, "t:r:n:m:i:gdach", opts, NULL)) != -1) {
+	cliopt_build(&co, "llc-guesttopo", usage_text);
+	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 't': topology = optarg; break;
 		case 'r': reserved = optarg; break;

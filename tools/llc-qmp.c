@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* llc-qmp.c - llc-qmp: send QMP commands to a QEMU monitor socket and print the replies. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cliopt.h"
 #include "qmp.h"
 
 enum { EXIT_CMDERR = 1, EXIT_USAGE = 2, EXIT_CONN = 3 };
 
+/* the options, once: the getopt table is read from this text (cliopt.h) */
 static const char usage[] =
 	"usage: llc-qmp [OPTIONS] SOCKET COMMAND [JSON-ARGS]\n"
 	"       llc-qmp [OPTIONS] SOCKET -\n"
@@ -170,15 +171,7 @@ wait_event(struct qmp *q, const struct opts *o)
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "timeout", required_argument, NULL, 't' },
-		{ "compact", no_argument, NULL, 'c' },
-		{ "events", no_argument, NULL, 'e' },
-		{ "wait-event", required_argument, NULL, 'w' },
-		{ "transcript", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	struct opts o = { 5000, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE, 0, NULL, NULL, 0 };
 	struct llcd_err err;
 	struct qmp *q;
@@ -186,7 +179,8 @@ main(int argc, char **argv)
 	long l;
 	int c, status;
 
-	while ((c = getopt_long(argc, argv, "t:cew:T:h", longopts, NULL)) != -1) {
+	cliopt_build(&co, "llc-qmp", usage);
+	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 't':
 			l = strtol(optarg, &end, 10);
@@ -215,15 +209,15 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cliopt_print(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
+			cliopt_print(usage, stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind < 2 || argc - optind > 3) {
-		fputs(usage, stderr);
+		cliopt_print(usage, stderr);
 		return EXIT_USAGE;
 	}
 	q = qmp_new();

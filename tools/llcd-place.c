@@ -8,24 +8,31 @@
  * Default: the built-in 8-CCX host "pack:1 [numa] l3:8 core:8 pu:2" and one
  * 128-vCPU aggregate domain with 8 guest dies (the seed's EPYC 9T24 guest).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cliopt.h"
 #include "policy.h"
 #include "topo_hwloc.h"
 
 #define DEFAULT_TOPOLOGY "pack:1 [numa] l3:8 core:8 pu:2"
 
+/* the options, once: the getopt table is read from this text (cliopt.h) */
+static const char usage_text[] =
+    "usage: llcd-place [--topology SPEC|FILE.xml] [--reserved LIST] "
+    "[NAME:VCPUS[:MODE[:ISOLATION[:DIES]]] ...]\n"
+    "  -t, --topology SPEC|FILE.xml  host topology (default below)\n"
+    "  -r, --reserved LIST  host CPUs never used for vCPUs\n"
+    "  -h, --help           this help\n"
+    "  MODE: aggregate|spread|static|none (default aggregate)\n"
+    "  ISOLATION: core|none (default none)\n"
+    "  default: --topology '" DEFAULT_TOPOLOGY "' xs:128:aggregate:none:8\n";
+
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: llcd-place [--topology SPEC|FILE.xml] [--reserved LIST] "
-	    "[NAME:VCPUS[:MODE[:ISOLATION[:DIES]]] ...]\n"
-	    "  MODE: aggregate|spread|static|none (default aggregate)\n"
-	    "  ISOLATION: core|none (default none)\n"
-	    "  default: --topology '%s' xs:128:aggregate:none:8\n", DEFAULT_TOPOLOGY);
+	cliopt_print(usage_text, f);
 }
 
 static int
@@ -68,17 +75,13 @@ parse_domain(const char *arg, struct policy_domain_in *d, int key)
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "topology", required_argument, NULL, 't' },
-		{ "reserved", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	const char *topology = DEFAULT_TOPOLOGY, *reserved = "";
 	struct llcd_err err;
 	int c, nd, rc = 1;
 
-	while ((c = getopt_long(argc, argv, "t:r:h", opts, NULL)) != -1) {
+	cliopt_build(&co, "llcd-place", usage_text);
+	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 't': topology = optarg; break;
 		case 'r': reserved = optarg; break;

@@ -7,23 +7,7 @@
  *
  *   live_driver --topology host.xml --periods 10 --period-ms 1000 -v
  *
- * Options:
- *   --uri URI               libvirt URI (default qemu:///system)
- *   --topology SRC          hwloc XML file or synthetic string (default:
- *                           this host)
- *   --periods N             stop after N periods (default 0: until SIGTERM)
- *   --period-ms MS          sampling period (default 1000)
- *   --state-dir DIR         state file directory ("" for none; default
- *                           /var/lib/llcd)
- *   --reserved LIST         reserved CPUs
- *   --overcommit X          vCPUs per PU in the shared pool (default 1)
- *   --overcommit-isolated X vCPUs per PU for isolated domains (default 1)
- *   --status FILE           after every period, write live_describe() of
- *                           every domain to FILE (one JSON line each,
- *                           atomically)
- *   --dry-run               apply nothing
- *   --allow-qmp             cross-check vCPU positions with QMP in --status
- *   -v                      debug log on stderr
+ * Options: usage_text below (-v: debug log on stderr).
  *
  * Output lines:
  *   {"period":3,"domain":"web","key":"...","action":"pin-vcpu","vcpu":1,
@@ -32,7 +16,6 @@
  * SIGTERM / SIGINT end the run after the current period; pins stay.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +25,7 @@
 
 #include <json-c/json.h>
 
+#include "cliopt.h"
 #include "clock.h"
 #include "daemon.h"
 #include "live.h"
@@ -159,32 +143,38 @@ write_status(const char *path)
 		log_warn("rename %s", tmp);
 }
 
+/* the options, once: the getopt table is read from this text (cliopt.h);
+ * a long-only option's code is in column 0 */
+static const char usage_text[] =
+    "usage: live_driver [options]\n"
+    "u --uri URI               libvirt URI (default qemu:///system)\n"
+    "t --topology SRC          hwloc XML file or synthetic string (default:\n"
+    "                          this host)\n"
+    "n --periods N             stop after N periods (default 0: until SIGTERM)\n"
+    "p --period-ms MS          sampling period (default 1000)\n"
+    "s --state-dir DIR         state file directory (\"\" for none; default\n"
+    "                          /var/lib/llcd)\n"
+    "r --reserved LIST         reserved CPUs\n"
+    "o --overcommit X          vCPUs per PU in the shared pool (default 1)\n"
+    "i --overcommit-isolated X vCPUs per PU for isolated domains (default 1)\n"
+    "S --status FILE           after every period, write live_describe() of\n"
+    "                          every domain to FILE (one JSON line each,\n"
+    "                          atomically)\n"
+    "D --dry-run               apply nothing\n"
+    "Q --allow-qmp             cross-check vCPU positions with QMP in --status\n"
+    "  -v                      debug log on stderr\n";
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: live_driver [--uri URI] [--topology SRC] [--periods N] [--period-ms MS]\n"
-	    "       [--state-dir DIR] [--reserved LIST] [--overcommit X] [--overcommit-isolated X]\n"
-	    "       [--status FILE] [--dry-run] [--allow-qmp] [-v]\n");
+	cliopt_print(usage_text, stderr);
 	exit(2);
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "uri", required_argument, NULL, 'u' },
-		{ "topology", required_argument, NULL, 't' },
-		{ "periods", required_argument, NULL, 'n' },
-		{ "period-ms", required_argument, NULL, 'p' },
-		{ "state-dir", required_argument, NULL, 's' },
-		{ "reserved", required_argument, NULL, 'r' },
-		{ "overcommit", required_argument, NULL, 'o' },
-		{ "overcommit-isolated", required_argument, NULL, 'i' },
-		{ "status", required_argument, NULL, 'S' },
-		{ "dry-run", no_argument, NULL, 'D' },
-		{ "allow-qmp", no_argument, NULL, 'Q' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cliopt co;
 	struct live_config cfg;
 	struct policy_host host;
 	struct agent_loop *loop;
@@ -197,7 +187,8 @@ main(int argc, char **argv)
 	uint64_t next;
 
 	memset(&cfg, 0, sizeof(cfg));
-	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+	cliopt_build(&co, "live_driver", usage_text);
+	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 'u': cfg.uri = optarg; break;
 		case 't': topo_src = optarg; break;

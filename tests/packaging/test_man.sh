@@ -2,16 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # test_man.sh - every man page in packaging/man renders without a warning
 # (groff -ww and man -l), and names what the source accepts:
-#   llcctl.8     every command of cmds[] in agent/llcctl.c, its options, and
-#                every tune knob (the TUNE rows of config_directives[])
-#   llcd.8       every long option of llcd (agent/llcd.c)
-#   llcd-sim.8   every long option of llcd-sim (sim/llcd-sim.c)
+#   llcctl.8     every command of cmds[] in agent/llcctl.c, every option of
+#                llcctl and of its commands, and every tune knob (the TUNE
+#                rows of config_directives[])
+#   llcd.8       every long option of llcd
+#   llcd-sim.8   every long option of llcd-sim
 #   llcd.conf.5  every directive of config_directives[] (agent/config.c)
 #   llc-policy.5 every attribute of the annotation (policy/annotation_xml.c)
+#   TOOL's page  every long option of each TOOL given (llcsim.1, llc-qmp.1,
+#                ..., llc-guest.8 in guest-tools/)
 # and llc-guest's page, in packaging/man or guest-tools/, renders too.
-# Usage: test_man.sh SRC_DIR
+# A program's options are those its --help shows: each program writes them
+# once, as that text, and its getopt table is read from it (common/cliopt.h).
+# Usage: test_man.sh SRC_DIR LLCD LLCD_SIM LLCCTL [TOOL...]  (built programs)
 set -euo pipefail
-src=$1
+src=$1 llcd=$2 llcd_sim=$3 llcctl=$4
+shift 4
 man=$src/packaging/man
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok   $*"; }
@@ -33,7 +39,7 @@ ok "${#pages[@]} man pages render without warnings (groff -ww, man -l)"
 
 # plain text of a page: ASCII, no overstrike, no hyphenation, one line per
 # paragraph (LL), so that a name never breaks across lines
-text() { groff -man -Tascii -P-cbou -rHY=0 -rLL=2000n "$man/$1" 2>/dev/null; }
+text() { local p=$1; [[ $p == */* ]] || p=$man/$p; groff -man -Tascii -P-cbou -rHY=0 -rLL=2000n "$p" 2>/dev/null; }
 has() { grep -qE -- "(^|[^a-z-])$2([^a-z-]|$)" <<<"$(text "$1")"; }
 # tagged() PAGE SECTION WORD: WORD starts a tagged paragraph (.TP) of the
 # section SECTION, i.e. it has its own entry there, not just a mention
@@ -42,13 +48,21 @@ tagged() {
 	sec=$(text "$1" | awk -v s="$2" '/^[A-Z]/ { on = ($0 == s) } on')
 	grep -qE -- "^ {5,}$3( |,|\$)" <<<"$sec"
 }
+# helpopts PROGRAM [ARGS]: the long options its --help shows (cliopt.h: an
+# option line's first non-blank is '-', after a blank)
+helpopts() {
+	local h
+	h=$("$@" --help) || fail "$* --help failed"
+	sed -nE 's/^ +(-[A-Za-z0-9], )?--([a-z0-9-]+).*/\2/p' <<<"$h"
+}
 
 cmds=$(sed -n '/^static const struct cmd cmds\[\] = {/,/^};/p' "$src/agent/llcctl.c" |
 	sed -n 's/^[[:space:]]*{ *"\([a-z-]*\)".*/\1/p')
 [ "$(wc -l <<<"$cmds")" -ge 10 ] || fail "parsed only $(wc -l <<<"$cmds") commands from cmds[] in agent/llcctl.c"
 for c in $cmds; do tagged llcctl.8 COMMANDS "$c" || fail "llcctl.8 has no entry for the command '$c' under COMMANDS"; done
 ok "llcctl.8 documents all $(wc -w <<<"$cmds") commands of cmds[]"
-opts=$(sed -n '/static const struct option [gc]opts\[\]/,/};/p' "$src/agent/llcctl.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//' | sort -u)
+opts=$( (helpopts "$llcctl"; for c in $cmds; do helpopts "$llcctl" "$c"; done) | sort -u)
+[ "$(wc -l <<<"$opts")" -ge 14 ] || fail "llcctl's help shows only $(wc -l <<<"$opts") options"
 for o in $opts; do has llcctl.8 "--$o" || fail "llcctl.8 does not document --$o"; done
 ok "llcctl.8 documents every llcctl option ($(echo $opts))"
 # the tune knobs: the directives flagged TUNE in agent/config.c's table
@@ -58,16 +72,26 @@ knobs=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)", [a-z]*, [a-z_]*,
 for k in $knobs; do has llcctl.8 "$k" || fail "llcctl.8 does not list the tune knob '$k'"; done
 ok "llcctl.8 lists every tune knob ($(echo $knobs))"
 
-lopts=$(sed -n '/static const struct option opts\[\]/,/};/p' "$src/agent/llcd.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//')
-[ "$(wc -l <<<"$lopts")" -ge 8 ] || fail "parsed only $(wc -l <<<"$lopts") options from agent/llcd.c"
+lopts=$(helpopts "$llcd")
+[ "$(wc -l <<<"$lopts")" -ge 12 ] || fail "llcd --help shows only $(wc -l <<<"$lopts") options"
 for o in $lopts; do tagged llcd.8 OPTIONS "(-[a-z], )?--$o" || fail "llcd.8 has no entry for --$o under OPTIONS"; done
 for s in SIGHUP SIGTERM fail-static /etc/llcd/llcd.conf /run/llcd/llcd.sock; do has llcd.8 "$s" || fail "llcd.8 does not mention $s"; done
 ok "llcd.8 documents all $(wc -w <<<"$lopts") options, the signals and the files"
-sopts=$(sed -n '/static const struct option opts\[\]/,/};/p' "$src/sim/llcd-sim.c" | grep -o '{ "[a-z-]*"' | sed 's/{ "//; s/"//')
-[ "$(wc -l <<<"$sopts")" -ge 6 ] || fail "parsed only $(wc -l <<<"$sopts") options from sim/llcd-sim.c"
+sopts=$(helpopts "$llcd_sim")
+[ "$(wc -l <<<"$sopts")" -ge 9 ] || fail "llcd-sim --help shows only $(wc -l <<<"$sopts") options"
 for o in $sopts; do tagged llcd-sim.8 OPTIONS "(-[a-z], )?--$o" || fail "llcd-sim.8 has no entry for --$o under OPTIONS"; done
 for s in /run/llcd-sim/llcd.sock /usr/share/llcd-sim/scenarios/ SIGHUP; do has llcd-sim.8 "$s" || fail "llcd-sim.8 does not mention $s"; done
-ok "llcd-sim.8 documents all $(wc -w <<<"$sopts") options of sim/llcd-sim.c, its socket and scenarios"
+ok "llcd-sim.8 documents all $(wc -w <<<"$sopts") options of llcd-sim, its socket and scenarios"
+for tool in "$@"; do
+	name=$(basename "$tool")
+	page=
+	for p in "$man/$name".[18] "$src/guest-tools/$name".[18]; do [ -e "$p" ] && page=$p; done
+	[ -n "$page" ] || fail "no man page for $name"
+	topts=$(helpopts "$tool")
+	[ "$(wc -l <<<"$topts")" -ge 3 ] || fail "$name --help shows only $(wc -l <<<"$topts") options"
+	for o in $topts; do has "$page" "--$o" || fail "$(basename "$page") does not document --$o"; done
+	ok "$(basename "$page") documents all $(wc -w <<<"$topts") options of $name"
+done
 
 directives=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)".*/\1/p' | sort -u)
 [ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/config.c"
