@@ -121,7 +121,6 @@ test_infer(void **state)
 	struct llcd_err err;
 	char buf[512];
 
-	(void)state;
 	assert_int_equal(parse("<llc-policy xmlns='urn:llcd:llc-policy:1' "
 	    "mode='aggregate' infer='none'/>", 0, &a, &err), 0);
 	assert_int_equal(a.infer, POLICY_INFER_NONE);

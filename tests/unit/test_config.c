@@ -151,7 +151,6 @@ test_metrics_listen(void **state)
 	struct config c;
 	struct llcd_err err;
 
-	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		config_defaults(&c);
 		assert_int_equal(config_set(&c, "metrics-listen", good[i], &err), 0);
@@ -175,7 +174,6 @@ test_policy_rules(void **state)
 	size_t len = 0;
 	FILE *f;
 
-	(void)state;
 	config_defaults(&c);
 	assert_int_equal(config_parse(&c,
 	    "policy-rule name=gone mode=static\n"

@@ -332,7 +332,6 @@ test_dominfo_home_widened(void **state)
 	struct daemon_backend be;
 	struct simbe *s = scenario("stream-isolated", &be);
 
-	(void)state;
 	/* the scenario's period, as llcd-sim runs it */
 	struct config cfg;
 	config_defaults(&cfg);

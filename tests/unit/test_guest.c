@@ -33,7 +33,6 @@ test_parse_stat(void **state)
 	uint64_t ticks;
 	int cpu;
 
-	(void)state;
 	assert_int_equal(gscan_parse_stat("7 (a) (b) R 1 7 7 0 -1 4194560 10 0 0 0 40 2 0 0 20 -5 1 0 100 "
 	                                  "1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0", comm, &flags, &ticks, &cpu), 0);
 	assert_string_equal(comm, "a) (b");
@@ -56,7 +55,6 @@ test_topo(void **state)
 	struct llcd_err err;
 	char list[64];
 
-	(void)state;
 	assert_int_equal(gtopo_read(t, FIX "/sys", &err), 0);
 	assert_int_equal(t->nllc, 2);
 	assert_int_equal(t->cache_level, 3);
@@ -98,7 +96,6 @@ test_scan(void **state)
 	const struct gscan_proc *p;
 	struct llcd_err err;
 
-	(void)state;
 	read_pair(a, b);
 	assert_int_equal(a->nprocs, 3);         /* kthreadd skipped */
 	assert_int_equal(b->nprocs, 4);
@@ -153,7 +150,6 @@ test_hot(void **state)
 	struct llcd_err err;
 	char list[64];
 
-	(void)state;
 	assert_int_equal(gtopo_read(t, FIX "/sys", &err), 0);
 	read_pair(a, b);
 	assert_int_equal(gscan_hot(a, b, t, &o, &h, &err), 0);
@@ -199,7 +195,6 @@ test_json_escape(void **state)
 	char buf[256];
 	struct gjson j;
 
-	(void)state;
 	gjson_init(&j, buf, sizeof(buf));
 	gjson_str(&j, "a\"b\\c\n\t\x01\x7f\xc3\xa9/");
 	assert_false(j.overflow);
@@ -234,7 +229,6 @@ test_report_line(void **state)
 	char line[GUESTPROTO_MAX_LINE + 1];
 	int omitted, len;
 
-	(void)state;
 	hot_open(&a, &b, &t, &h);
 	len = greport_line(line, sizeof(line), &(struct greport_hdr){ 12.5, 3, 7 }, t, &h, NULL, &omitted);
 	assert_string_equal(line,
@@ -299,7 +293,6 @@ test_aggregate(void **state)
 	struct gaggr *g;
 	struct fake_aff f = { 0 };
 
-	(void)state;
 	hot_open(&a, &b, &t, &h);
 	gaggr_opts_default(&ao, t);
 	assert_int_equal(ao.rules.smt, 2);

@@ -50,7 +50,6 @@ test_parse_good(void **state)
 	struct llcd_err err;
 	char list[64];
 
-	(void)state;
 	assert_int_equal(guestchan_parse(good, strlen(good), 8, 16, out, &meta, &err), 1);
 	assert_string_equal(out[0].name, "spin");
 	assert_int_equal(out[0].pid, 100);
@@ -138,7 +137,6 @@ test_parse_rejections(void **state)
 		  "invalid JSON: nesting too deep" },
 	};
 
-	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int n = parse(cases[i].line, m);
 
@@ -172,7 +170,6 @@ test_names_xml(void **state)
 	char buf[512];
 	struct llcd_err err;
 
-	(void)state;
 	assert_int_equal(guestchan_sock_path("/run/llcd/guest", "4b5c-9a", buf, sizeof(buf), &err), 0);
 	assert_string_equal(buf, "/run/llcd/guest/4b5c-9a.sock");
 	assert_int_equal(guestchan_sock_path("/run/llcd/guest", "../x y", buf, sizeof(buf), &err), 0);
@@ -255,7 +252,6 @@ test_channel_reports(void **state)
 	uint64_t t = 1000 * S;
 	char line[8192];
 
-	(void)state;
 	srv_up(&s);
 	assert_null(guestchan_new("d", 0, s.path, NULL));
 	assert_null(guestchan_new("d", 8, "/a/path/that/is/much/longer/than/a/unix/socket/address/can/be/"
@@ -335,7 +331,6 @@ test_channel_rate_backoff(void **state)
 	uint64_t t = 1000 * S;
 	char lines[64 * 80] = "";
 
-	(void)state;
 	srv_up(&s);
 	c = guestchan_new("d", 8, s.path, NULL);
 	guestchan_handle(c, t);
@@ -416,7 +411,6 @@ test_channel_flood_bounded(void **state)
 	char chunk[65536];
 	size_t mem0;
 
-	(void)state;
 	srv_up(&s);
 	c = guestchan_new("d", 128, s.path, NULL);
 	guestchan_handle(c, t);

@@ -627,7 +627,6 @@ test_check_bad_topology(void **state)
 static void
 test_guest_position(void **state)
 {
-	(void)state;
 	/* 8 vCPUs: sockets=1 dies=2 cores=2 threads=2, as QEMU numbers them
 	 * (research/real-stack.md section 4.1: core-id counts within a die) */
 	struct policy_guest_topo g = { 1, 2, 1, 2, 2 };

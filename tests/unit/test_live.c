@@ -76,7 +76,6 @@ expect_bad_state(const char *path, struct live_state *r, const char *text, const
 static void
 test_kernel_cas(void **state)
 {
-	(void)state;
 	char *d = tmpdir(), path[512], detail[512];
 
 	assert_int_equal(live_kernel_cas(d, detail, sizeof(detail)), LIVE_KCAS_ABSENT);
@@ -99,7 +98,6 @@ test_kernel_cas(void **state)
 static void
 test_state_roundtrip(void **state)
 {
-	(void)state;
 	char *d = tmpdir(), path[512], tmp[600];
 	struct live_state s = { 0 }, r = { 0 };
 	struct llcd_err err;
@@ -316,7 +314,6 @@ mk_live(const struct topo *t, const char *dir, const struct coresched_ops *cso)
 static void
 test_loop_real_threads(void **state)
 {
-	(void)state;
 	struct vth v[3];
 	struct llcd_err err;
 	struct topo *t;
@@ -457,7 +454,6 @@ test_loop_real_threads(void **state)
 static void
 test_state_write_disk_full(void **state)
 {
-	(void)state;
 	struct vth v[2];
 	struct llcd_err err;
 	struct policy_host host;
@@ -520,7 +516,6 @@ test_state_write_disk_full(void **state)
 static void
 test_transient_backoff(void **state)
 {
-	(void)state;
 	struct vth v[2];
 	struct llcd_err err;
 	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
@@ -572,7 +567,6 @@ test_transient_backoff(void **state)
 static void
 test_invalid_without_libvirt(void **state)
 {
-	(void)state;
 	struct llcd_err err;
 	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
 	struct live *l;
@@ -657,7 +651,6 @@ group_file(const char *root, const char *rel, const char *text)
 static void
 test_mbm_fixture(void **state)
 {
-	(void)state;
 	char *root = tmpdir(), p[512];
 	struct stat st;
 	struct agent_obs *obs;
@@ -729,7 +722,6 @@ test_mbm_fixture(void **state)
 static void
 test_numa_node_low_rate(void **state)
 {
-	(void)state;
 	size_t big = 96u << 20;
 	char *ram = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct agent_obs *obs;

@@ -168,7 +168,6 @@ test_bpf_sampling(void **state)
 	struct live *l;
 	struct agent_obs *obs;
 
-	(void)state;
 	assert_non_null(t);
 	start_threads();
 	l = mk_live(t, LIVE_SAMPLER_BPF, &err);
@@ -245,7 +244,6 @@ test_fallback(void **state)
 	pid_t pid;
 	int st;
 
-	(void)state;
 	if ((pid = fork()) == 0) {
 		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 		struct __user_cap_data_struct d[2];

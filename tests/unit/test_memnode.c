@@ -45,7 +45,6 @@ test_ranges_qemu_anon(void **state)
 	size_t len;
 	char *maps = slurp("qemu-anon-256m.maps", &len);
 
-	(void)state;
 	for (int hint = 0; hint < 2; hint++) {
 		int n = memnode_ram_ranges(maps, len, hint ? 256 * MiB : 0, r, MEMNODE_MAX_RANGES);
 		assert_int_equal(n, 1);
@@ -62,7 +61,6 @@ test_ranges_qemu_memfd(void **state)
 	char *maps = slurp("qemu-memfd-256m.maps", &len);
 	char want[64];
 
-	(void)state;
 	int n = memnode_ram_ranges(maps, len, 256 * MiB, r, MEMNODE_MAX_RANGES);
 	assert_int_equal(n, 1);
 	assert_int_equal(r[0].end - r[0].start, 256 * MiB);
@@ -97,7 +95,6 @@ test_ranges_edge(void **state)
 	    "88000000-89000000 rw-p 00000000 00:00 0";                   /* out of order: skipped, no newline */
 	struct memnode_range r[4];
 
-	(void)state;
 	struct memnode_range all[8];
 	int n = memnode_ram_ranges(maps, sizeof(maps) - 1, 0, all, 8);
 	assert_int_equal(n, 1);                 /* the 256 MiB region; the rest < 1/4 of it */
@@ -172,7 +169,6 @@ test_real_node0(void **state)
 	struct memnode_result r;
 	struct llcd_err err;
 
-	(void)state;
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -289,7 +285,6 @@ test_rss_is_no_footprint(void **state)
 	struct topo *t = topo_load("pack:1 l3:2(size=32MiB) core:8 pu:2", &err);
 	int fa, fb;
 
-	(void)state;
 	assert_non_null(t);
 	uint64_t llc = topo_get(t, TOPO_LLC, 0)->size;
 	assert_int_equal(llc, 32 * MiB);

@@ -26,7 +26,6 @@ test_format_value(void **state)
 	};
 	char buf[64];
 
-	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		metrics_format_value(buf, sizeof(buf), cases[i].v);
 		assert_string_equal(buf, cases[i].want);
@@ -40,7 +39,6 @@ test_render(void **state)
 	struct metrics_hist h;
 	char *t;
 
-	(void)state;
 	memset(&h, 0, sizeof(h));
 	json_object_object_add(st, "backend", json_object_new_string("llc\"sim"));
 	json_object_object_add(st, "periods", json_object_new_int(7));

@@ -71,7 +71,6 @@ test_rules_kernel_nr_avg_stalls(void **state)
 	struct llc_rules k = { .aggr_tolerance = 1, .imb_pct = 20, .smt = 2, .kernel = true };
 	long avg = 0;
 
-	(void)state;
 	for (int i = 0; i < 100; i++)
 		avg = llc_nr_avg_kernel(avg, 8, 16);
 	assert_int_equal(avg, 5);                       /* 0, 2, 3, 4, 5, 5, ... */

@@ -122,7 +122,6 @@ test_home_widened_counters(void **state)
 {
 	struct run r;
 
-	(void)state;
 	run_stream(true, false, false, 0, &r);
 	assert_int_equal(r.backoffs, 1);
 	assert_non_null(strstr(r.backoff_reason, "home widened from LLC 0 to LLCs 0-3 (whole cores on "
@@ -141,7 +140,6 @@ test_home_widened_mbm(void **state)
 {
 	struct run r;
 
-	(void)state;
 	run_stream(false, true, false, 0, &r);
 	assert_int_equal(r.backoffs, 1);
 	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3 (whole cores on other "
@@ -156,7 +154,6 @@ test_home_kept_without_gain(void **state)
 {
 	struct run r;
 
-	(void)state;
 	run_stream(true, false, true, 0, &r);
 	assert_int_equal(r.backoffs, 0);
 	assert_false(r.info.home_widened);
@@ -173,7 +170,6 @@ test_home_widened_run_delay(void **state)
 {
 	struct run r;
 
-	(void)state;
 	run_stream(false, false, false, 0.5, &r);
 	assert_int_equal(r.backoffs, 1);
 	assert_non_null(strstr(r.info.home_why, "run delay 0.0% on LLCs 0-3 vs 32.9% on LLC 0"));
@@ -187,7 +183,6 @@ test_home_no_signal(void **state)
 {
 	struct run r;
 
-	(void)state;
 	run_stream(false, false, false, 0, &r);
 	assert_int_equal(r.backoffs, 0);
 	assert_false(r.info.home_widened);
@@ -205,7 +200,6 @@ test_home_match_left_alone(void **state)
 {
 	struct run r;
 
-	(void)state;
 	match_topology = true;
 	run_stream(true, false, false, 0, &r);
 	match_topology = false;

@@ -77,7 +77,6 @@ test_numa_wins_conflict(void **state)
 	int vc[4] = { 16, 18, 20, 22 };
 	int d = add_domain(h, vc);
 
-	(void)state;
 	for (int step = 0; step < 10; step++)
 		assert_int_equal(h_step(h), 0);
 	int P = pref_llc(h, d), home = node_of_llc(h, P);
@@ -107,7 +106,6 @@ test_numa_wins_conflict(void **state)
 static void
 test_pref_stays_in_memory_node(void **state)
 {
-	(void)state;
 	for (int mem = 0; mem < 2; mem++) {
 		struct harness *h = h_new(TWO_NODES);
 		int vc[4] = { 16, 18, 20, 22 };
@@ -137,7 +135,6 @@ test_memory_node_outside_home_ignored(void **state)
 	int vc[4] = { 16, 18, 20, 22 };
 	int da = add_domain(a, vc), db = add_domain(b, vc);
 
-	(void)state;
 	b->dom[db].in.mem_node_valid = true;
 	b->dom[db].in.mem_node = 7;     /* no such node */
 	for (int step = 0; step < 15; step++) {

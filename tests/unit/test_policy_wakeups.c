@@ -94,7 +94,6 @@ test_barrier_group_from_wakeups(void **state)
 	int d = xs_domain(h, &a), formed = -1, settled = -1;
 	struct policy_domain_info info;
 
-	(void)state;
 	for (int step = 0; step < 40; step++) {
 		wk_begin(h, d);
 		wk_noise(128);
@@ -139,7 +138,6 @@ test_annotation_group_wins(void **state)
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	struct policy_domain_info info;
 
-	(void)state;
 	h_one_group(&a, "ann");
 	cpuset_set(&a.groups[0].vcpus, 3);
 	cpuset_set(&a.groups[0].vcpus, 19);
@@ -169,7 +167,6 @@ test_guest_group_wins_overlap(void **state)
 	struct policy_domain_info info;
 	int d;
 
-	(void)state;
 	d = xs_domain(h, &a);
 	/* the inferred group forms first ... */
 	for (int step = 0; step < 8; step++) {
@@ -215,7 +212,6 @@ test_infer_none_switches_off(void **state)
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	struct policy_domain_info info;
 
-	(void)state;
 	a.infer = POLICY_INFER_NONE;
 	int d = xs_domain(h, &a);
 	for (int step = 0; step < 20; step++) {
@@ -254,7 +250,6 @@ test_noise_forms_nothing(void **state)
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	struct policy_domain_info info;
 
-	(void)state;
 	int d = xs_domain(h, &a);
 	for (int step = 0; step < 60; step++) {
 		wk_begin(h, d);
@@ -280,7 +275,6 @@ test_size_guard_applies(void **state)
 	struct policy_domain_info info;
 	int big[12];
 
-	(void)state;
 	int d = h_add(h, "wide", 128, 8, 8, 2, &a);
 	for (int i = 0; i < 12; i++) {
 		big[i] = 2 + 10 * i;
@@ -309,7 +303,6 @@ test_bad_edges_refused(void **state)
 	struct policy_input in;
 	struct llcd_err err;
 
-	(void)state;
 	int d = xs_domain(h, &a);
 	wk_begin(h, d);
 	edges[0] = (struct policy_wakeup_edge){ 200, 1, 3 };

@@ -66,7 +66,6 @@ test_parse_forms(void **state)
 	struct llcd_err err;
 	char buf[2048];
 
-	(void)state;
 	assert_int_equal(policyrule_parse("flavor=m1.llc.* mode=aggregate isolation=core", "a:1", &r, &err), 0);
 	assert_int_equal(r.nmatch, 1);
 	assert_int_equal(r.m[0].kind, POLICYRULE_FLAVOR);
@@ -123,7 +122,6 @@ test_policy_file(void **state)
 	static const char xml[] = "<llc:llc-policy xmlns:llc='urn:llcd:llc-policy:1' mode='aggregate' "
 	    "topology='match'>\n  <llc:group name='db' vcpus='0-3'/>\n</llc:llc-policy>\n";
 
-	(void)state;
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, xml, sizeof(xml) - 1), (ssize_t)sizeof(xml) - 1);
 	close(fd);
@@ -184,7 +182,6 @@ test_parse_errors(void **state)
 	struct policyrule r;
 	struct llcd_err err;
 
-	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(&err, 0, sizeof(err));
 		if (policyrule_parse(cases[i].text, "t:1", &r, &err) != -1)
@@ -244,7 +241,6 @@ test_fixture_matches(void **state)
 		{ KUBEVIRT, "flavor=* mode=spread", -1 },
 	};
 
-	(void)state;
 	for (size_t f = 0; f < sizeof(fx) / sizeof(fx[0]); f++) {
 		char *xml = slurp(fx[f].file);
 
@@ -266,7 +262,6 @@ test_nova(void **state)
 {
 	const char *name = "instance-0000000e";
 
-	(void)state;
 	assert_int_equal(find("flavor=* mode=aggregate", name, NULL), -1);
 	assert_int_equal(find("name=instance-* mode=aggregate", name, NULL), 0);
 
@@ -295,7 +290,6 @@ test_first_match(void **state)
 	char *nova = slurp("nova-instance.xml"), *kv = slurp("kubevirt-vmi.xml");
 	struct llcd_err err;
 
-	(void)state;
 	assert_true(policyrule_set_need_metadata(s));
 	assert_int_equal(policyrule_find(s, "instance-0000000e", nova, strlen(nova), &err), 1);
 	assert_int_equal(policyrule_find(s, "db-1", nova, strlen(nova), &err), 0);
@@ -329,7 +323,6 @@ test_set_limit(void **state)
 	struct policyrule r;
 	struct llcd_err err;
 
-	(void)state;
 	assert_int_equal(policyrule_parse("name=* mode=static", "t:1", &r, &err), 0);
 	for (int i = 0; i < POLICYRULE_MAX; i++)
 		assert_int_equal(policyrule_set_add(s, &r, &err), 0);

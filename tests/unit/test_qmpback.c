@@ -69,7 +69,6 @@ get(const char *rel, char *buf, size_t len)
 static int
 setup_tmp(void **state)
 {
-	(void)state;
 	snprintf(tmp, sizeof(tmp), "/tmp/test_qmpback.XXXXXX");
 	assert_non_null(mkdtemp(tmp));
 	return 0;
@@ -80,7 +79,6 @@ teardown_tmp(void **state)
 {
 	char cmd[300];
 
-	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -94,7 +92,6 @@ test_cgcpuset(void **state)
 	struct cpuset want;
 	struct llcd_err e;
 
-	(void)state;
 	snprintf(p, sizeof(p), "%s/proc/123", tmp);
 	assert_int_equal(system(((void)snprintf(buf, sizeof(buf), "mkdir -p %s %s/cg/qemu.slice/100.scope", p, tmp), buf)), 0);
 	put("proc/123/cgroup", "0::/qemu.slice/100.scope\n");
@@ -152,7 +149,6 @@ test_expand(void **state)
 {
 	char buf[64];
 
-	(void)state;
 	assert_int_equal(qmpback_expand("/run/llcd/channels/%n.sock", "web1", "100", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "/run/llcd/channels/web1.sock");
 	assert_int_equal(qmpback_expand("/c/%i-%n%%%x", "web1", "100", buf, sizeof(buf)), 0);
@@ -356,7 +352,6 @@ test_backend(void **state)
 	uint64_t key;
 	struct agent_dominfo di;
 
-	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock %s/pol", tmp, tmp);
 	assert_int_equal(system(buf), 0);
 	struct live *l = qmp_live(&t);
@@ -478,7 +473,6 @@ test_hold(void **state)
 	pthread_t sp[2];
 	uint64_t key;
 
-	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
 	assert_int_equal(system(buf), 0);
 	struct live *l = qmp_live(&t);

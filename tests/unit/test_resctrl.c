@@ -64,7 +64,6 @@ slurp(const char *rel)
 static int
 setup(void **state)
 {
-	(void)state;
 	snprintf(root, sizeof(root), "/tmp/test_resctrl.XXXXXX");
 	assert_non_null(mkdtemp(root));
 	dir("info");
@@ -79,7 +78,6 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	(void)state;
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	assert_int_equal(system(cmd), 0);
@@ -113,7 +111,6 @@ kernel_populates(const char *name, const char *total0, const char *occ0, const c
 static void
 test_group_create_tasks_read(void **state)
 {
-	(void)state;
 	struct llcd_err err;
 	struct resctrl_sample s;
 	struct resctrl *r = resctrl_open(root, &err);
@@ -161,7 +158,6 @@ test_group_create_tasks_read(void **state)
 static void
 test_not_mounted(void **state)
 {
-	(void)state;
 	struct llcd_err err;
 	char p[128];
 
@@ -186,7 +182,6 @@ test_not_mounted(void **state)
 static void
 test_names_and_errors(void **state)
 {
-	(void)state;
 	struct llcd_err err;
 	struct resctrl_sample s;
 	char name[RESCTRL_NAME_MAX];

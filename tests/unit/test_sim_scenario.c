@@ -43,7 +43,6 @@ test_defaults_and_model(void **state)
 	struct llcd_err err;
 	struct sim_scenario *s;
 
-	(void)state;
 	s = parse("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\",\"reserved_cpus\":\"0\"},"
 	    "\"duration_s\":2,\"model\":{\"migration\":0.5,\"smt_share\":[1,0.5,0.4,0.3]},"
 	    "\"domains\":[{\"name\":\"a\",\"vcpus\":4,\"stop_s\":null,"
@@ -87,7 +86,6 @@ test_defaults_and_model(void **state)
 static void
 test_errors(void **state)
 {
-	(void)state;
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":2}]}]}",
 	    "t.json: domains[0].load[0].util: must be in [0, 1], got 2");
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"

@@ -88,7 +88,6 @@ test_sharing_8_llcs_is_2_04x(void **state)
 	int spread[8] = { 0, 1, 2, 3, 4, 5, 6, 7 }, one[8] = { 0 };
 	int half[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
 
-	(void)state;
 	assert_double_equal(1.0 / sim_sharing_factor(1.04, 8, spread), 2.04, 1e-12);
 	assert_double_equal(sim_sharing_factor(1.04, 8, one), 1.0, 1e-12);
 	/* 4+4 on two LLCs: 16 of 28 pairs cross */
@@ -102,7 +101,6 @@ test_smt_share_factors(void **state)
 {
 	struct sim_model m;
 
-	(void)state;
 	sim_model_defaults(&m);
 	assert_double_equal(sim_smt_factor(&m, 0), 1.0, 0);
 	assert_double_equal(sim_smt_factor(&m, 1), 1.0, 0);
@@ -134,7 +132,6 @@ test_balancer_spreads_8_busy_threads(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, XS, SIM_POLICY_NONE, 1, NULL, NULL);
 	steps(&f, 40);
 	assert_int_equal(f.w->grp[0].nbusy, 8);
@@ -155,7 +152,6 @@ test_one_llc_runs_2_04x_faster(void **state)
 	static const int v[8] = { 3, 19, 35, 51, 67, 83, 99, 115 };
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, XS8, SIM_POLICY_NONE, 1, NULL, NULL);
 	steps(&f, 20);
 	double spread_rate = f.w->grp[0].rate;
@@ -177,7 +173,6 @@ test_migration_penalty(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, "{" HOST8 ",\"domains\":[{\"name\":\"a\",\"vcpus\":1,\"load\":"
 	    "[{\"vcpus\":\"0\",\"util\":1,\"group\":\"g\"}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
 	pin(&f, 0, 0, "0-15");
@@ -209,7 +204,6 @@ test_remote_memory(void **state)
 	struct llcd_err err;
 	const char *bad = "{" HOST2N ",\"domains\":[{\"name\":\"a\",\"vcpus\":1,\"memory_node\":2}]}";
 
-	(void)state;
 	fx_open(&f, "{" HOST2N ",\"domains\":[{\"name\":\"a\",\"vcpus\":1,\"memory_node\":1,\"load\":"
 	    "[{\"vcpus\":\"0\",\"util\":1,\"group\":\"g\"}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
 	pin(&f, 0, 0, "0-7");                           /* node 0 */
@@ -236,7 +230,6 @@ test_kcas_numa_wins(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, "{" HOST2N ",\"domains\":[{\"name\":\"p\",\"vcpus\":4,\"memory_node\":1,\"load\":"
 	    "[{\"vcpus\":\"0-1\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}",
 	    SIM_POLICY_KCAS, 1, NULL, NULL);
@@ -257,7 +250,6 @@ test_smt_and_cpu_share(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:4\"},\"duration_s\":10,"
 	    "\"domains\":[{\"name\":\"a\",\"vcpus\":6,\"load\":[{\"vcpus\":\"0-5\",\"util\":1}]}]}",
 	    SIM_POLICY_NONE, 1, NULL, NULL);
@@ -290,7 +282,6 @@ test_run_delay(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\"},\"duration_s\":10,"
 	    "\"domains\":[{\"name\":\"a\",\"vcpus\":3,\"load\":[{\"vcpus\":\"0-1\",\"util\":1},"
 	    "{\"vcpus\":\"2\",\"util\":0.2}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
@@ -320,7 +311,6 @@ test_mbm_achieved(void **state)
 	struct llcd_err err;
 	struct agent_obs *obs = agent_obs_new();
 
-	(void)state;
 	for (int mbm = 0; mbm < 2; mbm++) {
 		char json[512];
 		snprintf(json, sizeof(json), "{\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:1\",\"llc_bw_gbs\":40,"
@@ -366,7 +356,6 @@ test_wakeup_draws(void **state)
 	double group = 0, noise = 0;
 	long periods = 1000;
 
-	(void)state;
 	fx_open(&f, json, SIM_POLICY_NONE, 3, NULL, NULL);
 	assert_true(f.sc->wakeup_trace);
 	assert_double_equal(f.sc->wakeup_noise_hz, 20, 0);
@@ -422,7 +411,6 @@ test_wakeup_cap(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:8 core:8 pu:2\",\"wakeup_trace\":true,"
 	    "\"wakeup_noise_hz\":2000},\"duration_s\":10,\"domains\":[{\"name\":\"a\",\"vcpus\":128,"
 	    "\"load\":[{\"vcpus\":\"0-127\",\"util\":0.05}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
@@ -448,7 +436,6 @@ test_bandwidth_cap(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:4 core:8 pu:2\",\"llc_bw_gbs\":40,"
 	    "\"perf_counters\":true},\"duration_s\":10,\"domains\":[{\"name\":\"s\",\"vcpus\":4,"
 	    "\"load\":[{\"vcpus\":\"0-3\",\"util\":1,\"bw_gbs\":20,\"group\":\"st\"}]}]}",
@@ -471,7 +458,6 @@ test_determinism(void **state)
 	struct fx a, b, c;
 	int differ = 0;
 
-	(void)state;
 	fx_open(&a, XS, SIM_POLICY_NONE, 42, NULL, NULL);
 	fx_open(&b, XS, SIM_POLICY_NONE, 42, NULL, NULL);
 	fx_open(&c, XS, SIM_POLICY_NONE, 43, NULL, NULL);
@@ -496,7 +482,6 @@ test_kcas_aggregates_small_process(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, "{" HOST8 ",\"domains\":[{\"name\":\"p\",\"vcpus\":8,\"load\":"
 	    "[{\"vcpus\":\"0-3\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}",
 	    SIM_POLICY_KCAS, 1, NULL, NULL);
@@ -514,7 +499,6 @@ test_kcas_guard_keeps_8_busy_apart(void **state)
 {
 	struct fx f;
 
-	(void)state;
 	fx_open(&f, XS, SIM_POLICY_KCAS, 1, NULL, NULL);
 	steps(&f, 60);
 	/* nr_running ~ 8 + 120 x 0.02 on CPU at a scan: the integer average
@@ -537,7 +521,6 @@ test_kcas_integer_avg_stalls(void **state)
 	struct fx f;
 	int in_pref = 0;
 
-	(void)state;
 	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 [numa] l3:2 core:8 pu:2\"},"
 	    "\"period_ms\":100,\"duration_s\":60,\"domains\":[{\"name\":\"p\",\"vcpus\":8,\"load\":"
 	    "[{\"vcpus\":\"0-7\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}",
@@ -561,7 +544,6 @@ test_invariants(void **state)
 	struct cpuset s;
 	struct fx f;
 
-	(void)state;
 	for (int i = 0; i < 3; i++) {
 		policy_annotation_defaults(&an[i]);
 		an[i].isolation = POLICY_ISO_CORE;
@@ -611,7 +593,6 @@ test_run_llcd_seed_case(void **state)
 	struct sim_run r;
 	struct sim_scenario *sc = sim_scenario_parse(XS, strlen(XS), "xs", &err);
 
-	(void)state;
 	assert_non_null(sc);
 	assert_int_equal(sim_run(&r, sc, SIM_POLICY_NONE, 1, NULL, 0, &err), 0);
 	assert_int_equal(r.w->period, 600);

@@ -210,7 +210,6 @@ setup(void **state)
 {
 	struct llcd_err err = { "" };
 
-	(void)state;
 	T = tracer_new(&err);
 	if (T == NULL) {
 		fprintf(stderr, "tracer: cannot load the BPF programs here: %s\n", err.msg);
@@ -231,7 +230,6 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	(void)state;
 	if (T == NULL)
 		return 0;
 	for (int i = 0; i < NW; i++) {
@@ -270,7 +268,6 @@ test_pingpong_edges(void **state)
 	uint64_t dropped, c01, c10;
 	struct tracer_sample smp;
 
-	(void)state;
 	assert_true(a >= 0 && b >= 0);
 	s[0] = tracer_thread_add(T, a, W[0].tid, 1, &err);
 	s[1] = tracer_thread_add(T, a, W[1].tid, 3, &err);
@@ -351,7 +348,6 @@ test_runtime_delay(void **state)
 	uint64_t r6a, w6a, r7a, w7a, r6b, w6b, r7b, w7b;
 	struct tracer_sample x6a, x7a, x6, x7;
 
-	(void)state;
 	assert_true(d >= 0);
 	int cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	pin_pair(6, 7, cpu);
@@ -423,7 +419,6 @@ test_irq_not_edge(void **state)
 	const struct tracer_edge *e;
 	uint64_t dropped;
 
-	(void)state;
 	pin_pair(8, 9, 0);
 	s8 = tracer_thread_add(T, d, W[8].tid, 0, &err);
 	s9 = tracer_thread_add(T, d, W[9].tid, 1, &err);
@@ -458,7 +453,6 @@ test_edge_cap(void **state)
 	const struct tracer_edge *e;
 	uint64_t dropped, sum = 0;
 
-	(void)state;
 	assert_true(d >= 0);
 	for (int i = 0; i < NW; i++)
 		assert_true(tracer_thread_add(T, d, W[i].tid, i, &err) >= 0);
@@ -509,7 +503,6 @@ test_thread_cap(void **state)
 	int d = tracer_domain_add(T, &err);
 	struct tracer_stats st0, st;
 
-	(void)state;
 	assert_true(d >= 0);
 	tracer_stats(T, &st0);
 	for (int i = 0; i < TRACER_MAX_THREADS; i++)
@@ -535,7 +528,6 @@ test_domain_cap(void **state)
 	static int h[TRACER_MAX_DOMAINS];
 	struct tracer_stats st;
 
-	(void)state;
 	for (int i = 0; i < TRACER_MAX_DOMAINS; i++)
 		assert_true((h[i] = tracer_domain_add(T, &err)) >= 0);
 	assert_int_equal(tracer_domain_add(T, &err), -1);
@@ -567,7 +559,6 @@ test_exit(void **state)
 	pthread_t th;
 	struct tracer_sample x;
 
-	(void)state;
 	assert_int_equal(pthread_create(&th, NULL, exit_soon, &tid), 0);
 	while (atomic_load(&tid) == 0)
 		usleep(1000);
@@ -591,7 +582,6 @@ test_exit(void **state)
 static int
 clean(void **state)
 {
-	(void)state;
 	for (int d = 0; d < TRACER_MAX_DOMAINS; d++)
 		tracer_domain_remove(T, d);
 	return 0;
@@ -603,7 +593,6 @@ test_prog_stats(void **state)
 	struct llcd_err err = { "" };
 	struct tracer_prog_stats ps;
 
-	(void)state;
 	assert_int_equal(tracer_prog_stats(T, &ps, &err), 0);
 	assert_int_equal(ps.nprogs, 3);
 	assert_string_equal(ps.prog[0].name, "llcd_sample");

@@ -132,7 +132,6 @@ test_qemu_pid(void **state)
 static void
 test_uuid_key(void **state)
 {
-	(void)state;
 	uint64_t a = virt_uuid_key("6f1c2e3a-9b7d-4c1e-8a2b-3c4d5e6f7a8b");
 	uint64_t b = virt_uuid_key("6f1c2e3a9b7d4c1e8a2b3c4d5e6f7a8b");
 	uint64_t c = virt_uuid_key("6F1C2E3A-9B7D-4C1E-8A2B-3C4D5E6F7A8B");

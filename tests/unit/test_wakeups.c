@@ -155,7 +155,6 @@ test_pingpong_forms(void **state)
 	struct cpuset g[8];
 	int formed_at = -1;
 
-	(void)state;
 	feed_init(&f, 4, 1);
 	for (int p = 0; p < 100; p++) {
 		issue_tcg(&f, true);
@@ -192,7 +191,6 @@ test_tcg_without_pingpong(void **state)
 	struct feed f;
 	struct cpuset g[8];
 
-	(void)state;
 	feed_init(&f, 4, 2);
 	for (int p = 0; p < 600; p++) {
 		issue_tcg(&f, false);
@@ -210,7 +208,6 @@ test_noise_never_groups(void **state)
 		{ 4, 20 }, { 4, 2000 }, { 16, 20 }, { 16, 2000 }, { 128, 20 }, { 128, 500 },
 		{ 3, 300 },
 	};
-	(void)state;
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		for (uint64_t seed = 1; seed <= 3; seed++) {
 			struct feed f;
@@ -236,7 +233,6 @@ test_short_pause_survives(void **state)
 	struct cpuset g[8];
 	int pair[] = { 2, 5 };
 
-	(void)state;
 	feed_init(&f, 8, 3);
 	settle(&f, g, pair, 2, 300, 50);
 	assert_int_equal(step(&f, g, 8), 1);
@@ -271,7 +267,6 @@ test_barrier_group(void **state)
 	struct cpuset g[8];
 	int set[] = { 3, 19, 35, 51, 67, 83, 99, 115 };
 
-	(void)state;
 	feed_init(&f, 128, 4);
 	settle(&f, g, set, 8, 1000, 60);
 	assert_int_equal(step(&f, g, 8), 1);
@@ -290,7 +285,6 @@ test_side_channel_not_linked(void **state)
 	struct feed f;
 	struct cpuset g[8];
 
-	(void)state;
 	feed_init(&f, 4, 7);
 	for (int p = 0; p < 100; p++) {
 		add(&f, 1, 3, (uint32_t)sim_rng_poisson(&f.rng, 622));
@@ -325,7 +319,6 @@ test_two_pairs(void **state)
 	struct cpuset g[8];
 	int p1[] = { 0, 9 }, p2[] = { 4, 12 };
 
-	(void)state;
 	feed_init(&f, 16, 5);
 	for (int p = 0; p < 60; p++) {
 		noise(&f, 20);
@@ -347,7 +340,6 @@ test_null_input_decays(void **state)
 	struct cpuset g[8];
 	int pair[] = { 0, 1 };
 
-	(void)state;
 	feed_init(&f, 4, 6);
 	settle(&f, g, pair, 2, 300, 40);
 	assert_int_equal(wakeups_groups(f.s, g, 8), 1);
@@ -367,7 +359,6 @@ test_dropped_counted(void **state)
 	struct policy_wakeup_edge e[] = { { 0, 1, 10 } };
 	struct policy_wakeups w = { .period_ns = PERIOD_NS, .nedges = 1, .edges = e, .dropped = 90 };
 
-	(void)state;
 	assert_int_equal(wakeups_update(s, 8, &w, PERIOD_NS, PERIOD_NS), 0);
 	assert_true(wakeups_total_hz(s) > 999 && wakeups_total_hz(s) < 1001);
 	assert_int_equal(wakeups_dropped(s), 90);
@@ -382,7 +373,6 @@ test_check_errors(void **state)
 	struct policy_wakeups w = { .period_ns = PERIOD_NS, .nedges = 2, .edges = e };
 	struct llcd_err err;
 
-	(void)state;
 	assert_int_equal(wakeups_check(&w, 5, &err), 0);
 	assert_int_equal(wakeups_check(NULL, 5, &err), 0);
 	assert_int_equal(wakeups_check(&w, 4, &err), -1);
