@@ -115,21 +115,31 @@ run_stream(bool counters, bool mbm, bool flat, double delay_narrow, struct run *
 	h_free(h);
 }
 
+/* run_stream(), and the two outcomes every test checks: the back-offs
+ * and the number of LLCs the allotment ends on. */
+static struct run
+home_run(bool counters, bool mbm, bool flat, double delay_narrow, int backoffs, int llcs)
+{
+	struct run r;
+
+	run_stream(counters, mbm, flat, delay_narrow, &r);
+	assert_int_equal(r.backoffs, backoffs);
+	assert_int_equal(r.llcs, llcs);
+	return r;
+}
+
 /* With counters: the one-LLC home runs at 3/8; the check widens it over
  * all four LLCs (two whole cores each), sees the gain and keeps it. */
 static void
 test_home_widened_counters(void **state)
 {
-	struct run r;
+	struct run r = home_run(true, false, false, 0, 1, 4);
 
-	run_stream(true, false, false, 0, &r);
-	assert_int_equal(r.backoffs, 1);
 	assert_non_null(strstr(r.backoff_reason, "home widened from LLC 0 to LLCs 0-3 (whole cores on "
 	    "other LLCs): instructions per second "));
 	assert_true(r.info.home_widened);
 	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3"));
 	assert_non_null(strstr(r.info.home_why, "hold-down 1000s"));
-	assert_int_equal(r.llcs, 4);
 	assert_true(r.max_busy_per_llc <= 3);
 }
 
@@ -138,13 +148,10 @@ test_home_widened_counters(void **state)
 static void
 test_home_widened_mbm(void **state)
 {
-	struct run r;
+	struct run r = home_run(false, true, false, 0, 1, 4);
 
-	run_stream(false, true, false, 0, &r);
-	assert_int_equal(r.backoffs, 1);
 	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3 (whole cores on other "
 	    "LLCs): memory bandwidth (bytes per second) 1.6e+11 on LLCs 0-3 vs 6e+10 on LLC 0 (+167%)"));
-	assert_int_equal(r.llcs, 4);
 }
 
 /* A home that loses nothing (progress the same on one LLC or four) is
@@ -152,14 +159,11 @@ test_home_widened_mbm(void **state)
 static void
 test_home_kept_without_gain(void **state)
 {
-	struct run r;
+	struct run r = home_run(true, false, true, 0, 0, 1);
 
-	run_stream(true, false, true, 0, &r);
-	assert_int_equal(r.backoffs, 0);
 	assert_false(r.info.home_widened);
 	assert_non_null(strstr(r.info.home_why, "home kept on LLC 0: instructions per second "));
 	assert_non_null(strstr(r.info.home_why, "(+0%), no gain over 5%"));
-	assert_int_equal(r.llcs, 1);
 }
 
 /* Run delay alone: CPU wait in the narrow home (half a period per busy
@@ -168,12 +172,9 @@ test_home_kept_without_gain(void **state)
 static void
 test_home_widened_run_delay(void **state)
 {
-	struct run r;
+	struct run r = home_run(false, false, false, 0.5, 1, 4);
 
-	run_stream(false, false, false, 0.5, &r);
-	assert_int_equal(r.backoffs, 1);
 	assert_non_null(strstr(r.info.home_why, "run delay 0.0% on LLCs 0-3 vs 32.9% on LLC 0"));
-	assert_int_equal(r.llcs, 4);
 }
 
 /* No signal at all (no counters, no bandwidth monitoring, no run delay):
@@ -181,16 +182,13 @@ test_home_widened_run_delay(void **state)
 static void
 test_home_no_signal(void **state)
 {
-	struct run r;
+	struct run r = home_run(false, false, false, 0, 0, 1);
 
-	run_stream(false, false, false, 0, &r);
-	assert_int_equal(r.backoffs, 0);
 	assert_false(r.info.home_widened);
 	assert_string_equal(r.info.home_why, "home on LLC 0 not measured: no instruction counters or bandwidth "
 	    "monitoring, and run delay 0.0% (at most 10%) shows no CPU wait a wider home would relieve; a "
 	    "memory-bound loss cannot be seen without them");
 	assert_null(strstr(r.info.home_why, "kept"));
-	assert_int_equal(r.llcs, 1);
 }
 
 /* topology="match" keeps guest die i on host LLC i: the home is left as
@@ -198,15 +196,11 @@ test_home_no_signal(void **state)
 static void
 test_home_match_left_alone(void **state)
 {
-	struct run r;
-
 	match_topology = true;
-	run_stream(true, false, false, 0, &r);
+	struct run r = home_run(true, false, false, 0, 0, 1);
 	match_topology = false;
-	assert_int_equal(r.backoffs, 0);
 	assert_string_equal(r.info.home_why, "home on LLC 0 as placed: no wider home (topology=\"match\" keeps "
 	    "guest die i on host LLC i)");
-	assert_int_equal(r.llcs, 1);
 }
 
 TEST_MAIN(
