@@ -91,6 +91,29 @@ ready(void)
 	return q;
 }
 
+/* text written whole by the QEMU end of a socket pair */
+static void
+qemu_says(int fd, const char *text)
+{
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+}
+
+/* A client attached to sv[1] of a new socket pair; the QEMU end, sv[0],
+ * has sent the greeting and the reply to qmp_capabilities (id 1). */
+static struct qmp *
+socket_client(int sv[2])
+{
+	static const char caps[] = "{\"return\": {}, \"id\": 1}\r\n";
+	struct llcd_err err;
+	struct qmp *q = qmp_new();
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	qemu_says(sv[0], greeting);
+	qemu_says(sv[0], caps);
+	assert_int_equal(qmp_attach(q, sv[1], &err), 0);
+	return q;
+}
+
 static uint64_t
 send_cmd(struct qmp *q, const char *cmd)
 {
@@ -481,25 +504,20 @@ test_event_overflow(void **state)
 static void
 test_socket_timeout_and_close(void **state)
 {
-	static const char caps[] = "{\"return\": {}, \"id\": 1}\r\n";
 	static const char late[] = "{\"return\": {}, \"id\": 2}\r\n"
 	                           "{\"return\": {\"x\": 1}, \"id\": 3}\r\n";
 	struct json_object *ret, *x;
 	struct llcd_err err;
-	struct qmp *q = qmp_new();
 	int sv[2];
+	struct qmp *q = socket_client(sv);
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	assert_int_equal(write(sv[0], greeting, strlen(greeting)), (ssize_t)strlen(greeting));
-	assert_int_equal(write(sv[0], caps, strlen(caps)), (ssize_t)strlen(caps));
-	assert_int_equal(qmp_attach(q, sv[1], &err), 0);
 	assert_int_equal(qmp_attach(q, sv[1], &err), -1);
 	assert_string_equal(err.msg, "QMP connection already in use");
 	assert_int_equal(qmp_handshake(q, 1000, &err), 0);
 	assert_int_equal(qmp_execute(q, "slow", NULL, 50, &ret, &err), QMP_ERR_TIMEOUT);
 	assert_string_equal(err.msg, "slow: no reply within 50 ms");
 	assert_null(ret);
-	assert_int_equal(write(sv[0], late, strlen(late)), (ssize_t)strlen(late));
+	qemu_says(sv[0], late);
 	assert_int_equal(qmp_execute(q, "fast", NULL, 1000, &ret, &err), QMP_OK);
 	assert_true(json_object_object_get_ex(ret, "x", &x));
 	json_object_put(ret);
@@ -553,10 +571,14 @@ test_cpus_parse_errors(void **state)
 		int parser;
 		const char *in, *msg;
 	} cases[] = {
-		{ CPUS, "{}", "query-cpus-fast: reply is not an array" },
-		{ CPUS, "[1]", "query-cpus-fast[0]: not an object" },
-		{ CPUS, "[{\"thread-id\": 5}]", "query-cpus-fast[0]: no \"cpu-index\"" },
-		{ CPUS, "[{\"cpu-index\": 0}]", "query-cpus-fast[0]: no \"thread-id\"" },
+		{ CPUS, "{}",
+		  "query-cpus-fast: reply is not an array" },
+		{ CPUS, "[1]",
+		  "query-cpus-fast[0]: not an object" },
+		{ CPUS, "[{\"thread-id\": 5}]",
+		  "query-cpus-fast[0]: no \"cpu-index\"" },
+		{ CPUS, "[{\"cpu-index\": 0}]",
+		  "query-cpus-fast[0]: no \"thread-id\"" },
 		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": \"5\"}]",
 		  "query-cpus-fast[0]: \"thread-id\" is not an integer" },
 		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 0}]",
@@ -574,9 +596,12 @@ test_cpus_parse_errors(void **state)
 		  "query-cpus-fast[0]: \"qom-path\" is not a string" },
 		{ CPUS, "[{\"cpu-index\": 0, \"thread-id\": 5, \"props\": {\"die-id\": 1.5}}]",
 		  "props: query-cpus-fast[0]: \"die-id\" is not an integer" },
-		{ HOTCPUS, "null", "query-hotpluggable-cpus: reply is not an array" },
-		{ HOTCPUS, "[{\"vcpus-count\": 1}]", "query-hotpluggable-cpus[0]: no \"type\"" },
-		{ HOTCPUS, "[{\"type\": \"t\"}]", "query-hotpluggable-cpus[0]: no \"vcpus-count\"" },
+		{ HOTCPUS, "null",
+		  "query-hotpluggable-cpus: reply is not an array" },
+		{ HOTCPUS, "[{\"vcpus-count\": 1}]",
+		  "query-hotpluggable-cpus[0]: no \"type\"" },
+		{ HOTCPUS, "[{\"type\": \"t\"}]",
+		  "query-hotpluggable-cpus[0]: no \"vcpus-count\"" },
 		{ HOTCPUS, "[{\"type\": \"t\", \"vcpus-count\": 0}]",
 		  "query-hotpluggable-cpus[0]: \"vcpus-count\" 0 out of range 1-1000000" },
 		{ HOTCPUS, "[{\"type\": 1, \"vcpus-count\": 1}]",
@@ -657,27 +682,20 @@ test_hotcpus_parse(void **state)
 static void
 test_typed_bad_reply(void **state)
 {
-	static const char caps[] = "{\"return\": {}, \"id\": 1}\r\n";
-	static const char r2[] = "{\"return\": {\"not\": \"a list\"}, \"id\": 2}\r\n";
-	static const char r3[] = "{\"return\": [], \"id\": 3}\r\n";
 	struct qmp_cpus *c;
 	struct qmp_hotcpus *h;
 	struct llcd_err err;
-	struct qmp *q = qmp_new();
 	int sv[2];
+	struct qmp *q = socket_client(sv);
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-	assert_int_equal(write(sv[0], greeting, strlen(greeting)), (ssize_t)strlen(greeting));
-	assert_int_equal(write(sv[0], caps, strlen(caps)), (ssize_t)strlen(caps));
-	assert_int_equal(qmp_attach(q, sv[1], &err), 0);
 	assert_int_equal(qmp_handshake(q, 1000, &err), 0);
 	/* a reply to a request not sent yet would be an unknown id: write
 	 * each reply once the client has read the previous one */
-	assert_int_equal(write(sv[0], r2, strlen(r2)), (ssize_t)strlen(r2));
+	qemu_says(sv[0], "{\"return\": {\"not\": \"a list\"}, \"id\": 2}\r\n");
 	assert_int_equal(qmp_query_cpus_fast(q, 1000, &c, &err), QMP_ERR_REPLY);
 	assert_string_equal(err.msg, "query-cpus-fast: reply is not an array");
 	assert_null(c);
-	assert_int_equal(write(sv[0], r3, strlen(r3)), (ssize_t)strlen(r3));
+	qemu_says(sv[0], "{\"return\": [], \"id\": 3}\r\n");
 	assert_int_equal(qmp_query_hotpluggable_cpus(q, 1000, &h, &err), QMP_OK);
 	assert_int_equal(h->n, 0);
 	qmp_hotcpus_free(h);
