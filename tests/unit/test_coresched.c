@@ -42,11 +42,9 @@ struct fake_kernel {
 static struct fk_task *
 fk_find(struct fake_kernel *k, int tid)
 {
-	int i;
-
-	for (i = 0; i < k->n; i++)
-		if (k->t[i].tid == tid)
-			return &k->t[i];
+	for (struct fk_task *t = k->t; t < k->t + k->n; t++)
+		if (t->tid == tid)
+			return t;
 	return NULL;
 }
 

@@ -121,6 +121,16 @@ struct srv {
 	pthread_mutex_t mu;
 };
 
+/* The server's counters now. */
+static struct control_stats
+stats_of(const struct control *c)
+{
+	struct control_stats st;
+
+	control_get_stats(c, &st);
+	return st;
+}
+
 static int
 handler(void *ctx, struct control_request *req)
 {
@@ -337,9 +347,18 @@ test_server_nonroot_refused(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(s->mutating, 0);
-	struct control_stats st;
-	control_get_stats(s->c, &st);
-	assert_int_equal(st.refused, 1);
+	assert_int_equal(stats_of(s->c).refused, 1);
+}
+
+/* A client of s that asked for events (request seq). */
+static int
+follow_events(struct srv *s, uint32_t seq)
+{
+	struct llcd_err err;
+	int fd = ctl_connect(s->path, &err);
+
+	assert_int_equal(ctl_send(fd, CTL_EVENTS, seq, "{}", &err), 0);
+	return fd;
 }
 
 static void
@@ -350,11 +369,9 @@ test_server_events_and_slow_reader(void **state)
 	struct ctl_reader r;
 
 	/* a follower gets broadcasts */
-	int fd = ctl_connect(s->path, &err);
-	assert_int_equal(ctl_send(fd, CTL_EVENTS, 5, "{}", &err), 0);
+	int fd = follow_events(s, 5);
 	/* a second follower never reads */
-	int slow = ctl_connect(s->path, &err);
-	assert_int_equal(ctl_send(slow, CTL_EVENTS, 6, "{}", &err), 0);
+	int slow = follow_events(s, 6);
 	int rcvbuf = 4096;
 	setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	usleep(100000);
@@ -385,9 +402,7 @@ test_server_events_and_slow_reader(void **state)
 		ctl_reader_next(&r);
 	}
 	usleep(100000);
-	struct control_stats st;
-	control_get_stats(s->c, &st);
-	assert_true(st.dropped_clients >= 1);
+	assert_true(stats_of(s->c).dropped_clients >= 1);
 	assert_int_equal(control_nclients(s->c), 1);
 	ctl_reader_reset(&r);
 	json_object_put(ev);
@@ -505,9 +520,7 @@ test_server_root_slots(void **state)
 	}
 	close(ready[0]);
 	chmod(s->path, 0660);
-	struct control_stats st;
-	control_get_stats(s->c, &st);
-	assert_int_equal(st.busy_refused, (uint64_t)busy);
+	assert_int_equal(stats_of(s->c).busy_refused, (uint64_t)busy);
 }
 
 /* A client that sends nothing is closed after the idle timeout; a follower
@@ -523,17 +536,14 @@ test_server_idle_timeout(void **state)
 	control_set_idle_timeout(s->c, 200);
 	pthread_mutex_unlock(&s->mu);
 	int idle = ctl_connect(s->path, &err);
-	int follower = ctl_connect(s->path, &err);
-	assert_int_equal(ctl_send(follower, CTL_EVENTS, 1, "{}", &err), 0);
+	int follower = follow_events(s, 1);
 	struct pollfd p = { .fd = idle, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 5000), 1);        /* closed by llcd */
 	ctl_reader_init(&r, CTL_MAX_REPLY);
 	assert_int_equal(ctl_recv(idle, &r, &err), 0);
 	usleep(300000);
 	assert_int_equal(control_nclients(s->c), 1);  /* the follower stays */
-	struct control_stats st;
-	control_get_stats(s->c, &st);
-	assert_int_equal(st.idle_closed, 1);
+	assert_int_equal(stats_of(s->c).idle_closed, 1);
 	ctl_reader_reset(&r);
 	close(idle);
 	close(follower);
@@ -628,9 +638,7 @@ test_server_budget(void **state)
 	assert_true(s.handled - s.lists <= CONTROL_BUDGET_FRAMES);
 	assert_true(s.handled - s.lists < N);
 	assert_true(control_pending(s.c));             /* the loop comes back at once */
-	struct control_stats st;
-	control_get_stats(s.c, &st);
-	assert_true(st.deferred >= 1);
+	assert_true(stats_of(s.c).deferred >= 1);
 	/* the rest is served by later dispatches; nothing is lost */
 	for (int k = 0; k < 1000 && s.handled - s.lists < N; k++) {
 		n = control_pollfds(s.c, pfd, CONTROL_MAX_CLIENTS + 1);

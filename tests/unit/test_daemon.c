@@ -61,26 +61,64 @@ ev_hook(void *arg)
 		daemon_stop(d);
 }
 
+/* llcsim's scenario sim/scenarios/name.json as the back-end be. */
+static struct simbe *
+scenario(const char *name, struct daemon_backend *be)
+{
+	struct llcd_err err;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/sim/scenarios/%s.json", LLCD_SRC, name);
+	struct simbe *s = simbe_new(path, &err);
+	if (s == NULL)
+		fail_msg("%s", err.msg);
+	simbe_backend(s, be);
+	return s;
+}
+
+/* A daemon with configuration cfg (NULL: the defaults) on be. */
+static struct daemon *
+daemon_on(const struct config *cfg, const struct simbe *s, const struct daemon_backend *be)
+{
+	struct llcd_err err;
+	struct config defaults;
+
+	if (cfg == NULL) {
+		config_defaults(&defaults);
+		cfg = &defaults;
+	}
+	struct daemon *d = daemon_new(cfg, NULL, simbe_topo(s), be, &err);
+	if (d == NULL)
+		fail_msg("%s", err.msg);
+	return d;
+}
+
+/* n periods of 100 ms from *now, each stepped without an error. */
+static void
+steps(struct daemon *d, uint64_t *now, int n)
+{
+	struct llcd_err err;
+
+	for (int i = 0; i < n; i++, *now += 100000000ull)
+		assert_int_equal(daemon_step(d, *now, &err), 0);
+}
+
 static void
 test_started_event_soon_after_period(void **state)
 {
-	struct llcd_err err;
 	struct config cfg;
 	struct daemon_backend be;
 	struct agent_ops ops;
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
 
-	assert_non_null(s);
 	assert_int_equal(pipe2(ev_pipe, O_NONBLOCK), 0);
-	simbe_backend(s, &be);
 	ops = *be.ops;
 	ops.event_fd = ev_fd;
 	ops.handle_events = ev_handle;
 	be.ops = &ops;
 	config_defaults(&cfg);
 	cfg.period_ms = 10000;
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
+	struct daemon *d = daemon_on(&cfg, s, &be);
 	daemon_set_period_hook(d, ev_hook, d);
 	assert_int_equal(daemon_run(d), 0);
 	assert_int_equal(ev_steps, 2);
@@ -100,13 +138,10 @@ test_topology_swap(void **state)
 	struct llcd_err err;
 	struct config cfg;
 	struct daemon_backend be;
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
 
-	assert_non_null(s);
-	simbe_backend(s, &be);
 	config_defaults(&cfg);
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
+	struct daemon *d = daemon_on(&cfg, s, &be);
 	uint64_t now = 1000000000ull;
 	int before = 0;
 	for (int i = 0; i < 80; i++, now += 100000000ull) {
@@ -138,8 +173,7 @@ test_topology_swap(void **state)
 	daemon_free(d);
 	/* a host without CPU 0 cannot keep "reserved-cpus 0" */
 	snprintf(cfg.reserved, sizeof(cfg.reserved), "0");
-	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
+	d = daemon_on(&cfg, s, &be);
 	struct topo *t3 = topo_load("pack:1 l3:1 core:1 pu:1(indexes=5)", &err);
 	assert_non_null(t3);            /* a host whose only CPU is CPU 5 */
 	assert_int_equal(daemon_set_topology(d, t3, &err), -1);
@@ -155,6 +189,21 @@ test_topology_swap(void **state)
  * may run everywhere as an empty set ("not placed"); wrap the simulated
  * back-end to report the same. */
 static const struct agent_ops *sim_ops;
+static int (*sim_get_annotation)(void *, uint64_t, char **, struct llcd_err *);
+static int (*sim_describe)(void *, uint64_t, struct agent_dominfo *);
+
+/* be's operations copied to *ops and be pointed at the copy, for a test to
+ * replace some; the simulated back-end's own kept in sim_ops, sim_describe
+ * and sim_get_annotation for the replacements to call. */
+static void
+wrap_sim_ops(struct daemon_backend *be, struct agent_ops *ops)
+{
+	sim_ops = be->ops;
+	sim_describe = be->ops->describe;
+	sim_get_annotation = be->ops->get_annotation;
+	*ops = *be->ops;
+	be->ops = ops;
+}
 
 static int
 observe_unplaced(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
@@ -168,7 +217,8 @@ observe_unplaced(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_
 }
 
 /* One 4-vCPU domain "one" (one guest die) on a host of two 1-PU-core LLCs,
- * written to path (a mkstemp template) for simbe_new(). */
+ * written to path (a mkstemp template) by sim_from_text(), which makes it
+ * the back-end be. */
 static const char one_domain_two_llcs[] =
     "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:1\", \"reserved_cpus\": \"\" },"
     "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
@@ -177,7 +227,7 @@ static const char one_domain_two_llcs[] =
     "    \"load\": [ { \"vcpus\": \"0-3\", \"util\": 0.1 } ] } ] }";
 
 static struct simbe *
-sim_from_text(const char *json, char *path)
+sim_from_text(const char *json, char *path, struct daemon_backend *be)
 {
 	struct llcd_err err;
 	int fd = mkstemp(path);
@@ -188,7 +238,33 @@ sim_from_text(const char *json, char *path)
 	struct simbe *s = simbe_new(path, &err);
 	if (s == NULL)
 		fail_msg("%s", err.msg);
+	simbe_backend(s, be);
 	return s;
+}
+
+/* The domain of one_domain_two_llcs, its vCPUs observed as never pinned
+ * (observe_unplaced); a test may replace more of f->ops. */
+struct one_fx {
+	char path[32];
+	struct daemon_backend be;
+	struct agent_ops ops;
+	struct simbe *s;
+};
+
+static void
+one_domain_unplaced(struct one_fx *f)
+{
+	snprintf(f->path, sizeof(f->path), "/tmp/llcd-daemon-XXXXXX");
+	f->s = sim_from_text(one_domain_two_llcs, f->path, &f->be);
+	wrap_sim_ops(&f->be, &f->ops);
+	f->ops.observe = observe_unplaced;
+}
+
+static void
+one_fx_close(struct one_fx *f)
+{
+	simbe_free(f->s);
+	unlink(f->path);
 }
 
 /* A daemon with the default configuration on be, stepped n periods of
@@ -196,17 +272,31 @@ sim_from_text(const char *json, char *path)
 static struct daemon *
 daemon_stepped(const struct simbe *s, const struct daemon_backend *be, int n)
 {
-	struct llcd_err err;
-	struct config cfg;
 	uint64_t now = 1000000000ull;
 
-	config_defaults(&cfg);
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), be, &err);
-	if (d == NULL)
-		fail_msg("%s", err.msg);
-	for (int i = 0; i < n; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
+	struct daemon *d = daemon_on(NULL, s, be);
+
+	steps(d, &now, n);
 	return d;
+}
+
+/* A request of the given type about one domain, handled by d: CTL_OK.
+ * The caller reads req->reply, then request_done(). */
+static void
+domain_request(struct daemon *d, struct control_request *req, uint16_t type, const char *domain)
+{
+	memset(req, 0, sizeof(*req));
+	req->type = type;
+	req->args = json_object_new_object();
+	json_object_object_add(req->args, "domain", json_object_new_string(domain));
+	assert_int_equal(daemon_handle(d, req), CTL_OK);
+}
+
+static void
+request_done(struct control_request *req)
+{
+	json_object_put(req->reply);
+	json_object_put(req->args);
 }
 
 /* `check` on an unpinned one-die domain allowed on two LLCs finds the die
@@ -214,30 +304,21 @@ daemon_stepped(const struct simbe *s, const struct daemon_backend *be, int n)
 static void
 test_check_unpinned(void **state)
 {
-	struct daemon_backend be;
-	char path[] = "/tmp/llcd-check-XXXXXX";
-	struct simbe *s = sim_from_text(one_domain_two_llcs, path);
+	struct one_fx f;
 
-	simbe_backend(s, &be);
-	sim_ops = be.ops;
-	struct agent_ops ops = *be.ops;
-	ops.observe = observe_unplaced;
-	be.ops = &ops;
-	struct daemon *d = daemon_stepped(s, &be, 3);
-	struct control_request req = { .type = CTL_CHECK, .args = json_object_new_object() };
-	json_object_object_add(req.args, "domain", json_object_new_string("one"));
-	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	one_domain_unplaced(&f);
+	struct daemon *d = daemon_stepped(f.s, &f.be, 3);
+	struct control_request req;
+	domain_request(d, &req, CTL_CHECK, "one");
 	assert_non_null(req.reply);
 	assert_false(json_object_get_boolean(json_object_object_get(req.reply, "agree")));
 	json_object *issues = json_object_object_get(req.reply, "issues");
 	assert_int_equal(json_object_array_length(issues), 1);
 	const char *msg = json_object_get_string(json_object_object_get(json_object_array_get_idx(issues, 0), "message"));
 	assert_non_null(strstr(msg, "guest die 0 (socket 0, vCPUs 0-3) is pinned across 2 host LLCs"));
-	json_object_put(req.reply);
-	json_object_put(req.args);
+	request_done(&req);
 	daemon_free(d);
-	simbe_free(s);
-	unlink(path);
+	one_fx_close(&f);
 }
 
 
@@ -249,12 +330,9 @@ test_dominfo_home_widened(void **state)
 {
 	struct llcd_err err;
 	struct daemon_backend be;
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/stream-isolated.json", &err);
+	struct simbe *s = scenario("stream-isolated", &be);
 
 	(void)state;
-	if (s == NULL)
-		fail_msg("%s", err.msg);
-	simbe_backend(s, &be);
 	/* the scenario's period, as llcd-sim runs it */
 	struct config cfg;
 	config_defaults(&cfg);
@@ -263,18 +341,15 @@ test_dominfo_home_widened(void **state)
 	if (d == NULL)
 		fail_msg("%s", err.msg);
 	uint64_t now = 1000000000ull;
-	for (int i = 0; i < 60; i++, now += 100000000ull)      /* 6 s: the load starts at 2 s */
-		assert_int_equal(daemon_step(d, now, &err), 0);
-	struct control_request req = { .type = CTL_DOMINFO, .args = json_object_new_object() };
-	json_object_object_add(req.args, "domain", json_object_new_string("stream"));
-	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	steps(d, &now, 60);      /* 6 s: the load starts at 2 s */
+	struct control_request req;
+	domain_request(d, &req, CTL_DOMINFO, "stream");
 	const char *home = json_object_get_string(json_object_object_get(req.reply, "home"));
 	assert_non_null(home);
 	assert_non_null(strstr(home, "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): "
 	    "instructions per second "));
 	assert_true(json_object_get_boolean(json_object_object_get(req.reply, "home_widened")));
-	json_object_put(req.reply);
-	json_object_put(req.args);
+	request_done(&req);
 	daemon_free(d);
 	simbe_free(s);
 }
@@ -298,19 +373,10 @@ list_page(struct daemon *d, int64_t after, bool have_after, int max_bytes)
 static void
 test_list_pages(void **state)
 {
-	struct llcd_err err;
-	struct config cfg;
 	struct daemon_backend be;
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/genoa-churn.json", &err);
+	struct simbe *s = scenario("genoa-churn", &be);
+	struct daemon *d = daemon_stepped(s, &be, 500);        /* 50 s: most domains run */
 
-	assert_non_null(s);
-	simbe_backend(s, &be);
-	config_defaults(&cfg);
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
-	uint64_t now = 1000000000ull;
-	for (int i = 0; i < 500; i++, now += 100000000ull)     /* 50 s: most domains run */
-		assert_int_equal(daemon_step(d, now, &err), 0);
 	json_object *one = list_page(d, 0, false, CTL_MAX_REPLY / 2);
 	assert_false(json_object_object_get_ex(one, "next", NULL));
 	size_t n = json_object_array_length(json_object_object_get(one, "domains"));
@@ -388,25 +454,16 @@ static void
 test_release_ends_on_new_annotation(void **state)
 {
 	struct llcd_err err;
-	struct config cfg;
 	struct daemon_backend be;
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
+	struct daemon *d = daemon_on(NULL, s, &be);
 
-	assert_non_null(s);
-	simbe_backend(s, &be);
-	config_defaults(&cfg);
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
 	uint64_t now = 1000000000ull;
-	for (int i = 0; i < 5; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
-	struct control_request req = { .type = CTL_RELEASE, .uid = 0, .args = json_object_new_object() };
-	json_object_object_add(req.args, "domain", json_object_new_string("xs"));
-	assert_int_equal(daemon_handle(d, &req), CTL_OK);
-	json_object_put(req.reply);
-	json_object_put(req.args);
-	for (int i = 0; i < 5; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
+	steps(d, &now, 5);
+	struct control_request req;
+	domain_request(d, &req, CTL_RELEASE, "xs");
+	request_done(&req);
+	steps(d, &now, 5);
 	assert_string_equal(list_reason(d, "xs"), "unmanaged: released by llcctl release");
 	/* the annotation changes behind llcctl's back */
 	json_object *one = list_page(d, 0, false, CTL_MAX_REPLY / 2);
@@ -415,8 +472,7 @@ test_release_ends_on_new_annotation(void **state)
 	json_object_put(one);
 	assert_int_equal(be.ops->set_annotation(be.ctx, key,
 	    "<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static'/>", true, false, &err), 0);
-	for (int i = 0; i < 3; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
+	steps(d, &now, 3);
 	assert_string_equal(list_reason(d, "xs"), "managed: ");
 	daemon_free(d);
 	simbe_free(s);
@@ -438,8 +494,7 @@ list_state(struct daemon *d, const char *name, char *reason, size_t len)
 			snprintf(reason, len, "%s", json_object_get_string(json_object_object_get(e, "reason")));
 		}
 	}
-	json_object_put(req.reply);
-	json_object_put(req.args);
+	request_done(&req);
 	return state;
 }
 
@@ -453,7 +508,6 @@ test_tune_retries_refused(void **state)
 	struct config cfg;
 	struct daemon_backend be;
 	char path[] = "/tmp/llcd-refused-XXXXXX", reason[512];
-	int fd = mkstemp(path);
 	const char *scen =
 	    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:2\", \"reserved_cpus\": \"0-1\" },"
 	    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
@@ -462,19 +516,13 @@ test_tune_retries_refused(void **state)
 	    "    \"llc_policy\": \"<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static' isolation='core'/>\","
 	    "    \"load\": [ { \"vcpus\": \"0-7\", \"util\": 0.5 } ] } ] }";
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, scen, strlen(scen)), (ssize_t)strlen(scen));
-	close(fd);
-	struct simbe *s = simbe_new(path, &err);
-	assert_non_null(s);
-	simbe_backend(s, &be);
+	struct simbe *s = sim_from_text(scen, path, &be);
+
 	config_defaults(&cfg);
 	snprintf(cfg.reserved, sizeof(cfg.reserved), "0-1");
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
+	struct daemon *d = daemon_on(&cfg, s, &be);
 	uint64_t now = 1000000000ull;
-	for (int i = 0; i < 3; i++, now += 100000000ull)
-		assert_int_equal(daemon_step(d, now, &err), 0);
+	steps(d, &now, 3);
 	/* 4 whole cores for 8 vCPUs, 3 outside the reserved CPUs */
 	assert_string_equal(list_state(d, "iso", reason, sizeof(reason)), "error");
 	assert_non_null(strstr(reason, "needs 4 whole cores for 8 vCPUs"));
@@ -482,8 +530,7 @@ test_tune_retries_refused(void **state)
 	json_object_object_add(req.args, "knob", json_object_new_string("reserved-cpus"));
 	json_object_object_add(req.args, "value", json_object_new_string("none"));
 	assert_int_equal(daemon_handle(d, &req), CTL_OK);
-	json_object_put(req.reply);
-	json_object_put(req.args);
+	request_done(&req);
 	assert_int_equal(daemon_step(d, now, &err), 0);
 	assert_string_equal(list_state(d, "iso", reason, sizeof(reason)), "managed");
 	daemon_free(d);
@@ -518,8 +565,7 @@ stat_int(struct daemon *d, const char *key)
 
 	assert_int_equal(daemon_handle(d, &req), CTL_OK);
 	int v = json_object_get_int(json_object_object_get(req.reply, key));
-	json_object_put(req.reply);
-	json_object_put(req.args);
+	request_done(&req);
 	return v;
 }
 
@@ -533,16 +579,13 @@ test_tunes_kept_across_restart(void **state)
 	struct config cfg;
 	struct daemon_backend be;
 	char dir[] = "/tmp/llcd-tunes-XXXXXX", path[64];
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/tunes", dir);
-	assert_non_null(s);
-	simbe_backend(s, &be);
 	config_defaults(&cfg);
 	int period0 = cfg.period_ms;
-	struct daemon *d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
+	struct daemon *d = daemon_on(&cfg, s, &be);
 	assert_int_equal(daemon_set_tunes_file(d, path, &err), 0);
 	assert_int_equal(tune(d, "period-ms", "250", false, NULL), CTL_OK);
 	assert_int_equal(tune(d, "overcommit", "4", false, NULL), CTL_OK);
@@ -550,8 +593,7 @@ test_tunes_kept_across_restart(void **state)
 	assert_int_equal(stat_int(d, "period_ms"), 300);
 	daemon_free(d);
 	/* the restart: the same configuration, the kept tunes over it */
-	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
+	d = daemon_on(&cfg, s, &be);
 	assert_int_equal(daemon_set_tunes_file(d, path, &err), 2);
 	assert_int_equal(stat_int(d, "period_ms"), 300);
 	json_object *r;
@@ -581,8 +623,6 @@ test_tunes_kept_across_restart(void **state)
 
 /* A back-end whose domain carries an annotation llcd cannot use, and whose
  * guest channel is connected but has reported no hot process. */
-static int (*sim_get_annotation)(void *, uint64_t, char **, struct llcd_err *);
-static int (*sim_describe)(void *, uint64_t, struct agent_dominfo *);
 
 static int
 bad_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
@@ -620,24 +660,18 @@ describe_channel(void *ctx, uint64_t key, struct agent_dominfo *out)
 static void
 test_policy_invalid_and_hot_channel(void **state)
 {
-	struct llcd_err err;
 	struct daemon_backend be;
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
 
-	assert_non_null(s);
-	simbe_backend(s, &be);
-	sim_ops = be.ops;
-	struct agent_ops ops = *be.ops;
-	sim_get_annotation = ops.get_annotation;
-	sim_describe = ops.describe;
+	struct agent_ops ops;
+
+	wrap_sim_ops(&be, &ops);
 	ops.observe = observe_unannotated;
 	ops.get_annotation = bad_annotation;
 	ops.describe = describe_channel;
-	be.ops = &ops;
 	struct daemon *d = daemon_stepped(s, &be, 2);
-	struct control_request req = { .type = CTL_POLICY_GET, .args = json_object_new_object() };
-	json_object_object_add(req.args, "domain", json_object_new_string("xs"));
-	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	struct control_request req;
+	domain_request(d, &req, CTL_POLICY_GET, "xs");
 	assert_string_equal(json_object_get_string(json_object_object_get(req.reply, "status")), "invalid");
 	assert_non_null(strstr(json_object_get_string(json_object_object_get(req.reply, "error")), "'fast'"));
 	json_object_put(req.reply);
@@ -648,8 +682,7 @@ test_policy_invalid_and_hot_channel(void **state)
 	assert_non_null(gc);
 	assert_string_equal(json_object_get_string(json_object_object_get(gc, "state")), "connected");
 	assert_int_equal(json_object_get_int(json_object_object_get(gc, "reports")), 7);
-	json_object_put(req.reply);
-	json_object_put(req.args);
+	request_done(&req);
 	(void)sim_get_annotation;
 	daemon_free(d);
 	simbe_free(s);
@@ -674,31 +707,21 @@ describe_affinity(void *ctx, uint64_t key, struct agent_dominfo *out)
 static void
 test_vcpuinfo_shows_affinity(void **state)
 {
-	struct daemon_backend be;
-	char path[] = "/tmp/llcd-vcpuinfo-XXXXXX";
-	struct simbe *s = sim_from_text(one_domain_two_llcs, path);
+	struct one_fx f;
 
-	simbe_backend(s, &be);
-	sim_ops = be.ops;
-	struct agent_ops ops = *be.ops;
-	sim_describe = ops.describe;
-	ops.observe = observe_unplaced;
-	ops.describe = describe_affinity;
-	be.ops = &ops;
-	struct daemon *d = daemon_stepped(s, &be, 2);
-	struct control_request req = { .type = CTL_VCPUINFO, .args = json_object_new_object() };
-	json_object_object_add(req.args, "domain", json_object_new_string("one"));
-	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	one_domain_unplaced(&f);
+	f.ops.describe = describe_affinity;
+	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
+	struct control_request req;
+	domain_request(d, &req, CTL_VCPUINFO, "one");
 	json_object *v = json_object_object_get(req.reply, "vcpus");
 	assert_int_equal(json_object_array_length(v), 4);
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(json_object_get_string(json_object_object_get(json_object_array_get_idx(v, (size_t)i),
 		    "pinned")), "0-1");
-	json_object_put(req.reply);
-	json_object_put(req.args);
+	request_done(&req);
 	daemon_free(d);
-	simbe_free(s);
-	unlink(path);
+	one_fx_close(&f);
 }
 
 /* Observations fail while observe_fails is set (libvirt down): the
@@ -725,11 +748,9 @@ test_hotplug_keeps_bound_topology(void **state)
 {
 	struct llcd_err err;
 	struct daemon_backend be;
-	struct simbe *s = simbe_new(LLCD_SRC "/sim/scenarios/xiangshan-8ccx.json", &err);
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
 	const char *spec = "pack:1 [numa] l3:8 core:8 pu:2";
 
-	assert_non_null(s);
-	simbe_backend(s, &be);
 	hp_ops = be.ops;
 	struct agent_ops ops = *be.ops;
 	ops.observe = observe_or_fail;
@@ -765,8 +786,7 @@ test_hotplug_keeps_bound_topology(void **state)
 	struct config cfg;
 	config_defaults(&cfg);
 	snprintf(cfg.reserved, sizeof(cfg.reserved), "0");
-	d = daemon_new(&cfg, NULL, simbe_topo(s), &be, &err);
-	assert_non_null(d);
+	d = daemon_on(&cfg, s, &be);
 	assert_int_equal(daemon_hotplug(d, t4, &err), -1);
 	assert_non_null(strstr(err.msg, "reserved-cpus: 0 names CPUs this host does not have"));
 	daemon_free(d);

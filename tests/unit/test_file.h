@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* A fixture file read whole into memory, for unit tests (cmocka: include
- * after <cmocka.h>). */
+/* Files read by unit tests: a fixture read whole into memory, a field of a
+ * /proc status file (cmocka: include after <cmocka.h>). */
 #ifndef LLCD_TEST_FILE_H
 #define LLCD_TEST_FILE_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The file at path, NUL-terminated, its length in *len; fails the test
  * when it cannot be read. The caller frees it. */
@@ -29,6 +30,27 @@ test_read_file(const char *path, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return buf;
+}
+
+/* The number after "key:" in the /proc status file at path (as
+ * /proc/PID/status), -1 when it has no such line; fails the test when the
+ * file cannot be opened. */
+static inline long long
+test_status_field(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	size_t klen = strlen(key);
+	long long v = -1;
+	char line[256];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			v = strtoll(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
 }
 
 #endif

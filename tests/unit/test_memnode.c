@@ -264,18 +264,12 @@ toucher(size_t len, size_t hot, int *rfd)
 static uint64_t
 rss_bytes(pid_t pid)
 {
-	char path[64], line[256];
-	unsigned long long kb = 0;
-	FILE *f;
+	char path[64];
+	long long kb;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
+	kb = test_status_field(path, "VmRSS");          /* "VmRSS:  1234 kB" */
+	return kb > 0 ? (uint64_t)kb * 1024 : 0;
 }
 
 /* Why llcd has no memory-footprint guard (docs/design.md): the guest's

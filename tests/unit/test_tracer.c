@@ -25,6 +25,7 @@
 #include "tracer.h"
 #include "tracer_abi.h"
 #include "test_cpu.h"
+#include "test_file.h"
 
 static struct tracer *T;
 
@@ -33,19 +34,13 @@ static struct tracer *T;
 static int
 voluntary_switches(int tid)
 {
-	char path[64], line[128];
-	int n = -1;
-	FILE *f;
+	char path[64];
+	long long n;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %d", &n) == 1)
-			break;
-	fclose(f);
+	n = test_status_field(path, "voluntary_ctxt_switches");
 	assert_true(n >= 0);
-	return n;
+	return (int)n;
 }
 
 static void
