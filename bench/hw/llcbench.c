@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cpulist.h"
 
 #define LINE 64
 #define MAX_THREADS 1024
@@ -103,40 +104,6 @@ static void cpu_relax(void)
 #else
 	__asm__ __volatile__("" ::: "memory");
 #endif
-}
-
-/* "0,2-3" -> cpus in order; returns the count, -1 on a bad list. */
-static int parse_list(const char *s, int *cpus, int max)
-{
-	int n = 0;
-	char *end;
-
-	if (!*s)
-		return -1;
-	while (*s) {
-		long a = strtol(s, &end, 10), b;
-
-		if (end == s || a < 0 || a >= MAX_CPUS)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtol(s, &end, 10);
-			if (end == s || b < a || b >= MAX_CPUS)
-				return -1;
-		}
-		for (long c = a; c <= b; c++) {
-			if (n >= max)
-				return -1;
-			cpus[n++] = (int)c;
-		}
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		s = end;
-	}
-	return n;
 }
 
 static long parse_num(const char *opt, const char *s, long lo, long hi)
@@ -680,7 +647,7 @@ int main(int argc, char **argv)
 			cpus_given = 1;
 			if (!strcmp(v, "none"))
 				o.ncpus = 0;
-			else if ((o.ncpus = parse_list(v, o.cpus, MAX_THREADS)) < 0)
+			else if ((o.ncpus = cpulist_parse(v, MAX_CPUS, o.cpus, MAX_THREADS)) < 0)
 				die("--cpus '%s': want a CPU list such as 0,2-3, or none", v);
 		} else if (!strcmp(a, "--seconds")) {
 			o.seconds = parse_dbl(a, v, 0.01, 3600);

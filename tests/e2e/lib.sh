@@ -638,12 +638,12 @@ e2e_initramfs() {
 # A multi-threaded busy process (busybox sh has no threads), optionally
 # pinned per thread, reporting each thread's CPU and affinity (E2E-SPIN).
 e2e_spin() {
-	local src=$E2E_SRC/tests/e2e/spin.c out err
+	local src=$E2E_SRC/tests/e2e/spin.c inc=$E2E_SRC/common out err
 	e2e_need gcc
-	out=$E2E_CACHE/bin/e2e-spin.$(sha256sum <"$src" | cut -c1-16)
+	out=$E2E_CACHE/bin/e2e-spin.$(cat "$src" "$inc/cpulist.h" | sha256sum | cut -c1-16)
 	if [ ! -x "$out" ]; then
 		mkdir -p "$E2E_CACHE/bin"
-		err=$(gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -pthread \
+		err=$(gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -pthread -I "$inc" \
 			-o "$out.tmp.$$" "$src" 2>&1) || e2e_fail "cannot build $src: $err"
 		mv "$out.tmp.$$" "$out"
 		e2e_log "built $out"

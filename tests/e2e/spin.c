@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpulist.h"
+
 #define MAX_THREADS 256
 
 static atomic_int last_cpu[MAX_THREADS];
@@ -41,34 +43,6 @@ static void *spin(void *arg)
 		atomic_store(&last_cpu[id], sched_getcpu());
 	}
 	return NULL;
-}
-
-/* "0,2-3" -> set; returns the CPUs in order in cpus[], their count. */
-static int parse_list(const char *s, int *cpus, int max)
-{
-	int n = 0;
-	char *end;
-
-	while (*s) {
-		long a = strtol(s, &end, 10), b;
-		if (end == s || a < 0 || a >= CPU_SETSIZE)
-			return -1;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtol(s, &end, 10);
-			if (end == s || b < a || b >= CPU_SETSIZE)
-				return -1;
-		}
-		for (long c = a; c <= b && n < max; c++)
-			cpus[n++] = (int)c;
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		s = end;
-	}
-	return n;
 }
 
 static void print_set(const cpu_set_t *set)
@@ -129,7 +103,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "n:c:r:t:")) != -1) {
 		switch (opt) {
 		case 'n': n = atoi(optarg); break;
-		case 'c': ncpus = parse_list(optarg, cpus, CPU_SETSIZE); break;
+		case 'c': ncpus = cpulist_parse(optarg, CPU_SETSIZE, cpus, CPU_SETSIZE); break;
 		case 'r': every = atol(optarg); break;
 		case 't': limit = atol(optarg); break;
 		default: usage();
