@@ -44,7 +44,8 @@ fx_open(struct fx *f, const char *json, enum sim_policy pol, uint64_t seed,
 	f->t = topo_load(f->sc->topology, &err);
 	assert_non_null(f->t);
 	f->w = sim_world_new(f->sc, f->t, pol, seed, annots, annotated, NULL, &err);
-	assert_non_null(f->w);
+	if (f->w == NULL)
+		fail_msg("sim_world_new: %s", err.msg);
 }
 
 static void
