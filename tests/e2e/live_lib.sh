@@ -19,6 +19,32 @@ LIVE_PERIOD_MS=1000
 LIVE_PID=
 LIVE_LOG=
 
+# live_host: the host topology the daemon is given (this machine's CPUs 0
+# and 1 as two LLCs of one PU each, $LIVE_HOSTXML), its state directory
+# ($LIVE_STATE) and control socket path ($LIVE_SOCK).
+live_host() {
+	LIVE_HOSTXML=$E2E_RUN_DIR/host-2llc.xml
+	e2e_hwloc_xml "pack:1 l3:2 core:1 pu:1" "$LIVE_HOSTXML"
+	LIVE_STATE=$E2E_RUN_DIR/state
+	mkdir -p "$LIVE_STATE"
+	LIVE_SOCK=$E2E_SOCK_DIR/llcd.sock
+}
+
+# live_conf: the llcd.conf directives every live e2e test runs with, for
+# live_host's state directory and socket. overcommit 2 (shared and
+# isolated): a 2-vCPU domain fits one 1-PU LLC.
+live_conf() {
+	cat <<EOF
+period-ms $LIVE_PERIOD_MS
+overcommit 2
+overcommit-isolated 2
+state-dir $LIVE_STATE
+socket $LIVE_SOCK
+socket-group root
+log-level info
+EOF
+}
+
 # live_setup: host topology (this machine's CPUs 0 and 1 as two LLCs of one
 # PU each), a state directory and llcd.conf for the run. LIVE_QMP=yes lets
 # the daemon cross-check vCPU positions with QMP through libvirt (the
@@ -32,24 +58,13 @@ live_setup() {
 	*) e2e_fail "LLCD_E2E_DAEMON=$LIVE_DAEMON: want llcd or driver" ;;
 	esac
 	[ "$(nproc)" -ge 2 ] || e2e_fail "this test needs 2 host CPUs (has $(nproc))"
-	LIVE_HOSTXML=$E2E_RUN_DIR/host-2llc.xml
-	e2e_hwloc_xml "pack:1 l3:2 core:1 pu:1" "$LIVE_HOSTXML"
-	LIVE_STATE=$E2E_RUN_DIR/state
-	mkdir -p "$LIVE_STATE"
-	LIVE_SOCK=$E2E_SOCK_DIR/llcd.sock
+	live_host
 	mkdir -p "$E2E_SOCK_DIR"
-	# overcommit 2 (shared and isolated): a 2-vCPU domain fits one 1-PU LLC
-	cat >"$E2E_RUN_DIR/llcd.conf" <<EOF
-# written by tests/e2e/live_lib.sh
-period-ms $LIVE_PERIOD_MS
-overcommit 2
-overcommit-isolated 2
-state-dir $LIVE_STATE
-socket $LIVE_SOCK
-socket-group root
-log-level info
-qmp-passthrough ${LIVE_QMP:-no}
-EOF
+	{
+		echo "# written by tests/e2e/live_lib.sh"
+		live_conf
+		echo "qmp-passthrough ${LIVE_QMP:-no}"
+	} >"$E2E_RUN_DIR/llcd.conf"
 	# lib.sh waits for virtlogd's pid file, not its socket; a domain
 	# started in between fails ("Failed to connect socket to
 	# /run/libvirt/virtlogd-sock")
@@ -160,6 +175,29 @@ live_wait_pins() {
 	done
 }
 
+# live_wait_count DOMAIN ACTION N FROM_LINE TIMEOUT WHY: wait until the
+# daemon has applied at least N actions of the type (as live_count) to the
+# domain after FROM_LINE; after TIMEOUT s fail with "DOMAIN: WHY".
+live_wait_count() {
+	local i
+	for ((i = 0; ; i++)); do
+		[ "$(live_count "$1" "$2" "$4")" -ge "$3" ] && return 0
+		[ $i -lt $(($5 * 5)) ] || e2e_fail "$1: $6"
+		sleep 0.2
+	done
+}
+
+# live_snapshot TIDFN DOMAIN...: the kernel affinity of vCPUs 0 and 1 of
+# every domain, "d/v=cpus ...", their thread IDs from TIDFN DOMAIN VCPU.
+live_snapshot() {
+	local tidfn=$1 d v out=''
+	shift
+	for d in "$@"; do
+		for v in 0 1; do out="$out $d/$v=$(e2e_cpus_allowed "$("$tidfn" "$d" "$v")")"; done
+	done
+	echo "${out# }"
+}
+
 # live_wait_log REGEX TIMEOUT: wait for a line of the daemon's log.
 live_wait_log() {
 	local i=0
@@ -179,6 +217,19 @@ live_status() {
 	llcd) "$LIVE_LLCCTL" -c "$LIVE_SOCK" --json dominfo "$1" 2>&1 | tr -d '\n' || true ;;
 	driver) grep -F "\"name\":\"$1\"" "$E2E_RUN_DIR/status" 2>/dev/null || true ;;
 	esac
+}
+
+# live_wait_status DOMAIN ERE TRIES DELAY WHY: poll live_status until it
+# matches ERE, every DELAY s; the last status line in LIVE_ST. After TRIES
+# polls fail with "DOMAIN: WHY: <status line>".
+live_wait_status() {
+	local i
+	for ((i = 0; ; i++)); do
+		LIVE_ST=$(live_status "$1")
+		echo "$LIVE_ST" | grep -qE -- "$2" && return 0
+		[ $i -lt "$3" ] || e2e_fail "$1: $5: ${LIVE_ST:-no status line}"
+		sleep "$4"
+	done
 }
 
 # live_emulator_allowed DOMAIN: Cpus_allowed_list of QEMU's main thread.

@@ -138,12 +138,8 @@ e2e_undefine "$b"                       # at most two guests at a time
 e2e_define_guest "$c" 2 "" '<llc-policy mode="bogus"/>'
 e2e_start "$c"
 live_wait_log "domain $c: invalid llc-policy annotation" 10
-for ((i = 0; ; i++)); do
-	st=$(live_status "$c")
-	echo "$st" | grep -qE '"state": ?"error"' && break
-	[ $i -lt 50 ] || e2e_fail "$c: status never says error: ${st:-no status line}"
-	sleep 0.2
-done
+live_wait_status "$c" '"state": ?"error"' 50 0.2 "status never says error"
+st=$LIVE_ST
 echo "$st" | grep -qE '"annotation_error": ?"[^"]*mode' ||
 	e2e_fail "$c: no annotation_error naming 'mode': $st"
 e2e_ok "status: state error, $(echo "$st" | grep -oE '"annotation_error": ?"[^"]*"')"

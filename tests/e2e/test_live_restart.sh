@@ -39,13 +39,7 @@ pb=$(live_wait_pins "$b" 2 15)
 e2e_ok "$a: $pa; $b: $pb"
 
 # kernel affinity of every vCPU of both domains, "d/v=cpus ..."
-snapshot() {
-	local d v out=''
-	for d in "$a" "$b"; do
-		for v in 0 1; do out="$out $d/$v=$(e2e_cpus_allowed "$(e2e_vcpu_tid "$d" "$v")")"; done
-	done
-	echo "${out# }"
-}
+snapshot() { live_snapshot e2e_vcpu_tid "$a" "$b"; }
 
 e2e_step "2. restart the daemon: pins stay, nothing re-pinned"
 before=$(snapshot)

@@ -36,25 +36,17 @@ QSOCK=$E2E_SOCK_DIR/qemu-server        # /var/run/qemu-server on Proxmox
 CHDIR=$E2E_SOCK_DIR/ch
 POLDIR=$E2E_RUN_DIR/policy
 mkdir -p "$QSOCK" "$CHDIR" "$POLDIR"
-LIVE_HOSTXML=$E2E_RUN_DIR/host-2llc.xml
-e2e_hwloc_xml "pack:1 l3:2 core:1 pu:1" "$LIVE_HOSTXML"
-LIVE_STATE=$E2E_RUN_DIR/state
-mkdir -p "$LIVE_STATE"
-LIVE_SOCK=$E2E_SOCK_DIR/llcd.sock
-cat >"$E2E_RUN_DIR/llcd.conf" <<EOF
+live_host
+{
+	cat <<EOF
 # written by tests/e2e/test_qmp_backend.sh
 backend qmp
 qmp-socket-glob $QSOCK/*.qmp
 policy-dir $POLDIR
 guest-channel-path $CHDIR/%n.sock
-period-ms $LIVE_PERIOD_MS
-overcommit 2
-overcommit-isolated 2
-state-dir $LIVE_STATE
-socket $LIVE_SOCK
-socket-group root
-log-level info
 EOF
+	live_conf
+} >"$E2E_RUN_DIR/llcd.conf"
 
 a=$(e2e_name a)                         # VMID 100, policy file by NAME
 b=$(e2e_name b)                         # VMID 101, policy file by VMID
@@ -191,11 +183,7 @@ p0=$(ctl --json stats | jget periods)
 t0=$(live_now)
 n0=$(live_lines)
 rm "$POLDIR/$a.xml"                    # unannotated: released
-for ((i = 0; ; i++)); do
-	[ "$(live_count "$a" release "$n0")" -ge 1 ] && break
-	[ $i -lt 50 ] || e2e_fail "$a: not released within 10 s of removing its policy file (hostile peers present)"
-	sleep 0.2
-done
+live_wait_count "$a" release 1 "$n0" 10 "not released within 10 s of removing its policy file (hostile peers present)"
 rel=$(live_since "$t0")
 live_wait_log "QMP socket $QSOCK/901.qmp: no QMP greeting and capabilities within 2000 ms" 15 >/dev/null
 sleep 2
@@ -208,11 +196,7 @@ awk -v p="$((p1 - p0))" -v e="$el" 'BEGIN { exit !(p >= e - 2) }' ||
 e2e_ok "garbage, silent and lying peers refused; $((p1 - p0)) periods in $el s; $a released $rel s after its policy file went"
 echo '<llc-policy xmlns="urn:llcd:llc-policy:1" mode="static"/>' >"$POLDIR/$a.xml"
 n0=$(live_lines)
-for ((i = 0; ; i++)); do
-	[ "$(live_count "$a" pin-vcpu "$n0")" -ge 2 ] && break
-	[ $i -lt 50 ] || e2e_fail "$a: not placed again within 10 s of its policy file coming back"
-	sleep 0.2
-done
+live_wait_count "$a" pin-vcpu 2 "$n0" 10 "not placed again within 10 s of its policy file coming back"
 pa=$(qvm_wait_pins "$a" 10)
 
 e2e_step "4. a VM stopped and started again on the same socket"
@@ -222,23 +206,13 @@ e2e__wait_gone "$old" 10 || e2e_fail "$b: QEMU $old did not exit on SIGTERM"
 live_wait_log "domain $b: no longer managed: its (QEMU process exited|QMP socket is gone)" 10 >/dev/null
 n0=$(live_lines)
 qvm_start "$b"
-for ((i = 0; ; i++)); do
-	[ "$(live_count "$b" pin-vcpu "$n0")" -ge 2 ] && break
-	[ $i -lt 75 ] || e2e_fail "$b: restarted VM (pid ${QPID[$b]}) not pinned within 15 s"
-	sleep 0.2
-done
+live_wait_count "$b" pin-vcpu 2 "$n0" 15 "restarted VM (pid ${QPID[$b]}) not pinned within 15 s"
 pb=$(qvm_wait_pins "$b" 10)
 [ "$(ctl --json dominfo "$b" | jget pid)" = "${QPID[$b]}" ] || e2e_fail "$b: dominfo still shows the old QEMU"
 e2e_ok "$b forgotten when QEMU $old ended, placed again as pid ${QPID[$b]}: $pb"
 
 e2e_step "5. llcd restarted: zero re-pins"
-snapshot() {
-	local n v out=''
-	for n in "$a" "$b"; do
-		for v in 0 1; do out="$out $n/$v=$(e2e_cpus_allowed "$(qvm_tid "$n" "$v")")"; done
-	done
-	echo "${out# }"
-}
+snapshot() { live_snapshot qvm_tid "$a" "$b"; }
 before=$(snapshot)
 live_stop
 [ "$(snapshot)" = "$before" ] || e2e_fail "pins changed when llcd stopped: $before -> $(snapshot)"

@@ -82,12 +82,7 @@ e2e_ok "$b pinned as its annotation says (static): $pb"
 e2e_step "3. a reload without rules: $a released, $b kept"
 sed -i '/^policy-rule /d' "$conf"
 "$LIVE_LLCCTL" -c "$LIVE_SOCK" reload >/dev/null || e2e_fail "llcctl reload failed"
-for ((i = 0; ; i++)); do
-	st=$(live_status "$a")
-	echo "$st" | grep -qE '"policy_source": ?"none"' && break
-	[ $i -lt 50 ] || e2e_fail "$a: still placed 5 s after the rules were dropped: $st"
-	sleep 0.1
-done
+live_wait_status "$a" '"policy_source": ?"none"' 50 0.1 "still placed 5 s after the rules were dropped"
 live_wait_log "domain $a: no llc-policy annotation: left to the default scheduler" 5 >/dev/null
 all=$(e2e_cpus_allowed $$)      # every CPU this test may use
 for ((i = 0; ; i++)); do
