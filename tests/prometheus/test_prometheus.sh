@@ -25,9 +25,11 @@ t0=$(date +%s)
 work=$(mktemp -d /tmp/llcd-prom.XXXXXX)
 lpid= ppid=
 fail() {
+	local log
 	echo "FAIL: $*" >&2
-	[ -s "$work/llcd.log" ] && { echo "--- llcd log:" >&2; tail -5 "$work/llcd.log" >&2; }
-	[ -s "$work/prom.log" ] && { echo "--- prometheus log:" >&2; tail -5 "$work/prom.log" >&2; }
+	for log in llcd prom; do
+		[ -s "$work/$log.log" ] && { echo "--- $log log:" >&2; tail -5 "$work/$log.log" >&2; }
+	done
 	exit 1
 }
 ok() { echo "ok   $*  [$(($(date +%s) - t0)) s]"; }
