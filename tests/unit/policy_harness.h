@@ -2,7 +2,8 @@
 /* policy_harness.h - a tiny deterministic world for driving policy_step()
  * in unit tests: it applies the plan's pins, and each vCPU with a demand
  * runs on a PU of its pin, chosen like a Linux balancer would: busy
- * threads spread over the least busy LLCs of their pin and over free PUs. */
+ * threads spread over the least busy LLCs of their pin and over free PUs.
+ * Include after <cmocka.h>. */
 #ifndef LLCD_POLICY_HARNESS_H
 #define LLCD_POLICY_HARNESS_H
 
@@ -120,6 +121,17 @@ h_one_group(struct policy_annotation *a, const char *name)
 {
 	a->ngroups = 1;
 	snprintf(a->groups[0].name, sizeof(a->groups[0].name), "%s", name);
+}
+
+/* The engine's view of domain d (policy_domain_info()), which it must
+ * have. */
+static inline struct policy_domain_info
+h_info(const struct harness *h, int d)
+{
+	struct policy_domain_info info;
+
+	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	return info;
 }
 
 /* Run the world for one period with the current pins, then a policy step,

@@ -336,8 +336,7 @@ test_xiangshan_group_settles_on_one_llc(void **state)
 	}
 	assert_true(settled_at > 0 && settled_at <= 10);
 	assert_int_equal(pins_after, 0);        /* and it stays there */
-	struct policy_domain_info info;
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	assert_int_equal(info.groups[0].rule, POLICY_GROUP_GUEST);
 	assert_int_equal(info.groups[0].pref_llc, h_llc(h, d, busy[0]));
@@ -366,8 +365,7 @@ test_group_larger_than_llc_not_aggregated(void **state)
 			assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
 		}
 	}
-	struct policy_domain_info info;
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	struct policy_domain_info info = h_info(h, d);
 	assert_true(info.groups[0].guarded);
 	assert_int_equal(info.groups[0].pref_llc, -1);
 	assert_non_null(strstr(info.groups[0].why, "not aggregated: 12 threads"));
@@ -405,22 +403,22 @@ test_size_guard_exact_and_hysteresis(void **state)
 
 	/* 1.0 busy on average: fits, one preference, no flapping */
 	assert_true(guard_edge_prefers(h, d, 60, 1.02, 0.98) <= 1);
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	info = h_info(h, d);
 	assert_false(info.groups[0].guarded);
 	assert_true(info.groups[0].pref_llc >= 0);
 	/* 2 busy: guarded, the preference dropped */
 	assert_int_equal(guard_edge_prefers(h, d, 20, 2.0, 2.0), 1);
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	info = h_info(h, d);
 	assert_true(info.groups[0].guarded);
 	assert_int_equal(info.groups[0].pref_llc, -1);
 	/* back to 1.0: a guarded group leaves the guard only well below the
 	 * limit (hysteresis), so it stays guarded ... */
 	assert_int_equal(guard_edge_prefers(h, d, 60, 1.02, 0.98), 0);
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	info = h_info(h, d);
 	assert_true(info.groups[0].guarded);
 	/* ... and leaves it at 0.8 busy threads */
 	assert_int_equal(guard_edge_prefers(h, d, 20, 0.8, 0.8), 1);
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	info = h_info(h, d);
 	assert_false(info.groups[0].guarded);
 	assert_true(info.groups[0].pref_llc >= 0);
 	h_free(h);
@@ -452,7 +450,7 @@ test_squeeze_capacity_on_allowed_pus(void **state)
 			h->dom[d].demand[14] = h->dom[d].demand[15] = 1.0;
 		assert_int_equal(h_step(h), 0);
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	struct cpuset l1;
 	cpuset_and(&l1, &info.allotment, &topo_get(h->topo, TOPO_LLC, 1)->cpus);
 	assert_int_equal(cpuset_count(&l1), 4);  /* 2 cores of LLC 1 */
@@ -582,8 +580,7 @@ steady_occupancy(int epoch_ms)
 		h->dom[d].demand[vc[i]] = 1.0;
 	for (int step = 0; step < 30; step++)
 		assert_int_equal(h_step(h), 0);
-	struct policy_domain_info info;
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	double occ = info.groups[0].best_occ;
 	assert_int_equal(info.groups[0].pref_llc, info.groups[0].best_llc);
@@ -660,8 +657,7 @@ run_stream(bool counters, int *backoffs, int *spread_at_end)
 			llcs++;
 	}
 	*spread_at_end = llcs;
-	struct policy_domain_info info;
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	struct policy_domain_info info = h_info(h, d);
 	int backed = info.groups[0].backed_off;
 	snprintf(stream_why, sizeof(stream_why), "%s", info.groups[0].why);
 	h_free(h);
@@ -721,8 +717,7 @@ test_benefit_check_sees_starvation(void **state)
 		}
 	}
 	assert_int_equal(backoffs, 1);
-	struct policy_domain_info info;
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	struct policy_domain_info info = h_info(h, d);
 	assert_true(info.groups[0].backed_off);
 	assert_non_null(strstr(info.groups[0].why, "backed off: progress per second"));
 	h_free(h);
@@ -755,8 +750,7 @@ test_benefit_check_keeps_gain(void **state)
 	}
 	for (int i = 1; i < 4; i++)
 		assert_int_equal(h_llc(h, d, vc[i]), h_llc(h, d, vc[0]));
-	struct policy_domain_info info;
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	struct policy_domain_info info = h_info(h, d);
 	assert_non_null(strstr(info.groups[0].why, "kept: progress per second"));
 	h_free(h);
 }
@@ -791,8 +785,7 @@ test_partly_aggregated_group_measured(void **state)
 	for (int i = 0; i < 8; i++)
 		in0 += h_llc(h, d, vc[i]) == 0;
 	assert_int_equal(in0, 5);               /* partly aggregated */
-	struct policy_domain_info info;
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.groups[0].pref_llc, 0);
 	if (strstr(info.groups[0].why, "kept: progress per second") == NULL)
 		fail_msg("not measured: %s", info.groups[0].why);
@@ -849,8 +842,7 @@ test_guest_report_hostile_and_dissolve(void **state)
 	h->dom[d].demand[1] = h->dom[d].demand[17] = 1.0;
 	h_step(h);
 	h_step(h);
-	struct policy_domain_info info;
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	assert_string_equal(info.groups[0].name, "evil_rm_-rf___");
 	assert_int_equal(cpuset_count(&info.groups[0].vcpus), 2);
@@ -859,7 +851,7 @@ test_guest_report_hostile_and_dissolve(void **state)
 	h->dom[d].in.nreports = 0;
 	for (int step = 0; step < 7; step++)
 		h_step(h);
-	policy_domain_info(h->st, h->dom[d].in.key, &info);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 0);
 	/* and its vCPUs are back on their own LLCs (guest die = host LLC) */
 	assert_int_not_equal(h_llc(h, d, 1), h_llc(h, d, 17));
@@ -892,7 +884,7 @@ test_taken_vcpus_not_left_on_stale_pins(void **state)
 	h->dom[d].demand[1] = h->dom[d].demand[17] = 0.0;
 	for (int step = 0; step < 20; step++)
 		assert_int_equal(h_step(h), 0);
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	assert_string_equal(info.groups[0].name, "new");
 	assert_int_equal(info.groups[0].pref_llc, -1);
@@ -988,8 +980,7 @@ test_size_guard_groups_together(void **state)
 		h->dom[d].s[v].last_cpu = v;
 	for (int step = 0; step < 20; step++)
 		assert_int_equal(h_step(h), 0);
-	struct policy_domain_info info;
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 2);
 	int in0 = 0;
 	for (int i = 0; i < 6; i++)
@@ -1207,7 +1198,7 @@ test_default_pins_not_adopted(void **state)
 	struct policy_domain_info info;
 
 	assert_int_equal(h_step(h), 0);
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_true(info.managed);
 	assert_int_equal(cpuset_count(&info.allotment), 2);     /* one core */
 	h_free(h);

@@ -46,7 +46,7 @@ pref_llc(struct harness *h, int d)
 {
 	struct policy_domain_info info;
 
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	return info.groups[0].pref_llc;
 }

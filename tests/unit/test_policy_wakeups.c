@@ -99,7 +99,7 @@ test_barrier_group_from_wakeups(void **state)
 		wk_noise(128);
 		wk_clique(xs, 8, 140);          /* ~1000/s per thread over 7 partners */
 		assert_int_equal(h_step(h), 0);
-		assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+		info = h_info(h, d);
 		if (formed < 0 && find_rule(&info, POLICY_GROUP_WAKEUPS) != NULL)
 			formed = step;
 		int l0 = h_llc(h, d, xs[0]), same = l0 >= 0;
@@ -148,7 +148,7 @@ test_annotation_group_wins(void **state)
 		wk_clique(xs, 4, 200);          /* 3, 19, 35, 51 */
 		assert_int_equal(h_step(h), 0);
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 2);
 	assert_string_equal(info.groups[0].name, "ann");
 	assert_vcpus(&info.groups[0].vcpus, "3,19");
@@ -175,7 +175,7 @@ test_guest_group_wins_overlap(void **state)
 		wk_clique(xs, 5, 200);          /* 3, 19, 35, 51, 67 */
 		assert_int_equal(h_step(h), 0);
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	assert_vcpus(&info.groups[0].vcpus, "3,19,35,51,67");
 	/* ... then the helper reports a process on three of its vCPUs */
@@ -193,7 +193,7 @@ test_guest_group_wins_overlap(void **state)
 		wk_clique(xs, 5, 200);
 		assert_int_equal(h_step(h), 0);
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 2);
 	const struct policy_group_info *gg = find_rule(&info, POLICY_GROUP_GUEST);
 	const struct policy_group_info *gw = find_rule(&info, POLICY_GROUP_WAKEUPS);
@@ -222,7 +222,7 @@ test_infer_none_switches_off(void **state)
 		if (step > 0)
 			assert_int_equal(h_count(h, POLICY_ACT_PREFER), 0);
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 0);
 	struct policy_wakeups_info wi;
 	struct wakeups_pair_info pairs[2];
@@ -238,7 +238,7 @@ test_infer_none_switches_off(void **state)
 		wk_clique(xs, 8, 140);
 		assert_int_equal(h_step(h), 0);
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_non_null(find_rule(&info, POLICY_GROUP_WAKEUPS));
 	h_free(h);
 }
@@ -260,7 +260,7 @@ test_noise_forms_nothing(void **state)
 			assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
 		}
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 0);
 	h_free(h);
 }
@@ -285,7 +285,7 @@ test_size_guard_applies(void **state)
 		wk_clique(big, 12, 100);
 		assert_int_equal(h_step(h), 0);
 	}
-	assert_int_equal(policy_domain_info(h->st, h->dom[d].in.key, &info), 0);
+	info = h_info(h, d);
 	const struct policy_group_info *g = find_rule(&info, POLICY_GROUP_WAKEUPS);
 	assert_non_null(g);
 	assert_int_equal(cpuset_count(&g->vcpus), 12);
