@@ -115,12 +115,23 @@ h_annot(enum policy_mode mode, enum policy_isolation iso)
 	return a;
 }
 
-/* Give the annotation one group, named name, with no vCPUs yet. */
+/* Give the annotation one group, named name, of the n vCPUs listed (none
+ * yet when n is 0). */
 static inline void
-h_one_group(struct policy_annotation *a, const char *name)
+h_one_group(struct policy_annotation *a, const char *name, const int *vcpus, int n)
 {
 	a->ngroups = 1;
 	snprintf(a->groups[0].name, sizeof(a->groups[0].name), "%s", name);
+	for (int i = 0; i < n; i++)
+		cpuset_set(&a->groups[0].vcpus, vcpus[i]);
+}
+
+/* The n vCPUs listed of domain d busy (demand 1.0). */
+static inline void
+h_busy(struct harness *h, int d, const int *vcpus, int n)
+{
+	for (int i = 0; i < n; i++)
+		h->dom[d].demand[vcpus[i]] = 1.0;
 }
 
 /* The engine's view of domain d (policy_domain_info()), which it must

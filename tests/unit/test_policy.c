@@ -349,7 +349,7 @@ test_group_larger_than_llc_not_aggregated(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	h_one_group(&a, "big");
+	h_one_group(&a, "big", NULL, 0);
 	int busy[12];
 	for (int i = 0; i < 12; i++) {
 		busy[i] = 2 + 10 * i;
@@ -396,7 +396,7 @@ test_size_guard_exact_and_hysteresis(void **state)
 {
 	struct harness *h = h_new("pack:1 l3:2 core:1 pu:1");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	h_one_group(&a, "edge");
+	h_one_group(&a, "edge", NULL, 0);
 	cpuset_set_range(&a.groups[0].vcpus, 0, 1);
 	int d = h_add(h, "e", 2, 1, 2, 1, &a);
 	struct policy_domain_info info;
@@ -437,7 +437,7 @@ test_squeeze_capacity_on_allowed_pus(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	a.topology = POLICY_TOPO_MATCH;
-	h_one_group(&a, "six");
+	h_one_group(&a, "six", NULL, 0);
 	cpuset_set_range(&a.groups[0].vcpus, 14, 19);
 	int d = h_add(h, "iso", 20, 1, 10, 2, &a);
 	for (int v = 0; v < 12; v++)
@@ -472,7 +472,7 @@ test_power_like_smt4_llc_not_aggregated(void **state)
 {
 	struct harness *h = h_new("pack:2 [numa] l3:6 core:1 pu:4");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	h_one_group(&a, "app");
+	h_one_group(&a, "app", NULL, 0);
 	cpuset_set_range(&a.groups[0].vcpus, 0, 7);
 	int d = h_add(h, "p", 8, 2, 1, 4, &a);
 	for (int v = 0; v < 8; v++)
@@ -497,11 +497,9 @@ test_no_ping_pong(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	struct policy_annotation none = h_annot(POLICY_MODE_NONE, POLICY_ISO_NONE);
-	h_one_group(&a, "g");
 	/* 3 vCPUs on each LLC (guest dies = host LLCs) */
 	int vc[6] = { 0, 1, 2, 16, 17, 18 };
-	for (int i = 0; i < 6; i++)
-		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h_one_group(&a, "g", vc, 6);
 	int d = h_add(h, "pp", 32, 2, 8, 2, &a);
 	/* a busy neighbour fills both LLCs so that no move is possible */
 	int n = h_add(h, "noisy", 20, 1, 20, 1, &none);
@@ -531,10 +529,8 @@ burst_switches(int epoch_ms)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.epoch_ms = epoch_ms;
-	h_one_group(&a, "g");
 	int vc[8] = { 0, 2, 4, 6, 16, 18, 20, 22 };
-	for (int i = 0; i < 8; i++)
-		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h_one_group(&a, "g", vc, 8);
 	int d = h_add(h, "b", 32, 2, 8, 2, &a);
 	int prefer = 0;
 	for (int step = 0; step < 40; step++) {
@@ -571,13 +567,10 @@ steady_occupancy(int epoch_ms)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.epoch_ms = epoch_ms;
-	h_one_group(&a, "g");
 	int vc[4] = { 0, 2, 4, 6 };
-	for (int i = 0; i < 4; i++)
-		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h_one_group(&a, "g", vc, 4);
 	int d = h_add(h, "o", 32, 2, 8, 2, &a);
-	for (int i = 0; i < 4; i++)
-		h->dom[d].demand[vc[i]] = 1.0;
+	h_busy(h, d, vc, 4);
 	for (int step = 0; step < 30; step++)
 		assert_int_equal(h_step(h), 0);
 	struct policy_domain_info info = h_info(h, d);
@@ -635,16 +628,13 @@ run_stream(bool counters, int *backoffs, int *spread_at_end)
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.holddown_s = 1000;
-	h_one_group(&a, "stream");
 	int vc[4] = { 0, 8, 16, 24 };
-	for (int i = 0; i < 4; i++)
-		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h_one_group(&a, "stream", vc, 4);
 	h->host.counters = counters;
 	h->rate = bw_rate;
 	h->mbm = stream_mbm ? bw_mbm : NULL;
 	int d = h_add(h, "st", 32, 4, 4, 2, &a);
-	for (int i = 0; i < 4; i++)
-		h->dom[d].demand[vc[i]] = 1.0;
+	h_busy(h, d, vc, 4);
 	*backoffs = 0;
 	for (int step = 0; step < 40; step++) {
 		h_step(h);
@@ -697,15 +687,12 @@ test_benefit_check_sees_starvation(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.holddown_s = 1000;
-	h_one_group(&a, "starved");
 	int vc[4] = { 0, 8, 16, 24 };
-	for (int i = 0; i < 4; i++)
-		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h_one_group(&a, "starved", vc, 4);
 	h->host.counters = true;
 	int d = h_add(h, "sv", 32, 4, 4, 2, &a);
 	int backoffs = 0;
-	for (int i = 0; i < 4; i++)
-		h->dom[d].demand[vc[i]] = 1.0;
+	h_busy(h, d, vc, 4);
 	for (int step = 0; step < 40; step++) {
 		assert_int_equal(h_step(h), 0);
 		backoffs += h_count(h, POLICY_ACT_BACKOFF);
@@ -735,15 +722,12 @@ test_benefit_check_keeps_gain(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	h_one_group(&a, "sim");
 	int vc[4] = { 0, 8, 16, 24 };
-	for (int i = 0; i < 4; i++)
-		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h_one_group(&a, "sim", vc, 4);
 	h->host.counters = true;
 	h->rate = share_rate;
 	int d = h_add(h, "v", 32, 4, 4, 2, &a);
-	for (int i = 0; i < 4; i++)
-		h->dom[d].demand[vc[i]] = 1.0;
+	h_busy(h, d, vc, 4);
 	for (int step = 0; step < 40; step++) {
 		h_step(h);
 		assert_int_equal(h_count(h, POLICY_ACT_BACKOFF), 0);
@@ -767,14 +751,11 @@ test_partly_aggregated_group_measured(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.topology = POLICY_TOPO_MATCH;
-	h_one_group(&a, "part");
 	int vc[8] = { 0, 1, 2, 3, 16, 17, 18, 19 };
-	for (int i = 0; i < 8; i++)
-		cpuset_set(&a.groups[0].vcpus, vc[i]);
+	h_one_group(&a, "part", vc, 8);
 	h->host.counters = true;
 	int d = h_add(h, "p", 32, 2, 8, 2, &a);
-	for (int i = 0; i < 8; i++)
-		h->dom[d].demand[vc[i]] = 1.0;
+	h_busy(h, d, vc, 8);
 	for (int v = 4; v < 7; v++)
 		h->dom[d].demand[v] = 1.0;
 	for (int v = 20; v < 28; v++)
@@ -910,7 +891,7 @@ test_move_budget_shared(void **state)
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.topology = POLICY_TOPO_MATCH;
 	a.tune.max_moves = 8;
-	h_one_group(&a, "g");
+	h_one_group(&a, "g", NULL, 0);
 	for (int i = 0; i < 8; i++)
 		cpuset_set(&a.groups[0].vcpus, 3 + 8 * i);
 	h->host.max_moves_total = 2;

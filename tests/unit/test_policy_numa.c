@@ -26,12 +26,11 @@ add_domain_n(struct harness *h, const int *vc, int nvcpus, enum policy_isolation
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, iso);
 	int d;
 
-	h_one_group(&a, "work");
+	h_one_group(&a, "work", NULL, 0);
 	for (int i = 0; i < 4; i++)
 		cpuset_set(&a.groups[0].vcpus, vc[i]);
 	d = h_add(h, "numa", nvcpus, nvcpus / 8, 4, 2, &a);
-	for (int i = 0; i < 4; i++)
-		h->dom[d].demand[vc[i]] = 1.0;
+	h_busy(h, d, vc, 4);
 	return d;
 }
 

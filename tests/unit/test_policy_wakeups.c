@@ -138,7 +138,7 @@ test_annotation_group_wins(void **state)
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	struct policy_domain_info info;
 
-	h_one_group(&a, "ann");
+	h_one_group(&a, "ann", NULL, 0);
 	cpuset_set(&a.groups[0].vcpus, 3);
 	cpuset_set(&a.groups[0].vcpus, 19);
 	int d = xs_domain(h, &a);
