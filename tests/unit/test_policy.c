@@ -399,11 +399,10 @@ test_size_guard_exact_and_hysteresis(void **state)
 	h_one_group(&a, "edge", NULL, 0);
 	cpuset_set_range(&a.groups[0].vcpus, 0, 1);
 	int d = h_add(h, "e", 2, 1, 2, 1, &a);
-	struct policy_domain_info info;
 
 	/* 1.0 busy on average: fits, one preference, no flapping */
 	assert_true(guard_edge_prefers(h, d, 60, 1.02, 0.98) <= 1);
-	info = h_info(h, d);
+	struct policy_domain_info info = h_info(h, d);
 	assert_false(info.groups[0].guarded);
 	assert_true(info.groups[0].pref_llc >= 0);
 	/* 2 busy: guarded, the preference dropped */
@@ -444,13 +443,12 @@ test_squeeze_capacity_on_allowed_pus(void **state)
 		h->dom[d].demand[v] = 1.0;
 	for (int v = 16; v < 20; v++)
 		h->dom[d].demand[v] = 1.0;
-	struct policy_domain_info info;
 	for (int step = 0; step < 30; step++) {
 		if (step == 6)          /* the group's vCPUs on LLC 0 start too */
 			h->dom[d].demand[14] = h->dom[d].demand[15] = 1.0;
 		assert_int_equal(h_step(h), 0);
 	}
-	info = h_info(h, d);
+	struct policy_domain_info info = h_info(h, d);
 	struct cpuset l1;
 	cpuset_and(&l1, &info.allotment, &topo_get(h->topo, TOPO_LLC, 1)->cpus);
 	assert_int_equal(cpuset_count(&l1), 4);  /* 2 cores of LLC 1 */
@@ -850,7 +848,6 @@ test_taken_vcpus_not_left_on_stale_pins(void **state)
 	a.topology = POLICY_TOPO_MATCH;         /* guest die i on host LLC i */
 	int d = h_add(h, "st", 32, 2, 8, 2, &a);
 	int vc[2] = { 1, 17 };
-	struct policy_domain_info info;
 
 	report(h, d, "old", vc, 2);
 	h->dom[d].demand[1] = h->dom[d].demand[17] = 1.0;
@@ -865,7 +862,7 @@ test_taken_vcpus_not_left_on_stale_pins(void **state)
 	h->dom[d].demand[1] = h->dom[d].demand[17] = 0.0;
 	for (int step = 0; step < 20; step++)
 		assert_int_equal(h_step(h), 0);
-	info = h_info(h, d);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	assert_string_equal(info.groups[0].name, "new");
 	assert_int_equal(info.groups[0].pref_llc, -1);
@@ -1176,10 +1173,9 @@ test_default_pins_not_adopted(void **state)
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
 	struct policy_annotation iso = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	int d = h_add(h, "i", 2, 1, 1, 2, &iso);
-	struct policy_domain_info info;
 
 	assert_int_equal(h_step(h), 0);
-	info = h_info(h, d);
+	struct policy_domain_info info = h_info(h, d);
 	assert_true(info.managed);
 	assert_int_equal(cpuset_count(&info.allotment), 2);     /* one core */
 	h_free(h);

@@ -85,6 +85,20 @@ xs_domain(struct harness *h, const struct policy_annotation *a)
 	return d;
 }
 
+/* steps periods of the guest's background wakeups and the clique of its
+ * first k busy vCPUs (xs[]) waking each other n times a period, each step
+ * without an error. */
+static void
+wk_periods(struct harness *h, int d, int steps, int k, uint32_t n)
+{
+	for (int step = 0; step < steps; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(xs, k, n);
+		assert_int_equal(h_step(h), 0);
+	}
+}
+
 static void
 test_barrier_group_from_wakeups(void **state)
 {
@@ -136,19 +150,13 @@ test_annotation_group_wins(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	struct policy_domain_info info;
 
 	h_one_group(&a, "ann", NULL, 0);
 	cpuset_set(&a.groups[0].vcpus, 3);
 	cpuset_set(&a.groups[0].vcpus, 19);
 	int d = xs_domain(h, &a);
-	for (int step = 0; step < 10; step++) {
-		wk_begin(h, d);
-		wk_noise(128);
-		wk_clique(xs, 4, 200);          /* 3, 19, 35, 51 */
-		assert_int_equal(h_step(h), 0);
-	}
-	info = h_info(h, d);
+	wk_periods(h, d, 10, 4, 200);        /* 3, 19, 35, 51 */
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 2);
 	assert_string_equal(info.groups[0].name, "ann");
 	assert_vcpus(&info.groups[0].vcpus, "3,19");
@@ -164,18 +172,12 @@ test_guest_group_wins_overlap(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	struct policy_domain_info info;
 	int d;
 
 	d = xs_domain(h, &a);
 	/* the inferred group forms first ... */
-	for (int step = 0; step < 8; step++) {
-		wk_begin(h, d);
-		wk_noise(128);
-		wk_clique(xs, 5, 200);          /* 3, 19, 35, 51, 67 */
-		assert_int_equal(h_step(h), 0);
-	}
-	info = h_info(h, d);
+	wk_periods(h, d, 8, 5, 200);        /* 3, 19, 35, 51, 67 */
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 1);
 	assert_vcpus(&info.groups[0].vcpus, "3,19,35,51,67");
 	/* ... then the helper reports a process on three of its vCPUs */
@@ -187,12 +189,7 @@ test_guest_group_wins_overlap(void **state)
 		cpuset_set(&r->vcpus, xs[i]);
 	h->dom[d].in.reports = h->dom[d].rep;
 	h->dom[d].in.nreports = 1;
-	for (int step = 0; step < 3; step++) {
-		wk_begin(h, d);
-		wk_noise(128);
-		wk_clique(xs, 5, 200);
-		assert_int_equal(h_step(h), 0);
-	}
+	wk_periods(h, d, 3, 5, 200);
 	info = h_info(h, d);
 	assert_int_equal(info.ngroups, 2);
 	const struct policy_group_info *gg = find_rule(&info, POLICY_GROUP_GUEST);
@@ -210,7 +207,6 @@ test_infer_none_switches_off(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	struct policy_domain_info info;
 
 	a.infer = POLICY_INFER_NONE;
 	int d = xs_domain(h, &a);
@@ -222,7 +218,7 @@ test_infer_none_switches_off(void **state)
 		if (step > 0)
 			assert_int_equal(h_count(h, POLICY_ACT_PREFER), 0);
 	}
-	info = h_info(h, d);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 0);
 	struct policy_wakeups_info wi;
 	struct wakeups_pair_info pairs[2];
@@ -232,12 +228,7 @@ test_infer_none_switches_off(void **state)
 
 	/* switched back on (an annotation change): the group forms */
 	h->dom[d].in.annot.infer = POLICY_INFER_WAKEUPS;
-	for (int step = 0; step < 3; step++) {
-		wk_begin(h, d);
-		wk_noise(128);
-		wk_clique(xs, 8, 140);
-		assert_int_equal(h_step(h), 0);
-	}
+	wk_periods(h, d, 3, 8, 140);
 	info = h_info(h, d);
 	assert_non_null(find_rule(&info, POLICY_GROUP_WAKEUPS));
 	h_free(h);
@@ -248,7 +239,6 @@ test_noise_forms_nothing(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	struct policy_domain_info info;
 
 	int d = xs_domain(h, &a);
 	for (int step = 0; step < 60; step++) {
@@ -260,7 +250,7 @@ test_noise_forms_nothing(void **state)
 			assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
 		}
 	}
-	info = h_info(h, d);
+	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.ngroups, 0);
 	h_free(h);
 }
@@ -272,7 +262,6 @@ test_size_guard_applies(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	struct policy_domain_info info;
 	int big[12];
 
 	int d = h_add(h, "wide", 128, 8, 8, 2, &a);
@@ -285,7 +274,7 @@ test_size_guard_applies(void **state)
 		wk_clique(big, 12, 100);
 		assert_int_equal(h_step(h), 0);
 	}
-	info = h_info(h, d);
+	struct policy_domain_info info = h_info(h, d);
 	const struct policy_group_info *g = find_rule(&info, POLICY_GROUP_WAKEUPS);
 	assert_non_null(g);
 	assert_int_equal(cpuset_count(&g->vcpus), 12);
