@@ -30,25 +30,30 @@ struct feed {
 	uint64_t dropped;
 	/* counts per ordered pair this period */
 	uint32_t *cnt;
+	struct cpuset g[8];             /* the groups after the last step */
 };
 
-static void
-feed_init(struct feed *f, int nvcpus, uint64_t seed)
+static struct feed *
+feed_new(int nvcpus, uint64_t seed)
 {
-	memset(f, 0, sizeof(*f));
+	struct feed *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
 	f->s = wakeups_state_new();
 	assert_non_null(f->s);
 	sim_rng_seed(&f->rng, seed);
 	f->nvcpus = nvcpus;
 	f->cnt = calloc((size_t)nvcpus * (size_t)nvcpus, sizeof(uint32_t));
 	assert_non_null(f->cnt);
+	return f;
 }
 
 static void
-feed_fini(struct feed *f)
+feed_free(struct feed *f)
 {
 	wakeups_state_free(f->s);
 	free(f->cnt);
+	free(f);
 }
 
 static void
@@ -83,9 +88,9 @@ group(struct feed *f, const int *set, int n, double hz)
 	}
 }
 
-/* Hand the period to the rule; returns the group count. */
+/* Hand the period to the rule; returns the group count, the groups in f->g. */
 static int
-step(struct feed *f, struct cpuset *groups, int max)
+step(struct feed *f)
 {
 	struct policy_wakeups w = { .period_ns = PERIOD_NS, .edges = f->edges };
 	struct llcd_err err;
@@ -109,18 +114,18 @@ step(struct feed *f, struct cpuset *groups, int max)
 	assert_int_equal(wakeups_check(&w, f->nvcpus, &err), 0);
 	f->now += PERIOD_NS;
 	assert_int_equal(wakeups_update(f->s, f->nvcpus, &w, PERIOD_NS, f->now), 0);
-	return wakeups_groups(f->s, groups, max);
+	return wakeups_groups(f->s, f->g, 8);
 }
 
 /* periods periods of noise and the group set[0..n-1] waking at hz; the
- * groups found left in g. */
+ * groups found left in f->g. */
 static void
-settle(struct feed *f, struct cpuset *g, const int *set, int n, double hz, int periods)
+settle(struct feed *f, const int *set, int n, double hz, int periods)
 {
 	for (int p = 0; p < periods; p++) {
 		noise(f, 20);
 		group(f, set, n, hz);
-		step(f, g, 8);
+		step(f);
 	}
 }
 
@@ -151,19 +156,17 @@ issue_tcg(struct feed *f, bool pingpong)
 static void
 test_pingpong_forms(void **state)
 {
-	struct feed f;
-	struct cpuset g[8];
 	int formed_at = -1;
+	struct feed *f = feed_new(4, 1);
 
-	feed_init(&f, 4, 1);
 	for (int p = 0; p < 100; p++) {
-		issue_tcg(&f, true);
-		int n = step(&f, g, 8);
+		issue_tcg(f, true);
+		int n = step(f);
 		if (n > 0 && formed_at < 0)
 			formed_at = p;
 		if (formed_at >= 0) {
 			assert_int_equal(n, 1);
-			assert_set(&g[0], "1,3");
+			assert_set(&f->g[0], "1,3");
 		}
 	}
 	/* not before WAKEUPS_FORM_S (20 periods); the EWMA needs about 1 s to
@@ -172,31 +175,29 @@ test_pingpong_forms(void **state)
 	print_message("formed after %d periods\n", formed_at + 1);
 	assert_true(formed_at <= 40);
 	int np;
-	double r = wakeups_set_rate_hz(f.s, &g[0], &np);
+	double r = wakeups_set_rate_hz(f->s, &f->g[0], &np);
 	assert_int_equal(np, 1);
 	assert_true(r > 800 && r < 1100);
 	struct wakeups_pair_info pi[4];
-	assert_int_equal(wakeups_pairs(f.s, pi, 4), 4);
+	assert_int_equal(wakeups_pairs(f->s, pi, 4), 4);
 	assert_int_equal(pi[0].a, 1);
 	assert_int_equal(pi[0].b, 3);
 	assert_true(pi[0].formed);
 	assert_false(pi[1].formed || pi[1].candidate);
-	assert_true(wakeups_background_hz(f.s) < 300);
-	feed_fini(&f);
+	assert_true(wakeups_background_hz(f->s) < 300);
+	feed_free(f);
 }
 
 static void
 test_tcg_without_pingpong(void **state)
 {
-	struct feed f;
-	struct cpuset g[8];
+	struct feed *f = feed_new(4, 2);
 
-	feed_init(&f, 4, 2);
 	for (int p = 0; p < 600; p++) {
-		issue_tcg(&f, false);
-		assert_int_equal(step(&f, g, 8), 0);
+		issue_tcg(f, false);
+		assert_int_equal(step(f), 0);
 	}
-	feed_fini(&f);
+	feed_free(f);
 }
 
 /* Noise alone, light and heavy, small and large domains, many seeds:
@@ -210,17 +211,15 @@ test_noise_never_groups(void **state)
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		for (uint64_t seed = 1; seed <= 3; seed++) {
-			struct feed f;
-			struct cpuset g[8];
-			feed_init(&f, cases[c].n, seed);
+			struct feed *f = feed_new(cases[c].n, seed);
 			for (int p = 0; p < 300; p++) {
-				noise(&f, cases[c].hz);
-				int n = step(&f, g, 8);
+				noise(f, cases[c].hz);
+				int n = step(f);
 				if (n != 0)
 					fail_msg("%d vCPUs, noise %.0f/s, seed %llu: group at period %d",
 					    cases[c].n, cases[c].hz, (unsigned long long)seed, p);
 			}
-			feed_fini(&f);
+			feed_free(f);
 		}
 	}
 }
@@ -229,49 +228,45 @@ test_noise_never_groups(void **state)
 static void
 test_short_pause_survives(void **state)
 {
-	struct feed f;
-	struct cpuset g[8];
+	struct feed *f = feed_new(8, 3);
 	int pair[] = { 2, 5 };
 
-	feed_init(&f, 8, 3);
-	settle(&f, g, pair, 2, 300, 50);
-	assert_int_equal(step(&f, g, 8), 1);
-	assert_set(&g[0], "2,5");
+	settle(f, pair, 2, 300, 50);
+	assert_int_equal(step(f), 1);
+	assert_set(&f->g[0], "2,5");
 	for (int p = 0; p < 30; p++) {          /* 3 s pause */
-		noise(&f, 20);
-		assert_int_equal(step(&f, g, 8), 1);
+		noise(f, 20);
+		assert_int_equal(step(f), 1);
 	}
 	for (int p = 0; p < 20; p++) {          /* back */
-		noise(&f, 20);
-		group(&f, pair, 2, 300);
-		assert_int_equal(step(&f, g, 8), 1);
+		noise(f, 20);
+		group(f, pair, 2, 300);
+		assert_int_equal(step(f), 1);
 	}
 	int left = -1;
 	for (int p = 0; p < 200; p++) {         /* 20 s pause */
-		noise(&f, 20);
-		if (step(&f, g, 8) == 0 && left < 0)
+		noise(f, 20);
+		if (step(f) == 0 && left < 0)
 			left = p;
 	}
 	/* decay to the leave level plus WAKEUPS_DISSOLVE_S */
 	assert_true(left >= 50);
 	assert_true(left <= 120);
-	assert_int_equal(step(&f, g, 8), 0);
-	feed_fini(&f);
+	assert_int_equal(step(f), 0);
+	feed_free(f);
 }
 
 /* A barrier group of 8 busy threads in a 128-vCPU guest beside noise. */
 static void
 test_barrier_group(void **state)
 {
-	struct feed f;
-	struct cpuset g[8];
+	struct feed *f = feed_new(128, 4);
 	int set[] = { 3, 19, 35, 51, 67, 83, 99, 115 };
 
-	feed_init(&f, 128, 4);
-	settle(&f, g, set, 8, 1000, 60);
-	assert_int_equal(step(&f, g, 8), 1);
-	assert_set(&g[0], "3,19,35,51,67,83,99,115");
-	feed_fini(&f);
+	settle(f, set, 8, 1000, 60);
+	assert_int_equal(step(f), 1);
+	assert_set(&f->g[0], "3,19,35,51,67,83,99,115");
+	feed_free(f);
 }
 
 /* What e2e_wakeups_guest's tracer saw in one CI run (500 ms: 1->3 3109,
@@ -282,73 +277,66 @@ test_barrier_group(void **state)
 static void
 test_side_channel_not_linked(void **state)
 {
-	struct feed f;
-	struct cpuset g[8];
+	struct feed *f = feed_new(4, 7);
 
-	feed_init(&f, 4, 7);
 	for (int p = 0; p < 100; p++) {
-		add(&f, 1, 3, (uint32_t)sim_rng_poisson(&f.rng, 622));
-		add(&f, 3, 1, (uint32_t)sim_rng_poisson(&f.rng, 602));
-		add(&f, 3, 0, (uint32_t)sim_rng_poisson(&f.rng, 10));
-		add(&f, 1, 0, (uint32_t)sim_rng_poisson(&f.rng, 6));
-		add(&f, 0, 1, (uint32_t)sim_rng_poisson(&f.rng, 1));
-		add(&f, 0, 3, (uint32_t)sim_rng_poisson(&f.rng, 1));
-		int n = step(&f, g, 8);
+		add(f, 1, 3, (uint32_t)sim_rng_poisson(&f->rng, 622));
+		add(f, 3, 1, (uint32_t)sim_rng_poisson(&f->rng, 602));
+		add(f, 3, 0, (uint32_t)sim_rng_poisson(&f->rng, 10));
+		add(f, 1, 0, (uint32_t)sim_rng_poisson(&f->rng, 6));
+		add(f, 0, 1, (uint32_t)sim_rng_poisson(&f->rng, 1));
+		add(f, 0, 3, (uint32_t)sim_rng_poisson(&f->rng, 1));
+		int n = step(f);
 		if (p >= 40) {
 			assert_int_equal(n, 1);
-			assert_set(&g[0], "1,3");
+			assert_set(&f->g[0], "1,3");
 		}
 	}
 	/* alone, the same wakeups are vCPU 0's strongest: then they group */
 	for (int p = 0; p < 200; p++) {
-		add(&f, 3, 0, (uint32_t)sim_rng_poisson(&f.rng, 10));
-		add(&f, 1, 0, (uint32_t)sim_rng_poisson(&f.rng, 6));
-		step(&f, g, 8);
+		add(f, 3, 0, (uint32_t)sim_rng_poisson(&f->rng, 10));
+		add(f, 1, 0, (uint32_t)sim_rng_poisson(&f->rng, 6));
+		step(f);
 	}
-	int n = step(&f, g, 8);
+	int n = step(f);
 	assert_int_equal(n, 1);
-	assert_set(&g[0], "0-1,3");
-	feed_fini(&f);
+	assert_set(&f->g[0], "0-1,3");
+	feed_free(f);
 }
 
 /* Two communicating pairs beside busy but silent threads and noise. */
 static void
 test_two_pairs(void **state)
 {
-	struct feed f;
-	struct cpuset g[8];
 	int p1[] = { 0, 9 }, p2[] = { 4, 12 };
+	struct feed *f = feed_new(16, 5);
 
-	feed_init(&f, 16, 5);
 	for (int p = 0; p < 60; p++) {
-		noise(&f, 20);
-		group(&f, p1, 2, 500);
-		group(&f, p2, 2, 500);
-		step(&f, g, 8);
+		noise(f, 20);
+		group(f, p1, 2, 500);
+		group(f, p2, 2, 500);
+		step(f);
 	}
-	assert_int_equal(step(&f, g, 8), 2);
-	assert_set(&g[0], "0,9");
-	assert_set(&g[1], "4,12");
-	feed_fini(&f);
+	assert_int_equal(step(f), 2);
+	assert_set(&f->g[0], "0,9");
+	assert_set(&f->g[1], "4,12");
+	feed_free(f);
 }
 
 /* No input (no tracer this period) decays like silence. */
 static void
 test_null_input_decays(void **state)
 {
-	struct feed f;
-	struct cpuset g[8];
-	int pair[] = { 0, 1 };
+	struct feed *f = feed_new(4, 6);
 
-	feed_init(&f, 4, 6);
-	settle(&f, g, pair, 2, 300, 40);
-	assert_int_equal(wakeups_groups(f.s, g, 8), 1);
+	settle(f, (const int[]){ 0, 1 }, 2, 300, 40);
+	assert_int_equal(wakeups_groups(f->s, f->g, 8), 1);
 	for (int p = 0; p < 300; p++) {
-		f.now += PERIOD_NS;
-		assert_int_equal(wakeups_update(f.s, 4, NULL, PERIOD_NS, f.now), 0);
+		f->now += PERIOD_NS;
+		assert_int_equal(wakeups_update(f->s, 4, NULL, PERIOD_NS, f->now), 0);
 	}
-	assert_int_equal(wakeups_groups(f.s, g, 8), 0);
-	feed_fini(&f);
+	assert_int_equal(wakeups_groups(f->s, f->g, 8), 0);
+	feed_free(f);
 }
 
 /* The producer's cap: dropped wakeups count into the total. */
