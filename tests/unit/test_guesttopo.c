@@ -27,6 +27,7 @@ struct fx {
 	int *slots;
 	struct cpuset *pins;
 	struct cpuset emu;
+	struct guesttopo_check *check;
 	struct llcd_err err;
 };
 
@@ -48,15 +49,18 @@ fx_init(struct fx *f, const char *host, int n)
 	f->rec = guesttopo_rec_new();
 	f->slots = calloc((size_t)n, sizeof(int));
 	f->pins = calloc((size_t)n, sizeof(struct cpuset));
+	f->check = guesttopo_check_new();
 	assert_non_null(f->rec);
 	assert_non_null(f->slots);
 	assert_non_null(f->pins);
+	assert_non_null(f->check);
 }
 
 static void
 fx_done(struct fx *f)
 {
 	guesttopo_rec_free(f->rec);
+	guesttopo_check_free(f->check);
 	free(f->slots);
 	free(f->pins);
 	topo_free(f->t);
@@ -103,6 +107,15 @@ assert_topo(const struct guesttopo_rec *r, int sockets, int dies, int cores, int
 	assert_int_equal(r->topo.threads, threads);
 	assert_int_equal(r->ndies, sockets * dies);
 	assert_int_equal(sockets * dies * cores * threads, r->nvcpus);
+}
+
+/* place() a domain that fits, and the guest topology it must be given. */
+static void
+placed(struct fx *f, const char *host, int n, enum policy_mode mode, enum policy_isolation iso,
+       int sockets, int dies, int cores, int threads)
+{
+	assert_int_equal(place(f, host, n, mode, iso), 0);
+	assert_topo(f->rec, sockets, dies, cores, threads);
 }
 
 static const char *
@@ -152,8 +165,7 @@ test_9t24_128(void **state)
 {
 	struct fx f;
 
-	assert_int_equal(place(&f, HOST_9T24, 128, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 8, 8, 2);
+	placed(&f, HOST_9T24, 128, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 8, 8, 2);
 	assert_string_equal(f.rec->cache_mode, "emulate");
 	for (int i = 0; i < 8; i++) {
 		assert_int_equal(f.rec->dies[i].first_vcpu, 16 * i);
@@ -178,8 +190,7 @@ test_9t24_static_pins(void **state)
 {
 	struct fx f;
 
-	assert_int_equal(place(&f, HOST_9T24, 16, POLICY_MODE_STATIC, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 1, 8, 2);
+	placed(&f, HOST_9T24, 16, POLICY_MODE_STATIC, POLICY_ISO_NONE, 1, 1, 8, 2);
 	for (int v = 0; v < 16; v++) {
 		assert_int_equal(cpuset_count(&f.rec->pins[v]), 1);
 		assert_int_equal(cpuset_first(&f.rec->pins[v]), f.slots[v]);
@@ -192,8 +203,7 @@ test_genoa_64(void **state)
 {
 	struct fx f;
 
-	assert_int_equal(place(&f, HOST_GENOA, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 4, 8, 2);
+	placed(&f, HOST_GENOA, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 4, 8, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 0);
 	assert_string_equal(set_str(&f.rec->nodeset), "0");
@@ -208,8 +218,7 @@ test_genoa_256(void **state)
 {
 	struct fx f;
 
-	assert_int_equal(place(&f, HOST_GENOA, 256, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 4, 4, 8, 2);
+	placed(&f, HOST_GENOA, 256, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 4, 4, 8, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 2);
 	assert_int_equal(f.rec->cells[0].host_node, 0);
@@ -267,13 +276,11 @@ test_intel_2llc(void **state)
 	struct fx f;
 
 	/* 16 vCPUs: half of one LLC, one die */
-	assert_int_equal(place(&f, HOST_INTEL, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 1, 8, 2);
+	placed(&f, HOST_INTEL, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
 	assert_int_equal(f.rec->ncells, 0);
 	fx_done(&f);
 	/* the whole host: one die per socket, two cells */
-	assert_int_equal(place(&f, HOST_INTEL, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 2, 1, 16, 2);
+	placed(&f, HOST_INTEL, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 1, 16, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 2);
 	assert_string_equal(set_str(&f.rec->cells[0].vcpus), "0-31");
@@ -286,13 +293,11 @@ test_power(void **state)
 {
 	struct fx f;
 
-	assert_int_equal(place(&f, HOST_POWER, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 4, 1, 4);
+	placed(&f, HOST_POWER, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 4, 1, 4);
 	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "threads=4: every 4 consecutive vCPUs sit on the 4 sibling PUs of one host core");
 	fx_done(&f);
-	assert_int_equal(place(&f, HOST_POWER, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 2, 6, 1, 4);
+	placed(&f, HOST_POWER, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 6, 1, 4);
 	assert_int_equal(f.rec->ncells, 2);
 	fx_done(&f);
 }
@@ -305,9 +310,8 @@ test_uneven_engine(void **state)
 	struct fx f;
 
 	/* 20 vCPUs on 8-PU LLCs: 8+8+4 -> dies of 4 */
-	assert_int_equal(place(&f, "pack:1 [numa] l3:4 core:4 pu:2", 20, POLICY_MODE_AGGREGATE,
-	    POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 5, 2, 2);
+	placed(&f, "pack:1 [numa] l3:4 core:4 pu:2", 20, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE,
+	    1, 5, 2, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->dies[0].host_llc, 0);
 	assert_int_equal(f.rec->dies[1].host_llc, 0);
@@ -325,8 +329,7 @@ test_uneven_intel_sockets(void **state)
 
 	/* 48 on 2 x 32-PU LLCs: 32+16 -> 3 dies of 16; 2+1 dies over the
 	 * packages -> 3 guest sockets */
-	assert_int_equal(place(&f, HOST_INTEL, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 3, 1, 8, 2);
+	placed(&f, HOST_INTEL, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 3, 1, 8, 2);
 	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "sockets=3: the vCPUs span 2 host packages unevenly (2+1 guest dies); "
 	    "3 guest sockets of 1 die keep every guest socket inside one host package");
@@ -381,12 +384,10 @@ test_linux_numbering(void **state)
 	const char *host = "pack:1 [numa] l3:8 core:8 pu:2(indexes=2*64:1*2)";
 
 	/* siblings are 64 apart: the engine still pairs vCPUs on one core */
-	assert_int_equal(place(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 1, 8, 2);
+	placed(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
 	assert_reason(f.rec, "(vCPUs 0-1 on PUs 0,64 of core 0)");
 	fx_done(&f);
-	assert_int_equal(place(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE), 0);
-	assert_topo(f.rec, 1, 1, 8, 2);
+	placed(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE, 1, 1, 8, 2);
 	assert_reason(f.rec, "(vCPUs 0-1 on PUs 0,64 of core 0)");
 	fx_done(&f);
 }
@@ -398,14 +399,12 @@ test_threads_one(void **state)
 	int shared[4] = { 0, 0, 2, 3 };
 
 	/* no SMT on the host */
-	assert_int_equal(place(&f, "pack:1 [numa] l3:2 core:4 pu:1", 8, POLICY_MODE_AGGREGATE,
-	    POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 2, 4, 1);
+	placed(&f, "pack:1 [numa] l3:2 core:4 pu:1", 8, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE,
+	    1, 2, 4, 1);
 	assert_reason(f.rec, "threads=1: the host has no SMT");
 	fx_done(&f);
 	/* an odd vCPU count */
-	assert_int_equal(place(&f, HOST_9T24, 7, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE), 0);
-	assert_topo(f.rec, 1, 1, 7, 1);
+	placed(&f, HOST_9T24, 7, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 7, 1);
 	assert_reason(f.rec, "threads=1: 7 vCPUs is not a multiple of the host SMT width 2");
 	fx_done(&f);
 	/* overcommit: two vCPUs on one PU */
@@ -521,12 +520,10 @@ static void
 test_check_agrees(void **state)
 {
 	struct fx f;
-	struct guesttopo_check *c = guesttopo_check_new();
 
 	assert_int_equal(place(&f, HOST_9T24, 32, POLICY_MODE_STATIC, POLICY_ISO_NONE), 0);
-	assert_int_equal(guesttopo_check(f.t, &f.rec->topo, 32, f.rec->pins, 0, c, &f.err), 0);
-	assert_int_equal(c->n, 0);
-	guesttopo_check_free(c);
+	assert_int_equal(guesttopo_check(f.t, &f.rec->topo, 32, f.rec->pins, 0, f.check, &f.err), 0);
+	assert_int_equal(f.check->n, 0);
 	guesttopo_check_free(NULL);
 	fx_done(&f);
 }
@@ -535,31 +532,28 @@ static void
 test_check_die_split(void **state)
 {
 	struct fx f;
-	struct guesttopo_check *c = guesttopo_check_new();
-	struct cpuset pins[32];
 	struct policy_guest_topo one_die = { 1, 1, 1, 16, 2 };
 
 	fx_init(&f, HOST_9T24, 32);
 	for (int v = 0; v < 32; v++) {
-		cpuset_zero(&pins[v]);
-		cpuset_set(&pins[v], v);
+		cpuset_zero(&f.pins[v]);
+		cpuset_set(&f.pins[v], v);
 	}
-	assert_int_equal(guesttopo_check(f.t, &one_die, 32, pins, 0, c, &f.err), 1);
-	assert_int_equal(c->issues[0].kind, GUESTTOPO_DIE_SPLIT);
-	assert_string_equal(c->issues[0].msg, "guest die 0 (socket 0, vCPUs 0-31) is pinned across 2 "
+	assert_int_equal(guesttopo_check(f.t, &one_die, 32, f.pins, 0, f.check, &f.err), 1);
+	assert_int_equal(f.check->issues[0].kind, GUESTTOPO_DIE_SPLIT);
+	assert_string_equal(f.check->issues[0].msg, "guest die 0 (socket 0, vCPUs 0-31) is pinned across 2 "
 	    "host LLCs (0-1, PUs 0-31): the guest believes these vCPUs share one L3");
-	assert_string_equal(guesttopo_issue_name(c->issues[0].kind), "die-split");
+	assert_string_equal(guesttopo_issue_name(f.check->issues[0].kind), "die-split");
 
 	/* unpinned vCPUs reach every LLC (16 split dies, and SMT siblings
 	 * that may run apart); a cap keeps the list short */
 	struct policy_guest_topo dies = { 1, 16, 1, 1, 2 };
 	for (int v = 0; v < 32; v++)
-		pins[v] = f.t->all;
-	assert_int_equal(guesttopo_check(f.t, &dies, 32, pins, 3, c, &f.err), 17);
-	assert_int_equal(c->n, 3);
-	assert_int_equal(c->total, 17);
-	assert_int_equal(c->issues[2].kind, GUESTTOPO_DIE_SPLIT);
-	guesttopo_check_free(c);
+		f.pins[v] = f.t->all;
+	assert_int_equal(guesttopo_check(f.t, &dies, 32, f.pins, 3, f.check, &f.err), 17);
+	assert_int_equal(f.check->n, 3);
+	assert_int_equal(f.check->total, 17);
+	assert_int_equal(f.check->issues[2].kind, GUESTTOPO_DIE_SPLIT);
 	fx_done(&f);
 }
 
@@ -567,40 +561,37 @@ static void
 test_check_smt(void **state)
 {
 	struct fx f;
-	struct guesttopo_check *c = guesttopo_check_new();
-	struct cpuset pins[4];
 	struct policy_guest_topo g = { 1, 1, 1, 2, 2 };
 
 	fx_init(&f, HOST_9T24, 4);
 	/* vCPUs 0,1 on PUs 0,2 (cores 0 and 1); vCPUs 2,3 on siblings 4,5 */
 	int pu[4] = { 0, 2, 4, 5 };
 	for (int v = 0; v < 4; v++) {
-		cpuset_zero(&pins[v]);
-		cpuset_set(&pins[v], pu[v]);
+		cpuset_zero(&f.pins[v]);
+		cpuset_set(&f.pins[v], pu[v]);
 	}
-	assert_int_equal(guesttopo_check(f.t, &g, 4, pins, 0, c, &f.err), 1);
-	assert_int_equal(c->issues[0].kind, GUESTTOPO_SMT_SPLIT);
-	assert_int_equal(c->notes, 0);
-	assert_string_equal(c->issues[0].msg, "guest SMT siblings 0-1 (die 0, core 0) are pinned to "
+	assert_int_equal(guesttopo_check(f.t, &g, 4, f.pins, 0, f.check, &f.err), 1);
+	assert_int_equal(f.check->issues[0].kind, GUESTTOPO_SMT_SPLIT);
+	assert_int_equal(f.check->notes, 0);
+	assert_string_equal(f.check->issues[0].msg, "guest SMT siblings 0-1 (die 0, core 0) are pinned to "
 	    "different host cores: vCPU 0 on PU 0 (core 0), vCPU 1 on PU 2 (core 1)");
 
 	/* LLC-wide pins: siblings may run apart; one summary */
 	for (int v = 0; v < 4; v++) {
-		cpuset_zero(&pins[v]);
-		cpuset_set_range(&pins[v], 0, 15);
+		cpuset_zero(&f.pins[v]);
+		cpuset_set_range(&f.pins[v], 0, 15);
 	}
-	assert_int_equal(guesttopo_check(f.t, &g, 4, pins, 0, c, &f.err), 1);
-	assert_int_equal(c->issues[0].kind, GUESTTOPO_SMT_LOOSE);
-	assert_int_equal(c->notes, 1);
-	assert_string_equal(c->issues[0].msg, "2 of 2 guest SMT sibling groups have pins spanning "
+	assert_int_equal(guesttopo_check(f.t, &g, 4, f.pins, 0, f.check, &f.err), 1);
+	assert_int_equal(f.check->issues[0].kind, GUESTTOPO_SMT_LOOSE);
+	assert_int_equal(f.check->notes, 1);
+	assert_string_equal(f.check->issues[0].msg, "2 of 2 guest SMT sibling groups have pins spanning "
 	    "several host cores (e.g. vCPUs 0-1 on PUs 0-15): the host may run siblings on different "
 	    "cores; mode=\"static\" pins each vCPU to its PU");
 
 	/* unknown pins are skipped */
 	for (int v = 0; v < 4; v++)
-		cpuset_zero(&pins[v]);
-	assert_int_equal(guesttopo_check(f.t, &g, 4, pins, 0, c, &f.err), 0);
-	guesttopo_check_free(c);
+		cpuset_zero(&f.pins[v]);
+	assert_int_equal(guesttopo_check(f.t, &g, 4, f.pins, 0, f.check, &f.err), 0);
 	fx_done(&f);
 }
 
@@ -608,19 +599,16 @@ static void
 test_check_bad_topology(void **state)
 {
 	struct fx f;
-	struct guesttopo_check *c = guesttopo_check_new();
-	struct cpuset pins[8];
 	struct policy_guest_topo g = { 1, 2, 1, 2, 1 };
 
 	fx_init(&f, HOST_9T24, 8);
-	memset(pins, 0, sizeof(pins));
-	assert_int_equal(guesttopo_check(f.t, &g, 8, pins, 0, c, &f.err), 1);
-	assert_int_equal(c->issues[0].kind, GUESTTOPO_BAD_TOPOLOGY);
-	assert_string_equal(c->issues[0].msg, "guest topology sockets=1 dies=2 clusters=1 cores=2 "
+	memset(f.pins, 0, 8 * sizeof(*f.pins));
+	assert_int_equal(guesttopo_check(f.t, &g, 8, f.pins, 0, f.check, &f.err), 1);
+	assert_int_equal(f.check->issues[0].kind, GUESTTOPO_BAD_TOPOLOGY);
+	assert_string_equal(f.check->issues[0].msg, "guest topology sockets=1 dies=2 clusters=1 cores=2 "
 	    "threads=1 does not describe the domain's 8 vCPUs");
-	assert_int_equal(guesttopo_check(f.t, &g, 0, pins, 0, c, &f.err), -1);
+	assert_int_equal(guesttopo_check(f.t, &g, 0, f.pins, 0, f.check, &f.err), -1);
 	assert_string_equal(f.err.msg, "guesttopo: 0 vCPUs (allowed 1-2048)");
-	guesttopo_check_free(c);
 	fx_done(&f);
 }
 
