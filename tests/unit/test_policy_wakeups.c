@@ -71,6 +71,15 @@ assert_vcpus(const struct cpuset *s, const char *want)
 	assert_string_equal(buf, want);
 }
 
+/* The host of every test here, with an aggregate annotation (no
+ * isolation) in *a for its domain. */
+static struct harness *
+wk_host(struct policy_annotation *a)
+{
+	*a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	return h_new(EPYC_9T24);
+}
+
 static const int xs[8] = { 3, 19, 35, 51, 67, 83, 99, 115 };
 
 static int
@@ -102,8 +111,8 @@ wk_periods(struct harness *h, int d, int steps, int k, uint32_t n)
 static void
 test_barrier_group_from_wakeups(void **state)
 {
-	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
 	a.topology = POLICY_TOPO_MATCH;
 	int d = xs_domain(h, &a), formed = -1, settled = -1;
 	struct policy_domain_info info;
@@ -148,8 +157,8 @@ test_barrier_group_from_wakeups(void **state)
 static void
 test_annotation_group_wins(void **state)
 {
-	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
 
 	h_one_group(&a, "ann", NULL, 0);
 	cpuset_set(&a.groups[0].vcpus, 3);
@@ -170,8 +179,8 @@ test_annotation_group_wins(void **state)
 static void
 test_guest_group_wins_overlap(void **state)
 {
-	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
 	int d;
 
 	d = xs_domain(h, &a);
@@ -205,8 +214,8 @@ test_guest_group_wins_overlap(void **state)
 static void
 test_infer_none_switches_off(void **state)
 {
-	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
 
 	a.infer = POLICY_INFER_NONE;
 	int d = xs_domain(h, &a);
@@ -237,8 +246,8 @@ test_infer_none_switches_off(void **state)
 static void
 test_noise_forms_nothing(void **state)
 {
-	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
 
 	int d = xs_domain(h, &a);
 	for (int step = 0; step < 60; step++) {
@@ -260,8 +269,8 @@ test_noise_forms_nothing(void **state)
 static void
 test_size_guard_applies(void **state)
 {
-	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
 	int big[12];
 
 	int d = h_add(h, "wide", 128, 8, 8, 2, &a);
@@ -287,8 +296,8 @@ test_size_guard_applies(void **state)
 static void
 test_bad_edges_refused(void **state)
 {
-	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
 	struct policy_input in;
 	struct llcd_err err;
 
