@@ -224,6 +224,20 @@ test_remote_memory(void **state)
 	sim_scenario_free(sc);
 }
 
+/* kernel-cas on host (a scenario's "host" member and timing) with one
+ * domain "p" of n vCPUs (memory: more members of it, or ""); its vCPUs in
+ * busy run flat out as one group sharing data (sharing 0.5). */
+static void
+fx_kcas_group(struct fx *f, const char *host, int n, const char *memory, const char *busy)
+{
+	char json[512];
+
+	assert_true(snprintf(json, sizeof(json), "{%s,\"domains\":[{\"name\":\"p\",\"vcpus\":%d,%s\"load\":"
+	    "[{\"vcpus\":\"%s\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}", host, n, memory, busy)
+	    < (int)sizeof(json));
+	fx_open(f, json, SIM_POLICY_KCAS, 1, NULL, NULL);
+}
+
 /* kernel-cas: NUMA wins (get_pref_llc()): a preferred LLC off the memory's
  * node is not used, so nothing is pulled into it */
 static void
@@ -231,9 +245,7 @@ test_kcas_numa_wins(void **state)
 {
 	struct fx f;
 
-	fx_open(&f, "{" HOST2N ",\"domains\":[{\"name\":\"p\",\"vcpus\":4,\"memory_node\":1,\"load\":"
-	    "[{\"vcpus\":\"0-1\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}",
-	    SIM_POLICY_KCAS, 1, NULL, NULL);
+	fx_kcas_group(&f, HOST2N, 4, "\"memory_node\":1,", "0-1");
 	pin(&f, 0, 0, "0-7");
 	pin(&f, 0, 1, "0-15");                          /* may join LLC 0 */
 	steps(&f, 1);
@@ -281,11 +293,13 @@ test_smt_and_cpu_share(void **state)
 static void
 test_run_delay(void **state)
 {
+	/* vCPUs 0 and 1 busy, vCPU 2 at 20 % */
+	static const char json[] = "{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\"},\"duration_s\":10,"
+	    "\"domains\":[{\"name\":\"a\",\"vcpus\":3,\"load\":[{\"vcpus\":\"0-1\",\"util\":1},"
+	    "{\"vcpus\":\"2\",\"util\":0.2}]}]}";
 	struct fx f;
 
-	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\"},\"duration_s\":10,"
-	    "\"domains\":[{\"name\":\"a\",\"vcpus\":3,\"load\":[{\"vcpus\":\"0-1\",\"util\":1},"
-	    "{\"vcpus\":\"2\",\"util\":0.2}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
+	fx_open(&f, json, SIM_POLICY_NONE, 1, NULL, NULL);
 	steps(&f, 1);
 	pin(&f, 0, 0, "0");
 	pin(&f, 0, 1, "0");
@@ -483,9 +497,7 @@ test_kcas_aggregates_small_process(void **state)
 {
 	struct fx f;
 
-	fx_open(&f, "{" HOST8 ",\"domains\":[{\"name\":\"p\",\"vcpus\":8,\"load\":"
-	    "[{\"vcpus\":\"0-3\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}",
-	    SIM_POLICY_KCAS, 1, NULL, NULL);
+	fx_kcas_group(&f, HOST8, 8, "", "0-3");
 	steps(&f, 1);
 	assert_int_equal(f.w->grp[0].spread, 4);       /* new threads: least-loaded LLCs */
 	steps(&f, 30);
