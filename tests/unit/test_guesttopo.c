@@ -109,13 +109,17 @@ assert_topo(const struct guesttopo_rec *r, int sockets, int dies, int cores, int
 	assert_int_equal(sockets * dies * cores * threads, r->nvcpus);
 }
 
-/* place() a domain that fits, and the guest topology it must be given. */
-static void
-placed(struct fx *f, const char *host, int n, enum policy_mode mode, enum policy_isolation iso,
+/* A fixture with a domain that fits place()d, and the guest topology it
+ * must be given. */
+static struct fx
+placed(const char *host, int n, enum policy_mode mode, enum policy_isolation iso,
        int sockets, int dies, int cores, int threads)
 {
-	assert_int_equal(place(f, host, n, mode, iso), 0);
-	assert_topo(f->rec, sockets, dies, cores, threads);
+	struct fx f;
+
+	assert_int_equal(place(&f, host, n, mode, iso), 0);
+	assert_topo(f.rec, sockets, dies, cores, threads);
+	return f;
 }
 
 static const char *
@@ -163,9 +167,8 @@ assert_dies_on_llcs(const struct fx *f)
 static void
 test_9t24_128(void **state)
 {
-	struct fx f;
+	struct fx f = placed(HOST_9T24, 128, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 8, 8, 2);
 
-	placed(&f, HOST_9T24, 128, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 8, 8, 2);
 	assert_string_equal(f.rec->cache_mode, "emulate");
 	for (int i = 0; i < 8; i++) {
 		assert_int_equal(f.rec->dies[i].first_vcpu, 16 * i);
@@ -188,9 +191,8 @@ test_9t24_128(void **state)
 static void
 test_9t24_static_pins(void **state)
 {
-	struct fx f;
+	struct fx f = placed(HOST_9T24, 16, POLICY_MODE_STATIC, POLICY_ISO_NONE, 1, 1, 8, 2);
 
-	placed(&f, HOST_9T24, 16, POLICY_MODE_STATIC, POLICY_ISO_NONE, 1, 1, 8, 2);
 	for (int v = 0; v < 16; v++) {
 		assert_int_equal(cpuset_count(&f.rec->pins[v]), 1);
 		assert_int_equal(cpuset_first(&f.rec->pins[v]), f.slots[v]);
@@ -201,9 +203,8 @@ test_9t24_static_pins(void **state)
 static void
 test_genoa_64(void **state)
 {
-	struct fx f;
+	struct fx f = placed(HOST_GENOA, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 4, 8, 2);
 
-	placed(&f, HOST_GENOA, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 4, 8, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 0);
 	assert_string_equal(set_str(&f.rec->nodeset), "0");
@@ -216,9 +217,8 @@ test_genoa_64(void **state)
 static void
 test_genoa_256(void **state)
 {
-	struct fx f;
+	struct fx f = placed(HOST_GENOA, 256, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 4, 4, 8, 2);
 
-	placed(&f, HOST_GENOA, 256, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 4, 4, 8, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 2);
 	assert_int_equal(f.rec->cells[0].host_node, 0);
@@ -273,14 +273,13 @@ test_genoa_256_beside_another(void **state)
 static void
 test_intel_2llc(void **state)
 {
-	struct fx f;
-
 	/* 16 vCPUs: half of one LLC, one die */
-	placed(&f, HOST_INTEL, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
+	struct fx f = placed(HOST_INTEL, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
+
 	assert_int_equal(f.rec->ncells, 0);
 	fx_done(&f);
 	/* the whole host: one die per socket, two cells */
-	placed(&f, HOST_INTEL, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 1, 16, 2);
+	f = placed(HOST_INTEL, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 1, 16, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 2);
 	assert_string_equal(set_str(&f.rec->cells[0].vcpus), "0-31");
@@ -291,13 +290,12 @@ test_intel_2llc(void **state)
 static void
 test_power(void **state)
 {
-	struct fx f;
+	struct fx f = placed(HOST_POWER, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 4, 1, 4);
 
-	placed(&f, HOST_POWER, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 4, 1, 4);
 	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "threads=4: every 4 consecutive vCPUs sit on the 4 sibling PUs of one host core");
 	fx_done(&f);
-	placed(&f, HOST_POWER, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 6, 1, 4);
+	f = placed(HOST_POWER, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 6, 1, 4);
 	assert_int_equal(f.rec->ncells, 2);
 	fx_done(&f);
 }
@@ -307,11 +305,10 @@ test_power(void **state)
 static void
 test_uneven_engine(void **state)
 {
-	struct fx f;
-
 	/* 20 vCPUs on 8-PU LLCs: 8+8+4 -> dies of 4 */
-	placed(&f, "pack:1 [numa] l3:4 core:4 pu:2", 20, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE,
+	struct fx f = placed("pack:1 [numa] l3:4 core:4 pu:2", 20, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE,
 	    1, 5, 2, 2);
+
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->dies[0].host_llc, 0);
 	assert_int_equal(f.rec->dies[1].host_llc, 0);
@@ -325,11 +322,11 @@ test_uneven_engine(void **state)
 static void
 test_uneven_intel_sockets(void **state)
 {
-	struct fx f;
 
 	/* 48 on 2 x 32-PU LLCs: 32+16 -> 3 dies of 16; 2+1 dies over the
 	 * packages -> 3 guest sockets */
-	placed(&f, HOST_INTEL, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 3, 1, 8, 2);
+	struct fx f = placed(HOST_INTEL, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 3, 1, 8, 2);
+
 	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "sockets=3: the vCPUs span 2 host packages unevenly (2+1 guest dies); "
 	    "3 guest sockets of 1 die keep every guest socket inside one host package");
@@ -380,14 +377,14 @@ test_split_llc_ranges(void **state)
 static void
 test_linux_numbering(void **state)
 {
-	struct fx f;
 	const char *host = "pack:1 [numa] l3:8 core:8 pu:2(indexes=2*64:1*2)";
 
 	/* siblings are 64 apart: the engine still pairs vCPUs on one core */
-	placed(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
+	struct fx f = placed(host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
+
 	assert_reason(f.rec, "(vCPUs 0-1 on PUs 0,64 of core 0)");
 	fx_done(&f);
-	placed(&f, host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE, 1, 1, 8, 2);
+	f = placed(host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE, 1, 1, 8, 2);
 	assert_reason(f.rec, "(vCPUs 0-1 on PUs 0,64 of core 0)");
 	fx_done(&f);
 }
@@ -395,16 +392,16 @@ test_linux_numbering(void **state)
 static void
 test_threads_one(void **state)
 {
-	struct fx f;
 	int shared[4] = { 0, 0, 2, 3 };
 
 	/* no SMT on the host */
-	placed(&f, "pack:1 [numa] l3:2 core:4 pu:1", 8, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE,
+	struct fx f = placed("pack:1 [numa] l3:2 core:4 pu:1", 8, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE,
 	    1, 2, 4, 1);
+
 	assert_reason(f.rec, "threads=1: the host has no SMT");
 	fx_done(&f);
 	/* an odd vCPU count */
-	placed(&f, HOST_9T24, 7, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 7, 1);
+	f = placed(HOST_9T24, 7, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 7, 1);
 	assert_reason(f.rec, "threads=1: 7 vCPUs is not a multiple of the host SMT width 2");
 	fx_done(&f);
 	/* overcommit: two vCPUs on one PU */
