@@ -41,19 +41,23 @@ load(const char *spec)
 	return t;
 }
 
-static void
-fx_init(struct fx *f, const char *host, int n)
+/* A fixture on host for a domain of n vCPUs, for fx_done(). */
+static struct fx
+fx_init(const char *host, int n)
 {
-	memset(f, 0, sizeof(*f));
-	f->t = load(host);
-	f->rec = guesttopo_rec_new();
-	f->slots = calloc((size_t)n, sizeof(int));
-	f->pins = calloc((size_t)n, sizeof(struct cpuset));
-	f->check = guesttopo_check_new();
-	assert_non_null(f->rec);
-	assert_non_null(f->slots);
-	assert_non_null(f->pins);
-	assert_non_null(f->check);
+	struct fx f;
+
+	memset(&f, 0, sizeof(f));
+	f.t = load(host);
+	f.rec = guesttopo_rec_new();
+	f.slots = calloc((size_t)n, sizeof(int));
+	f.pins = calloc((size_t)n, sizeof(struct cpuset));
+	f.check = guesttopo_check_new();
+	assert_non_null(f.rec);
+	assert_non_null(f.slots);
+	assert_non_null(f.pins);
+	assert_non_null(f.check);
+	return f;
 }
 
 static void
@@ -88,7 +92,7 @@ place(struct fx *f, const char *host, int n, enum policy_mode mode, enum policy_
 	struct policy_host h;
 	struct policy_domain_in d;
 
-	fx_init(f, host, n);
+	*f = fx_init(host, n);
 	policy_host_defaults(&h, f->t);
 	dom_init(&d, 7, "g", n, mode, iso);
 	if (guesttopo_dry_place(&h, &d, NULL, 0, f->slots, f->pins, &f->emu, &f->err) < 0)
@@ -205,9 +209,9 @@ test_genoa_64(void **state)
 {
 	struct fx f = placed(HOST_GENOA, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 4, 8, 2);
 
-	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 0);
 	assert_string_equal(set_str(&f.rec->nodeset), "0");
+	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "numa: every vCPU is on host NUMA node 0: no guest NUMA cells");
 	fx_done(&f);
 }
@@ -242,12 +246,11 @@ test_genoa_256(void **state)
 static void
 test_genoa_256_beside_another(void **state)
 {
-	struct fx f;
+	struct fx f = fx_init(HOST_GENOA, 256);
 	struct policy_host h;
 	struct policy_domain_in other, d;
 	struct policy_vcpu_sample s[64];
 
-	fx_init(&f, HOST_GENOA, 256);
 	policy_host_defaults(&h, f.t);
 	dom_init(&other, 1, "small", 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	memset(s, 0, sizeof(s));
@@ -336,11 +339,10 @@ test_uneven_intel_sockets(void **state)
 static void
 test_uneven_hand(void **state)
 {
-	struct fx f;
+	struct fx f = fx_init(HOST_9T24, 16);
 	int slots[16];
 
 	/* 12 vCPUs on LLC 0 (PUs 0-11), 4 on LLC 1 (PUs 16-19) */
-	fx_init(&f, HOST_9T24, 16);
 	for (int v = 0; v < 12; v++)
 		slots[v] = v;
 	for (int v = 12; v < 16; v++)
@@ -359,10 +361,9 @@ test_uneven_hand(void **state)
 static void
 test_split_llc_ranges(void **state)
 {
-	struct fx f;
+	struct fx f = fx_init(HOST_9T24, 8);
 	int slots[8] = { 0, 1, 2, 3, 16, 17, 4, 5 };
 
-	fx_init(&f, HOST_9T24, 8);
 	assert_int_equal(guesttopo_compute(f.t, &(struct guesttopo_alloc){ 8, slots, NULL, NULL },
 	    f.rec, &f.err), 0);
 	assert_topo(f.rec, 1, 4, 1, 2);
@@ -405,7 +406,7 @@ test_threads_one(void **state)
 	assert_reason(f.rec, "threads=1: 7 vCPUs is not a multiple of the host SMT width 2");
 	fx_done(&f);
 	/* overcommit: two vCPUs on one PU */
-	fx_init(&f, HOST_9T24, 4);
+	f = fx_init(HOST_9T24, 4);
 	assert_int_equal(guesttopo_compute(f.t, &(struct guesttopo_alloc){ 4, shared, NULL, NULL },
 	    f.rec, &f.err), 0);
 	assert_int_equal(f.rec->topo.threads, 1);
@@ -447,11 +448,10 @@ test_fixed_point(void **state)
 static void
 test_errors(void **state)
 {
-	struct fx f;
+	struct fx f = fx_init("pack:1 [numa] l3:2 core:2 pu:2", 2);
 	int slots[2] = { 0, 999 };
 	struct cpuset pins[2];
 
-	fx_init(&f, "pack:1 [numa] l3:2 core:2 pu:2", 2);
 	assert_int_equal(guesttopo_compute(f.t, &(struct guesttopo_alloc){ 2, slots, NULL, NULL },
 	    f.rec, &f.err), -1);
 	assert_string_equal(f.err.msg, "guesttopo: vCPU 1: slot 999 is not a PU of the host (0-7)");
@@ -470,7 +470,7 @@ test_errors(void **state)
 	/* the engine refuses: the reason comes through */
 	struct policy_host h;
 	struct policy_domain_in d;
-	fx_init(&f, "pack:1 [numa] l3:2 core:2 pu:2", 16);
+	f = fx_init("pack:1 [numa] l3:2 core:2 pu:2", 16);
 	policy_host_defaults(&h, f.t);
 	dom_init(&d, 3, "big", 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	assert_int_equal(guesttopo_dry_place(&h, &d, NULL, 0, f.slots, f.pins, &f.emu, &f.err), -1);
@@ -528,10 +528,9 @@ test_check_agrees(void **state)
 static void
 test_check_die_split(void **state)
 {
-	struct fx f;
+	struct fx f = fx_init(HOST_9T24, 32);
 	struct policy_guest_topo one_die = { 1, 1, 1, 16, 2 };
 
-	fx_init(&f, HOST_9T24, 32);
 	for (int v = 0; v < 32; v++) {
 		cpuset_zero(&f.pins[v]);
 		cpuset_set(&f.pins[v], v);
@@ -557,10 +556,9 @@ test_check_die_split(void **state)
 static void
 test_check_smt(void **state)
 {
-	struct fx f;
+	struct fx f = fx_init(HOST_9T24, 4);
 	struct policy_guest_topo g = { 1, 1, 1, 2, 2 };
 
-	fx_init(&f, HOST_9T24, 4);
 	/* vCPUs 0,1 on PUs 0,2 (cores 0 and 1); vCPUs 2,3 on siblings 4,5 */
 	int pu[4] = { 0, 2, 4, 5 };
 	for (int v = 0; v < 4; v++) {
@@ -595,10 +593,9 @@ test_check_smt(void **state)
 static void
 test_check_bad_topology(void **state)
 {
-	struct fx f;
+	struct fx f = fx_init(HOST_9T24, 8);
 	struct policy_guest_topo g = { 1, 2, 1, 2, 1 };
 
-	fx_init(&f, HOST_9T24, 8);
 	memset(f.pins, 0, 8 * sizeof(*f.pins));
 	assert_int_equal(guesttopo_check(f.t, &g, 8, f.pins, 0, f.check, &f.err), 1);
 	assert_int_equal(f.check->issues[0].kind, GUESTTOPO_BAD_TOPOLOGY);
