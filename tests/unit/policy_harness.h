@@ -115,6 +115,24 @@ h_annot(enum policy_mode mode, enum policy_isolation iso)
 	return a;
 }
 
+/* h_annot() with topology="match": guest die i on host LLC i. */
+static inline struct policy_annotation
+h_match(enum policy_mode mode, enum policy_isolation iso)
+{
+	struct policy_annotation a = h_annot(mode, iso);
+
+	a.topology = POLICY_TOPO_MATCH;
+	return a;
+}
+
+/* vCPUs from..to-1 of domain d busy (demand 1.0). */
+static inline void
+h_busy_range(struct harness *h, int d, int from, int to)
+{
+	for (int v = from; v < to; v++)
+		h->dom[d].demand[v] = 1.0;
+}
+
 /* Give the annotation one group, named name, of the n vCPUs listed (none
  * yet when n is 0). */
 static inline void

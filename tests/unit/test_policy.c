@@ -133,8 +133,7 @@ static void
 test_place_large_domain_whole_llcs_die_to_llc(void **state)
 {
 	struct harness *h = h_new("pack:2 [numa] l3:4 core:8 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
-	a.topology = POLICY_TOPO_MATCH;
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	int d = h_add(h, "big", 48, 3, 8, 2, &a);     /* 3 dies of 16 */
 
 	assert_int_equal(h_step(h), 0);
@@ -154,17 +153,28 @@ test_place_large_domain_whole_llcs_die_to_llc(void **state)
 	h_free(h);
 }
 
-static void
-test_refuse_when_full(void **state)
+/* A host of 8 cores with CPUs 0-1 reserved and two isolated 8-vCPU
+ * domains: after the first step a is placed and b (*b) refused. */
+static struct harness *
+h_full(int *b)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
 	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
+
 	cpuset_parse(&h->host.reserved, "0-1", NULL);
 	h_add(h, "a", 8, 1, 4, 2, &a);
-	int b = h_add(h, "b", 8, 1, 4, 2, &a);
-
+	*b = h_add(h, "b", 8, 1, 4, 2, &a);
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	return h;
+}
+
+static void
+test_refuse_when_full(void **state)
+{
+	int b;
+	struct harness *h = h_full(&b);
+
 	const struct policy_action *r = NULL;
 	for (int i = 0; i < h->plan->n; i++)
 		if (h->plan->actions[i].type == POLICY_ACT_REFUSE)
@@ -196,14 +206,9 @@ test_refuse_when_full(void **state)
 static void
 test_refused_retried_on_host_change(void **state)
 {
-	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
-	cpuset_parse(&h->host.reserved, "0-1", NULL);
-	h_add(h, "a", 8, 1, 4, 2, &a);
-	int b = h_add(h, "b", 8, 1, 4, 2, &a);
+	int b;
+	struct harness *h = h_full(&b);
 
-	assert_int_equal(h_step(h), 0);
-	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
 	/* nothing changed: still refused, and not said again */
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
@@ -218,12 +223,7 @@ test_refused_retried_on_host_change(void **state)
 	h_free(h);
 
 	/* the same with the reserved CPUs given back (reserved-cpus none) */
-	h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
-	cpuset_parse(&h->host.reserved, "0-1", NULL);
-	h_add(h, "a", 8, 1, 4, 2, &a);
-	b = h_add(h, "b", 8, 1, 4, 2, &a);
-	assert_int_equal(h_step(h), 0);
-	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 1);
+	h = h_full(&b);
 	cpuset_zero(&h->host.reserved);
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
@@ -305,8 +305,7 @@ static void
 test_xiangshan_group_settles_on_one_llc(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.topology = POLICY_TOPO_MATCH;         /* the seed's guest: 8 CCXs, as the host's */
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);         /* the seed's guest: 8 CCXs, as the host's */
 	int d = h_add(h, "xs", 128, 8, 8, 2, &a);
 	int busy[8];
 
@@ -434,15 +433,12 @@ static void
 test_squeeze_capacity_on_allowed_pus(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
-	a.topology = POLICY_TOPO_MATCH;
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	h_one_group(&a, "six", NULL, 0);
 	cpuset_set_range(&a.groups[0].vcpus, 14, 19);
 	int d = h_add(h, "iso", 20, 1, 10, 2, &a);
-	for (int v = 0; v < 12; v++)
-		h->dom[d].demand[v] = 1.0;
-	for (int v = 16; v < 20; v++)
-		h->dom[d].demand[v] = 1.0;
+	h_busy_range(h, d, 0, 12);
+	h_busy_range(h, d, 16, 20);
 	for (int step = 0; step < 30; step++) {
 		if (step == 6)          /* the group's vCPUs on LLC 0 start too */
 			h->dom[d].demand[14] = h->dom[d].demand[15] = 1.0;
@@ -473,8 +469,7 @@ test_power_like_smt4_llc_not_aggregated(void **state)
 	h_one_group(&a, "app", NULL, 0);
 	cpuset_set_range(&a.groups[0].vcpus, 0, 7);
 	int d = h_add(h, "p", 8, 2, 1, 4, &a);
-	for (int v = 0; v < 8; v++)
-		h->dom[d].demand[v] = 1.0;
+	h_busy_range(h, d, 0, 8);
 	int before[8];
 	assert_int_equal(h_step(h), 0);
 	for (int v = 0; v < 8; v++)
@@ -747,17 +742,14 @@ static void
 test_partly_aggregated_group_measured(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.topology = POLICY_TOPO_MATCH;
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	int vc[8] = { 0, 1, 2, 3, 16, 17, 18, 19 };
 	h_one_group(&a, "part", vc, 8);
 	h->host.counters = true;
 	int d = h_add(h, "p", 32, 2, 8, 2, &a);
 	h_busy(h, d, vc, 8);
-	for (int v = 4; v < 7; v++)
-		h->dom[d].demand[v] = 1.0;
-	for (int v = 20; v < 28; v++)
-		h->dom[d].demand[v] = 1.0;
+	h_busy_range(h, d, 4, 7);
+	h_busy_range(h, d, 20, 28);
 	for (int step = 0; step < 40; step++)
 		assert_int_equal(h_step(h), 0);
 	int in0 = 0;
@@ -778,11 +770,9 @@ static void
 test_spread_busy_vcpus_on_distinct_llcs(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_SPREAD, POLICY_ISO_NONE);
-	a.topology = POLICY_TOPO_MATCH;         /* one guest die: placed on one LLC */
+	struct policy_annotation a = h_match(POLICY_MODE_SPREAD, POLICY_ISO_NONE);         /* one guest die: placed on one LLC */
 	int d = h_add(h, "cs", 4, 1, 4, 1, &a);
-	for (int v = 0; v < 4; v++)
-		h->dom[d].demand[v] = 1.0;
+	h_busy_range(h, d, 0, 4);
 	int spread = 0;
 	for (int step = 0; step < 10; step++) {
 		h_step(h);
@@ -805,8 +795,7 @@ static void
 test_guest_report_hostile_and_dissolve(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.topology = POLICY_TOPO_MATCH;
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	int d = h_add(h, "g", 32, 2, 8, 2, &a);
 	struct policy_hot_report *r = &h->dom[d].rep[0];
 	memset(r, 0, sizeof(*r));
@@ -844,8 +833,7 @@ static void
 test_taken_vcpus_not_left_on_stale_pins(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:8 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.topology = POLICY_TOPO_MATCH;         /* guest die i on host LLC i */
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);         /* guest die i on host LLC i */
 	int d = h_add(h, "st", 32, 2, 8, 2, &a);
 	int vc[2] = { 1, 17 };
 
@@ -885,8 +873,7 @@ static void
 test_move_budget_shared(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.topology = POLICY_TOPO_MATCH;
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	a.tune.max_moves = 8;
 	h_one_group(&a, "g", NULL, 0);
 	for (int i = 0; i < 8; i++)
@@ -934,8 +921,7 @@ static void
 test_size_guard_groups_together(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	a.topology = POLICY_TOPO_MATCH;         /* guest die i on host LLC i */
+	struct policy_annotation a = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);         /* guest die i on host LLC i */
 	a.tune.max_moves = 8;
 	int d = h_add(h, "split", 32, 4, 4, 2, &a);
 	int ga[6] = { 0, 1, 2, 3, 8, 9 }, gb[6] = { 4, 5, 6, 7, 16, 17 };
