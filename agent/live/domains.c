@@ -91,8 +91,8 @@ ldom_remove(struct live *l, struct ldom *d, const char *why)
 	}
 }
 
-static int
-dom_resize(struct ldom *d, int maxvcpus)
+int
+ldom_resize(struct ldom *d, int maxvcpus)
 {
 	struct lvcpu *v;
 
@@ -135,7 +135,7 @@ ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int p
 		return NULL;
 	d->tracer = l->tracer;
 	d->tr_dom = -1;
-	if (dom_resize(d, maxvcpus) < 0) {
+	if (ldom_resize(d, maxvcpus) < 0) {
 		free(d);
 		return NULL;
 	}
@@ -344,7 +344,7 @@ upsert(struct live *l, const struct virt_domain *vd)
 		l->new_domains++;
 	}
 	if (d->nvcpus != vd->nvcpus || d->maxvcpus < maxv) {
-		if (d->maxvcpus < maxv && dom_resize(d, maxv) < 0) {
+		if (d->maxvcpus < maxv && ldom_resize(d, maxv) < 0) {
 			log_dom(LOG_WARNING, d->name, -1, 0, "out of memory");
 			return;
 		}
@@ -434,7 +434,8 @@ ldom_discover(struct live *l, struct ldom *d)
 	struct procstat_task *tasks = NULL;
 	struct llcd_err e;
 	enum procstat_status st;
-	int n = 0, nfound = 0, nnew = 0;
+	int n = 0, nfound = 0, nnew = 0, nwant = 0;
+	uint64_t named_sig = 0;
 	int *newtids;
 	bool *found;
 
@@ -470,7 +471,11 @@ ldom_discover(struct live *l, struct ldom *d)
 		int v = tasks[i].index;
 		struct lvcpu *c;
 		if (d->ext) {
-			/* the source named the vCPU threads (QMP thread-id) */
+			/* the source named the vCPU threads (QMP thread-id); the
+			 * threads QEMU names as vCPUs only say when to ask it
+			 * again (hot-plug) */
+			if (tasks[i].kind == PROCSTAT_VCPU)
+				named_sig += ((uint64_t)(unsigned)tasks[i].tid + 1) * 0x9e3779b97f4a7c15ull;
 			v = -1;
 			for (int k = 0; k < d->maxvcpus && d->ext_tids; k++)
 				if (d->ext_tids[k] == tasks[i].tid)
@@ -520,8 +525,27 @@ ldom_discover(struct live *l, struct ldom *d)
 		}
 		if (v < d->nvcpus && d->v[v].tid)
 			nfound++;
+		/* an ext domain's cpu-indexes may have holes (a vCPU
+		 * unplugged below the highest): only those the source named */
+		if (v < d->nvcpus && (!d->ext || (d->ext_tids && d->ext_tids[v])))
+			nwant++;
+		if (d->ext && d->ext_tids && d->ext_tids[v] && !found[v] && !d->ext_sig_pending &&
+		    !d->ext_changed) {
+			log_dom(LOG_INFO, d->name, v, d->ext_tids[v], "the vCPU thread QMP named is gone; asking QMP again");
+			d->ext_changed = true;  /* hot-unplug */
+		}
 	}
-	d->threads_missing = nfound < d->nvcpus;
+	if (d->ext) {
+		if (d->ext_sig_pending) {
+			d->ext_named_sig = named_sig;
+			d->ext_sig_pending = false;
+		} else if (named_sig != d->ext_named_sig && !d->ext_changed) {
+			log_dom(LOG_INFO, d->name, -1, 0, "the threads QEMU (pid %d) names as vCPUs changed; asking QMP again",
+			    d->pid);
+			d->ext_changed = true;  /* hot-plug (or unplug) */
+		}
+	}
+	d->threads_missing = nfound < nwant;
 	d->nthreads_seen = n;
 	if (!d->state_checked && !d->threads_missing)
 		live_state_check(l, d);

@@ -37,6 +37,7 @@ live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, str
 	}
 	memcpy(d->ext_tids, x->tids, sizeof(int) * (size_t)maxv);
 	d->guest = x->guest;
+	d->ext_sig_pending = true;
 	snprintf(d->ext_channel, sizeof(d->ext_channel), "%s", x->channel ? x->channel : "");
 	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;  /* NEW until the source gives it */
 	log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", x->pid, x->nvcpus,
@@ -44,6 +45,57 @@ live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, str
 	l->new_domains++;
 	*key = k;
 	return 0;
+}
+
+int
+live_ext_update(struct live *l, uint64_t key, const struct live_ext_domain *x, struct llcd_err *err)
+{
+	struct ldom *d = ldom_by_key(l, key);
+	int maxv = x->maxvcpus > x->nvcpus ? x->maxvcpus : x->nvcpus;
+	int oldmax, *nt;
+	bool tids_same;
+
+	if (d == NULL || !d->ext)
+		return llcd_err_set(err, "%s: not a known domain", x->name);
+	if (x->nvcpus < 1 || maxv > CPUSET_MAX || x->pid != d->pid)
+		return llcd_err_set(err, "%s: bad vCPU count %d or pid %d (was %d)", x->name, x->nvcpus, x->pid, d->pid);
+	oldmax = d->maxvcpus;
+	tids_same = maxv == oldmax && memcmp(d->ext_tids, x->tids, sizeof(int) * (size_t)maxv) == 0;
+	if (maxv > d->maxvcpus) {
+		if ((nt = realloc(d->ext_tids, sizeof(int) * (size_t)maxv)) == NULL)
+			return llcd_err_set(err, "out of memory");
+		memset(nt + d->maxvcpus, 0, sizeof(int) * (size_t)(maxv - d->maxvcpus));
+		d->ext_tids = nt;
+		if (ldom_resize(d, maxv) < 0)
+			return llcd_err_set(err, "out of memory");
+	}
+	/* slots beyond the source's maxvcpus (it never shrinks in QEMU) stay 0 */
+	memset(d->ext_tids, 0, sizeof(int) * (size_t)d->maxvcpus);
+	memcpy(d->ext_tids, x->tids, sizeof(int) * (size_t)maxv);
+	d->ext_changed = false;
+	d->ext_sig_pending = true;
+	d->todo |= LDOM_TODO_DISCOVER;  /* the threads: opened, closed */
+	if (d->nvcpus != x->nvcpus)
+		log_dom(LOG_INFO, d->name, -1, 0, "%d vCPU%s online (was %d)", x->nvcpus, x->nvcpus == 1 ? "" : "s",
+		    d->nvcpus);
+	else if (!tids_same)
+		log_dom(LOG_INFO, d->name, -1, 0, "vCPU threads changed (%d online)", x->nvcpus);
+	if (d->nvcpus != x->nvcpus || memcmp(&d->guest, &x->guest, sizeof(d->guest)) != 0) {
+		/* the engine re-places a domain whose vCPU count changed
+		 * (policy/step.c reconcile), as for a libvirt domain */
+		d->nvcpus = x->nvcpus;
+		d->guest = x->guest;
+		d->todo |= LDOM_TODO_OBS;
+	}
+	return 0;
+}
+
+bool
+live_ext_vcpus_changed(const struct live *l, uint64_t key)
+{
+	const struct ldom *d = ldom_by_key(l, key);
+
+	return d != NULL && d->ext && d->ext_changed;
 }
 
 void

@@ -180,6 +180,17 @@ struct live_ext_domain {
 };
 /* Add a running domain; *key receives its key. */
 int live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, struct llcd_err *err);
+/* The source read the domain again (vCPU hot-plug): its vCPU count,
+ * threads and guest topology replaced; the same pid. The threads are
+ * found again in the next period; a changed count re-places the domain
+ * (the engine's rule for a libvirt domain's setvcpus). */
+int live_ext_update(struct live *l, uint64_t key, const struct live_ext_domain *x, struct llcd_err *err);
+/* Whether the threads QEMU names as vCPUs ("CPU n/KVM", "CPU n/TCG",
+ * -name ...,debug-threads=on) differ from those of the source's last
+ * answer, or one it named is gone, as seen at the last discovery (the
+ * thread-count hint of sampling: at most every 10 periods): the source
+ * should ask again. Cleared by live_ext_update. */
+bool live_ext_vcpus_changed(const struct live *l, uint64_t key);
 /* The domain stopped (its process or socket vanished): forget it. */
 void live_ext_remove(struct live *l, uint64_t key, const char *why);
 /* Its annotation: xml (len bytes; NULL: none) from source (a path, for

@@ -153,6 +153,13 @@ struct ldom {
 	/* a domain of another source (ext.c; fake is set too) */
 	bool ext;
 	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
+	/* hot-plug (ldom_discover): the threads named as vCPUs ("CPU n/KVM",
+	 * "CPU n/TCG") at the discovery after the source's last answer, as a
+	 * signature; ext_changed when they, or a named thread's existence,
+	 * differ since (live_ext_vcpus_changed) */
+	uint64_t ext_named_sig;
+	bool ext_sig_pending;           /* the next discovery records it */
+	bool ext_changed;
 	char *ext_annot;                /* the llc-policy element; NULL none */
 	char ext_src[PATH_MAX];         /* where it came from, for messages */
 	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
@@ -281,6 +288,9 @@ void ldom_free(struct ldom *d);
 /* A new domain in the table (state NEW, everything to do); NULL: out of memory. */
 struct ldom *ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
     int nvcpus, int maxvcpus);
+/* Room for maxvcpus vCPUs (more: new ones zeroed; fewer: closed). 0, or -1
+ * when out of memory. */
+int ldom_resize(struct ldom *d, int maxvcpus);
 /* Forget a domain (logged: "no longer managed: why"); d is freed. */
 void ldom_remove(struct live *l, struct ldom *d, const char *why);
 /* Read and parse the annotation; a transient libvirt error leaves it for

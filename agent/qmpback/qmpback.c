@@ -32,6 +32,7 @@
 #define BACKOFF_MIN_MS 1000
 #define BACKOFF_MAX_MS 60000
 #define NQUERIES 4
+#define REQUERY_MS 5000                 /* hot-plug: at most one re-read per VM this often */
 
 /* A socket's life (struct qvm.st):
  *   WAIT       not connected; connect at retry_ns
@@ -68,13 +69,15 @@ struct qvm {
 	bool pol_have;
 	bool seen;
 	bool shut_down;                 /* hold: SHUTDOWN heard */
+	bool requery;                   /* hold: a DEVICE_ADDED / DEVICE_DELETED heard */
+	uint64_t requery_ns;            /* hot-plug: no re-read before */
 };
 
 struct qmpback {
 	struct live *live;
 	char glob[PATH_MAX], dir[PATH_MAX], policy_dir[PATH_MAX], channel[PATH_MAX];
 	bool hold;
-	int timeout_ms;
+	int timeout_ms, requery_ms;
 	const char *proc_root;
 	int epfd, infd, wd_sock, wd_pol;
 	struct qvm **vms;
@@ -415,6 +418,24 @@ vm_from_replies(struct qmpback *q, struct qvm *v, uint64_t now)
 		.name = name, .uuid = uuid, .pid = v->pid, .nvcpus = nv, .maxvcpus = maxv, .tids = tids,
 		.guest = g, .channel = chan[0] ? chan : NULL,
 	};
+	if (v->key != 0) {
+		/* read again (vCPU hot-plug): the same VM, its vCPUs replaced */
+		if (live_ext_update(q->live, v->key, &xd, &e) < 0) {
+			refuse(q, v, now, "%s", e.msg);
+			goto out;
+		}
+		q->st.rereads++;
+		v->why[0] = '\0';
+		v->backoff_ms = BACKOFF_MIN_MS;
+		clear_replies(v);
+		if (q->hold) {
+			v->st = QVM_HELD;
+		} else {
+			close_conn(q, v);
+			v->st = QVM_CLOSED;
+		}
+		goto out;
+	}
 	if (live_ext_add(q->live, &xd, &v->key, &e) < 0) {
 		refuse(q, v, now, "%s", e.msg);
 		goto out;
@@ -465,6 +486,7 @@ send_queries(struct qmpback *q, struct qvm *v, uint64_t now)
 		}
 	}
 	v->st = QVM_QUERY;
+	v->requery = false;
 	v->deadline_ns = now + (uint64_t)q->timeout_ms * 1000000ull;
 }
 
@@ -505,6 +527,9 @@ handle_event(struct qmpback *q, struct qvm *v, struct json_object *ev, uint64_t 
 		v->shut_down = true;
 	} else if (strcmp(name, "STOP") == 0) {
 		log_dom(LOG_INFO, v->name, -1, 0, "QMP STOP: paused (pins stay)");
+	} else if ((strcmp(name, "DEVICE_DELETED") == 0 || strcmp(name, "DEVICE_ADDED") == 0) && v->key != 0) {
+		/* any device: whether it was a CPU is QMP's to say (rate-limited) */
+		v->requery = true;
 	} else if (strcmp(name, "RESUME") == 0) {
 		log_dom(LOG_INFO, v->name, -1, 0, "QMP RESUME: running");
 		if (v->key == 0 && v->st == QVM_HELD)
@@ -586,6 +611,34 @@ step_conn(struct qmpback *q, struct qvm *v, uint64_t now)
 	}
 	if (v->q != NULL)
 		ep_set(q, v);
+}
+
+/* Hot-plug: the threads QEMU names as vCPUs changed (the live back-end's
+ * discovery, live_ext_vcpus_changed), or with hold a DEVICE_ADDED /
+ * DEVICE_DELETED: the four queries again, on the held connection or a new
+ * one closed after them, at most once per requery_ms per VM (and after the
+ * back-off of a failed one: refuse()). */
+static void
+maybe_requery(struct qmpback *q, struct qvm *v, uint64_t now)
+{
+	if (v->key == 0 || (v->st != QVM_CLOSED && v->st != QVM_HELD) || now < v->requery_ns)
+		return;
+	if (!v->requery && !live_ext_vcpus_changed(q->live, v->key))
+		return;
+	log_dom(LOG_INFO, v->name, -1, 0, "vCPUs %s; reading QMP socket %s again",
+	    v->requery ? "added or removed (a QMP device event)" : "changed (the vCPU threads)", v->path);
+	v->requery_ns = now + (uint64_t)q->requery_ms * 1000000ull;
+	q->st.requeries++;
+	if (v->st == QVM_HELD) {
+		send_queries(q, v, now);
+		if (v->q != NULL)
+			ep_set(q, v);
+	} else {
+		v->st = QVM_WAIT;
+		start_connect(q, v, now);
+		if (v->st == QVM_HANDSHAKE)
+			step_conn(q, v, now);
+	}
 }
 
 /* ---- the socket list ------------------------------------------------------- */
@@ -745,6 +798,7 @@ qmpback_handle(struct qmpback *q, uint64_t now)
 		case QVM_CLOSED:
 			break;
 		}
+		maybe_requery(q, v, now);
 		if (v->key != 0)
 			policy_check(q, v, false);
 	}
@@ -804,6 +858,7 @@ qmpback_new(struct live *l, const struct qmpback_config *cfg, struct llcd_err *e
 	}
 	q->hold = cfg->hold;
 	q->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : QMPBACK_TIMEOUT_MS;
+	q->requery_ms = cfg->requery_ms > 0 ? cfg->requery_ms : REQUERY_MS;
 	q->proc_root = cfg->proc_root;
 	if ((q->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    (q->infd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0) {

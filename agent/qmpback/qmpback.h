@@ -62,6 +62,8 @@ struct qmpback_config {
 	const char *channel_path;       /* NULL or "": no guest channel */
 	bool hold;                      /* keep the monitor (hear events) */
 	int timeout_ms;                 /* each step; 0: QMPBACK_TIMEOUT_MS */
+	int requery_ms;                 /* tests: hot-plug re-reads at most this
+	                                 * often per VM; 0: 5000 */
 	const char *proc_root;          /* tests; NULL: /proc */
 };
 
@@ -82,6 +84,7 @@ int qmpback_handle(struct qmpback *q, uint64_t now_ns);
 
 struct qmpback_stats {
 	uint64_t scans, connects, refusals, vms_added, vms_removed, events, policy_reads;
+	uint64_t requeries, rereads;    /* hot-plug: re-reads begun, applied */
 	int sockets, vms;
 };
 void qmpback_stats(const struct qmpback *q, struct qmpback_stats *st);

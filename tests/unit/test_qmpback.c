@@ -173,7 +173,8 @@ struct peer {
 	char path[108];
 	int lfd;
 	pthread_t th;
-	atomic_int tids[2];             /* PEER_QEMU: "vCPU" threads of this process */
+	atomic_int tids[4];             /* PEER_QEMU: "vCPU" threads of this process */
+	atomic_int ncpus, slots;        /* PEER_QEMU: vCPUs plugged, of slots (2, 2) */
 	atomic_int stop;
 	atomic_int conn;                /* PEER_QEMU: the connection being served; -1 */
 };
@@ -181,10 +182,10 @@ struct peer {
 static void
 reply(int c, const char *line, const struct peer *p)
 {
-	char out[2048];
+	char out[4096];
 	const char *id = strstr(line, "\"id\"");
 	long n = id ? strtol(strchr(id, ':') + 1, NULL, 10) : -1;
-	int tid0 = p->kind == PEER_LIAR ? 1 : p->tids[0], tid1 = p->tids[1];
+	int o = 0;
 
 	if (strstr(line, "qmp_capabilities"))
 		snprintf(out, sizeof(out), "{\"return\": {}, \"id\": %ld}\r\n", n);
@@ -192,19 +193,27 @@ reply(int c, const char *line, const struct peer *p)
 		snprintf(out, sizeof(out), "{\"return\": {\"name\": \"web1\"}, \"id\": %ld}\r\n", n);
 	else if (strstr(line, "query-uuid"))
 		snprintf(out, sizeof(out), "{\"return\": {\"UUID\": \"00000000-0000-0000-0000-000000000000\"}, \"id\": %ld}\r\n", n);
-	else if (strstr(line, "query-cpus-fast"))
-		snprintf(out, sizeof(out), "{\"return\": [{\"thread-id\": %d, \"props\": {\"core-id\": 0, \"thread-id\": 0, "
-		    "\"die-id\": 0, \"socket-id\": 0}, \"qom-path\": \"/machine/unattached/device[0]\", \"cpu-index\": 0, "
-		    "\"target\": \"x86_64\"}, {\"thread-id\": %d, \"props\": {\"core-id\": 1, \"thread-id\": 0, "
-		    "\"die-id\": 0, \"socket-id\": 0}, \"qom-path\": \"/machine/unattached/device[1]\", \"cpu-index\": 1, "
-		    "\"target\": \"x86_64\"}], \"id\": %ld}\r\n", tid0, tid1, n);
-	else if (strstr(line, "query-hotpluggable-cpus"))
-		snprintf(out, sizeof(out), "{\"return\": [{\"props\": {\"core-id\": 1, \"thread-id\": 0, \"die-id\": 0, "
-		    "\"socket-id\": 0}, \"vcpus-count\": 1, \"qom-path\": \"/machine/unattached/device[1]\", \"type\": "
-		    "\"qemu64-x86_64-cpu\"}, {\"props\": {\"core-id\": 0, \"thread-id\": 0, \"die-id\": 0, \"socket-id\": 0}, "
-		    "\"vcpus-count\": 1, \"qom-path\": \"/machine/unattached/device[0]\", \"type\": \"qemu64-x86_64-cpu\"}], "
-		    "\"id\": %ld}\r\n", n);
-	else
+	else if (strstr(line, "query-cpus-fast")) {
+		/* vCPU i on core i, as QEMU 7.2 answers (tests/fixtures/qmp) */
+		o = snprintf(out, sizeof(out), "{\"return\": [");
+		for (int i = 0; i < p->ncpus && i < 4; i++)
+			o += snprintf(out + o, sizeof(out) - (size_t)o, "%s{\"thread-id\": %d, \"props\": {\"core-id\": %d, "
+			    "\"thread-id\": 0, \"die-id\": 0, \"socket-id\": 0}, \"qom-path\": \"/machine/unattached/device[%d]\", "
+			    "\"cpu-index\": %d, \"target\": \"x86_64\"}", i ? ", " : "",
+			    p->kind == PEER_LIAR && i == 0 ? 1 : p->tids[i], i, i, i);
+		snprintf(out + o, sizeof(out) - (size_t)o, "], \"id\": %ld}\r\n", n);
+	} else if (strstr(line, "query-hotpluggable-cpus")) {
+		o = snprintf(out, sizeof(out), "{\"return\": [");
+		for (int i = p->slots - 1; i >= 0; i--) {
+			char qom[64] = "";
+			if (i < p->ncpus)
+				snprintf(qom, sizeof(qom), ", \"qom-path\": \"/machine/unattached/device[%d]\"", i);
+			o += snprintf(out + o, sizeof(out) - (size_t)o, "%s{\"props\": {\"core-id\": %d, \"thread-id\": 0, "
+			    "\"die-id\": 0, \"socket-id\": 0}, \"vcpus-count\": 1%s, \"type\": \"qemu64-x86_64-cpu\"}",
+			    i < p->slots - 1 ? ", " : "", i, qom);
+		}
+		snprintf(out + o, sizeof(out) - (size_t)o, "], \"id\": %ld}\r\n", n);
+	} else
 		snprintf(out, sizeof(out), "{\"error\": {\"class\": \"CommandNotFound\", \"desc\": \"no\"}, \"id\": %ld}\r\n", n);
 	(void)!write(c, out, strlen(out));
 }
@@ -271,6 +280,7 @@ peer_start(struct peer *p, enum peer_kind kind, const char *name)
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	p->conn = -1;
+	p->ncpus = p->slots = 2;
 	snprintf(p->path, sizeof(p->path), "%.40s/sock/%.20s", tmp, name);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p->path);
 	assert_true((p->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
@@ -515,6 +525,193 @@ test_hold(void **state)
 	topo_free(t);
 }
 
+/* A thread of this process named as QEMU names a vCPU thread
+ * (debug-threads=on): "CPU n/TCG"; it runs until its stop is set. */
+struct named {
+	char name[16];
+	atomic_int *tid;
+	atomic_int stop;
+	pthread_t th;
+};
+
+static void *
+named_main(void *arg)
+{
+	struct named *n = arg;
+
+	pthread_setname_np(pthread_self(), n->name);
+	*n->tid = (int)syscall(SYS_gettid);
+	while (!n->stop)
+		usleep(1000);
+	return NULL;
+}
+
+static void
+named_start(struct named *n, const char *name, atomic_int *tid)
+{
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", name);
+	n->tid = tid;
+	*tid = 0;
+	assert_int_equal(pthread_create(&n->th, NULL, named_main, n), 0);
+	while (!*tid)
+		usleep(1000);
+}
+
+static void
+named_stop(struct named *n)
+{
+	n->stop = 1;
+	pthread_join(n->th, NULL);
+}
+
+static void *
+worker_main(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	return NULL;
+}
+
+/* Periods of the live back-end with the QMP back-end's handling first (as
+ * h_observe does), until the VM has want vCPUs online and the back-end has
+ * applied rereads re-reads (up to max periods, 10 ms apart); the periods
+ * it took, or -1. */
+static int
+periods_until(struct qmpback *q, struct live *l, uint64_t key, int want, uint64_t rereads, int max)
+{
+	struct agent_obs *obs = agent_obs_new();
+	struct qmpback_stats st;
+	struct agent_dominfo di;
+	struct llcd_err e;
+	int got = -1;
+
+	assert_non_null(obs);
+	for (int i = 1; i <= max && got < 0; i++) {
+		qmpback_handle(q, llcd_mono_ns());
+		assert_int_equal(agent_obs_begin(obs, 2, &e), 0);
+		assert_int_equal(live_agent_ops.observe(l, llcd_mono_ns(), obs, &e), 0);
+		qmpback_stats(q, &st);
+		agent_dominfo_init(&di);
+		if (live_describe(l, key, &di) == 0 && di.nvcpus == want && st.rereads == rereads)
+			got = i;
+		agent_dominfo_clear(&di);
+		usleep(10000);
+	}
+	agent_obs_free(obs);
+	return got;
+}
+
+/* vCPU hot-plug without qmp-hold: the threads QEMU names as vCPUs are the
+ * hint (looked at when the thread count changes, at most every 10
+ * periods); only when they differ from QMP's last answer is the monitor
+ * read again, and the answer checked as the first one was */
+static void
+test_hotplug(void **state)
+{
+	char buf[1024], conf[512];
+	struct llcd_err e;
+	struct topo *t;
+	struct qmpback_stats st;
+	struct peer good;
+	struct named cpu[3];
+	uint64_t key;
+	struct agent_dominfo di;
+
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	struct live *l = qmp_live(&t);
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .timeout_ms = 300, .requery_ms = 100 };
+	struct qmpback *q = qmpback_new(l, &qc, &e);
+	assert_non_null(q);
+	peer_start(&good, PEER_QEMU, "100.qmp");
+	good.slots = 3;                 /* -smp 2,maxcpus=3 */
+	named_start(&cpu[0], "CPU 0/TCG", &good.tids[0]);
+	named_start(&cpu[1], "CPU 1/TCG", &good.tids[1]);
+	run_until(q, 1, 3000, &st);
+	assert_int_equal(st.vms, 1);
+	assert_int_equal(live_domains(l, &key, 1), 1);
+	assert_true(periods_until(q, l, key, 2, 0, 1) > 0);
+	agent_dominfo_init(&di);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.maxvcpus, 3);
+	assert_int_equal(di.guest.cores, 3);
+	agent_dominfo_clear(&di);
+
+	/* worker threads come and go (the thread count changes): QMP is not
+	 * asked again while the vCPU-named threads are the same */
+	pthread_t w[3];
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&w[i], NULL, worker_main, NULL), 0);
+	assert_int_equal(periods_until(q, l, key, 2, 1, 25), -1);
+	for (int i = 0; i < 3; i++)
+		pthread_join(w[i], NULL);
+	assert_int_equal(periods_until(q, l, key, 2, 1, 15), -1);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.requeries, 0);
+	assert_int_equal(st.connects, 1);
+
+	/* device_add: a thread "CPU 2/TCG"; a QMP answer naming a thread of
+	 * another process for it is refused like a first answer, the VM
+	 * keeping its two vCPUs */
+	atomic_int tid2;
+	named_start(&cpu[2], "CPU 2/TCG", &tid2);
+	good.tids[2] = 1;
+	good.ncpus = 3;
+	assert_int_equal(periods_until(q, l, key, 3, 1, 30), -1);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.requeries, 1);
+	assert_int_equal(st.rereads, 0);
+	assert_true(st.refusals >= 1);
+	assert_int_equal(st.vms, 1);
+	assert_int_equal(live_domains(l, &key, 1), 1);
+	agent_dominfo_init(&di);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.nvcpus, 2);
+	agent_dominfo_clear(&di);
+	/* the right thread: read again after the back-off (1 s), the third
+	 * vCPU is found, the first two keep their threads */
+	good.tids[2] = tid2;
+	assert_true(periods_until(q, l, key, 3, 1, 300) > 0);
+	assert_true(periods_until(q, l, key, 3, 1, 2) > 0);     /* the threads found */
+	agent_dominfo_init(&di);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.nvcpu_info, 3);
+	assert_int_equal(di.vcpus[0].tid, good.tids[0]);
+	assert_int_equal(di.vcpus[1].tid, good.tids[1]);
+	assert_int_equal(di.vcpus[2].tid, tid2);
+	assert_int_equal(di.guest.cores, 3);
+	agent_dominfo_clear(&di);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.vms_added, 1);      /* the same VM, not a new one */
+	assert_int_equal(st.vms_removed, 0);
+
+	/* device_del: the thread ends; QMP is read again and the vCPU dropped */
+	good.ncpus = 2;
+	named_stop(&cpu[2]);
+	int np = periods_until(q, l, key, 2, 2, 50);
+	assert_true(np > 0);
+	assert_true(periods_until(q, l, key, 2, 2, 2) > 0);
+	agent_dominfo_init(&di);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_int_equal(di.nvcpu_info, 2);
+	assert_int_equal(di.vcpus[1].tid, good.tids[1]);
+	agent_dominfo_clear(&di);
+	qmpback_stats(q, &st);
+	assert_int_equal(st.requeries, 2);      /* plug (refused, retried after the back-off: not a new one), unplug */
+	assert_int_equal(st.vms_added, 1);
+	/* and settled: no more re-reads */
+	assert_int_equal(periods_until(q, l, key, 2, 3, 25), -1);
+
+	qmpback_free(q);
+	peer_stop(&good);
+	named_stop(&cpu[0]);
+	named_stop(&cpu[1]);
+	live_free(l);
+	topo_free(t);
+}
+
 int
 main(void)
 {
@@ -523,6 +720,7 @@ main(void)
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test_setup_teardown(test_backend, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_hold, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_hotplug, setup_tmp, teardown_tmp),
 	};
 	log_init(true, 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
