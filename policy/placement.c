@@ -476,17 +476,25 @@ dom_index(const struct policy_state *s, const struct dom *d)
 }
 
 /* Adopt the pins a domain already has (llcd restarted) when they are a
- * valid placement for its mode; returns true when adopted. */
+ * valid placement for its mode; returns true when adopted. A domain whose
+ * vCPU count grew (grown_from, hot-plug) adopts the pins of its old vCPUs
+ * and places each new one beside them: static, on the least-loaded PU of
+ * the pool in the LLCs its other vCPUs are on; otherwise on the PUs of the
+ * others (the domain's allotment). An isolated one, or one of
+ * topology="match" spread over LLCs, is placed afresh instead. */
 static bool
 adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
              const struct policy_domain_in *in)
 {
 	const struct topo *t = s->topo;
 	struct cpuset u, pool, whole;
-	int cpu;
+	int cpu, old = d->grown_from > 0 && d->grown_from < d->nvcpus ? d->grown_from : d->nvcpus;
 
+	d->grown_from = 0;              /* one try */
+	if (old < d->nvcpus && d->isolated)
+		return false;
 	cpuset_zero(&u);
-	for (int v = 0; v < d->nvcpus; v++) {
+	for (int v = 0; v < old; v++) {
 		const struct cpuset *p = &in->vcpus[v].pinned;
 		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved))
 			return false;
@@ -496,6 +504,9 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 			return false;
 		cpuset_or(&u, &u, p);
 	}
+	if (old < d->nvcpus && d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH &&
+	    pin_llc(s, &u) < 0)
+		return false;
 	cpuset_zero(&whole);
 	CPUSET_FOREACH(cpu, &u)
 		cpuset_or(&whole, &whole, &topo_get(t, TOPO_CORE, topo_core_of(t, cpu))->cpus);
@@ -520,8 +531,18 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		if (!cpuset_subset(&u, &pool))
 			return false;
 	}
+	/* where new vCPUs may go */
+	struct cpuset cand = u;
+	if (old < d->nvcpus && d->annot.mode == POLICY_MODE_STATIC) {
+		cpuset_zero(&cand);
+		CPUSET_FOREACH(cpu, &u)
+			cpuset_or(&cand, &cand, &topo_get(t, TOPO_LLC, topo_llc_of(t, cpu))->cpus);
+		cpuset_and(&cand, &cand, &pool);
+	}
+	if (old < d->nvcpus && cpuset_empty(&cand))
+		return false;
 	d->allot = u;
-	for (int v = 0; v < d->nvcpus; v++) {
+	for (int v = 0; v < old; v++) {
 		const struct cpuset *p = &in->vcpus[v].pinned;
 		/* slot: the least-loaded PU of its pin */
 		int best = cpuset_first(p);
@@ -535,6 +556,25 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		d->home[v] = *p;
 		d->want[v] = *p;
 		d->sent[v] = *p;
+	}
+	for (int v = old; v < d->nvcpus; v++) {
+		/* hot-plugged: the least-loaded PU where it may go */
+		int best = cpuset_first(&cand);
+		CPUSET_FOREACH(cpu, &cand)
+			if (s->pu_load[cpu] < s->pu_load[best])
+				best = cpu;
+		d->slot[v] = best;
+		s->pu_load[best]++;
+		s->llc_load[topo_llc_of(t, best)]++;
+		if (d->annot.mode == POLICY_MODE_STATIC) {
+			cpuset_zero(&d->home[v]);
+			cpuset_set(&d->home[v], best);
+		} else {
+			d->home[v] = u;
+		}
+		cpuset_or(&d->allot, &d->allot, &d->home[v]);
+		d->want[v] = d->home[v];
+		cpuset_zero(&d->sent[v]);       /* pinned in this step */
 	}
 	if (d->isolated) {
 		int idx = dom_index(s, d);

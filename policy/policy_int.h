@@ -142,6 +142,10 @@ struct dom {
 	bool isolated;
 	bool confined;                  /* unmanaged, pinned to the shared pool */
 	bool no_adopt;                  /* re-placed: do not adopt old pins */
+	int grown_from;                 /* re-made because its vCPU count grew
+	                                 * (hot-plug) from this many: adopt_domain
+	                                 * keeps those pins and places the new
+	                                 * vCPUs beside them; 0 none */
 	bool released_sent;
 	struct cpuset allot;            /* PUs placed on (isolated: owned) */
 	int *slot;                      /* per vCPU: the PU its slot is on */

@@ -78,13 +78,18 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 {
 	int idx = dom_find(s, di->key);
 	struct dom *d = idx >= 0 ? s->doms[idx] : NULL;
+	int grown_from = 0;
 
 	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
 	          (di->annotated && annot_shape_changed(&d->annot, &di->annot)))) {
 		/* re-place: vCPU count or annotation shape changed */
 		bool was_managed = d->state == DOM_PLACED || d->confined;
 		if (d->nvcpus != di->nvcpus) {
-			/* arrays are sized by nvcpus: start over */
+			/* arrays are sized by nvcpus: start over; vCPUs
+			 * hot-plugged into a placed domain are placed beside
+			 * the others, which keep their pins (adopt_domain) */
+			if (d->state == DOM_PLACED && di->nvcpus > d->nvcpus)
+				grown_from = d->nvcpus;
 			for (int j = idx; j < s->ndoms - 1; j++)
 				s->doms[j] = s->doms[j + 1];
 			s->ndoms--;
@@ -103,6 +108,7 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 			return NULL;
 		}
 		d->released_sent = true;
+		d->grown_from = grown_from;
 	}
 	snprintf(d->name, sizeof(d->name), "%s", di->name);
 	d->guest = di->guest;

@@ -186,6 +186,7 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 	}
 	if (r == AGENT_OK) {
 		c->applied = *cpus;
+		c->hotplugged = false;
 		c->affinity = *cpus;
 		d->touched = true;
 		l->state_dirty = true;

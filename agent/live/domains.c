@@ -117,6 +117,24 @@ ldom_resize(struct ldom *d, int maxvcpus)
 	return 0;
 }
 
+void
+ldom_set_nvcpus(struct ldom *d, int nvcpus)
+{
+	if (nvcpus == d->nvcpus || nvcpus > d->maxvcpus)
+		return;
+	log_dom(LOG_INFO, d->name, -1, 0, "%d vCPU%s online (was %d)", nvcpus, nvcpus == 1 ? "" : "s", d->nvcpus);
+	for (int v = d->nvcpus; v < nvcpus; v++) {
+		cpuset_zero(&d->v[v].applied);
+		d->v[v].hotplugged = true;
+	}
+	for (int v = nvcpus; v < d->nvcpus; v++) {
+		cpuset_zero(&d->v[v].applied);
+		d->v[v].hotplugged = false;
+	}
+	d->nvcpus = nvcpus;
+	d->todo |= LDOM_TODO_DISCOVER | LDOM_TODO_OBS;
+}
+
 struct ldom *
 ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
         int nvcpus, int maxvcpus)
@@ -348,11 +366,8 @@ upsert(struct live *l, const struct virt_domain *vd)
 			log_dom(LOG_WARNING, d->name, -1, 0, "out of memory");
 			return;
 		}
-		if (d->nvcpus != vd->nvcpus)
-			log_dom(LOG_INFO, d->name, -1, 0, "%d vCPUs online (was %d)", vd->nvcpus, d->nvcpus);
-		d->nvcpus = vd->nvcpus;
-		d->todo |= LDOM_TODO_DISCOVER;
-		d->todo |= LDOM_TODO_OBS;
+		ldom_set_nvcpus(d, vd->nvcpus);
+		d->todo |= LDOM_TODO_DISCOVER | LDOM_TODO_OBS;
 	}
 	snprintf(d->name, sizeof(d->name), "%s", vd->name);
 	d->pid = vd->pid;

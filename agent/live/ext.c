@@ -75,15 +75,13 @@ live_ext_update(struct live *l, uint64_t key, const struct live_ext_domain *x, s
 	d->ext_changed = false;
 	d->ext_sig_pending = true;
 	d->todo |= LDOM_TODO_DISCOVER;  /* the threads: opened, closed */
-	if (d->nvcpus != x->nvcpus)
-		log_dom(LOG_INFO, d->name, -1, 0, "%d vCPU%s online (was %d)", x->nvcpus, x->nvcpus == 1 ? "" : "s",
-		    d->nvcpus);
-	else if (!tids_same)
+	if (d->nvcpus == x->nvcpus && !tids_same)
 		log_dom(LOG_INFO, d->name, -1, 0, "vCPU threads changed (%d online)", x->nvcpus);
-	if (d->nvcpus != x->nvcpus || memcmp(&d->guest, &x->guest, sizeof(d->guest)) != 0) {
-		/* the engine re-places a domain whose vCPU count changed
-		 * (policy/step.c reconcile), as for a libvirt domain */
-		d->nvcpus = x->nvcpus;
+	/* a changed count: the engine places the new vCPUs beside the
+	 * others (policy/step.c reconcile, adopt_domain), as for a libvirt
+	 * domain's */
+	ldom_set_nvcpus(d, x->nvcpus);
+	if (memcmp(&d->guest, &x->guest, sizeof(d->guest)) != 0) {
 		d->guest = x->guest;
 		d->todo |= LDOM_TODO_OBS;
 	}

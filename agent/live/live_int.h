@@ -54,6 +54,9 @@ struct lvcpu {
 	int last_cpu;
 	struct cpuset affinity;         /* cached kernel affinity; empty unknown */
 	struct cpuset applied;          /* what llcd last pinned; empty: nothing */
+	bool hotplugged;                /* online since the domain's count grew,
+	                                 * not pinned by llcd yet: its affinity
+	                                 * (inherited) is reported "unknown" */
 	int perf_fd;                    /* instruction counter; -1 none, -2 failed */
 	uint64_t prev_instr;
 	bool have_instr;
@@ -291,6 +294,11 @@ struct ldom *ldom_add(struct live *l, uint64_t key, const char *uuid, const char
 /* Room for maxvcpus vCPUs (more: new ones zeroed; fewer: closed). 0, or -1
  * when out of memory. */
 int ldom_resize(struct ldom *d, int maxvcpus);
+/* The domain's online vCPU count is now nvcpus (vCPU hot-plug; room for
+ * them made already): vCPUs that came online are marked hot-plugged and
+ * those that went offline forget llcd's pins; logged, and the threads
+ * are found again and the engine told in the next period. */
+void ldom_set_nvcpus(struct ldom *d, int nvcpus);
 /* Forget a domain (logged: "no longer managed: why"); d is freed. */
 void ldom_remove(struct live *l, struct ldom *d, const char *why);
 /* Read and parse the annotation; a transient libvirt error leaves it for

@@ -138,9 +138,13 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		 * is not placed at all (libvirt's default): report "unknown",
 		 * so that the engine places the domain instead of adopting
 		 * "everywhere" as a placement. Once llcd pinned the domain the
-		 * real affinity is reported, so that a hot-plugged vCPU or one
-		 * someone else released is pinned again. */
-		if (!d->touched && cpuset_subset(&l->everywhere, &c->affinity))
+		 * real affinity is reported, so that one someone else moved or
+		 * released is pinned again; but a hot-plugged vCPU llcd has not
+		 * pinned yet (it inherited the pin of the QEMU thread that
+		 * made it) is "unknown" too, so that the engine places it
+		 * (adopt_domain) rather than adopting that pin. */
+		if ((!d->touched && cpuset_subset(&l->everywhere, &c->affinity)) ||
+		    (c->hotplugged && cpuset_empty(&c->applied)))
 			cpuset_zero(&o->pinned);
 		else
 			o->pinned = c->affinity;

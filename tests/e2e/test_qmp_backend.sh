@@ -21,6 +21,11 @@
 #  4. a VM stopped (QEMU ends, its socket goes) and started again on the
 #     same socket: forgotten, then placed again (new threads pinned)
 #  5. llcd restarted: every vCPU found where llcd left it, zero re-pins
+#  6. vCPU hot-plug: a third VM (-smp 1,maxcpus=2) gets a CPU by device_add
+#     through a second QMP monitor of the test's own (Proxmox's qm set
+#     --vcpus does the same): llcd reads QMP again and pins the new vCPU
+#     thread, vCPU 0 keeps its pin; then device_del: once the guest ejects
+#     the CPU and QEMU ends its thread, llcd drops the vCPU
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/live_lib.sh"
 
@@ -50,7 +55,11 @@ EOF
 
 a=$(e2e_name a)                         # VMID 100, policy file by NAME
 b=$(e2e_name b)                         # VMID 101, policy file by VMID
-declare -A QPID VMID=([$a]=100 [$b]=101)
+c=$(e2e_name c)                         # VMID 102, hot-plug (step 6)
+declare -A QPID VMID=([$a]=100 [$b]=101 [$c]=102) NV=([$a]=2 [$b]=2 [$c]=1)
+declare -A SMP=([$a]=2,sockets=1,cores=2,threads=1 [$b]=2,sockets=1,cores=2,threads=1
+	[$c]=1,maxcpus=2,sockets=1,cores=2,threads=1)
+TESTQMP=$E2E_RUN_DIR/102-test.qmp      # VM c's second monitor: the test's, off the glob
 
 # qvm_start NAME: start the VM as Proxmox would (kvm -> TCG here). VM a
 # gets -qmp; VM b Proxmox's own form: the monitor as -chardev + -mon, and
@@ -59,12 +68,13 @@ qvm_start() {
 	local n=$1 id=${VMID[$1]} qmp args
 	: >"$(e2e_console "$n")"
 	args=(-accel tcg -name "$n,debug-threads=on"
-		-machine q35 -cpu "$E2E_CPU_MODEL" -smp 2,sockets=1,cores=2,threads=1 -m 160
+		-machine q35 -cpu "$E2E_CPU_MODEL" -smp "${SMP[$n]}" -m 160
 		-kernel "$E2E_KERNEL" -initrd "$E2E_INITRD" -append "console=ttyS0 panic=-1 loglevel=4"
 		-serial "file:$(e2e_console "$n")" -display none -nodefaults -no-reboot
 		-chardev "socket,id=llcd0,path=$CHDIR/$n.sock,server=on,wait=off"
 		-device virtio-serial,id=llcdser -device "virtserialport,bus=llcdser.0,chardev=llcd0,name=org.llcd.guest.0")
-	if [ "$n" = "$a" ]; then
+	[ "$n" = "$c" ] && args+=(-qmp "unix:$TESTQMP,server=on,wait=off")
+	if [ "$n" != "$b" ]; then
 		e2e_bg "qemu-$n" qemu-system-x86_64 "${args[@]}" -qmp "unix:$QSOCK/$id.qmp,server=on,wait=off"
 		QPID[$n]=$E2E_BG_PID
 	else
@@ -92,7 +102,7 @@ qvm_tid() {
 # qvm_pins_agree NAME: vCPUs and emulator threads where llcd logged it put them
 qvm_pins_agree() {
 	local n=$1 v want kern out='' t emu
-	for v in 0 1; do
+	for ((v = 0; v < ${NV[$n]}; v++)); do
 		want=$(live_wanted "$n" "$v")
 		[ -n "$want" ] || { echo "vCPU $v never pinned"; return 1; }
 		kern=$(e2e_cpus_allowed "$(qvm_tid "$n" "$v")")
@@ -130,6 +140,7 @@ echo '<llc-policy xmlns="urn:llcd:llc-policy:1" mode="static"/>' >"$POLDIR/$a.xm
 echo '<llc-policy xmlns="urn:llcd:llc-policy:1" mode="aggregate" topology="match"/>' >"$POLDIR/101.xml"
 qvm_start "$a"
 qvm_start "$b"
+qvm_start "$c"                          # no policy file until step 6 (booting meanwhile)
 live_start llcd1
 
 e2e_step "1. both VMs placed from their QMP sockets and policy files"
@@ -146,7 +157,7 @@ for ((i = 0; ; i++)); do
 	[ $i -lt 50 ] || e2e_fail "$a: guest channel $CHDIR/$a.sock not connected within 10 s (state $st)"
 	sleep 0.2
 done
-[ "$(ctl --json topology | jget qmp.vms)" = 2 ] || e2e_fail "llcctl topology: not 2 VMs: $(ctl --json topology)"
+[ "$(ctl --json topology | jget qmp.vms)" = 3 ] || e2e_fail "llcctl topology: not 3 VMs: $(ctl --json topology)"
 e2e_ok "$a: $pa; $b: $pb; $a's guest channel connected"
 
 e2e_step "1b. llcctl topology speaks Proxmox config lines; --apply is refused"
@@ -192,7 +203,7 @@ el=$(live_since "$t0")
 # periods of 1 s: at most one lost over the whole step
 awk -v p="$((p1 - p0))" -v e="$el" 'BEGIN { exit !(p >= e - 2) }' ||
 	e2e_fail "only $((p1 - p0)) periods in $el s with hostile peers (period 1 s): the loop stalled"
-[ "$(ctl --json topology | jget qmp.vms)" = 2 ] || e2e_fail "a hostile peer became a VM: $(ctl --json topology)"
+[ "$(ctl --json topology | jget qmp.vms)" = 3 ] || e2e_fail "a hostile peer became a VM: $(ctl --json topology)"
 e2e_ok "garbage, silent and lying peers refused; $((p1 - p0)) periods in $el s; $a released $rel s after its policy file went"
 echo '<llc-policy xmlns="urn:llcd:llc-policy:1" mode="static"/>' >"$POLDIR/$a.xml"
 n0=$(live_lines)
@@ -229,5 +240,104 @@ n=$(live_count "" pin-vcpu)
 [ "$n" = 0 ] || e2e_fail "the restarted llcd re-pinned $n vCPUs: $(grep -E 'vcpu [0-9]+ tid [0-9]+: pinned to' "$LIVE_LOG")"
 [ "$(snapshot)" = "$before" ] || e2e_fail "pins changed across the restart: $before -> $(snapshot)"
 e2e_ok "0 vCPU re-pins after the restart; $before"
+
+e2e_step "6. vCPU hot-plug and unplug (device_add / device_del)"
+# qmp_test OP: OP through VM c's second monitor (the test's own): plug
+# (device_add of the first free slot of query-hotpluggable-cpus, by its
+# type and props; prints the props), unplug (device_del; waits up to 30 s
+# for DEVICE_DELETED, prints deleted or pending)
+qmp_test() {
+	python3 - "$TESTQMP" "$1" <<'PY'
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+events = []
+def rd():
+    while True:
+        line = f.readline()
+        if not line:
+            sys.exit("QMP: connection closed")
+        m = json.loads(line)
+        if "event" in m:
+            events.append(m)
+            continue
+        return m
+def cmd(c, **a):
+    f.write(json.dumps({"execute": c, "arguments": a}) + "\n")
+    f.flush()
+    m = rd()
+    if "error" in m:
+        sys.exit("%s: %s" % (c, m["error"]))
+    return m.get("return")
+rd()
+cmd("qmp_capabilities")
+if sys.argv[2] == "plug":
+    free = [h for h in cmd("query-hotpluggable-cpus") if "qom-path" not in h]
+    if not free:
+        sys.exit("no free hot-pluggable CPU slot")
+    cmd("device_add", driver=free[-1]["type"], id="hotcpu1", **free[-1]["props"])
+    print(json.dumps(free[-1]["props"], sort_keys=True))
+else:
+    cmd("device_del", id="hotcpu1")
+    end = time.time() + 30
+    s.settimeout(1)
+    while time.time() < end and not any(e["event"] == "DEVICE_DELETED" and
+                                        e.get("data", {}).get("device") == "hotcpu1" for e in events):
+        try:
+            rd()
+        except socket.timeout:
+            pass
+    print("deleted" if any(e["event"] == "DEVICE_DELETED" for e in events) else "pending")
+PY
+}
+# room for c's two vCPUs in the shared pool (2 PUs, overcommit 2): a released
+n0=$(live_lines)
+rm "$POLDIR/$a.xml"
+live_wait_count "$a" release 1 "$n0" 10 "not released within 10 s of removing its policy file"
+echo '<llc-policy xmlns="urn:llcd:llc-policy:1" mode="static"/>' >"$POLDIR/102.xml"
+pc=$(qvm_wait_pins "$c" 20)
+for ((i = 0; ; i++)); do                # booted: the guest answers the ACPI eject of step 6b
+	grep -q '^E2E: ready' "$(e2e_console "$c")" && break
+	[ $i -lt 450 ] || e2e_fail "$c: not booted within 90 s: $(tail -5 "$(e2e_console "$c")")"
+	sleep 0.2
+done
+pin0=$(e2e_cpus_allowed "$(qvm_tid "$c" 0)")
+n0=$(live_lines)
+t0=$(live_now)
+props=$(qmp_test plug) || e2e_fail "$c: device_add: $props"
+tid1=$(qvm_tid "$c" 1)
+NV[$c]=2
+live_wait_log "domain $c: 2 vCPUs online \(was 1\)" 25 >/dev/null
+for ((i = 0; ; i++)); do
+	[ "$(tail -n +"$((n0 + 1))" "$LIVE_LOG" | grep -c "^domain $c vcpu 1 tid $tid1: pinned to ")" -ge 1 ] && break
+	[ $i -lt 50 ] || e2e_fail "$c: hot-plugged vCPU 1 (tid $tid1) not pinned within 10 s of llcd reading it"
+	live_alive
+	sleep 0.2
+done
+took=$(live_since "$t0")
+pc=$(qvm_wait_pins "$c" 10)
+[ "$(e2e_cpus_allowed "$(qvm_tid "$c" 0)")" = "$pin0" ] || e2e_fail "$c: vCPU 0 moved from $pin0 by the hot-plug: $pc"
+info=$(ctl --json dominfo "$c")
+[ "$(jget nvcpus <<<"$info")" = 2 ] || e2e_fail "$c: dominfo after device_add: $info"
+python3 -c 'import json,sys; v=json.load(sys.stdin)["vcpu_threads"]; sys.exit(not (len(v) == 2 and v[1]["tid"] == int(sys.argv[1])))' \
+	"$tid1" <<<"$info" || e2e_fail "$c: dominfo vcpu_threads is not vCPU 0 and $tid1: $info"
+grep -q "domain $c: vCPUs changed (the vCPU threads); reading QMP socket" "$LIVE_LOG" ||
+	e2e_fail "$c: llcd did not say why it read QMP again"
+e2e_ok "device_add $props: pinned $took s later ($pc), vCPU 0 kept $pin0; dominfo 2 vCPUs"
+
+n0=$(live_lines)
+t0=$(live_now)
+del=$(qmp_test unplug) || e2e_fail "$c: device_del: $del"
+if [ "$del" = deleted ]; then
+	live_wait_log "domain $c: 1 vCPU online \(was 2\)" 25 >/dev/null
+	[ "$(ctl --json dominfo "$c" | jget nvcpus)" = 1 ] || e2e_fail "$c: dominfo after device_del: $(ctl --json dominfo "$c")"
+	NV[$c]=1
+	pc=$(qvm_wait_pins "$c" 10)
+	[ "$(e2e_cpus_allowed "$(qvm_tid "$c" 0)")" = "$pin0" ] || e2e_fail "$c: vCPU 0 moved from $pin0 by the unplug: $pc"
+	e2e_ok "device_del: the guest ejected the CPU, llcd dropped vCPU 1 $(live_since "$t0") s later; vCPU 0 kept $pin0"
+else
+	e2e_fail "$c: device_del: no DEVICE_DELETED within 30 s (the guest did not eject the CPU)"
+fi
 
 e2e_end

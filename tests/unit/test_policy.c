@@ -1167,6 +1167,78 @@ test_default_pins_not_adopted(void **state)
 	h_free(h);
 }
 
+/* vCPU hot-plug: domain d has n vCPUs now; the new threads start with
+ * the pin they inherit from the thread that made them (QEMU's main loop:
+ * the emulator pin), inherit. */
+static void
+h_grow(struct harness *h, int d, int n, const struct cpuset *inherit)
+{
+	struct h_dom *x = &h->dom[d];
+
+	x->s = realloc(x->s, sizeof(*x->s) * (size_t)n);
+	x->demand = realloc(x->demand, sizeof(double) * (size_t)n);
+	for (int v = x->in.nvcpus; v < n; v++) {
+		memset(&x->s[v], 0, sizeof(x->s[v]));
+		x->s[v].pinned = *inherit;
+		x->s[v].last_cpu = -1;
+		x->demand[v] = 0;
+	}
+	x->in.nvcpus = n;
+	x->in.vcpus = x->s;
+	x->in.guest.cores = n;
+}
+
+/* A hot-plugged vCPU is placed beside the others, which keep their pins
+ * (one pin action: the new vCPU's); an unplug moves nobody. */
+static void
+test_hotplug_keeps_pins(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
+	struct policy_annotation st = h_annot(POLICY_MODE_STATIC, POLICY_ISO_NONE);
+	struct policy_annotation agg = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int s = h_add(h, "s", 2, 1, 2, 1, &st), g = h_add(h, "g", 2, 1, 2, 1, &agg);
+	struct cpuset s0, s1, g0, u;
+
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 4);
+	s0 = h->dom[s].s[0].pinned;
+	s1 = h->dom[s].s[1].pinned;
+	g0 = h->dom[g].s[0].pinned;
+	cpuset_or(&u, &s0, &s1);
+	/* the new threads inherit every CPU (no emulator pin): not adopted as
+	 * they are, placed */
+	h_grow(h, s, 3, &h->topo->all);
+	h_grow(h, g, 3, &h->topo->all);
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 2);
+	for (int a = 0; a < h->plan->n; a++)
+		if (h->plan->actions[a].type == POLICY_ACT_PIN_VCPU)
+			assert_int_equal(h->plan->actions[a].vcpu, 2);
+	assert_true(cpuset_equal(&h->dom[s].s[0].pinned, &s0));
+	assert_true(cpuset_equal(&h->dom[s].s[1].pinned, &s1));
+	assert_true(cpuset_equal(&h->dom[g].s[0].pinned, &g0));
+	/* static: one PU of the LLCs of the others, not one of theirs (the
+	 * least loaded) */
+	assert_int_equal(cpuset_count(&h->dom[s].s[2].pinned), 1);
+	assert_int_equal(h_llc(h, s, 2), h_llc(h, s, 0));
+	assert_false(cpuset_intersects(&h->dom[s].s[2].pinned, &u));
+	/* aggregate, topology="match": the PUs of the others (their LLC) */
+	cpuset_or(&u, &h->dom[g].s[0].pinned, &h->dom[g].s[1].pinned);
+	assert_true(cpuset_equal(&h->dom[g].s[2].pinned, &u));
+	struct policy_domain_info info = h_info(h, s);
+	assert_true(info.managed);
+	assert_int_equal(cpuset_count(&info.allotment), 3);
+	/* settled: nothing more */
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
+	/* unplug: the rest adopted where they are */
+	h->dom[s].in.nvcpus = 2;
+	assert_int_equal(h_step(h), 0);
+	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
+	assert_true(cpuset_equal(&h->dom[s].s[0].pinned, &s0));
+	h_free(h);
+}
+
 static void
 test_bad_input(void **state)
 {
@@ -1261,4 +1333,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_input_order_irrelevant),
 	cmocka_unit_test(test_restart_adopts_pins),
 	cmocka_unit_test(test_default_pins_not_adopted),
+	cmocka_unit_test(test_hotplug_keeps_pins),
 	cmocka_unit_test(test_bad_input))

@@ -517,6 +517,19 @@ test_hold(void **state)
 	assert_int_equal(st.vms_added, 2);
 	assert_int_equal(st.connects, 1);       /* the same connection */
 	assert_int_equal(live_domains(l, &key, 1), 1);
+	/* a device event (device_add / device_del of any device): QMP is
+	 * read again on the held connection, the VM kept */
+	event(&good, "DEVICE_DELETED");
+	for (int i = 0; i < 50 && st.rereads < 1; i++) {
+		usleep(10000);
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, &st);
+	}
+	assert_int_equal(st.requeries, 1);
+	assert_int_equal(st.rereads, 1);
+	assert_int_equal(st.connects, 1);
+	assert_int_equal(st.vms_added, 2);
+	assert_int_equal(st.vms, 1);
 
 	qmpback_free(q);
 	peer_stop(&good);
