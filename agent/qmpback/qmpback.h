@@ -33,6 +33,15 @@
  * per VM says at once when QEMU exits, and a socket that vanishes drops
  * its VM.
  *
+ * vCPU hot-plug. The live back-end's discovery (its thread-count hint, at
+ * most every 10 periods) compares the threads QEMU names as vCPUs with
+ * those at QMP's last answer (live_ext_vcpus_changed); when they differ,
+ * or with hold a DEVICE_DELETED / DEVICE_ADDED came, the four queries are
+ * asked again (a new connection, closed after them; the held one with
+ * hold), at most once per 5 s per VM, a failure backed off as above. The
+ * answer is checked as the first one and replaces the VM's vCPUs
+ * (live_ext_update): the engine places new vCPUs beside the others.
+ *
  * Policy. The llc-policy element comes from policy_dir/VMID.xml, else
  * policy_dir/NAME.xml (NAME only when it is a plain file name), parsed by
  * the annotation parser with its messages (prefixed by the file's path),
