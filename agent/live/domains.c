@@ -548,6 +548,7 @@ ldom_discover(struct live *l, struct ldom *d)
 		    !d->ext_changed) {
 			log_dom(LOG_INFO, d->name, v, d->ext_tids[v], "the vCPU thread QMP named is gone; asking QMP again");
 			d->ext_changed = true;  /* hot-unplug */
+			l->ext_change_gen++;
 		}
 	}
 	if (d->ext) {
@@ -558,6 +559,7 @@ ldom_discover(struct live *l, struct ldom *d)
 			log_dom(LOG_INFO, d->name, -1, 0, "the threads QEMU (pid %d) names as vCPUs changed; asking QMP again",
 			    d->pid);
 			d->ext_changed = true;  /* hot-plug (or unplug) */
+			l->ext_change_gen++;
 		}
 	}
 	d->threads_missing = nfound < nwant;

@@ -88,6 +88,12 @@ live_ext_update(struct live *l, uint64_t key, const struct live_ext_domain *x, s
 	return 0;
 }
 
+uint64_t
+live_ext_change_gen(const struct live *l)
+{
+	return l->ext_change_gen;
+}
+
 bool
 live_ext_vcpus_changed(const struct live *l, uint64_t key)
 {

@@ -191,6 +191,9 @@ int live_ext_update(struct live *l, uint64_t key, const struct live_ext_domain *
  * thread-count hint of sampling: at most every 10 periods): the source
  * should ask again. Cleared by live_ext_update. */
 bool live_ext_vcpus_changed(const struct live *l, uint64_t key);
+/* Bumped whenever a domain becomes changed in that sense: the source
+ * needs to look (a lookup per domain) only when it moved. */
+uint64_t live_ext_change_gen(const struct live *l);
 /* The domain stopped (its process or socket vanished): forget it. */
 void live_ext_remove(struct live *l, uint64_t key, const char *why);
 /* Its annotation: xml (len bytes; NULL: none) from source (a path, for

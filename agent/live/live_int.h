@@ -261,6 +261,7 @@ struct live {
 	bool need_relist;
 	int new_domains;                /* found since the last live_handle_events() */
 	bool listed_once;
+	uint64_t ext_change_gen;        /* bumped when an ext domain's ext_changed is set */
 	uint64_t relist_due_ns;
 	uint64_t now_ns;
 	uint64_t period;

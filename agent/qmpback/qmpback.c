@@ -85,6 +85,8 @@ struct qmpback {
 	uint64_t next_scan_ns;
 	bool scan_now, listed;
 	uint64_t started_ns;
+	uint64_t change_gen;            /* live_ext_change_gen() last looked at */
+	bool requery_due;               /* a changed VM waits for its re-read */
 	int added;
 	struct qmpback_stats st;
 };
@@ -621,10 +623,14 @@ step_conn(struct qmpback *q, struct qvm *v, uint64_t now)
 static void
 maybe_requery(struct qmpback *q, struct qvm *v, uint64_t now)
 {
-	if (v->key == 0 || (v->st != QVM_CLOSED && v->st != QVM_HELD) || now < v->requery_ns)
+	if (v->key == 0 || (!v->requery && !live_ext_vcpus_changed(q->live, v->key)))
 		return;
-	if (!v->requery && !live_ext_vcpus_changed(q->live, v->key))
+	if (v->st == QVM_WAIT)
+		return;                 /* a re-read is retried after its back-off */
+	if ((v->st != QVM_CLOSED && v->st != QVM_HELD) || now < v->requery_ns) {
+		q->requery_due = true;  /* looked at again in the next handle */
 		return;
+	}
 	log_dom(LOG_INFO, v->name, -1, 0, "vCPUs %s; reading QMP socket %s again",
 	    v->requery ? "added or removed (a QMP device event)" : "changed (the vCPU threads)", v->path);
 	v->requery_ns = now + (uint64_t)q->requery_ms * 1000000ull;
@@ -765,6 +771,11 @@ qmpback_handle(struct qmpback *q, uint64_t now)
 	drain_inotify(q);
 	if (q->scan_now || now >= q->next_scan_ns)
 		scan(q, now);
+	/* hot-plug: the VMs are looked up in the live back-end only when one
+	 * changed (its table is a list: not once per VM per period) */
+	bool look = q->requery_due || live_ext_change_gen(q->live) != q->change_gen;
+	q->change_gen = live_ext_change_gen(q->live);
+	q->requery_due = false;
 	for (int i = 0; i < q->n; i++) {
 		struct qvm *v = q->vms[i];
 		/* QEMU exited (pidfd readable) */
@@ -798,7 +809,8 @@ qmpback_handle(struct qmpback *q, uint64_t now)
 		case QVM_CLOSED:
 			break;
 		}
-		maybe_requery(q, v, now);
+		if (look || v->requery)
+			maybe_requery(q, v, now);
 		if (v->key != 0)
 			policy_check(q, v, false);
 	}
