@@ -47,6 +47,7 @@ hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
 		json_object_object_add(x, "sockets", json_object_new_int(hi->qmpback.sockets));
 		json_object_object_add(x, "vms", json_object_new_int(hi->qmpback.vms));
 		json_object_object_add(x, "refusals", json_object_new_int64((int64_t)hi->qmpback.refusals));
+		json_object_object_add(x, "rereads", json_object_new_int64((int64_t)hi->qmpback.rereads));
 		json_object_object_add(x, "hold", json_object_new_boolean(hi->qmpback.hold));
 		json_object_object_add(o, "qmp", x);
 	}

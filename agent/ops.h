@@ -186,6 +186,7 @@ struct agent_hostinfo {
 		char policy_dir[4096];
 		int sockets, vms;
 		uint64_t refusals;
+		uint64_t rereads;       /* vCPU hot-plug: VMs read again */
 		bool hold;
 	} qmpback;
 };

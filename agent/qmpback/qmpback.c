@@ -998,6 +998,7 @@ h_describe_host(void *ctx, struct agent_hostinfo *out)
 	out->qmpback.sockets = q->st.sockets;
 	out->qmpback.vms = q->st.vms;
 	out->qmpback.refusals = q->st.refusals;
+	out->qmpback.rereads = q->st.rereads;
 	out->qmpback.hold = q->hold;
 	return rc;
 }

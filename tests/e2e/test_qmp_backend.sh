@@ -332,6 +332,7 @@ python3 -c 'import json,sys; v=json.load(sys.stdin)["vcpu_threads"]; sys.exit(no
 	"$tid1" <<<"$info" || e2e_fail "$c: dominfo vcpu_threads is not vCPU 0 and $tid1: $info"
 grep -q "domain $c: vCPUs changed (the vCPU threads); reading QMP socket" "$LIVE_LOG" ||
 	e2e_fail "$c: llcd did not say why it read QMP again"
+[ "$(ctl --json topology | jget qmp.rereads)" = 1 ] || e2e_fail "llcctl topology: qmp.rereads not 1: $(ctl --json topology)"
 e2e_ok "device_add $props: pinned $took s later ($pc), vCPU 0 kept $pin0; dominfo 2 vCPUs"
 
 n0=$(live_lines)
