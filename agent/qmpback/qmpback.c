@@ -179,6 +179,22 @@ close_conn(struct qmpback *q, struct qvm *v)
 	clear_replies(v);
 }
 
+/* All queries answered and the answer taken: the back-off and reason
+ * reset, and the connection held for events (qmp-hold) or closed. */
+static void
+answered(struct qmpback *q, struct qvm *v)
+{
+	v->why[0] = '\0';
+	v->backoff_ms = BACKOFF_MIN_MS;
+	clear_replies(v);
+	if (q->hold) {
+		v->st = QVM_HELD;
+	} else {
+		close_conn(q, v);
+		v->st = QVM_CLOSED;
+	}
+}
+
 static void
 drop_vm_domain(struct qmpback *q, struct qvm *v, const char *why)
 {
@@ -427,15 +443,7 @@ vm_from_replies(struct qmpback *q, struct qvm *v, uint64_t now)
 			goto out;
 		}
 		q->st.rereads++;
-		v->why[0] = '\0';
-		v->backoff_ms = BACKOFF_MIN_MS;
-		clear_replies(v);
-		if (q->hold) {
-			v->st = QVM_HELD;
-		} else {
-			close_conn(q, v);
-			v->st = QVM_CLOSED;
-		}
+		answered(q, v);
 		goto out;
 	}
 	if (live_ext_add(q->live, &xd, &v->key, &e) < 0) {
@@ -448,8 +456,6 @@ vm_from_replies(struct qmpback *q, struct qvm *v, uint64_t now)
 	    g.cores == 1 ? "" : "s", g.threads, g.threads == 1 ? "" : "s");
 	q->st.vms_added++;
 	q->added++;
-	v->why[0] = '\0';
-	v->backoff_ms = BACKOFF_MIN_MS;
 	v->shut_down = false;
 	/* a pidfd: QEMU's exit is heard at once */
 	if (v->pidfd < 0) {
@@ -460,13 +466,7 @@ vm_from_replies(struct qmpback *q, struct qvm *v, uint64_t now)
 		}
 	}
 	policy_check(q, v, true);
-	clear_replies(v);
-	if (q->hold) {
-		v->st = QVM_HELD;
-	} else {
-		close_conn(q, v);
-		v->st = QVM_CLOSED;
-	}
+	answered(q, v);
 out:
 	free(tids);
 	qmp_cpus_free(cpus);
