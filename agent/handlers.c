@@ -758,12 +758,14 @@ h_map(struct daemon *d, struct control_request *req)
 	 * on 512 PUs and 8,000 vCPUs) */
 	int ncpu = t->max_cpu + 1, total = 0;
 	int *first = calloc((size_t)ncpu + 1, sizeof(int));
+	int *fill = calloc((size_t)ncpu + 1, sizeof(int));
 	uint64_t *at = NULL;
 	for (int i = 0; o && i < o->ndomains; i++)
 		total += o->domains[i].nvcpus;
 	at = calloc((size_t)total + 1, sizeof(*at));
-	if (first == NULL || at == NULL) {
+	if (first == NULL || fill == NULL || at == NULL) {
 		free(first);
+		free(fill);
 		free(at);
 		json_object_put(llcs);
 		json_object_put(doms);
@@ -778,15 +780,6 @@ h_map(struct daemon *d, struct control_request *req)
 		}
 	for (int c = 0; c < ncpu; c++)
 		first[c + 1] += first[c];
-	int *fill = calloc((size_t)ncpu + 1, sizeof(int));
-	if (fill == NULL) {
-		free(first);
-		free(at);
-		json_object_put(llcs);
-		json_object_put(doms);
-		snprintf(req->error, sizeof(req->error), "out of memory");
-		return CTL_E_INTERNAL;
-	}
 	memcpy(fill, first, sizeof(int) * (size_t)(ncpu + 1));
 	for (int i = 0; o && i < o->ndomains; i++)
 		for (int v = 0; v < o->domains[i].nvcpus; v++) {
