@@ -198,6 +198,25 @@ live_snapshot() {
 	echo "${out# }"
 }
 
+# live_restart_adopts NAME TIMEOUT WHO BEFORE DOMAIN...: start the daemon
+# again as NAME; each DOMAIN must be taken back from the state file with
+# its 2 vCPUs where they were within TIMEOUT s, and three periods later no
+# vCPU may have been re-pinned and snapshot() (the caller's) must still say
+# BEFORE. WHO names the daemon in the failure messages.
+live_restart_adopts() {
+	local name=$1 timeout=$2 who=$3 before=$4 d n
+	shift 4
+	live_start "$name"
+	for d in "$@"; do
+		live_wait_log "domain $d: state file: 2 vCPUs where llcd left them, 0 moved" "$timeout" >/dev/null
+	done
+	sleep 3                         # three more periods
+	live_alive
+	n=$(live_count "" pin-vcpu)
+	[ "$n" = 0 ] || e2e_fail "the restarted $who re-pinned $n vCPUs: $(grep -E 'vcpu [0-9]+ tid [0-9]+: pinned to' "$LIVE_LOG")"
+	[ "$(snapshot)" = "$before" ] || e2e_fail "pins changed across the restart: $before -> $(snapshot)"
+}
+
 # live_wait_log REGEX TIMEOUT: wait for a line of the daemon's log.
 live_wait_log() {
 	local i=0

@@ -53,14 +53,7 @@ for d in "$a" "$b"; do
 done
 [ "$(grep -c '^vcpu ' "$sf")" = 4 ] || e2e_fail "$sf: want 4 vcpu lines: $(cat "$sf")"
 e2e_ok "state file: $(grep -c '^domain ' "$sf") domains, $(grep -c '^vcpu ' "$sf") vCPU pins"
-live_start live2
-live_wait_log "domain $a: state file: 2 vCPUs where llcd left them, 0 moved" 10 >/dev/null
-live_wait_log "domain $b: state file: 2 vCPUs where llcd left them, 0 moved" 10 >/dev/null
-sleep 3                                 # three more periods
-live_alive
-n=$(live_count "" pin-vcpu)
-[ "$n" = 0 ] || e2e_fail "the restarted daemon re-pinned $n vCPUs: $(grep -E 'vcpu [0-9]+ tid [0-9]+: pinned to' "$LIVE_LOG")"
-[ "$(snapshot)" = "$before" ] || e2e_fail "pins changed across the restart: $before -> $(snapshot)"
+live_restart_adopts live2 10 daemon "$before" "$a" "$b"
 e2e_ok "0 vCPU re-pins after the restart; $before"
 
 e2e_step "3. a vCPU moved while the daemon was down is reported"

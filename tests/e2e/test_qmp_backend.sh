@@ -230,14 +230,7 @@ sf=$LIVE_STATE/live.state
 for n in "$a" "$b"; do
 	grep -q "^domain [0-9a-f]\{16\} [0-9a-f-]\{36\} 2 $n\$" "$sf" || e2e_fail "$sf has no domain line for $n: $(cat "$sf")"
 done
-live_start llcd2
-live_wait_log "domain $a: state file: 2 vCPUs where llcd left them, 0 moved" 15 >/dev/null
-live_wait_log "domain $b: state file: 2 vCPUs where llcd left them, 0 moved" 15 >/dev/null
-sleep 3
-live_alive
-n=$(live_count "" pin-vcpu)
-[ "$n" = 0 ] || e2e_fail "the restarted llcd re-pinned $n vCPUs: $(grep -E 'vcpu [0-9]+ tid [0-9]+: pinned to' "$LIVE_LOG")"
-[ "$(snapshot)" = "$before" ] || e2e_fail "pins changed across the restart: $before -> $(snapshot)"
+live_restart_adopts llcd2 15 llcd "$before" "$a" "$b"
 e2e_ok "0 vCPU re-pins after the restart; $before"
 
 e2e_step "6. vCPU hot-plug and unplug (device_add / device_del)"
