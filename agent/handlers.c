@@ -207,6 +207,18 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 		}
 		json_object_object_add(o, "memory", m);
 	}
+	if (di->connection[0])
+		json_object_object_add(o, "connection", jstr(di->connection));
+	if (di->cpu_bound_by[0]) {
+		json_object *b = json_object_new_object();
+		json_object_object_add(b, "cpus", jstr(di->cpu_bound));
+		json_object_object_add(b, "by", jstr(di->cpu_bound_by));
+		if (di->cpu_bound_cgroup[0])
+			json_object_object_add(b, "cgroup", jstr(di->cpu_bound_cgroup));
+		if (di->cpu_bound_error[0])
+			json_object_object_add(b, "error", jstr(di->cpu_bound_error));
+		json_object_object_add(o, "cpu_bound", b);
+	}
 	if (!di->have_qmp && di->qmp[0])
 		json_object_object_add(o, "qmp", jstr(di->qmp));
 	if (di->have_qmp || di->qmp_queries)

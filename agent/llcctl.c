@@ -272,6 +272,16 @@ print_dominfo(json_object *r)
 			printf("%-23s none (%lld of %lld sampled pages resident, no node holds 75 %%)\n", "memory_node",
 			    (long long)ji(g, "resident_pages"), (long long)ji(g, "sampled_pages"));
 	}
+	if (json_object_object_get_ex(r, "connection", &g) && g)
+		printf("%-23s %s\n", "connection", json_object_get_string(g));
+	if (json_object_object_get_ex(r, "cpu_bound", &g) && g) {
+		json_object *n;
+		printf("%-23s %s (by the %s)\n", "cpu_bound", js(g, "cpus"), js(g, "by"));
+		if (json_object_object_get_ex(g, "cgroup", &n) && n)
+			printf("%-23s %s\n", "cpu_bound_cgroup", json_object_get_string(n));
+		if (json_object_object_get_ex(g, "error", &n) && n)
+			printf("%-23s %s\n", "cpu_bound_error", json_object_get_string(n));
+	}
 	print_groups(ja(r, "groups"));
 }
 

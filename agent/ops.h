@@ -147,6 +147,16 @@ struct agent_dominfo {
 	int mem_node;                   /* OS node; -1 none holds the majority */
 	int mem_resident, mem_sampled;  /* pages of the last read */
 	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
+	/* the CPUs the domain may use and which set bounded them: "host",
+	 * "config" (reserved CPUs) or "cgroup" (the cgroup cpuset enclosing
+	 * its QEMU, someone else's: cpu_bound_cgroup says which); "" unknown */
+	char cpu_bound[256];
+	char cpu_bound_by[16];
+	char cpu_bound_cgroup[512];
+	char cpu_bound_error[LLCD_ERR_MSG];     /* the last read failed: why */
+	/* the libvirt connection the domain came from (several daemons:
+	 * libvirt-socket-glob); "" the back-end's only one */
+	char connection[512];
 };
 void agent_dominfo_init(struct agent_dominfo *di);
 /* Free what the back-end allocated (vcpus) and init again. */

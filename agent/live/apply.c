@@ -273,6 +273,10 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 	default:
 		break;
 	}
+	if (a->type <= POLICY_ACT_RELEASE && (r = live_bound_check(l, d, &a->cpus, err)) != AGENT_OK) {
+		live_note_result(l, d, r, err->msg);
+		return r;       /* never a pin outside the domain's CPU bound */
+	}
 	if (a->type == POLICY_ACT_PIN_VCPU || a->type == POLICY_ACT_PIN_EMULATOR)
 		d->touched = true;      /* from now on report the real affinity, so
 		                         * that a failed pin is planned again */

@@ -58,6 +58,7 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	out->mem_resident = d->mem_resident;
 	out->mem_sampled = d->mem_sampled;
 	snprintf(out->mem_error, sizeof(out->mem_error), "%s", d->mem_error);
+	live_bound_describe(l, d, out);
 	out->nvcpus = d->nvcpus;
 	out->maxvcpus = d->maxvcpus;
 	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", d->annot_err);

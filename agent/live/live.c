@@ -69,6 +69,17 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		    coresched_reason(l->cs));
 	l->kcas = live_kernel_cas(NULL, l->kcas_detail, sizeof(l->kcas_detail));
 	set_everywhere(l);
+	/* the cgroup cpusets that bound domains (bound.c): in a container
+	 * with a cgroup namespace of its own, PID 1's first (before the
+	 * libvirt event thread starts) */
+	if (cfg->proc_root == NULL) {
+		int ns = cgbound_enter_host_ns(NULL, &e);
+		if (ns > 0)
+			log_info("entered the host's cgroup namespace (PID 1's): cgroup paths of QEMU processes read as the host's");
+		else if (ns < 0)
+			log_warnx("%s; cgroup paths of QEMU processes outside llcd's cgroup namespace cannot be read", e.msg);
+	}
+	live_bound_open(l);
 	if (l->kcas != LIVE_KCAS_ABSENT)
 		log_info("%s", l->kcas_detail);
 	/* instruction counters for the benefit check */

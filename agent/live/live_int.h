@@ -17,6 +17,8 @@
  *   qmpcheck.c  the QMP cross-check of vCPU positions
  *   requests.c  llcctl's requests passed to libvirt (annotation, XML,
  *               guest channel)
+ *   bound.c     each domain's CPU bound: the cgroup cpuset enclosing its
+ *               QEMU (cgbound.h), given to the engine, checked before a pin
  *   ext.c       domains another source finds (the QMP back-end,
  *               agent/qmpback/): added, annotated and removed by it,
  *               pinned with sched_setaffinity (cgcpuset.h)
@@ -30,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cgbound.h"
 #include "coresched.h"
 #include "cpuset.h"
 #include "err.h"
@@ -45,6 +48,18 @@
 
 struct qmp_cpus;
 struct guesttopo_pos;
+
+/* A domain's CPU bound (bound.c): what its QEMU's cgroup cpuset allows of
+ * the host's CPUs, read when the domain is found and every
+ * affinity_refresh periods. */
+struct ldom_bound {
+	bool read;                      /* read at least once (or failed) */
+	uint64_t next_period;           /* the next read */
+	struct cpuset cpus;             /* host ∩ cgroup; empty: no bound (the
+	                                 * cgroup allows every host CPU) */
+	struct cgbound cg;              /* the cgroup read (version 0: none) */
+	char error[LLCD_ERR_MSG];       /* the last read failed: why; "" */
+};
 
 struct lvcpu {
 	int tid;                        /* 0: thread not found */
@@ -230,6 +245,7 @@ struct ldom {
 	uint64_t mem_next_ns;           /* next read (loop time) */
 	bool mem_warned;                /* a failed read was logged */
 	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
+	struct ldom_bound bound;        /* bound.c */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -283,6 +299,8 @@ struct live {
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
 	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
 	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
+	struct cgbound_mounts cgm;      /* the cgroup mounts (bound.c) */
+	bool cgm_ok;
 	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 };
 
@@ -335,6 +353,19 @@ enum agent_result live_ext_pin_emulator(struct live *l, struct ldom *d, const st
  * cpuset must allow cpus (cgcpuset_allow). */
 enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct cpuset *cpus,
     struct llcd_err *err);
+
+/* bound.c */
+/* Read the cgroup mounts (live_new). */
+void live_bound_open(struct live *l);
+/* The domain's bound into in (read again when due). */
+void live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
+/* Before a pin of cpus: AGENT_OK when the bound holds them, else the
+ * bound is read again and, still not holding them, AGENT_TRANSIENT with
+ * err saying so (nothing pinned). */
+enum agent_result live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    struct llcd_err *err);
+/* The bound's facts for dominfo. */
+void live_bound_describe(const struct live *l, const struct ldom *d, struct agent_dominfo *out);
 
 /* numa.c */
 /* The NUMA node of a managed domain's memory into in (mem_node), read
