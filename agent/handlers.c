@@ -38,6 +38,11 @@ hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
 		json_object_object_add(x, "domains", json_object_new_int(hi->libvirt.domains));
 		json_object_object_add(x, "state_file", jstr(hi->libvirt.state_file));
 		json_object_object_add(x, "dry_run", json_object_new_boolean(hi->libvirt.dry_run));
+		if (hi->libvirt.socket_glob[0]) {
+			json_object_object_add(x, "socket_glob", jstr(hi->libvirt.socket_glob));
+			json_object_object_add(x, "daemons", json_object_new_int(hi->libvirt.daemons));
+			json_object_object_add(x, "daemons_connected", json_object_new_int(hi->libvirt.daemons_up));
+		}
 		json_object_object_add(o, "libvirt", x);
 	}
 	if (hi->have_qmpback) {

@@ -174,6 +174,10 @@ struct agent_hostinfo {
 		int domains;
 		char state_file[4096];  /* "" none */
 		bool dry_run;
+		/* libvirt-socket-glob: the glob ("" none), the daemons found
+		 * and how many are connected now */
+		char socket_glob[4096];
+		int daemons, daemons_up;
 	} libvirt;
 	bool core_scheduling;           /* available */
 	char core_scheduling_reason[LLCD_ERR_MSG];      /* the probe's words; "": the

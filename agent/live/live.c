@@ -58,6 +58,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		return NULL;
 	}
 	l->cfg = *cfg;
+	l->epfd = -1;
 	if ((l->ps = procstat_new(cfg->proc_root, err)) == NULL)
 		goto fail;
 	if ((l->cs = coresched_new(cfg->coresched_ops)) == NULL) {
@@ -128,17 +129,9 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 			    l->saved.n == 1 ? "" : "s");
 	}
 
-	if (cfg->uri == NULL || strcmp(cfg->uri, LIVE_URI_NONE) != 0) {
-		struct virt_config vc = {
-			.uri = cfg->uri, .pid_dir = cfg->pid_dir, .proc_root = cfg->proc_root,
-			.backoff_min_ms = cfg->backoff_min_ms, .backoff_max_ms = cfg->backoff_max_ms,
-		};
-		if ((l->virt = virt_new(&vc, err)) == NULL)
-			goto fail;
-		l->need_relist = true;
-		if (virt_connect(l->virt, 0, &e) < 0)
-			log_warnx("libvirt: %s; retrying with backoff", e.msg);
-	}
+	/* libvirt: the uri's daemon and those the socket glob finds */
+	if (live_conns_open(l, err) < 0)
+		goto fail;
 	return l;
 fail:
 	live_free(l);
@@ -159,7 +152,7 @@ live_free(struct live *l)
 	free(l->doms);
 	live_mbm_close(l);      /* after the domains: they remove their groups */
 	tracer_free(l->tracer);
-	virt_free(l->virt);
+	live_conns_close(l);
 	procstat_free(l->ps);
 	coresched_free(l->cs);
 	live_state_clear(&l->saved);
@@ -177,7 +170,7 @@ live_stats(const struct live *l, struct live_stats *st)
 bool
 live_connected(const struct live *l)
 {
-	return l->virt != NULL && virt_connected(l->virt);
+	return live_conns_up(l) > 0;
 }
 
 bool

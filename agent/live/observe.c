@@ -269,11 +269,11 @@ open_channel(struct live *l, struct ldom *d)
 		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", d->ext_channel);
 		return;
 	}
-	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
+	if (d->gc_looked || d->fake || !d->uuid[0] || ldom_virt(d) == NULL)
 		return;
 	d->gc_looked = true;
 	char mode[16];
-	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK &&
+	if (virt_get_xml(ldom_virt(d), d->uuid, false, &xml, &e) == VIRT_OK &&
 	    guestchan_channel_from_xml(xml, strlen(xml), path, sizeof(path), mode, sizeof(mode)) == 0) {
 		/* only a channel of the form libvirt makes, where libvirt or
 		 * llcd put it: a domain's XML must not point llcd at any socket */

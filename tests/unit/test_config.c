@@ -125,6 +125,8 @@ test_table(void **state)
 		snprintf(c.qmp_socket_glob, sizeof(c.qmp_socket_glob), "/q/*.qmp");
 		snprintf(c.policy_dir, sizeof(c.policy_dir), "/p");
 		snprintf(c.guest_channel_path, sizeof(c.guest_channel_path), "/ch/%%n.sock");
+		snprintf(c.libvirt_socket_glob, sizeof(c.libvirt_socket_glob), "/proc/*/root/run/libvirt/libvirt-sock");
+		snprintf(c.libvirt_socket_uri, sizeof(c.libvirt_socket_uri), "qemu:///session");
 		assert_int_equal(config_set(&c, "policy-rule", "name=x mode=static", &err), 0);
 		assert_false(config_same(&c, &def, d));         /* every field was changed above */
 		assert_int_equal(config_set(&c, d->name, buf, &err), 0);
@@ -132,7 +134,7 @@ test_table(void **state)
 		config_copy(&c, &def, d);
 		assert_true(config_same(&c, &def, d));
 	}
-	assert_int_equal(n, 26);
+	assert_int_equal(n, 28);
 	assert_null(config_directive("bogus"));
 	config_list(CONFIG_TUNE, list, sizeof(list));
 	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
