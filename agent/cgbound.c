@@ -221,8 +221,10 @@ cgbound_enter_host_ns(const char *proc_root, struct llcd_err *err)
 
 	snprintf(a, sizeof(a), "%s/self/ns/cgroup", proc(proc_root));
 	snprintf(b, sizeof(b), "%s/1/ns/cgroup", proc(proc_root));
-	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-		return llcd_err_set(err, "cgroup namespaces: %s", strerror(errno));
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0) {
+		llcd_err_set(err, "cannot compare llcd's cgroup namespace with PID 1's: %s", strerror(errno));
+		return 2;       /* unknown: nothing done */
+	}
 	if (sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev)
 		return 0;
 	if ((fd = open(b, O_RDONLY | O_CLOEXEC)) < 0)

@@ -63,9 +63,10 @@ int cgbound_libvirt_made(const char *name);
 
 /* When llcd's cgroup namespace is not PID 1's (a container with a private
  * one) and it may (CAP_SYS_ADMIN, PID 1's /proc visible: hostPID), enter
- * PID 1's: 1 entered, 0 already there, -1 err (cannot; paths of other
- * processes then read as "/.." and cgbound_read says so). Call before any
- * thread starts. */
+ * PID 1's: 1 entered, 0 already there, 2 unknown (PID 1's namespace
+ * cannot be seen: err says why; nothing done), -1 err (cannot enter;
+ * paths of other processes then read as "/.." and cgbound_read says so).
+ * Call before any thread starts. */
 int cgbound_enter_host_ns(const char *proc_root, struct llcd_err *err);
 
 #endif

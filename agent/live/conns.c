@@ -194,7 +194,8 @@ scan(struct live *l, uint64_t now_ns)
 				snprintf(c->sock, sizeof(c->sock), "%s", p);
 				snprintf(c->uri, sizeof(c->uri), "%s", uri);
 				if ((nv = conn_virt(l, c, &e)) != NULL) {
-					log_info("libvirt %s: now reached at %s", ouri, p);
+					log_info("libvirt %s: the daemon is now reached at %s; re-listing domains once it answers",
+					    ouri, p);
 					conn_virt_free(l, c->virt);
 					c->virt = nv;
 					c->need_relist = true;
@@ -406,11 +407,14 @@ live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
 	if (l->epfd >= 0)
 		while (epoll_wait(l->epfd, evs, 64, 0) == 64)
 			;       /* level-triggered: only drained; each queue is read below */
+	/* the connections' events first (a lost one is said), then the scan
+	 * (which may reach a lost daemon by another path) */
+	for (int i = 0; i < l->nconns; i++)
+		conn_events(l, l->conns[i], now_ns);
 	if (l->cfg.socket_glob && l->cfg.socket_glob[0] && now_ns >= l->scan_due_ns)
 		scan(l, now_ns);
 	for (int i = 0; i < l->nconns; i++) {
 		struct lconn *c = l->conns[i];
-		conn_events(l, c, now_ns);
 		failed |= c->need_relist && virt_connected(c->virt) && now_ns >= c->relist_due_ns;
 		all_listed &= c->listed_once;
 	}

@@ -75,7 +75,9 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 	 * libvirt event thread starts) */
 	if (cfg->proc_root == NULL) {
 		int ns = cgbound_enter_host_ns(NULL, &e);
-		if (ns > 0)
+		if (ns == 2)
+			log_debug("%s", e.msg);
+		else if (ns > 0)
 			log_info("entered the host's cgroup namespace (PID 1's): cgroup paths of QEMU processes read as the host's");
 		else if (ns < 0)
 			log_warnx("%s; cgroup paths of QEMU processes outside llcd's cgroup namespace cannot be read", e.msg);

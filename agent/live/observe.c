@@ -41,6 +41,10 @@ refresh_affinity(struct live *l, struct ldom *d)
 			log_dom(LOG_WARNING, d->name, v, c->tid, "moved by someone else: llcd pinned it to %s, it is on %s now",
 			    a, b);
 			l->st.moved_by_others++;
+			/* kubelet's cpuset change moves threads too (cgroup v1
+			 * rewrites their affinity): the bound is read again now,
+			 * before the engine plans with the old one */
+			d->bound.next_period = 0;
 		}
 		c->affinity = now;
 	}
