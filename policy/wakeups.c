@@ -140,6 +140,8 @@ grow(void **p, int *alloc, int need, size_t size)
 	void *n;
 	int cap;
 
+	if (need < 1)
+		need = 1;       /* never NULL once reserved (qsort, memcpy of none) */
 	if (need <= *alloc)
 		return 0;
 	cap = need + need / 2 + (size <= 64 ? 16 : 1);
