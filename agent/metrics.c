@@ -76,6 +76,8 @@ static const struct metric_row {
 	  "Pins of isolated domains held back (loop.c: they would overlap another isolated domain)." },
 	{ "isolation_overlaps", "llcd_isolation_overlaps", NULL, "gauge", 1,
 	  "Core overlaps of isolated domains observed in the last period." },
+	{ "log_suppressed", "llcd_log_suppressed_total", NULL, "counter", 1,
+	  "Repeated log messages not written (rate limits; the log says how many of each kind)." },
 	{ "control_requests", "llcd_control_requests_total", NULL, "counter", 1, "Control-socket requests answered." },
 	{ "control_refused", "llcd_control_refused_total", NULL, "counter", 1,
 	  "Changing requests refused to a client that is not root." },
