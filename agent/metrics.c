@@ -90,6 +90,12 @@ static const struct metric_row {
 	  "Control clients closed after the idle timeout." },
 	{ "control_deferred", "llcd_control_deferred_total", NULL, "counter", 1,
 	  "Control dispatches that left requests for the next wake-up (work budget)." },
+	{ "control_request_timeouts", "llcd_control_timeouts_total", "deadline=\"request\"", "counter", 1,
+	  "Control clients closed by a deadline: a request not whole within 10 s of its first byte, a reply not read "
+	  "within 10 s of being queued." },
+	{ "control_reply_timeouts", "llcd_control_timeouts_total", "deadline=\"reply\"", NULL, 1, NULL },
+	{ "control_hangups", "llcd_control_hangups_total", NULL, "counter", 1,
+	  "Control clients dropped because their peer closed the connection before its answer." },
 	{ "control_queued_bytes", "llcd_control_queued_bytes", NULL, "gauge", 1,
 	  "Reply bytes queued for control clients." },
 };
