@@ -151,10 +151,13 @@ pod_kill_daemon() {
 }
 pod_start_daemon_again() { pod__daemon "$1" "$POD_QEMU"; }
 
-# pod_define NAME DOMAIN VCPUS [METADATA]: a TCG guest in the pod's daemon,
-# started; KubeVirt's <kubevirt> metadata (uid) plus METADATA.
+# pod_define NAME DOMAIN VCPUS [METADATA] [VMI_JSON]: a TCG guest in the
+# pod's daemon, started; KubeVirt's <kubevirt> metadata (uid) plus
+# METADATA; with VMI_JSON (a file) the XML goes through
+# packaging/kubernetes/llcd-kubevirt-hook first, as KubeVirt's
+# onDefineDomain hook sidecar would run it.
 pod_define() {
-	local n=$1 dom=$2 vcpus=$3 meta=${4:-} uid xml out
+	local n=$1 dom=$2 vcpus=$3 meta=${4:-} vmi=${5:-} uid xml out
 	uid=$(cat /proc/sys/kernel/random/uuid)
 	xml=$E2E_RUN_DIR/$dom.xml
 	: >"$(e2e_console "$dom")"
@@ -184,6 +187,12 @@ pod_define() {
   </devices>
 </domain>
 EOF
+	if [ -n "$vmi" ]; then
+		"$E2E_SRC/packaging/kubernetes/llcd-kubevirt-hook" --vmi "$(cat "$vmi")" --domain "$(cat "$xml")" \
+			>"$xml.hooked" || e2e_fail "pod $n: llcd-kubevirt-hook failed"
+		grep -q '<llcd:pod xmlns:llcd="urn:llcd:kubevirt:1"' "$xml.hooked" || e2e_fail "pod $n: the hook wrote no <pod>"
+		xml=$xml.hooked
+	fi
 	out=$(pod_virsh "$n" define "$xml" 2>&1) || e2e_fail "pod $n: virsh define: $out"
 	out=$(pod_virsh "$n" start "$dom" 2>&1) || e2e_fail "pod $n: virsh start $dom: $out"
 	e2e_log "pod $n: started $dom ($vcpus vCPUs), QEMU pid $(pod_qemu_pid "$n")"

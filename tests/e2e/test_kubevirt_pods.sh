@@ -15,7 +15,10 @@
 # Checks:
 #  1. llcd finds both daemons through the pods' roots; llcctl list shows
 #     both domains, managed, each with its own connection; topology says 2
-#     daemons, 2 connected;
+#     daemons, 2 connected; pod b's domain, defined through
+#     llcd-kubevirt-hook (its VMI's label and annotation in the metadata,
+#     kept by libvirt), gets the annotation=/label= rule, pod a's the
+#     namespace= rule;
 #  2. both pods in the shared pool (cpuset 0-1): llcd places the two
 #     domains (mode static) on different LLCs (its own choice), bound by
 #     the host (dominfo cpu_bound by host);
@@ -50,7 +53,14 @@ e2e_step "two pods, each a libvirtd in its own mount namespace and cpuset cgroup
 pod_start a 0-1
 pod_start b 0-1
 pod_define a "$A" 1
-pod_define b "$B" 1
+# pod b's VMI carries a label and llcd's annotation; the hook copies them
+cat >"$E2E_RUN_DIR/vmi-b.json" <<'EOF'
+{"metadata": {"name": "vmi-b", "namespace": "llcd-e2e-web", "labels": {"app": "web"},
+ "annotations": {"llcd.io/llc-policy": "static", "other.io/x": "y"}}}
+EOF
+pod_define b "$B" 1 "" "$E2E_RUN_DIR/vmi-b.json"
+pod_virsh b dumpxml "$B" | grep -q '<llcd:label key="app">web</llcd:label>' ||
+	e2e_fail "pod b: libvirt did not keep the hook's <pod> metadata: $(pod_virsh b dumpxml "$B" | grep -A3 '<metadata')"
 [ "$(pod_qemu_pid a)" != "$(pod_qemu_pid b)" ] || e2e_fail "one QEMU for both pods"
 # the host cannot see the pods' sockets at its own /run/libvirt
 for n in a b; do
@@ -63,8 +73,10 @@ done
 	cat <<EOF
 uri none
 libvirt-socket-glob /proc/*/root/run/libvirt/libvirt-sock
-# KubeVirt's domains: NAMESPACE_NAME; every VMI placed (one PU per vCPU)
-policy-rule name=llcd-e2e-*_* mode=static
+# KubeVirt's domains: by the VMI's annotation (llcd-kubevirt-hook's <pod>
+# metadata), by namespace (NAMESPACE_NAME); each placed one PU per vCPU
+policy-rule annotation=llcd.io/llc-policy=static label=app=web mode=static
+policy-rule namespace=llcd-e2e-hpc mode=static
 EOF
 } >"$E2E_RUN_DIR/llcd.conf"
 
@@ -110,7 +122,10 @@ echo "$topo" | grep -Eq '^libvirt: +/proc/\*/root/run/libvirt/libvirt-sock: [0-9
 nd=$(ctl --json topology | python3 -c 'import json,sys; l=json.load(sys.stdin)["libvirt"]; print(l["daemons"], l["daemons_connected"])')
 # (a host libvirtd left running by another test is a daemon too)
 [ "${nd% *}" -ge 2 ] && [ "${nd#* }" -ge 2 ] || e2e_fail "topology: daemons/connected $nd, want >= 2"
-e2e_ok "$A from $ca; $B from $cb"
+rule_of() { ctl --json dominfo "$1" | python3 -c 'import json,sys; print((json.load(sys.stdin).get("policy_rule") or {}).get("number", 0))'; }
+[ "$(rule_of "$B")" = 1 ] || e2e_fail "$B: policy-rule $(rule_of "$B"), want 1 (annotation= label=)"
+[ "$(rule_of "$A")" = 2 ] || e2e_fail "$A: policy-rule $(rule_of "$A"), want 2 (namespace=)"
+e2e_ok "$A from $ca (namespace= rule); $B from $cb (annotation= label= rule)"
 
 # the CPU a domain's vCPU 0 is on now (the kernel's affinity), when single
 cpu_of() { pod_vcpu_affinity "$1" | awk '$1 == 0 { print $2 }'; }

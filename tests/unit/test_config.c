@@ -235,7 +235,7 @@ test_policy_rules(void **state)
 	    "aggregate, spread, static, none");
 	assert_int_equal(config_parse(&c2, "policy-rule mode=static\n", "t.conf", &err), -1);
 	assert_string_equal(err.msg, "t.conf:1: 'policy-rule': 'mode=static' does not start with a MATCH "
-	    "(name=GLOB, flavor=GLOB or meta={URI}ELEMENT...)");
+	    "(name=GLOB, flavor=GLOB, meta={URI}ELEMENT..., namespace=GLOB, label=KEY[=GLOB] or annotation=KEY[=GLOB])");
 	assert_int_equal(config_parse(&c2, "policy-rule\n", "t.conf", &err), -1);
 	assert_string_equal(err.msg, "t.conf:1: 'policy-rule' needs a value");
 	/* a '#' inside a value is no comment; one after a blank is */
