@@ -339,8 +339,10 @@ conn_events(struct live *l, struct lconn *c, uint64_t now_ns)
 	struct llcd_err e;
 	struct ldom *d;
 	bool was = virt_connected(c->virt);
-	char nb[32];
-	const char *who = c->uri;
+	char nb[32], who[sizeof(c->uri) + 3];
+
+	/* the daemons of the glob are named; the uri's one, as ever, not */
+	snprintf(who, sizeof(who), "%s%s%s", c->sock[0] ? " " : "", c->sock[0] ? c->uri : "", c->sock[0] ? ":" : "");
 
 	if (virt_maintain(c->virt, now_ns / 1000000u, &e) == 1 && !was)
 		c->need_relist = true;
@@ -377,16 +379,16 @@ conn_events(struct live *l, struct lconn *c, uint64_t now_ns)
 				d->todo |= LDOM_TODO_AFFINITY;
 			break;
 		case VIRT_EV_DISCONNECTED:
-			log_warnx("libvirt %s: connection lost (%s); pins stay as they are, reconnecting", who,
+			log_warnx("libvirt%s connection lost (%s); pins stay as they are, reconnecting", who,
 			    virt_close_reason_name(ev.event, nb, sizeof(nb)));
 			break;
 		case VIRT_EV_RECONNECTED:
-			log_info("libvirt %s: reconnected after %u reconnect%s; re-listing domains", who,
+			log_info("libvirt%s reconnected after %u reconnect%s; re-listing domains", who,
 			    virt_reconnects(c->virt), virt_reconnects(c->virt) == 1 ? "" : "s");
 			c->need_relist = true;
 			break;
 		case VIRT_EV_OVERFLOW:
-			log_warnx("libvirt %s: event queue overflowed; re-listing domains", who);
+			log_warnx("libvirt%s event queue overflowed; re-listing domains", who);
 			c->need_relist = true;
 			break;
 		}
