@@ -182,8 +182,9 @@ scan(struct live *l, uint64_t now_ns)
 				break;
 		if (k < l->nconns) {
 			struct lconn *c = l->conns[k];
+			struct stat cst;
 			if (!found[k] && strcmp(c->sock, p) != 0 && !virt_connected(c->virt) &&
-			    socket_uri(l, p, uri, sizeof(uri)) == 0) {
+			    stat(c->sock, &cst) < 0 && socket_uri(l, p, uri, sizeof(uri)) == 0) {
 				/* the path it was known by may be gone (that process
 				 * exited): reconnect by this one (a virt's URI is
 				 * fixed: a new virt) */
@@ -194,8 +195,8 @@ scan(struct live *l, uint64_t now_ns)
 				snprintf(c->sock, sizeof(c->sock), "%s", p);
 				snprintf(c->uri, sizeof(c->uri), "%s", uri);
 				if ((nv = conn_virt(l, c, &e)) != NULL) {
-					log_info("libvirt %s: the daemon is now reached at %s; re-listing domains once it answers",
-					    ouri, p);
+					log_warnx("libvirt %s: connection lost, and %s with it; the daemon is now reached at %s; "
+					    "pins stay as they are, re-listing domains once it answers", ouri, osock, p);
 					conn_virt_free(l, c->virt);
 					c->virt = nv;
 					c->need_relist = true;
