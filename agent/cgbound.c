@@ -141,8 +141,8 @@ proc_cgroup(const char *proc_root, int pid, int v, char *buf, size_t len, struct
 	return rc;
 }
 
-static int
-read_cpus(const char *dir, const char *name, struct cpuset *s, struct llcd_err *err)
+int
+cgbound_read_cpus(const char *dir, const char *name, struct cpuset *s, struct llcd_err *err)
 {
 	char path[PATH_MAX + 64], buf[4096];
 	struct llcd_err e;
@@ -196,7 +196,7 @@ cgbound_read(const struct cgbound_mounts *m, const char *proc_root, int pid, str
 		if (snprintf(out->dir, sizeof(out->dir), "%s%s", mnt, strcmp(rel, "/") ? rel : "") >=
 		    (int)sizeof(out->dir))
 			return llcd_err_set(err, "cgroup path too long: %s%s", mnt, rel);
-		if ((rc = read_cpus(out->dir, file, &out->cpus, err)) < 0)
+		if ((rc = cgbound_read_cpus(out->dir, file, &out->cpus, err)) < 0)
 			return -1;
 		if (rc == 0)
 			break;

@@ -57,6 +57,10 @@ int cgbound_mounts_read(const char *proc_root, struct cgbound_mounts *m, struct 
 int cgbound_read(const struct cgbound_mounts *m, const char *proc_root, int pid, struct cgbound *out,
     struct llcd_err *err);
 
+/* dir/name (a cgroup file) as a CPU list: 0, 1 when the file does not
+ * exist, -1 with err. */
+int cgbound_read_cpus(const char *dir, const char *name, struct cpuset *s, struct llcd_err *err);
+
 /* Whether component name is one of the cgroups libvirt makes for a domain
  * (see above). */
 int cgbound_libvirt_made(const char *name);
