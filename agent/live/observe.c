@@ -41,6 +41,10 @@ refresh_affinity(struct live *l, struct ldom *d)
 			log_dom(LOG_WARNING, d->name, v, c->tid, "moved by someone else: llcd pinned it to %s, it is on %s now",
 			    a, b);
 			l->st.moved_by_others++;
+			/* kubelet's cpuset change moves threads too (cgroup v1
+			 * rewrites their affinity): the bound is read again now,
+			 * before the engine plans with the old one */
+			d->bound.next_period = 0;
 		}
 		c->affinity = now;
 	}
@@ -176,6 +180,7 @@ wakeups_domain(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, 
 	const struct tracer_edge *te;
 	uint64_t dropped;
 	int n, k = 0;
+	uint16_t per[CPUSET_MAX];       /* edges kept per waker */
 
 	if (d->tracer == NULL || d->tr_dom < 0 || period_ns == 0)
 		return 0;
@@ -184,13 +189,18 @@ wakeups_domain(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, 
 		return -1;
 	struct policy_wakeups *w = &obs->wakeups[slot];
 	struct policy_wakeup_edge *pe = obs->edges[slot];
+	memset(per, 0, sizeof(per[0]) * (size_t)(d->nvcpus < CPUSET_MAX ? d->nvcpus : CPUSET_MAX));
 	for (int i = 0; i < n; i++) {
 		/* a vCPU beyond the online count (hot-unplugged meanwhile), or
-		 * past the policy's cap: counted, not listed */
-		if (te[i].waker >= d->nvcpus || te[i].wakee >= d->nvcpus || k >= POLICY_WAKEUP_EDGES) {
+		 * past the policy's caps (each waker's strongest
+		 * POLICY_WAKEUP_EDGES_VCPU: te[] is strongest first): counted,
+		 * not listed */
+		if (te[i].waker >= d->nvcpus || te[i].wakee >= d->nvcpus || te[i].waker >= CPUSET_MAX ||
+		    k >= POLICY_WAKEUP_EDGES || per[te[i].waker] >= POLICY_WAKEUP_EDGES_VCPU) {
 			dropped += te[i].count;
 			continue;
 		}
+		per[te[i].waker]++;
 		pe[k].waker = te[i].waker;
 		pe[k].wakee = te[i].wakee;
 		pe[k].count = te[i].count > UINT32_MAX ? UINT32_MAX : (uint32_t)te[i].count;
@@ -269,11 +279,11 @@ open_channel(struct live *l, struct ldom *d)
 		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", d->ext_channel);
 		return;
 	}
-	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
+	if (d->gc_looked || d->fake || !d->uuid[0] || ldom_virt(d) == NULL)
 		return;
 	d->gc_looked = true;
 	char mode[16];
-	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK &&
+	if (virt_get_xml(ldom_virt(d), d->uuid, false, &xml, &e) == VIRT_OK &&
 	    guestchan_channel_from_xml(xml, strlen(xml), path, sizeof(path), mode, sizeof(mode)) == 0) {
 		/* only a channel of the form libvirt makes, where libvirt or
 		 * llcd put it: a domain's XML must not point llcd at any socket */
@@ -419,6 +429,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		react_report(l, d);
 		live_mbm_sample(l, d, in);
 		live_numa_sample(l, d, in, now_ns);
+		live_bound_sample(l, d, in);
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}
