@@ -29,6 +29,7 @@ overcommit 1
 overcommit-isolated 1
 max-moves 256
 counters auto
+unjudged-groups show
 sampler auto
 socket /run/llcd/llcd.sock
 socket-group llcd
