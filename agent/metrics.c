@@ -102,7 +102,7 @@ static const struct metric_row {
 	  "Control dispatches that left requests for the next wake-up (work budget)." },
 	{ "control_request_timeouts", "llcd_control_timeouts_total", "deadline=\"request\"", "counter", 1,
 	  "Control clients closed by a deadline: a request not whole within 10 s of its first byte, a reply not read "
-	  "within 10 s of being queued." },
+	  "within 60 s of being queued." },
 	{ "control_reply_timeouts", "llcd_control_timeouts_total", "deadline=\"reply\"", NULL, 1, NULL },
 	{ "control_hangups", "llcd_control_hangups_total", NULL, "counter", 1,
 	  "Control clients dropped because their peer closed the connection before its answer." },
