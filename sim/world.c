@@ -1039,14 +1039,31 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Strongest first, ties by pair (deterministic). */
+/* A hash of a pair in a period (splitmix64's finaliser): the tie-break
+ * between edges of equal counts. */
+static uint64_t
+pair_hash(long period, const struct policy_wakeup_edge *e)
+{
+	uint64_t z = (uint64_t)period << 40 ^ (uint64_t)e->waker << 20 ^ (uint64_t)e->wakee;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Strongest first, ties by pair_hash() (deterministic, no vCPU favoured);
+ * arg: the period. */
 static int
-cmp_edge_count(const void *a, const void *b)
+cmp_edge_count(const void *a, const void *b, void *arg)
 {
 	const struct policy_wakeup_edge *x = a, *y = b;
+	long period = *(const long *)arg;
 
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
+	uint64_t hx = pair_hash(period, x), hy = pair_hash(period, y);
+	if (hx != hy)
+		return hx < hy ? -1 : 1;
 	if (x->waker != y->waker)
 		return x->waker < y->waker ? -1 : 1;
 	return (x->wakee > y->wakee) - (x->wakee < y->wakee);
@@ -1148,7 +1165,32 @@ wakeups_domain(struct sim_world *w, int d, double t)
 		w->wdraw[nd++] = w->wdraw[i];
 		w->wcount[nd - 1] = (uint32_t)(j - i);
 	}
-	/* more pairs than the policy takes: keep the strongest */
+	/* as llcd's tracer hands them over (wakeups.h): each waker's
+	 * strongest POLICY_WAKEUP_EDGES_VCPU, at most POLICY_WAKEUP_EDGES in
+	 * all, the rest counted as dropped; ties broken by a hash of the pair
+	 * and the period, so that no vCPU number is favoured */
+	size_t kept = 0;
+	for (i = 0; i < nd; i = j) {
+		uint32_t waker = (uint32_t)(w->wdraw[i] >> 32);
+		for (j = i; j < nd && (uint32_t)(w->wdraw[j] >> 32) == waker; j++)
+			;
+		size_t run = j - i;
+		struct policy_wakeup_edge *tmp = K->edges;     /* scratch: run < nvcpus */
+		for (size_t x = 0; x < run; x++)
+			tmp[x] = (struct policy_wakeup_edge){ (int)waker, (int)(uint32_t)w->wdraw[i + x],
+				w->wcount[i + x] };
+		if (run > POLICY_WAKEUP_EDGES_VCPU) {
+			qsort_r(tmp, run, sizeof(*tmp), cmp_edge_count, &w->period);
+			for (size_t x = POLICY_WAKEUP_EDGES_VCPU; x < run; x++)
+				K->dropped += tmp[x].count;
+			run = POLICY_WAKEUP_EDGES_VCPU;
+		}
+		for (size_t x = 0; x < run; x++) {
+			w->wdraw[kept] = (uint64_t)waker << 32 | (uint32_t)tmp[x].wakee;
+			w->wcount[kept++] = tmp[x].count;
+		}
+	}
+	nd = kept;
 	if (nd > POLICY_WAKEUP_EDGES) {
 		struct policy_wakeup_edge *all = malloc(sizeof(*all) * nd);
 		if (all == NULL) {
@@ -1159,7 +1201,7 @@ wakeups_domain(struct sim_world *w, int d, double t)
 			for (i = 0; i < nd; i++)
 				all[i] = (struct policy_wakeup_edge){ (int)(w->wdraw[i] >> 32),
 					(int)(uint32_t)w->wdraw[i], w->wcount[i] };
-			qsort(all, nd, sizeof(*all), cmp_edge_count);
+			qsort_r(all, nd, sizeof(*all), cmp_edge_count, &w->period);
 			for (i = POLICY_WAKEUP_EDGES; i < nd; i++)
 				K->dropped += all[i].count;
 			memcpy(K->edges, all, sizeof(*all) * POLICY_WAKEUP_EDGES);
