@@ -303,6 +303,7 @@ test_refused_flood(void **state)
 	(void)state;
 	httpd_limits_default(&lim);
 	lim.request_ms = 60000;
+	lim.idle_ms = 60000;            /* libmicrohttpd's own timeout: no write progress */
 	struct httpd *h = start(&lim);
 	memset(text, '#', big);
 	text[big] = '\0';
@@ -316,14 +317,17 @@ test_refused_flood(void **state)
 		setsockopt(hold[i], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 		assert_int_equal(send(hold[i], req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(req) - 1);
 	}
-	usleep(300000);
+	for (int i = 0; i < HTTPD_MAX_PER_IP; i++) {    /* each is sending its reply */
+		struct pollfd p = { .fd = hold[i], .events = POLLIN };
+		assert_int_equal(poll(&p, 1, 5000), 1);
+	}
 	for (int i = 0; i < 2000; i++) {
 		int fd = dial(httpd_port(h), 9);
 		if (fd >= 0) {
 			char c;
 			struct pollfd p = { .fd = fd, .events = POLLIN };
-			poll(&p, 1, 200);       /* closed by the server */
-			(void)!recv(fd, &c, 1, 0);
+			if (poll(&p, 1, 200) == 1)      /* closed by the server */
+				(void)!recv(fd, &c, 1, MSG_DONTWAIT);
 			close(fd);
 		}
 	}
@@ -335,7 +339,14 @@ test_refused_flood(void **state)
 	assert_true(log_suppressed_total() >= st.refused - LOG_RL_BURST);
 	for (int i = 0; i < HTTPD_MAX_PER_IP; i++)
 		close(hold[i]);
-	/* the slots are free again */
+	/* the slots are free again (once the HTTP thread saw the four go) */
+	for (int i = 0; i < 250; i++) {
+		httpd_get_stats(h, &st);
+		if (st.connections == 0)
+			break;
+		usleep(20000);
+	}
+	assert_int_equal(st.connections, 0);
 	httpd_publish(h, "# TYPE llcd_test_metric gauge\nllcd_test_metric 1\n", llcd_mono_ns());
 	assert_true(scrape(httpd_port(h), 9, 2000));
 	httpd_free(h);
