@@ -56,6 +56,7 @@ host_from_config(const struct config *c, const struct topo *t, bool counters, st
 	h->overcommit_isolated = c->overcommit_isolated;
 	h->max_moves_total = c->max_moves;
 	h->counters = c->counters == CONFIG_COUNTERS_ON || (c->counters == CONFIG_COUNTERS_AUTO && counters);
+	h->act_unjudged = c->unjudged_groups == CONFIG_UNJUDGED_ACT;
 	return 0;
 }
 

@@ -465,6 +465,7 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 		gi->best_occ = g->best_occ;
 		gi->guarded = g->guarded;
 		gi->backed_off = g->bstate == BENEFIT_HOLD;
+		gi->unjudged = g->unjudged;
 		if (g->rule == POLICY_GROUP_WAKEUPS && d->wk != NULL)
 			gi->wakeups_hz = wakeups_set_rate_hz(d->wk, &g->vcpus, &gi->wakeup_pairs);
 		snprintf(gi->why, sizeof(gi->why), "%s", g->why);

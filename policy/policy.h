@@ -34,6 +34,11 @@ struct policy_host {
 	double overcommit_isolated;     /* vCPUs per PU for isolated domains */
 	int max_moves_total;            /* vCPU moves per period, all domains */
 	bool counters;                  /* per-thread instruction counts exist */
+	bool act_unjudged;              /* act on groups inferred from wakeups
+	                                 * where nothing can judge them (no
+	                                 * counters, no bandwidth monitoring):
+	                                 * llcd.conf unjudged-groups act; false
+	                                 * (default): shown, not acted on */
 };
 
 void policy_host_defaults(struct policy_host *h, const struct topo *t);
@@ -164,6 +169,9 @@ struct policy_group_info {
 	int best_llc;
 	bool guarded;                   /* a size guard forbids aggregation */
 	bool backed_off;                /* benefit check hold-down active */
+	bool unjudged;                  /* inferred, and nothing on this host can
+	                                 * judge it: shown, not acted on (why
+	                                 * says so; policy_host.act_unjudged) */
 	double wakeups_hz;              /* wakeups rule: summed EWMA rate of the
 	                                 * formed pairs inside the group */
 	int wakeup_pairs;               /* ... and how many pairs */

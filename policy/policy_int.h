@@ -69,6 +69,7 @@ struct grp {
 	int active_periods;             /* consecutive active periods */
 	uint64_t last_report_step;      /* guest groups: step of the last report */
 	bool guarded;                   /* the size guard forbids aggregation */
+	bool unjudged;                  /* the no-judge rule holds it back */
 	double pref_occ, best_occ;      /* occupancy of the preferred / best LLC */
 	int best_llc;
 	int forbid_fails;               /* periods no move was allowed (kernel: nr_fails) */
@@ -280,6 +281,15 @@ void grp_clear(struct grp *g);
 void grp_release(struct dom *d, struct grp *g);
 /* Every vCPU of the group to its home pin (the preference kept). */
 void grp_send_home(struct dom *d, const struct grp *g);
+/* Whether the benefit check can judge d's groups on this host: it is on
+ * and there are instruction counters or bandwidth monitoring figures. */
+bool grp_judged(const struct policy_input *in, const struct dom *d);
+/* The no-judge rule (issue 23 item 4): a group inferred from wakeups that
+ * nothing can judge is shown, not acted on, unless the operator opted in
+ * (policy_host.act_unjudged). True when g is held back this period (its
+ * preference dropped, its vCPUs at home, `why` says why). */
+bool grp_unjudged_hold(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                       struct grp *g, struct policy_plan *plan);
 
 /* steer.c: stage 4 ----------------------------------------------------------- */
 

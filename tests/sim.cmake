@@ -11,7 +11,8 @@ foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-ser
           numa-memory stream-mbm
           wake-star wake-star-counters wake-star-mbm wake-queue wake-queue-counters
           wake-weak-link wake-weak-link-counters wake-clique64 wake-clique64-counters
-          wake-iothreads)
+          wake-iothreads wake-steal wake-steal-counters wake-steal-mbm wake-rr-pairs
+          xiangshan-wakeups-nojudge xiangshan-wakeups-optin pairs-busy-nojudge)
   add_test(NAME sim_${s}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
                    $<TARGET_FILE:llcsim> ${_scen} ${s})
