@@ -949,6 +949,7 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "period_errors", json_object_new_int64((int64_t)d->errors));
 	json_object_object_add(o, "isolation_held", json_object_new_int64((int64_t)d->isolation_held));
 	json_object_object_add(o, "isolation_overlaps", json_object_new_int(d->isolation_overlaps));
+	json_object_object_add(o, "isolation_overlap_periods", json_object_new_int64((int64_t)d->isolation_overlap_periods));
 	json_object_object_add(o, "policy_step_us_p50", json_object_new_double(round((double)p50 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_p99", json_object_new_double(round((double)p99 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_max", json_object_new_double(round((double)d->step_max_ns / 100) / 10));

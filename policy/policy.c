@@ -27,6 +27,7 @@ policy_plan_free(struct policy_plan *p)
 	if (p == NULL)
 		return;
 	free(p->actions);
+	free(p->deps);
 	free(p);
 }
 
@@ -34,6 +35,22 @@ void
 policy_plan_clear(struct policy_plan *p)
 {
 	p->n = 0;
+	p->ndeps = 0;
+}
+
+const int *
+policy_plan_deps(const struct policy_plan *p, int i, int *n)
+{
+	const struct policy_action *a;
+
+	*n = 0;
+	if (i < 0 || i >= p->n)
+		return NULL;
+	a = &p->actions[i];
+	if (a->ndeps <= 0 || a->dep0 < 0 || a->dep0 + a->ndeps > p->ndeps)
+		return NULL;
+	*n = a->ndeps;
+	return &p->deps[a->dep0];
 }
 
 struct policy_action *
@@ -68,10 +85,24 @@ plan_add(struct policy_state *s, struct policy_plan *p, enum policy_action_type 
 	return a;
 }
 
+void
+reason_printf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
 LLCD_NAME_FUNCTION(policy_action_name, enum policy_action_type, POLICY_ACT_BACKOFF,
     [POLICY_ACT_PIN_VCPU] = "pin-vcpu", [POLICY_ACT_PIN_EMULATOR] = "pin-emulator",
     [POLICY_ACT_RELEASE] = "release", [POLICY_ACT_REFUSE] = "refuse",
     [POLICY_ACT_PREFER] = "prefer", [POLICY_ACT_BACKOFF] = "backoff")
+
+LLCD_NAME_FUNCTION(policy_stage_name, enum policy_stage, POLICY_STAGE_WIDEN,
+    [POLICY_STAGE_NARROW] = "narrow", [POLICY_STAGE_ISOLATE] = "isolate",
+    [POLICY_STAGE_WIDEN] = "widen")
 
 LLCD_NAME_FUNCTION(policy_group_rule_name, enum policy_group_rule, POLICY_GROUP_WAKEUPS,
     [POLICY_GROUP_ANNOTATION] = "annotation", [POLICY_GROUP_GUEST] = "guest",
@@ -429,6 +460,14 @@ policy_action_not_applied(struct policy_state *s, const struct policy_action *ac
 }
 
 /* --- introspection -------------------------------------------------------- */
+
+bool
+policy_domain_isolated(const struct policy_state *s, uint64_t key)
+{
+	int idx = dom_find(s, key);
+
+	return idx >= 0 && s->doms[idx]->state == DOM_PLACED && s->doms[idx]->isolated;
+}
 
 int
 policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_domain_info *info)

@@ -15,6 +15,8 @@
  *   benefit.c    the benefit check of an aggregated group;
  *   home.c       the home check: a domain's home measured, widened over
  *                more LLCs when that gains;
+ *   order.c      the last stage: the order of the plan (stages and
+ *                prerequisites that keep isolation between actions);
  *   policy.c     plan, state, set helpers, introspection.
  *
  * Everything here stays pure: no I/O, no globals, no clocks, no logging.
@@ -215,6 +217,10 @@ struct policy_action *plan_add(struct policy_state *s, struct policy_plan *p,
                                const struct cpuset *cpus, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
+/* A reason string (an action's, a group's `why`), cut at its buffer's
+ * size: reasons are cut, never an error. */
+void reason_printf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 int state_bind_topo(struct policy_state *s, const struct topo *t);
 struct dom *dom_new(const struct policy_domain_in *in);
 void dom_free(struct dom *d);
@@ -307,6 +313,13 @@ int vcpu_llc(const struct policy_state *s, const struct dom *d,
 /* One move from the step's budget for d: false (and d->budget_denied)
  * when the budget is spent or d has its share. */
 bool budget_take(struct policy_state *s, struct dom *d);
+
+/* order.c: the last stage --------------------------------------------------- */
+
+/* Sort the plan into stages, split the pins that must narrow before they
+ * widen, give each action its prerequisites and the pin a rollback uses,
+ * hold back what cannot keep isolation (planned again next step). */
+void order_stage(struct policy_state *s, const struct policy_input *in, struct policy_plan *plan);
 
 /* benefit.c ------------------------------------------------------------------- */
 
