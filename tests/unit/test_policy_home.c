@@ -87,11 +87,16 @@ run_stream(bool counters, bool mbm, bool flat, double delay_narrow, struct run *
 		h->dom[d].demand[v] = v < NBUSY ? 1.0 : 0.02;
 	for (int step = 0; step < 40; step++) {
 		if (delay_narrow > 0) {
+			/* runnable the whole period: it runs 1 - delay of it */
 			struct policy_domain_info di;
 			bool narrow = policy_domain_info(h->st, h->dom[d].in.key, &di) < 0 ||
-			              cpuset_count(&di.allotment) == 0 || h_llc(h, d, 0) >= 0;
-			for (int v = 0; v < NBUSY; v++)
+			              cpuset_count(&di.allotment) == 0 ||
+			              cpuset_subset(&di.allotment, &topo_get(h->topo, TOPO_LLC,
+			                  topo_llc_of(h->topo, cpuset_first(&di.allotment)))->cpus);
+			for (int v = 0; v < NBUSY; v++) {
 				h->dom[d].s[v].run_delay_ns = narrow ? (uint64_t)(delay_narrow * (double)h->period) : 0;
+				h->dom[d].demand[v] = narrow ? 1.0 - delay_narrow : 1.0;
+			}
 		}
 		assert_int_equal(h_step(h), 0);
 		for (int i = 0; i < h->plan->n; i++)
@@ -129,52 +134,57 @@ home_run(bool counters, bool mbm, bool flat, double delay_narrow, int backoffs, 
 }
 
 /* With counters: the one-LLC home runs at 3/8; the check widens it over
- * all four LLCs (two whole cores each), sees the gain and keeps it. */
+ * all four LLCs (two whole cores each: four times the LLCs it has), sees
+ * the gain and keeps it; there is no wider home after that. */
 static void
 test_home_widened_counters(void **state)
 {
 	struct run r = home_run(true, false, false, 0, 1, 4);
 
 	assert_non_null(strstr(r.backoff_reason, "home widened from LLC 0 to LLCs 0-3 (whole cores on "
-	    "other LLCs): instructions per second "));
+	    "other LLCs): instructions per demanded CPU-second "));
 	assert_true(r.info.home_widened);
-	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3"));
-	assert_non_null(strstr(r.info.home_why, "hold-down 1000s"));
+	assert_non_null(strstr(r.info.home_why, "(+158%), at 8 busy vCPUs, 8.2 CPUs; kept while the load stays "
+	    "alike"));
 	assert_true(r.max_busy_per_llc <= 3);
 }
 
 /* Bandwidth monitoring alone (no counters): the same, judged on the
- * domain's achieved bandwidth. */
+ * domain's achieved bandwidth per demanded CPU-second. */
 static void
 test_home_widened_mbm(void **state)
 {
 	struct run r = home_run(false, true, false, 0, 1, 4);
 
 	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3 (whole cores on other "
-	    "LLCs): memory bandwidth (bytes per second) 1.6e+11 on LLCs 0-3 vs 6e+10 on LLC 0 (+167%)"));
+	    "LLCs): memory bytes per demanded CPU-second 1.96e+10 on LLCs 0-3 vs 7.35e+09 on LLC 0 (+167%)"));
 }
 
 /* A home that loses nothing (progress the same on one LLC or four) is
- * tried, measured, and given back: the one-LLC home again. */
+ * tried, measured, and given back: the one-LLC home again, and the
+ * failure remembered for the load. */
 static void
 test_home_kept_without_gain(void **state)
 {
 	struct run r = home_run(true, false, true, 0, 0, 1);
 
 	assert_false(r.info.home_widened);
-	assert_non_null(strstr(r.info.home_why, "home kept on LLC 0: instructions per second "));
-	assert_non_null(strstr(r.info.home_why, "(+0%), no gain over 5%"));
+	assert_non_null(strstr(r.info.home_why, "home kept on LLC 0: instructions per demanded CPU-second "));
+	assert_non_null(strstr(r.info.home_why, "(+0%), no gain over 5%, at 8 busy vCPUs, 8.2 CPUs; not widened "
+	    "again at this load for 2000 s"));
 }
 
-/* Run delay alone: CPU wait in the narrow home (half a period per busy
- * vCPU: a third of its time runnable) that the wider one removes is a
- * gain. */
+/* Run delay alone: CPU wait in the narrow home (half of each busy vCPU's
+ * runnable time) that the wider one removes is a gain. */
 static void
 test_home_widened_run_delay(void **state)
 {
 	struct run r = home_run(false, false, false, 0.5, 1, 4);
 
-	assert_non_null(strstr(r.info.home_why, "run delay 0.0% on LLCs 0-3 vs 32.9% on LLC 0"));
+	assert_true(r.info.home_widened);
+	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): "
+	    "run delay 0.0% on LLCs 0-3 vs 49.0% on LLC 0, at 8 busy vCPUs, 8.2 CPUs; kept while the load stays "
+	    "alike"));
 }
 
 /* No signal at all (no counters, no bandwidth monitoring, no run delay):
