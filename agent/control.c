@@ -32,6 +32,8 @@ struct client {
 	uint8_t *out;
 	size_t outlen, outoff, outcap;
 	uint64_t active_ns;     /* last byte received or sent */
+	uint64_t frame_ns;      /* the frame rd holds part of began (fed) */
+	uint64_t out_ns;        /* the queue was last empty */
 };
 
 struct control {
@@ -46,10 +48,18 @@ struct control {
 	int nclients;
 	unsigned rr;            /* rotating start among non-root clients */
 	uint64_t next_id;
-	uint64_t idle_ns;
+	uint64_t idle_ns, request_ns, reply_ns;
+	size_t max_total, max_uid;
 	size_t queued;          /* sum of (outlen - outoff) over all clients */
 	struct control_stats stats;
 };
+
+/* Time from t to now; 0 when t is later (set during this dispatch). */
+static uint64_t
+since(uint64_t now, uint64_t t)
+{
+	return now > t ? now - t : 0;
+}
 
 static size_t
 client_queued(const struct client *cl)
@@ -108,8 +118,10 @@ client_queue(struct control *c, struct client *cl, uint16_t type, uint32_t seq, 
 	f = ctl_frame(type, seq, result, payload, len, &flen);
 	if (f == NULL)
 		return false;
-	if (cl->outoff > 0 && cl->outoff == cl->outlen)
+	if (cl->outoff == cl->outlen) {
 		cl->outoff = cl->outlen = 0;
+		cl->out_ns = llcd_mono_ns();    /* the reply deadline runs from here */
+	}
 	if (cl->outlen + flen > cl->outcap) {
 		size_t cap = cl->outcap ? cl->outcap : 4096;
 		while (cap < cl->outlen + flen)
@@ -217,6 +229,10 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 	c->handler = h;
 	c->ctx = ctx;
 	c->idle_ns = (uint64_t)CONTROL_IDLE_MS * 1000000ull;
+	c->request_ns = (uint64_t)CONTROL_REQUEST_MS * 1000000ull;
+	c->reply_ns = (uint64_t)CONTROL_REPLY_MS * 1000000ull;
+	c->max_total = CONTROL_MAX_TOTAL_QUEUE;
+	c->max_uid = CONTROL_MAX_UID_QUEUE;
 	c->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->lfd < 0) {
 		llcd_err_set(err, "control socket: %s", strerror(errno));
@@ -274,15 +290,30 @@ control_free(struct control *c)
 	free(c);
 }
 
-/* A client whose previous reply is still queued, or (not root) while all
- * clients together have too much queued, gets no new request handled:
- * back-pressure instead of memory. */
+/* Bytes queued for all clients of uid. */
+static size_t
+uid_queued(const struct control *c, uid_t uid)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < c->nclients; i++)
+		if (c->clients[i]->uid == uid)
+			n += client_queued(c->clients[i]);
+	return n;
+}
+
+/* A client whose previous reply is still queued, or (not root) while its
+ * uid's clients have their share queued or all clients together have
+ * too much queued, gets no new request handled: back-pressure instead of
+ * memory, and no one uid can fill the whole queue for the others. */
 static bool
 client_blocked(const struct control *c, const struct client *cl)
 {
 	if (cl->closing || cl->waiting || client_queued(cl) > 0)
 		return true;
-	return cl->uid != 0 && c->queued >= CONTROL_MAX_TOTAL_QUEUE;
+	if (cl->uid == 0)
+		return false;
+	return c->queued >= c->max_total || uid_queued(c, cl->uid) >= c->max_uid;
 }
 
 static bool
@@ -324,6 +355,16 @@ void
 control_set_idle_timeout(struct control *c, unsigned ms)
 {
 	c->idle_ns = (uint64_t)ms * 1000000ull;
+}
+
+void
+control_set_limits(struct control *c, const struct control_limits *l)
+{
+	c->idle_ns = (uint64_t)l->idle_ms * 1000000ull;
+	c->request_ns = (uint64_t)l->request_ms * 1000000ull;
+	c->reply_ns = (uint64_t)l->reply_ms * 1000000ull;
+	c->max_total = l->max_total_queue;
+	c->max_uid = l->max_uid_queue;
 }
 
 size_t
@@ -399,7 +440,7 @@ accept_clients(struct control *c, uint64_t now)
 		cl->fd = fd;
 		cl->uid = cred.uid;
 		cl->pid = cred.pid;
-		cl->active_ns = now;
+		cl->active_ns = cl->out_ns = now;
 		cl->id = ++c->next_id;
 		ctl_reader_init(&cl->rd, CTL_MAX_REQUEST);
 		c->clients[c->nclients++] = cl;
@@ -537,14 +578,23 @@ read_client(struct control *c, struct client *cl, uint64_t now)
 /* Feed buffered input until one whole frame is handled; false when the
  * buffer holds no whole frame. */
 static bool
-handle_one(struct control *c, struct client *cl)
+frame_started(const struct client *cl)
+{
+	return cl->rd.hdrgot > 0 || cl->rd.have_hdr;
+}
+
+static bool
+handle_one(struct control *c, struct client *cl, uint64_t now)
 {
 	struct llcd_err err;
 
 	while (cl->inoff < cl->inlen && !cl->closing) {
 		size_t used;
+		bool started = frame_started(cl);
 		int rc = ctl_reader_feed(&cl->rd, cl->in + cl->inoff, cl->inlen - cl->inoff, &used, &err);
 		cl->inoff += used;
+		if (!started && used > 0)
+			cl->frame_ns = now;     /* the request deadline runs from here */
 		if (rc < 0) {
 			c->stats.malformed++;
 			client_end(c, cl, cl->rd.hdr.seq, -rc, err.msg);
@@ -579,6 +629,7 @@ write_client(struct control *c, struct client *cl, uint64_t now)
 		cl->active_ns = now;
 	}
 	cl->outoff = cl->outlen = 0;
+	cl->out_ns = now;
 }
 
 /* Rounds of one request per client, root's clients first, the others from
@@ -600,7 +651,7 @@ handle_requests(struct control *c, uint64_t t0)
 					c->stats.deferred++;
 					return;
 				}
-				if (handle_one(c, cl)) {
+				if (handle_one(c, cl, t0)) {
 					frames++;
 					any = true;
 				}
@@ -624,9 +675,22 @@ control_dispatch(struct control *c, const struct pollfd *pfd, int n)
 			struct client *cl = c->clients[i];
 			if (cl->fd != pfd[k].fd)
 				continue;
+			if (pfd[k].revents & (POLLHUP | POLLERR)) {
+				/* the peer closed both directions (a shutdown of its
+				 * write side alone is POLLIN: answered, then closed):
+				 * nobody reads a reply, whatever its request's state
+				 * (deferred, blocked, half read). Dropped now: poll
+				 * reports POLLHUP whatever events are asked, and a
+				 * client kept until its answer made the loop spin */
+				if (!cl->closing)
+					c->stats.hangups++;
+				cl->closing = true;
+				client_discard(c, cl);
+				break;
+			}
 			if (cl->outlen > cl->outoff)
 				write_client(c, cl, now);
-			if ((pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) && !cl->closing && !cl->eof)
+			if ((pfd[k].revents & POLLIN) && !cl->closing && !cl->eof)
 				read_client(c, cl, now);
 			break;
 		}
@@ -636,9 +700,31 @@ control_dispatch(struct control *c, const struct pollfd *pfd, int n)
 		struct client *cl = c->clients[i];
 		bool flushed = cl->outlen == cl->outoff;
 		bool idle = c->idle_ns > 0 && !cl->events && !cl->waiting && flushed && cl->inoff == cl->inlen &&
-		            now - cl->active_ns > c->idle_ns;
+		            now - cl->active_ns > c->idle_ns && !frame_started(cl);
 		if (idle && !cl->closing)
 			c->stats.idle_closed++;
+		/* deadlines: a request whole within request_ns of its first
+		 * byte (one byte now and then holds no slot), a reply (or an
+		 * event backlog) read whole within reply_ns of being queued (a
+		 * client that never reads holds no queue) */
+		if (!cl->closing && c->request_ns > 0 && frame_started(cl) && cl->inoff == cl->inlen &&
+		    since(now, cl->frame_ns) > c->request_ns) {
+			char msg[96];
+			snprintf(msg, sizeof(msg), "request not complete within %llu ms of its first byte",
+			    (unsigned long long)(c->request_ns / 1000000));
+			c->stats.request_timeouts++;
+			client_end(c, cl, cl->rd.have_hdr ? cl->rd.hdr.seq : 0, CTL_E_PROTO, msg);
+			cl->closing = true;
+			write_client(c, cl, now);
+			flushed = true;         /* said if it fits; closed either way */
+		}
+		if (!cl->closing && c->reply_ns > 0 && !flushed && since(now, cl->out_ns) > c->reply_ns) {
+			c->stats.reply_timeouts++;
+			c->stats.dropped_clients++;
+			cl->closing = true;
+			client_discard(c, cl);
+			flushed = true;
+		}
 		/* a half-closed client is closed once every request it sent is
 		 * answered; a follower's stream ends when it closes */
 		bool done = cl->eof && flushed && !cl->waiting && (cl->events || cl->inoff == cl->inlen);

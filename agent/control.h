@@ -8,9 +8,20 @@
  * - Slots: CONTROL_MAX_CLIENTS connections, of which CONTROL_ROOT_SLOTS are
  *   kept for uid 0, and at most CONTROL_MAX_PER_UID for any other uid. A
  *   connection over a limit gets one CTL_E_BUSY frame naming the limit and
- *   is closed. A client that sends nothing for the idle timeout
- *   (CONTROL_IDLE_MS, control_set_idle_timeout) and waits for nothing is
- *   closed; event followers are not idle.
+ *   is closed.
+ * - Deadlines (every connection, root's too): a client that sends nothing
+ *   for CONTROL_IDLE_MS and waits for nothing is closed (event followers
+ *   are not idle); a request (frame) must be whole within
+ *   CONTROL_REQUEST_MS of its first byte, else it gets a CTL_E_PROTO
+ *   result and is closed (one byte now and then holds no slot); a reply,
+ *   or a follower's event backlog, must be read whole within
+ *   CONTROL_REPLY_MS of being queued, else the client is dropped (a client
+ *   that never reads holds no memory and no share of the queue for long).
+ *   A client whose peer closed both directions (POLLHUP, POLLERR) is
+ *   dropped at once, whatever state its request is in (deferred, blocked
+ *   by back-pressure, half read): poll reports a hang-up whatever events
+ *   are asked, and such a client kept in the poll set makes the loop spin.
+ *   A peer that shuts down only its write side still gets its replies.
  * - Work: one control_dispatch() handles at most CONTROL_BUDGET_FRAMES
  *   requests and stops starting new ones after CONTROL_BUDGET_NS, one
  *   request per client per round, root's clients first, the others from a
@@ -25,9 +36,12 @@
  *   reply has been sent (back-pressure: one reply of at most CTL_MAX_REPLY
  *   queued per client), events queue up to CONTROL_MAX_EVENT_QUEUE per
  *   follower (past it the follower is dropped), and while all clients
- *   together have CONTROL_MAX_TOTAL_QUEUE bytes queued no request of a
- *   non-root client is handled. Queued replies thus stay under
- *   CONTROL_MAX_TOTAL_QUEUE + CTL_MAX_REPLY for non-root clients.
+ *   together have CONTROL_MAX_TOTAL_QUEUE bytes queued, or the clients of
+ *   its uid CONTROL_MAX_UID_QUEUE, no request of a non-root client is
+ *   handled. Queued replies thus stay under CONTROL_MAX_TOTAL_QUEUE +
+ *   CTL_MAX_REPLY for non-root clients, and no one uid holds more than
+ *   CONTROL_MAX_UID_QUEUE + CTL_MAX_REPLY of it: a third of the whole
+ *   queue at most, so two uids that never read leave room for a third.
  * - A client that half-closes (shutdown(SHUT_WR)) after its requests still
  *   gets every reply before llcd closes it.
  * - A handler may answer later (CONTROL_DEFER, control_answer()): the work
@@ -52,11 +66,14 @@
 #define CONTROL_ROOT_SLOTS 8
 #define CONTROL_MAX_PER_UID 16
 #define CONTROL_IDLE_MS 30000
+#define CONTROL_REQUEST_MS 10000
+#define CONTROL_REPLY_MS 10000
 #define CONTROL_BUDGET_FRAMES 256
 #define CONTROL_BUDGET_NS (20 * 1000000ull)
 #define CONTROL_IN_BUF (64 * 1024)
 #define CONTROL_MAX_EVENT_QUEUE (1024 * 1024)
 #define CONTROL_MAX_TOTAL_QUEUE (32 * 1024 * 1024)
+#define CONTROL_MAX_UID_QUEUE (8 * 1024 * 1024)
 
 struct control;
 
@@ -104,6 +121,12 @@ void control_dispatch(struct control *c, const struct pollfd *pfd, int n);
 bool control_pending(const struct control *c);
 /* Close clients idle for longer than ms (0: never). */
 void control_set_idle_timeout(struct control *c, unsigned ms);
+/* Tests: the deadlines (ms; 0 none) and queue bounds (bytes) above. */
+struct control_limits {
+	unsigned idle_ms, request_ms, reply_ms;
+	size_t max_total_queue, max_uid_queue;
+};
+void control_set_limits(struct control *c, const struct control_limits *l);
 /* Bytes queued for all clients now. */
 size_t control_queued(const struct control *c);
 /* The answer to a request whose handler returned CONTROL_DEFER: reply (a
@@ -120,6 +143,9 @@ struct control_stats {
 	uint64_t busy_refused;          /* connections over a slot limit */
 	uint64_t idle_closed;           /* clients closed after the idle timeout */
 	uint64_t deferred;              /* dispatches that left requests for the next */
+	uint64_t request_timeouts;      /* closed: a request not whole in time */
+	uint64_t reply_timeouts;        /* dropped: a reply not read in time */
+	uint64_t hangups;               /* dropped: the peer closed (POLLHUP) */
 };
 void control_get_stats(const struct control *c, struct control_stats *st);
 

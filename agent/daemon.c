@@ -388,6 +388,7 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	d->period_ns[d->nperiod++ % STEP_HIST] = llcd_mono_ns() - t0;
 	d->obs_gen++;
 	free_retired(d);
+	log_ratelimit_flush(llcd_mono_ns());    /* the counts of suppressed messages */
 	if (rc < 0) {
 		d->errors++;
 		return -1;

@@ -908,6 +908,7 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "recommend_computed", json_object_new_int64((int64_t)d->rec_computed));
 	json_object_object_add(o, "recommend_cached", json_object_new_int64((int64_t)d->rec_cached));
 	json_object_object_add(o, "recommend_compute_s_max", json_object_new_double(round(d->rec_compute_max_s * 1000) / 1000));
+	json_object_object_add(o, "log_suppressed", json_object_new_int64((int64_t)log_suppressed_total()));
 	if (d->ctl) {
 		struct control_stats cs;
 		control_get_stats(d->ctl, &cs);
@@ -918,6 +919,9 @@ stats_fill(struct daemon *d, json_object *o)
 		json_object_object_add(o, "control_busy_refused", json_object_new_int64((int64_t)cs.busy_refused));
 		json_object_object_add(o, "control_idle_closed", json_object_new_int64((int64_t)cs.idle_closed));
 		json_object_object_add(o, "control_deferred", json_object_new_int64((int64_t)cs.deferred));
+		json_object_object_add(o, "control_request_timeouts", json_object_new_int64((int64_t)cs.request_timeouts));
+		json_object_object_add(o, "control_reply_timeouts", json_object_new_int64((int64_t)cs.reply_timeouts));
+		json_object_object_add(o, "control_hangups", json_object_new_int64((int64_t)cs.hangups));
 		json_object_object_add(o, "control_queued_bytes", json_object_new_int64((int64_t)control_queued(d->ctl)));
 	}
 }

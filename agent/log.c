@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* log.c - stderr in the foreground, syslog otherwise. */
+/* log.c - stderr in the foreground, syslog otherwise; rate limits for
+ * repeated warnings (log.h). */
 #include "log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 static bool log_fg = true;
 static int log_verbose;
@@ -50,6 +55,20 @@ log_discard(int pri, const char *msg, void *arg)
 	(void)arg;
 }
 
+/* JOURNAL_STREAM ("DEV:INODE", set by systemd for a unit's stdout and
+ * stderr when they go to the journal) names stderr's file. */
+static bool
+stderr_is_journal(void)
+{
+	const char *j = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (j == NULL || sscanf(j, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 static void
 emit(int pri, const char *msg)
 {
@@ -64,10 +83,10 @@ emit(int pri, const char *msg)
 		syslog(pri, "%s", msg);
 		return;
 	}
-	/* on a terminal the foreground log (-d) carries the time, as the
-	 * journal would; redirected, lines stay as they are (scripts anchor
-	 * on them) */
-	if (isatty(STDERR_FILENO)) {
+	/* the foreground log (-d) carries the time, on a terminal as in a
+	 * file or a pipe, unless stderr is the journal's stream (a unit
+	 * running llcd -d): the journal stamps every line itself */
+	if (!stderr_is_journal()) {
 		struct timespec ts;
 		struct tm tm;
 		char stamp[24] = "";
@@ -130,10 +149,12 @@ LOG_FN(log_warnx, LOG_WARNING, false)
 LOG_FN(log_info, LOG_INFO, false)
 LOG_FN(log_debug, LOG_DEBUG, false)
 
-void
-log_vdom(int pri, const char *domain, int vcpu, int tid, const char *fmt, va_list ap)
+/* "domain NAME vcpu V tid T: " (parts left out as log.h says) into prefix;
+ * returns where it starts. */
+static const char *
+dom_prefix(char *prefix, size_t len, const char *domain, int vcpu, int tid)
 {
-	char prefix[320], v[24] = "", t[24] = "";
+	char v[24] = "", t[24] = "";
 	const char *p = prefix;
 
 	if (vcpu >= 0)
@@ -143,11 +164,19 @@ log_vdom(int pri, const char *domain, int vcpu, int tid, const char *fmt, va_lis
 	if (domain == NULL && v[0] == '\0' && t[0] == '\0')
 		prefix[0] = '\0';
 	else
-		snprintf(prefix, sizeof(prefix), "%s%.256s%s%s: ",
+		snprintf(prefix, len, "%s%.256s%s%s: ",
 		    domain != NULL ? "domain " : "", domain != NULL ? domain : "", v, t);
 	if (*p == ' ')
 		p++;            /* no domain: "vcpu 3 tid 9: " */
-	vlog(pri, p, false, fmt, ap);
+	return p;
+}
+
+void
+log_vdom(int pri, const char *domain, int vcpu, int tid, const char *fmt, va_list ap)
+{
+	char prefix[320];
+
+	vlog(pri, dom_prefix(prefix, sizeof(prefix), domain, vcpu, tid), false, fmt, ap);
 }
 
 void
@@ -158,6 +187,134 @@ log_dom(int pri, const char *domain, int vcpu, int tid, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vdom(pri, domain, vcpu, tid, fmt, ap);
 	va_end(ap);
+}
+
+/* ---- rate limits (log.h) ------------------------------------------------- */
+
+static pthread_mutex_t rl_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct log_ratelimit *rl_list;          /* every limiter used */
+static uint64_t rl_total;
+
+static uint64_t
+rl_interval(const struct log_ratelimit *rl)
+{
+	return rl->interval_ns ? rl->interval_ns : LOG_RL_INTERVAL_NS;
+}
+
+/* Under rl_mu: the count line of an interval that had suppressed messages
+ * into line ("" none), and a new interval from now. */
+static void
+rl_restart(struct log_ratelimit *rl, uint64_t now, char *line, size_t len, int *pri)
+{
+	line[0] = '\0';
+	if (rl->suppressed > 0) {
+		uint64_t s = (now - rl->begin_ns + 500000000ull) / 1000000000ull;
+		snprintf(line, len, "%s: %llu more suppressed in the last %llu s (at most %u per %g s are logged)",
+		    rl->what ? rl->what : "repeated messages", (unsigned long long)rl->suppressed,
+		    (unsigned long long)(s ? s : 1), rl->burst ? rl->burst : LOG_RL_BURST,
+		    (double)rl_interval(rl) / 1e9);
+		*pri = rl->pri;
+	}
+	rl->begin_ns = now;
+	rl->n = 0;
+	rl->suppressed = 0;
+	rl->pri = LOG_DEBUG;
+}
+
+/* Whether a message of rl may be written now; *count (a line or "") is
+ * to be written before it. */
+static bool
+rl_admit(struct log_ratelimit *rl, int pri, char *count, size_t len, int *cpri)
+{
+	uint64_t now = llcd_mono_ns();
+	bool ok;
+
+	count[0] = '\0';
+	if (pri == LOG_DEBUG && log_verbose < 1)
+		return false;           /* not written anyway: not counted */
+	pthread_mutex_lock(&rl_mu);
+	if (!rl->listed) {
+		rl->listed = true;
+		rl->next = rl_list;
+		rl_list = rl;
+		rl->begin_ns = now;
+		rl->pri = LOG_DEBUG;
+	}
+	if (now - rl->begin_ns >= rl_interval(rl))
+		rl_restart(rl, now, count, len, cpri);
+	ok = rl->n < (rl->burst ? rl->burst : LOG_RL_BURST);
+	if (ok) {
+		rl->n++;
+	} else {
+		rl->suppressed++;
+		rl_total++;
+		if (pri < rl->pri)
+			rl->pri = pri;  /* syslog: smaller is more urgent */
+	}
+	pthread_mutex_unlock(&rl_mu);
+	return ok;
+}
+
+void
+log_rl(struct log_ratelimit *rl, int pri, const char *fmt, ...)
+{
+	char count[LOG_MSG_MAX];
+	int cpri = pri;
+	va_list ap;
+
+	if (!rl_admit(rl, pri, count, sizeof(count), &cpri))
+		return;
+	if (count[0])
+		emit(cpri, count);
+	va_start(ap, fmt);
+	vlog(pri, NULL, false, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_rl_dom(struct log_ratelimit *rl, int pri, const char *domain, int vcpu, int tid, const char *fmt, ...)
+{
+	char count[LOG_MSG_MAX], prefix[320];
+	int cpri = pri;
+	va_list ap;
+
+	if (!rl_admit(rl, pri, count, sizeof(count), &cpri))
+		return;
+	if (count[0])
+		emit(cpri, count);
+	va_start(ap, fmt);
+	vlog(pri, dom_prefix(prefix, sizeof(prefix), domain, vcpu, tid), false, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_ratelimit_flush(uint64_t now_ns)
+{
+	char line[LOG_MSG_MAX];
+	int pri;
+
+	for (;;) {
+		line[0] = '\0';
+		pthread_mutex_lock(&rl_mu);
+		for (struct log_ratelimit *rl = rl_list; rl != NULL && line[0] == '\0'; rl = rl->next)
+			if (rl->suppressed > 0 && now_ns - rl->begin_ns >= rl_interval(rl))
+				rl_restart(rl, now_ns, line, sizeof(line), &pri);
+		pthread_mutex_unlock(&rl_mu);
+		if (line[0] == '\0')
+			return;
+		emit(pri, line);        /* outside the lock: a sink may log */
+	}
+}
+
+uint64_t
+log_suppressed_total(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&rl_mu);
+	n = rl_total;
+	pthread_mutex_unlock(&rl_mu);
+	return n;
 }
 
 void

@@ -191,7 +191,9 @@ agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_er
 	if (period_ns == 0)
 		return llcd_err_set(err, "observation: wakeups over a period of 0 ns");
 	if (o->edges[i] == NULL) {
-		o->edges[i] = calloc(POLICY_WAKEUP_EDGES, sizeof(*o->edges[i]));
+		/* not zeroed: the back-end writes the nedges it hands over, so
+		 * that only what a domain uses becomes resident */
+		o->edges[i] = malloc(POLICY_WAKEUP_EDGES * sizeof(*o->edges[i]));
 		if (o->edges[i] == NULL)
 			return llcd_err_set(err, "observation: out of memory");
 	}

@@ -76,6 +76,8 @@ static const struct metric_row {
 	  "Pins of isolated domains held back (loop.c: they would overlap another isolated domain)." },
 	{ "isolation_overlaps", "llcd_isolation_overlaps", NULL, "gauge", 1,
 	  "Core overlaps of isolated domains observed in the last period." },
+	{ "log_suppressed", "llcd_log_suppressed_total", NULL, "counter", 1,
+	  "Repeated log messages not written (rate limits; the log says how many of each kind)." },
 	{ "control_requests", "llcd_control_requests_total", NULL, "counter", 1, "Control-socket requests answered." },
 	{ "control_refused", "llcd_control_refused_total", NULL, "counter", 1,
 	  "Changing requests refused to a client that is not root." },
@@ -88,6 +90,12 @@ static const struct metric_row {
 	  "Control clients closed after the idle timeout." },
 	{ "control_deferred", "llcd_control_deferred_total", NULL, "counter", 1,
 	  "Control dispatches that left requests for the next wake-up (work budget)." },
+	{ "control_request_timeouts", "llcd_control_timeouts_total", "deadline=\"request\"", "counter", 1,
+	  "Control clients closed by a deadline: a request not whole within 10 s of its first byte, a reply not read "
+	  "within 10 s of being queued." },
+	{ "control_reply_timeouts", "llcd_control_timeouts_total", "deadline=\"reply\"", NULL, 1, NULL },
+	{ "control_hangups", "llcd_control_hangups_total", NULL, "counter", 1,
+	  "Control clients dropped because their peer closed the connection before its answer." },
 	{ "control_queued_bytes", "llcd_control_queued_bytes", NULL, "gauge", 1,
 	  "Reply bytes queued for control clients." },
 };

@@ -7,10 +7,14 @@
  * State per domain: a table of tracked unordered pairs sorted by key
  * (a << 16 | b), rebuilt each period by merging it with the period's edges
  * (sorted the same way), so that one update costs O(P log P) for P tracked
- * pairs plus edges, and memory stays bounded by WAKEUPS_PAIRS.
+ * pairs plus edges, and memory stays bounded by wakeups_pair_cap(). The
+ * groups are computed at the end of each update (communities()) from the
+ * formed pairs, on per-vCPU adjacency lists of the tracked pairs, and kept
+ * until the next.
  */
 #include "wakeups.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +27,43 @@ struct pair {
 	bool cold;                      /* formed and below the leave level */
 };
 
+/* A tracked pair as seen from one of its vCPUs (adjacency lists). */
+struct nbr {
+	int u;                          /* the other vCPU */
+	int pair;                       /* index in pairs[] */
+};
+
 struct wakeups_state {
 	int nvcpus;
 	bool started;
 	double total_hz;                /* EWMA of all wakeups (edges + dropped) */
 	double bg_hz;                   /* background per pair, last update */
 	uint64_t dropped;
-	int npairs, cap;
-	struct pair *pairs, *scratch;   /* cap entries each */
-	struct in_edge { uint32_t key; uint64_t ab, ba; } *in;    /* POLICY_WAKEUP_EDGES */
+	int npairs, cap;                /* tracked; at most (wakeups_pair_cap) */
+	struct pair *pairs, *scratch;
+	struct in_edge { uint32_t key; uint64_t ab, ba; } *in;
 	int *off, *fill;                /* per-vCPU partner lists (build_partners) */
 	double *rates;
+	struct alloc {                  /* elements each buffer holds */
+		int pairs, scratch, in, rates, nbrs, cut, off, fill, vtot, vshare, noff, cend, seg, segs, mark;
+		int groups, newgroups;
+		int v;                  /* mark2 */
+	} alloc;
+	/* the groups of the last update, and the scratch that finds them */
+	int ngroups;
+	struct cpuset *groups;          /* min(WAKEUPS_MAX_GROUPS, n / 2) ... */
+	struct cpuset *newgroups;       /* ... and as many to find them in */
+	struct cpuset grouped;          /* their union (WAKEUPS_SHARE_STAY) */
+	double *vtot;                   /* per vCPU: its summed pair rates */
+	int *noff;                      /* per vCPU: its adjacency in nbrs[] */
+	struct nbr *nbrs;               /* 2 x pairs */
+	unsigned char *cut;             /* per pair: CUT_* while splitting */
+	double *vshare;                 /* per vCPU: its share inside the set */
+	int *mark, stamp;               /* per vCPU: member of the set under test */
+	int *mark2, stamp2;             /* per vCPU: seen (a search, a neighbourhood) */
+	int *cend;                      /* per vCPU: where components end */
+	int *seg;                       /* vertex lists of the sets to test ... */
+	struct span { int at, n; } *segs;       /* ... and the work stack */
 };
 
 static int
@@ -70,10 +100,100 @@ free_buffers(struct wakeups_state *s)
 	free(s->off);
 	free(s->fill);
 	free(s->rates);
+	free(s->vtot);
+	free(s->vshare);
+	free(s->noff);
+	free(s->nbrs);
+	free(s->cut);
+	free(s->mark);
+	free(s->mark2);
+	free(s->seg);
+	free(s->cend);
+	free(s->segs);
+	free(s->groups);
+	free(s->newgroups);
+	s->groups = s->newgroups = NULL;
 	s->pairs = s->scratch = NULL;
 	s->in = NULL;
-	s->off = s->fill = NULL;
-	s->rates = NULL;
+	s->off = s->fill = s->noff = s->mark = s->mark2 = s->seg = s->cend = NULL;
+	s->segs = NULL;
+	s->rates = s->vtot = s->vshare = NULL;
+	s->nbrs = NULL;
+	s->cut = NULL;
+	memset(&s->alloc, 0, sizeof(s->alloc));
+}
+
+int
+wakeups_pair_cap(int nvcpus)
+{
+	double all = (double)nvcpus * (double)(nvcpus - 1) / 2.0;
+	double cap = fmax(WAKEUPS_PAIRS_MIN, (double)WAKEUPS_PAIRS_VCPU * nvcpus);
+
+	return nvcpus < 2 ? 0 : (int)fmin(all, cap);
+}
+
+/* *p to hold at least need elements of size (grown by half again); -1
+ * when out of memory (*p unchanged). */
+static int
+grow(void **p, int *alloc, int need, size_t size)
+{
+	void *n;
+	int cap;
+
+	if (need < 1)
+		need = 1;       /* never NULL once reserved (qsort, memcpy of none) */
+	if (need <= *alloc)
+		return 0;
+	cap = need + need / 2 + (size <= 64 ? 16 : 1);
+	if ((n = realloc(*p, size * (size_t)cap)) == NULL)
+		return -1;
+	*p = n;
+	*alloc = cap;
+	return 0;
+}
+
+/* The most groups a domain of nvcpus can have. */
+static int
+max_groups(int nvcpus)
+{
+	return nvcpus / 2 < WAKEUPS_MAX_GROUPS ? nvcpus / 2 : WAKEUPS_MAX_GROUPS;
+}
+
+/* Every buffer an update of nvcpus with nin edges needs, before anything
+ * changes; -1 when out of memory. */
+static int
+reserve(struct wakeups_state *s, int nvcpus, int nin)
+{
+	int np = (nvcpus == s->nvcpus ? s->npairs : 0) + nin;
+	int kept = np < wakeups_pair_cap(nvcpus) ? np : wakeups_pair_cap(nvcpus);
+	struct alloc *a = &s->alloc;
+	int had = a->v;
+
+	if (grow((void **)&s->in, &a->in, nin, sizeof(*s->in)) < 0 ||
+	    grow((void **)&s->scratch, &a->scratch, np, sizeof(*s->scratch)) < 0 ||
+	    grow((void **)&s->pairs, &a->pairs, kept, sizeof(*s->pairs)) < 0 ||
+	    grow((void **)&s->rates, &a->rates, 2 * np, sizeof(*s->rates)) < 0 ||
+	    grow((void **)&s->nbrs, &a->nbrs, 2 * kept, sizeof(*s->nbrs)) < 0 ||
+	    grow((void **)&s->cut, &a->cut, kept, sizeof(*s->cut)) < 0 ||
+	    grow((void **)&s->off, &a->off, nvcpus + 1, sizeof(int)) < 0 ||
+	    grow((void **)&s->fill, &a->fill, nvcpus + 1, sizeof(int)) < 0 ||
+	    grow((void **)&s->vtot, &a->vtot, nvcpus + 1, sizeof(double)) < 0 ||
+	    grow((void **)&s->vshare, &a->vshare, nvcpus + 1, sizeof(double)) < 0 ||
+	    grow((void **)&s->noff, &a->noff, nvcpus + 1, sizeof(int)) < 0 ||
+	    grow((void **)&s->seg, &a->seg, nvcpus + 1, sizeof(int)) < 0 ||
+	    grow((void **)&s->cend, &a->cend, nvcpus + 1, sizeof(int)) < 0 ||
+	    grow((void **)&s->segs, &a->segs, nvcpus + 1, sizeof(*s->segs)) < 0 ||
+	    grow((void **)&s->mark, &a->mark, nvcpus + 1, sizeof(int)) < 0 ||
+	    grow((void **)&s->mark2, &a->v, nvcpus + 1, sizeof(int)) < 0 ||
+	    grow((void **)&s->groups, &a->groups, max_groups(nvcpus), sizeof(*s->groups)) < 0 ||
+	    grow((void **)&s->newgroups, &a->newgroups, max_groups(nvcpus), sizeof(*s->groups)) < 0)
+		return -1;
+	if (a->v != had) {      /* new stamp arrays: start clean */
+		memset(s->mark, 0, sizeof(int) * (size_t)a->mark);
+		memset(s->mark2, 0, sizeof(int) * (size_t)a->v);
+		s->stamp = s->stamp2 = 0;
+	}
+	return 0;
 }
 
 void
@@ -141,6 +261,9 @@ forget(struct wakeups_state *s, int nvcpus)
 	s->started = false;
 	s->total_hz = s->bg_hz = 0;
 	s->npairs = 0;
+	s->cap = wakeups_pair_cap(nvcpus);
+	s->ngroups = 0;
+	cpuset_zero(&s->grouped);
 }
 
 /* The pair count of the domain, n(n-1)/2. */
@@ -240,6 +363,298 @@ partner_max(const struct wakeups_state *s, int v)
 	return s->off[v + 1] > s->off[v] ? s->rates[s->off[v]] : 0;
 }
 
+/* --- groups: communities of formed pairs ------------------------------ */
+
+enum { CUT_NO, CUT_YES, CUT_PENDING };
+
+/* A fresh stamp for marks (per-vCPU ints compared with it); the marks are
+ * cleared when the count would wrap. */
+static int
+next_stamp(struct wakeups_state *s, int *stamp, int *marks)
+{
+	if (*stamp >= INT_MAX - 1) {
+		memset(marks, 0, sizeof(int) * (size_t)s->alloc.mark);
+		*stamp = 0;
+	}
+	return ++*stamp;
+}
+
+/* A link of the set under test: a formed pair not cut, to a member. */
+static bool
+link_in(const struct wakeups_state *s, const struct nbr *e)
+{
+	return s->pairs[e->pair].formed && s->cut[e->pair] == CUT_NO && s->mark[e->u] == s->stamp;
+}
+
+/* A pair's rate above the domain's background: what a vCPU's wakeups
+ * with its partners are measured in (a vCPU that only hears the
+ * background has none anywhere). */
+static double
+excess(const struct wakeups_state *s, const struct pair *p)
+{
+	return fmax(0, pair_rate(p) - s->bg_hz);
+}
+
+/* Per-vCPU adjacency lists of the tracked pairs (noff, nbrs) and each
+ * vCPU's summed excess rate with every partner (vtot; the untracked
+ * partners at the mean rate of the untracked pairs). */
+static void
+adjacency(struct wakeups_state *s, double npairs_dom)
+{
+	int n = s->nvcpus, np = s->npairs;
+	double tracked = 0, untracked;
+
+	memset(s->noff, 0, sizeof(int) * (size_t)(n + 1));
+	for (int i = 0; i < np; i++) {
+		s->noff[pair_a(s->pairs[i].key) + 1]++;
+		s->noff[pair_b(s->pairs[i].key) + 1]++;
+		tracked += pair_rate(&s->pairs[i]);
+		s->cut[i] = CUT_NO;
+	}
+	for (int v = 0; v < n; v++)
+		s->noff[v + 1] += s->noff[v];
+	memcpy(s->fill, s->noff, sizeof(int) * (size_t)n);
+	for (int i = 0; i < np; i++) {
+		int a = pair_a(s->pairs[i].key), b = pair_b(s->pairs[i].key);
+		s->nbrs[s->fill[a]++] = (struct nbr){ b, i };
+		s->nbrs[s->fill[b]++] = (struct nbr){ a, i };
+	}
+	untracked = npairs_dom > np ? fmax(0, s->total_hz - tracked) / (npairs_dom - np) : 0;
+	for (int v = 0; v < n; v++) {
+		double t = 0;
+		for (int e = s->noff[v]; e < s->noff[v + 1]; e++)
+			t += excess(s, &s->pairs[s->nbrs[e].pair]);
+		s->vtot[v] = t + (double)(n - 1 - (s->noff[v + 1] - s->noff[v])) * fmax(0, untracked - s->bg_hz);
+	}
+}
+
+/* Push the span seg[at..at+m) when it could be a group. */
+static void
+push(struct wakeups_state *s, int *nspan, int at, int m)
+{
+	if (m >= 2)
+		s->segs[(*nspan)++] = (struct span){ at, m };
+}
+
+/* Split the set seg[at..at+m) (marked) into the connected components of
+ * its links, written back in place, and push each; returns the count
+ * (1: nothing written or pushed). */
+static int
+components(struct wakeups_state *s, int at, int m, int *nspan)
+{
+	int *out = s->off, *end = s->cend, no = 0, nc = 0, seen = next_stamp(s, &s->stamp2, s->mark2);
+
+	for (int i = 0; i < m; i++) {
+		int root = s->seg[at + i], head = no;
+		if (s->mark2[root] == seen)
+			continue;
+		s->mark2[root] = seen;
+		out[no++] = root;
+		while (head < no) {
+			int v = out[head++];
+			for (int e = s->noff[v]; e < s->noff[v + 1]; e++) {
+				const struct nbr *x = &s->nbrs[e];
+				if (link_in(s, x) && s->mark2[x->u] != seen) {
+					s->mark2[x->u] = seen;
+					out[no++] = x->u;
+				}
+			}
+		}
+		end[nc++] = no;         /* where this component ends */
+		if (nc == 1 && no == m)
+			return 1;
+	}
+	memcpy(s->seg + at, out, sizeof(int) * (size_t)m);
+	for (int c = 0, start = 0; c < nc; start = end[c++])
+		push(s, nspan, at + start, end[c] - start);
+	return nc;
+}
+
+/* The links of the set that no common neighbour backs (a bridge between
+ * two dense parts, a star's spokes, a bipartite graph's links): marked
+ * CUT_YES; returns how many. The overlaps are all taken on the set as it
+ * was (pending cuts applied after). */
+static int
+cut_weak_links(struct wakeups_state *s, int at, int m, const int *deg)
+{
+	int ncut = 0;
+
+	for (int i = 0; i < m; i++) {
+		int a = s->seg[at + i], st = next_stamp(s, &s->stamp2, s->mark2);
+		for (int e = s->noff[a]; e < s->noff[a + 1]; e++)
+			if (link_in(s, &s->nbrs[e]))
+				s->mark2[s->nbrs[e].u] = st;
+		for (int e = s->noff[a]; e < s->noff[a + 1]; e++) {
+			const struct nbr *x = &s->nbrs[e];
+			int b = x->u, common = 0;
+			if (b < a || !link_in(s, x))
+				continue;
+			for (int f = s->noff[b]; f < s->noff[b + 1]; f++)
+				common += link_in(s, &s->nbrs[f]) && s->mark2[s->nbrs[f].u] == st;
+			int mn = (deg[a] < deg[b] ? deg[a] : deg[b]) - 1;
+			if (mn <= 0 || (double)common < WAKEUPS_OVERLAP * mn) {
+				s->cut[x->pair] = CUT_PENDING;
+				ncut++;
+			}
+		}
+	}
+	for (int i = 0; ncut > 0 && i < m; i++) {
+		int a = s->seg[at + i];
+		for (int e = s->noff[a]; e < s->noff[a + 1]; e++)
+			if (s->cut[s->nbrs[e].pair] == CUT_PENDING)
+				s->cut[s->nbrs[e].pair] = CUT_YES;
+	}
+	return ncut;
+}
+
+enum verdict { SET_GROUP, SET_SPLIT, SET_WAIT };
+
+/* Test the set seg[at..at+m), connected by its links: a group, one still
+ * forming (SET_WAIT: not dense, and a pair inside it is a candidate that
+ * has not formed yet), or a set to split: *peel the member to leave (-1:
+ * links were cut, test again). deg: per vCPU scratch. */
+static enum verdict
+test_set(struct wakeups_state *s, int at, int m, int *deg, int *peel)
+{
+	bool dense = true, shared = true, pending = false;
+	int worst_d = -1, worst_s = -1;
+	double worst_by = 0;
+
+	for (int i = 0; i < m; i++) {
+		int v = s->seg[at + i];
+		double in = 0;
+		bool active = false;
+		deg[v] = 0;
+		for (int e = s->noff[v]; e < s->noff[v + 1]; e++) {
+			const struct nbr *x = &s->nbrs[e];
+			if (s->mark[x->u] != s->stamp)
+				continue;
+			in += excess(s, &s->pairs[x->pair]);
+			pending |= s->pairs[x->pair].candidate && !s->pairs[x->pair].formed;
+			if (link_in(s, x)) {
+				deg[v]++;
+				active |= !s->pairs[x->pair].cold;
+			}
+		}
+		/* a grouped vCPU whose links in the set have all gone cold is
+		 * silent, not elsewhere: the links' own timer (WAKEUPS_DISSOLVE_S)
+		 * decides when it leaves, not its share */
+		if (!active && cpuset_isset(&s->grouped, v))
+			s->vshare[v] = 1;
+		else
+			s->vshare[v] = s->vtot[v] > 0 ? in / s->vtot[v] : 0;
+	}
+	for (int i = 0; i < m; i++) {
+		int v = s->seg[at + i];
+		double need = cpuset_isset(&s->grouped, v) ? WAKEUPS_SHARE_STAY : WAKEUPS_SHARE;
+		double short_by = need - s->vshare[v];
+		if ((double)deg[v] < WAKEUPS_DENSITY * (double)(m - 1) - 1e-9)
+			dense = false;
+		if (short_by > 0)
+			shared = false;
+		/* the fewest links, then the lowest share, then the highest vCPU */
+		if (worst_d < 0 || deg[v] < deg[worst_d] ||
+		    (deg[v] == deg[worst_d] && (s->vshare[v] < s->vshare[worst_d] ||
+		    (s->vshare[v] == s->vshare[worst_d] && v > worst_d))))
+			worst_d = v;
+		/* the furthest below its share, then the highest vCPU */
+		if (worst_s < 0 || short_by > worst_by || (short_by == worst_by && v > worst_s)) {
+			worst_s = v;
+			worst_by = short_by;
+		}
+	}
+	if (dense && shared)
+		return SET_GROUP;
+	if (!dense && pending)
+		return SET_WAIT;
+	if (!dense) {
+		*peel = cut_weak_links(s, at, m, deg) > 0 ? -1 : worst_d;
+		return SET_SPLIT;
+	}
+	*peel = worst_s;
+	return SET_SPLIT;
+}
+
+static int
+cmp_first(const void *x, const void *y)
+{
+	int a = cpuset_first(x), b = cpuset_first(y);
+
+	return (a > b) - (a < b);
+}
+
+/* The groups of this update (wakeups.h, "Groups are communities"). */
+static void
+communities(struct wakeups_state *s, double npairs_dom)
+{
+	int n = s->nvcpus, m = 0, nspan = 0, ng = 0;
+	int *deg = s->fill;             /* free once the adjacency is built */
+	struct cpuset *out = s->newgroups;
+
+	if (!isfinite(s->bg_hz)) {      /* one pair: nothing forms */
+		s->ngroups = 0;
+		cpuset_zero(&s->grouped);
+		return;
+	}
+	adjacency(s, npairs_dom);
+	/* the vCPUs with a link, as one set: split into components first */
+	for (int v = 0; v < n; v++) {
+		bool linked = false;
+		for (int e = s->noff[v]; e < s->noff[v + 1] && !linked; e++)
+			linked = s->pairs[s->nbrs[e].pair].formed;
+		if (linked)
+			s->seg[m++] = v;
+	}
+	push(s, &nspan, 0, m);
+	while (nspan > 0) {
+		struct span sp = s->segs[--nspan];
+		int peel, st = next_stamp(s, &s->stamp, s->mark);
+		for (int i = 0; i < sp.n; i++)
+			s->mark[s->seg[sp.at + i]] = st;
+		if (components(s, sp.at, sp.n, &nspan) != 1)
+			continue;
+		enum verdict vd = test_set(s, sp.at, sp.n, deg, &peel);
+		if (vd == SET_GROUP) {
+			if (ng < max_groups(n)) {
+				cpuset_zero(&out[ng]);
+				for (int i = 0; i < sp.n; i++)
+					cpuset_set(&out[ng], s->seg[sp.at + i]);
+				ng++;
+			}
+			continue;
+		}
+		if (vd == SET_WAIT) {
+			/* links still forming: the groups it had stay as they were
+			 * until they have (WAKEUPS_FORM_S at most), so that a group
+			 * forming link by link is never cut into fragments */
+			for (int g = 0; g < s->ngroups && ng < max_groups(n); g++) {
+				int v, inside = 1;
+				CPUSET_FOREACH(v, &s->groups[g])
+					inside &= v < n && s->mark[v] == st;
+				if (inside)
+					out[ng++] = s->groups[g];
+			}
+			continue;
+		}
+		if (peel >= 0) {        /* to the end of the span, which shrinks */
+			for (int i = 0; i < sp.n; i++)
+				if (s->seg[sp.at + i] == peel) {
+					s->seg[sp.at + i] = s->seg[sp.at + sp.n - 1];
+					s->seg[sp.at + sp.n - 1] = peel;
+					break;
+				}
+			sp.n--;
+		}
+		push(s, &nspan, sp.at, sp.n);
+	}
+	qsort(out, (size_t)ng, sizeof(out[0]), cmp_first);
+	memcpy(s->groups, out, sizeof(out[0]) * (size_t)ng);
+	s->ngroups = ng;
+	cpuset_zero(&s->grouped);
+	for (int g = 0; g < ng; g++)
+		cpuset_or(&s->grouped, &s->grouped, &s->groups[g]);
+}
+
 int
 wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups *w,
                uint64_t period_ns, uint64_t now_ns)
@@ -248,20 +663,8 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 	int nin, n = 0;
 	double dt, alpha, untracked_hz, npairs = domain_pairs(nvcpus);
 
-	if (s->pairs == NULL) {
-		s->pairs = calloc(WAKEUPS_PAIRS, sizeof(*s->pairs));
-		s->scratch = calloc(WAKEUPS_PAIRS + POLICY_WAKEUP_EDGES, sizeof(*s->scratch));
-		s->in = calloc(POLICY_WAKEUP_EDGES, sizeof(*s->in));
-		s->off = calloc(CPUSET_MAX + 1, sizeof(*s->off));
-		s->fill = calloc(CPUSET_MAX, sizeof(*s->fill));
-		s->rates = calloc(2 * (WAKEUPS_PAIRS + POLICY_WAKEUP_EDGES), sizeof(*s->rates));
-		if (s->pairs == NULL || s->scratch == NULL || s->in == NULL || s->off == NULL ||
-		    s->fill == NULL || s->rates == NULL) {
-			free_buffers(s);
-			return -1;
-		}
-		s->cap = WAKEUPS_PAIRS;
-	}
+	if (reserve(s, nvcpus, w != NULL ? w->nedges : 0) < 0)
+		return -1;
 	if (nvcpus != s->nvcpus)
 		forget(s, nvcpus);
 	if (w != NULL)
@@ -387,51 +790,18 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 	}
 	qsort(s->pairs, (size_t)n, sizeof(s->pairs[0]), cmp_key);
 	s->npairs = n;
+	communities(s, npairs);
 	return 0;
-}
-
-static int
-uf_find(int *parent, int x)
-{
-	while (parent[x] != x) {
-		parent[x] = parent[parent[x]];
-		x = parent[x];
-	}
-	return x;
 }
 
 int
 wakeups_groups(const struct wakeups_state *s, struct cpuset *out, int max)
 {
-	int parent[CPUSET_MAX], ng = 0, n = s->nvcpus;
-	bool in[CPUSET_MAX];
+	int n = s->ngroups < max ? s->ngroups : max;
 
-	if (n < 2 || n > CPUSET_MAX)
-		return 0;
-	for (int v = 0; v < n; v++) {
-		parent[v] = v;
-		in[v] = false;
-	}
-	for (int i = 0; i < s->npairs; i++) {
-		const struct pair *p = &s->pairs[i];
-		if (!p->formed)
-			continue;
-		int a = uf_find(parent, pair_a(p->key)), b = uf_find(parent, pair_b(p->key));
-		in[pair_a(p->key)] = in[pair_b(p->key)] = true;
-		if (a != b)
-			parent[a > b ? a : b] = a < b ? a : b;
-	}
-	/* roots are each component's lowest vCPU: walk vCPUs in order */
-	for (int v = 0; v < n && ng < max; v++) {
-		if (!in[v] || uf_find(parent, v) != v)
-			continue;
-		cpuset_zero(&out[ng]);
-		for (int u = v; u < n; u++)
-			if (in[u] && uf_find(parent, u) == v)
-				cpuset_set(&out[ng], u);
-		ng++;
-	}
-	return ng;
+	for (int g = 0; g < n; g++)
+		out[g] = s->groups[g];
+	return n > 0 ? n : 0;
 }
 
 int

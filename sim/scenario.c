@@ -258,17 +258,73 @@ find_group(struct sim_scenario *s, int dom, const char *name)
 	return -1;
 }
 
+/* A vCPU list field of a domain with nvcpus: non-empty and in range. */
+static int
+get_vcpus(struct ctx *c, json_object *o, const char *path, int nvcpus, struct cpuset *out)
+{
+	const char *str;
+	struct llcd_err e;
+	char p[256];
+
+	if (get_str(c, o, path, "vcpus", true, &str) < 0)
+		return -1;
+	join(p, sizeof(p), path, "vcpus");
+	if (cpuset_parse(out, str, &e) < 0)
+		return fail(c, p, "%s", e.msg);
+	if (cpuset_empty(out))
+		return fail(c, p, "must name at least one vCPU");
+	if (cpuset_last(out) >= nvcpus)
+		return fail(c, p, "vCPU %d out of range (the domain has %d)", cpuset_last(out), nvcpus);
+	return 0;
+}
+
+#define SIM_MAX_WAKES 64        /* `wakes` entries per load entry */
+
+/* "wakes": [ { "vcpus": "1-6", "hz": 500 } ] of a load entry. */
+static int
+parse_wakes(struct ctx *c, json_object *a, const char *path, int nvcpus, struct sim_load *l)
+{
+	static const char *const keys[] = { "vcpus", "hz", NULL };
+	size_t n = json_object_array_length(a);
+	char p[256];
+
+	if (n > SIM_MAX_WAKES)
+		return fail(c, path, "at most %d entries", SIM_MAX_WAKES);
+	l->wakes = calloc(n ? n : 1, sizeof(*l->wakes));
+	if (l->wakes == NULL)
+		return fail(c, path, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		struct sim_wakes *k = &l->wakes[i];
+		int v, j = 0;
+		if (snprintf(p, sizeof(p), "%s[%zu]", path, i) >= (int)sizeof(p))
+			return fail(c, path, "path too long");
+		if (!json_object_is_type(e, json_type_object))
+			return fail(c, p, "must be an object");
+		if (check_keys(c, e, p, keys) < 0 || get_vcpus(c, e, p, nvcpus, &k->vcpus) < 0 ||
+		    get_num(c, e, p, "hz", true, 0, 1e6, &k->hz) < 0)
+			return -1;
+		l->nwakes++;
+		k->n = cpuset_count(&k->vcpus);
+		if ((k->list = malloc(sizeof(int) * (size_t)k->n)) == NULL)
+			return fail(c, p, "out of memory");
+		CPUSET_FOREACH(v, &k->vcpus)
+			k->list[j++] = v;
+	}
+	return 0;
+}
+
 static int
 parse_load(struct ctx *c, json_object *o, const char *path, struct sim_scenario *s,
            int dom, struct sim_load *l)
 {
 	static const char *const keys[] = { "from_s", "to_s", "vcpus", "util", "group", "sharing",
-		"bw_gbs", "barrier", "wakeups_hz", NULL };
+		"bw_gbs", "barrier", "wakeups_hz", "wakes", NULL };
 	struct sim_domain *d = &s->domains[dom];
-	const char *str, *gname;
+	const char *gname;
 	double sharing = -1;
 	bool barrier = false, has_barrier;
-	struct llcd_err e;
+	json_object *wk;
 	char p[256];
 
 	if (check_keys(c, o, path, keys) < 0)
@@ -290,15 +346,13 @@ parse_load(struct ctx *c, json_object *o, const char *path, struct sim_scenario 
 		join(p, sizeof(p), path, "to_s");
 		return fail(c, p, "must be after from_s (%g), got %g", l->from_s, l->to_s);
 	}
-	if (get_str(c, o, path, "vcpus", true, &str) < 0)
+	if (get_vcpus(c, o, path, d->nvcpus, &l->vcpus) < 0)
 		return -1;
-	join(p, sizeof(p), path, "vcpus");
-	if (cpuset_parse(&l->vcpus, str, &e) < 0)
-		return fail(c, p, "%s", e.msg);
-	if (cpuset_empty(&l->vcpus))
-		return fail(c, p, "must name at least one vCPU");
-	if (cpuset_last(&l->vcpus) >= d->nvcpus)
-		return fail(c, p, "vCPU %d out of range (the domain has %d)", cpuset_last(&l->vcpus), d->nvcpus);
+	if (get_obj(c, o, path, "wakes", false, json_type_array, &wk) < 0)
+		return -1;
+	join(p, sizeof(p), path, "wakes");
+	if (wk && parse_wakes(c, wk, p, d->nvcpus, l) < 0)
+		return -1;
 	has_barrier = json_object_object_get_ex(o, "barrier", NULL);
 	if (get_bool(c, o, path, "barrier", &barrier) < 0 || get_str(c, o, path, "group", false, &gname) < 0)
 		return -1;
@@ -361,11 +415,45 @@ parse_guest_topo(struct ctx *c, json_object *o, const char *path, struct sim_dom
 	return 0;
 }
 
+#define SIM_MAX_QEMU_THREADS 4096       /* qemu_threads of one domain, summed */
+
+/* "qemu_threads": [ { "count": 2, "util": 0.35 } ] of a domain. */
+static int
+parse_qemu_threads(struct ctx *c, json_object *a, const char *path, struct sim_domain *d)
+{
+	static const char *const keys[] = { "count", "util", NULL };
+	size_t n = json_object_array_length(a);
+	char p[256];
+
+	if (n > 64)
+		return fail(c, path, "at most 64 entries");
+	d->qemu = calloc(n ? n : 1, sizeof(*d->qemu));
+	if (d->qemu == NULL)
+		return fail(c, path, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		struct sim_qemu *q = &d->qemu[i];
+		if (snprintf(p, sizeof(p), "%s[%zu]", path, i) >= (int)sizeof(p))
+			return fail(c, path, "path too long");
+		if (!json_object_is_type(e, json_type_object))
+			return fail(c, p, "must be an object");
+		if (check_keys(c, e, p, keys) < 0 ||
+		    get_int(c, e, p, "count", true, 1, SIM_MAX_QEMU_THREADS, &q->count) < 0 ||
+		    get_num(c, e, p, "util", true, 0, 1, &q->util) < 0)
+			return -1;
+		d->nqemu++;
+		if (d->qemu_count + q->count > SIM_MAX_QEMU_THREADS)
+			return fail(c, p, "more than %d QEMU threads in the domain", SIM_MAX_QEMU_THREADS);
+		d->qemu_count += q->count;
+	}
+	return 0;
+}
+
 static int
 parse_domain(struct ctx *c, json_object *o, int idx, struct sim_scenario *s)
 {
 	static const char *const keys[] = { "name", "vcpus", "start_s", "stop_s", "guest_topology",
-		"llc_policy", "guest_helper", "memory_node", "load", NULL };
+		"llc_policy", "guest_helper", "memory_node", "load", "qemu_threads", NULL };
 	struct sim_domain *d = &s->domains[idx];
 	char path[64], p[256];
 	const char *str;
@@ -420,6 +508,11 @@ parse_domain(struct ctx *c, json_object *o, int idx, struct sim_scenario *s)
 	d->memory_node = -1;            /* checked against the host in sim_world_new() */
 	if (get_int(c, o, path, "memory_node", false, 0, 4095, &d->memory_node) < 0)
 		return -1;
+	if (get_obj(c, o, path, "qemu_threads", false, json_type_array, &f) < 0)
+		return -1;
+	join(p, sizeof(p), path, "qemu_threads");
+	if (f && parse_qemu_threads(c, f, p, d) < 0)
+		return -1;
 	if (get_obj(c, o, path, "load", false, json_type_array, &f) < 0)
 		return -1;
 	if (f) {
@@ -429,6 +522,7 @@ parse_domain(struct ctx *c, json_object *o, int idx, struct sim_scenario *s)
 		d->load = calloc(n ? n : 1, sizeof(*d->load));
 		if (d->load == NULL)
 			return fail(c, path, "out of memory");
+		d->load_cap = (int)n;
 		for (size_t i = 0; i < n; i++) {
 			json_object *e = json_object_array_get_idx(f, i);
 			snprintf(p, sizeof(p), "%s.load[%zu]", path, i);
@@ -591,8 +685,16 @@ sim_scenario_free(struct sim_scenario *s)
 	if (s == NULL)
 		return;
 	for (int i = 0; i < s->ndomains; i++) {
-		free(s->domains[i].llc_policy);
-		free(s->domains[i].load);
+		struct sim_domain *d = &s->domains[i];
+		free(d->llc_policy);
+		/* every allocated entry: one that failed half-way may hold wakes */
+		for (int j = 0; d->load && j < d->load_cap; j++) {
+			for (int k = 0; k < d->load[j].nwakes; k++)
+				free(d->load[j].wakes[k].list);
+			free(d->load[j].wakes);
+		}
+		free(d->load);
+		free(d->qemu);
 	}
 	free(s->domains);
 	free(s->groups);

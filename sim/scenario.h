@@ -31,6 +31,14 @@ struct sim_model {
 
 void sim_model_defaults(struct sim_model *m);
 
+/* One `wakes` entry of a load entry: wakeups that follow no sharing. */
+struct sim_wakes {
+	struct cpuset vcpus;            /* the wakees drawn from */
+	int n;                          /* how many (cpuset_count) */
+	int *list;                      /* the same, ascending (n entries) */
+	double hz;                      /* per sending vCPU */
+};
+
 struct sim_load {
 	double from_s, to_s;
 	struct cpuset vcpus;
@@ -39,6 +47,16 @@ struct sim_load {
 	double bw_gbs;
 	double wakeups_hz;              /* group entries: wakeups each busy thread
 	                                 * sends to its group's other busy threads */
+	int nwakes;                     /* `wakes`: each vCPU of the entry sends
+	                                 * Poisson(hz x period) to vcpus other
+	                                 * than itself, whatever its util */
+	struct sim_wakes *wakes;
+};
+
+/* One `qemu_threads` entry: count non-vCPU threads of the QEMU process. */
+struct sim_qemu {
+	int count;
+	double util;
 };
 
 struct sim_group {
@@ -58,8 +76,11 @@ struct sim_domain {
 	bool guest_helper;
 	int memory_node;                /* OS number of the NUMA node holding its
 	                                 * memory; -1 unknown (absent) */
-	int nload;
+	int nload, load_cap;            /* parsed; allocated */
 	struct sim_load *load;
+	int nqemu;                      /* `qemu_threads` entries */
+	struct sim_qemu *qemu;
+	int qemu_count;                 /* their threads, summed */
 };
 
 struct sim_scenario {

@@ -169,7 +169,8 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 	w->nthreads = 0;
 	for (int d = 0; d < sc->ndomains; d++) {
 		w->dom[d].base = w->nthreads;
-		w->nthreads += sc->domains[d].nvcpus;
+		w->dom[d].nthreads = sc->domains[d].nvcpus + sc->domains[d].qemu_count;
+		w->nthreads += w->dom[d].nthreads;
 	}
 	if (!ALLOC(w->threads, w->nthreads) || !ALLOC(w->order, w->nthreads) ||
 	    !ALLOC(w->scratch, w->nthreads + w->nllc) ||
@@ -195,15 +196,20 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 		}
 		if (policy == SIM_POLICY_KCAS && !ALLOC(D->mm_rt, w->npu))
 			goto oom;
-		for (int v = 0; v < sc->domains[d].nvcpus; v++) {
+		int nv = sc->domains[d].nvcpus, q = 0;
+		for (int v = 0; v < D->nthreads; v++) {
 			struct sim_thread *th = &w->threads[D->base + v];
 			th->dom = d;
-			th->vcpu = v;
+			th->vcpu = v < nv ? v : -1;
+			th->qemu = v < nv ? -1 : v - nv;
 			th->group = -1;
 			th->pu = th->trace_pu = th->last_llc = -1;
 			th->llcs = &w->llc_pool[(size_t)(D->base + v) * (size_t)w->llc_words];
 			th->llcs_dirty = true;
 		}
+		for (int e = 0; e < sc->domains[d].nqemu; e++)
+			for (int k = 0; k < sc->domains[d].qemu[e].count; k++)
+				w->threads[D->base + nv + q++].qemu_util = sc->domains[d].qemu[e].util;
 	}
 	for (int g = 0; g < sc->ngroups; g++) {
 		w->grp[g].first_busy_s = w->grp[g].unsettled_until = -1;
@@ -252,6 +258,16 @@ sim_world_violation(struct sim_world *w, const char *fmt, ...)
 
 /* --- affinity ------------------------------------------------------------ */
 
+/* The emulator pin changed: the domain's QEMU threads' allowed set too. */
+static void
+emulator_dirty(struct sim_world *w, int d)
+{
+	const struct sim_dom_state *D = &w->dom[d];
+
+	for (int v = w->sc->domains[d].nvcpus; v < D->nthreads; v++)
+		w->threads[D->base + v].llcs_dirty = true;
+}
+
 int
 sim_world_pin(struct sim_world *w, int d, int v, const struct cpuset *cpus, struct llcd_err *err)
 {
@@ -289,6 +305,7 @@ sim_world_unpin(struct sim_world *w, int d)
 		}
 	}
 	w->dom[d].emu_pinned = false;
+	emulator_dirty(w, d);
 	w->pins_dirty = true;
 }
 
@@ -305,14 +322,21 @@ sim_world_pin_emulator(struct sim_world *w, int d, const struct cpuset *cpus, st
 		    w->sc->domains[d].name, buf);
 		return llcd_err_set(err, "CPU(s) '%s' do not exist", buf);
 	}
+	if (w->dom[d].emu_pinned && cpuset_equal(&w->dom[d].emu_pin, cpus))
+		return 0;
 	w->dom[d].emu_pinned = true;
 	w->dom[d].emu_pin = *cpus;
+	emulator_dirty(w, d);
 	return 0;
 }
 
+/* A vCPU: its pin, else every non-reserved PU. A QEMU thread: the
+ * domain's emulator pin, else every non-reserved PU. */
 static const struct cpuset *
 allowed(const struct sim_world *w, const struct sim_thread *th)
 {
+	if (th->vcpu < 0)
+		return w->dom[th->dom].emu_pinned ? &w->dom[th->dom].emu_pin : &w->usable;
 	return th->pinned ? &th->pin : &w->usable;
 }
 
@@ -507,7 +531,7 @@ kcas_pull(struct sim_world *w)
 		    fmax(1.0, m->kcas_pulls_per_s * w->dt_s));
 		if (D->pull_credit < 1.0)
 			continue;
-		for (int v = 0; v < w->sc->domains[d].nvcpus; v++) {
+		for (int v = 0; v < D->nthreads; v++) {         /* QEMU threads too */
 			struct sim_thread *th = &w->threads[D->base + v];
 			if (th->demand >= m->kcas_min_util && th->pu >= 0 &&
 			    w->topo->pu_llc[th->pu] != P && llc_ok(th, P))
@@ -533,15 +557,16 @@ shr_u64(uint64_t v, int n)
 	return n >= 64 ? 0 : v >> n;
 }
 
-/* nr_running at one scan: the process's threads on a CPU at that instant,
+/* nr_running at one scan: the process's threads on a CPU at that instant
+ * (vCPUs and QEMU threads: the kernel counts every thread of the mm),
  * each with the probability of its share of the period (its own draws),
  * at least the scanning thread itself */
 static long
-kcas_sample(struct sim_world *w, const struct sim_dom_state *D, int nvcpus)
+kcas_sample(struct sim_world *w, const struct sim_dom_state *D)
 {
 	long nr = 0;
 
-	for (int v = 0; v < nvcpus; v++) {
+	for (int v = 0; v < D->nthreads; v++) {
 		const struct sim_thread *th = &w->threads[D->base + v];
 		double p = (double)th->runtime_ns / (double)w->dt_ns;
 		if (th->runtime_ns == 0)
@@ -579,7 +604,7 @@ kcas_update(struct sim_world *w)
 			continue;
 		for (int pu = 0; pu < w->npu; pu++)
 			D->mm_rt[pu] = shr_u64(D->mm_rt[pu], nep);
-		for (int v = 0; v < sd->nvcpus; v++) {
+		for (int v = 0; v < D->nthreads; v++) {
 			struct sim_thread *th = &w->threads[D->base + v];
 			if (th->runtime_ns == 0)
 				continue;
@@ -604,7 +629,7 @@ kcas_update(struct sim_world *w)
 				if (best < 0 || occ[l] > occ[best])
 					best = l;
 			for (int s = 0; s < nep; s++) {
-				if (llc_invalid_nr(&w->krules, sd->nvcpus, (double)D->nr_avg, llc_size)) {
+				if (llc_invalid_nr(&w->krules, D->nthreads, (double)D->nr_avg, llc_size)) {
 					D->pref_llc = -1;
 					break;
 				}
@@ -612,10 +637,10 @@ kcas_update(struct sim_world *w)
 				if (s == 0 && occ[best] > 0 &&
 				    llc_should_switch((double)occ[best], D->pref_llc >= 0 ? (double)occ[D->pref_llc] : 0))
 					D->pref_llc = best;
-				D->nr_avg = llc_nr_avg_kernel(D->nr_avg, kcas_sample(w, D, sd->nvcpus), llc_size);
+				D->nr_avg = llc_nr_avg_kernel(D->nr_avg, kcas_sample(w, D), llc_size);
 			}
 			/* account_mm_sched() checks the guard on every runtime update */
-			if (llc_invalid_nr(&w->krules, sd->nvcpus, (double)D->nr_avg, llc_size))
+			if (llc_invalid_nr(&w->krules, D->nthreads, (double)D->nr_avg, llc_size))
 				D->pref_llc = -1;
 		}
 		if (D->pref_llc != old) {
@@ -642,11 +667,11 @@ lifecycle(struct sim_world *w, double t)
 		D->active = on;
 		D->ever = D->ever || on;
 		w->pins_dirty = true;
-		for (int v = 0; v < sd->nvcpus; v++) {
+		for (int v = 0; v < D->nthreads; v++) {
 			struct sim_thread *th = &w->threads[D->base + v];
 			if (!on && w->trace && th->trace_pu >= 0)
-				fprintf(w->trace, "{\"t\":%.3f,\"domain\":\"%s\",\"vcpu\":%d,\"pu\":-1,\"llc\":-1}\n",
-				    t, sd->name, v);
+				fprintf(w->trace, "{\"t\":%.3f,\"domain\":\"%s\",\"%s\":%d,\"pu\":-1,\"llc\":-1}\n",
+				    t, sd->name, th->vcpu >= 0 ? "vcpu" : "qemu_thread", th->vcpu >= 0 ? th->vcpu : th->qemu);
 			th->pu = th->trace_pu = th->last_llc = -1;
 			th->pinned = false;
 			th->llcs_dirty = true;
@@ -670,10 +695,12 @@ demands(struct sim_world *w, double t)
 		struct sim_dom_state *D = &w->dom[d];
 		if (!D->active)
 			continue;
-		for (int v = 0; v < sd->nvcpus; v++) {
+		for (int v = 0; v < D->nthreads; v++) {
 			struct sim_thread *th = &w->threads[D->base + v];
 			th->demand = th->bw = th->wake_hz = 0;
 			th->group = -1;
+			if (th->vcpu < 0)       /* a QEMU thread: its util, always */
+				th->demand = th->qemu_util;
 		}
 		for (int i = 0; i < sd->nload; i++) {
 			const struct sim_load *l = &sd->load[i];
@@ -816,7 +843,7 @@ account(struct sim_world *w, double t)
 				th->runtime_ns = (uint64_t)llround(th->demand * th->cpu_frac * (double)w->dt_ns);
 				th->run_delay_ns = (uint64_t)llround(th->demand * fmax(0, 1 - 1 / L) *
 				    (double)w->dt_ns);
-				if (th->moved) {
+				if (th->moved && th->vcpu >= 0) {     /* vCPU threads' moves */
 					w->dom[th->dom].thread_llc_moves++;
 					if (th->group >= 0)
 						w->grp[th->group].llc_moves++;
@@ -907,8 +934,9 @@ account(struct sim_world *w, double t)
 			continue;
 		th->instructions = (uint64_t)llround(th->rate * th->demand * w->dt_s * m->instructions_per_s);
 		if (tr && th->pu != th->trace_pu)
-			fprintf(tr, "{\"t\":%.3f,\"domain\":\"%s\",\"vcpu\":%d,\"pu\":%d,\"llc\":%d%s}\n",
-			    t, w->sc->domains[th->dom].name, th->vcpu, th->pu, w->topo->pu_llc[th->pu],
+			fprintf(tr, "{\"t\":%.3f,\"domain\":\"%s\",\"%s\":%d,\"pu\":%d,\"llc\":%d%s}\n",
+			    t, w->sc->domains[th->dom].name, th->vcpu >= 0 ? "vcpu" : "qemu_thread",
+			    th->vcpu >= 0 ? th->vcpu : th->qemu, th->pu, w->topo->pu_llc[th->pu],
 			    th->moved ? ",\"llc_move\":true" : "");
 		th->trace_pu = th->pu;
 	}
@@ -922,9 +950,11 @@ invariants(struct sim_world *w)
 	const struct cpuset *res = &w->sc->reserved;
 	bool any_res = !cpuset_empty(res);
 
+	/* vCPUs only: llcd puts isolated domains' emulator threads on the
+	 * reserved CPUs, by design */
 	for (int i = 0; any_res && i < w->nthreads; i++) {
 		struct sim_thread *th = &w->threads[i];
-		if (w->dom[th->dom].active && th->demand > 0 && cpuset_isset(res, th->pu))
+		if (th->vcpu >= 0 && w->dom[th->dom].active && th->demand > 0 && cpuset_isset(res, th->pu))
 			sim_world_violation(w, "reserved: domain '%s' vCPU %d ran on reserved CPU %d",
 			    w->sc->domains[th->dom].name, th->vcpu, th->pu);
 	}
@@ -1009,14 +1039,31 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Strongest first, ties by pair (deterministic). */
+/* A hash of a pair in a period (splitmix64's finaliser): the tie-break
+ * between edges of equal counts. */
+static uint64_t
+pair_hash(long period, const struct policy_wakeup_edge *e)
+{
+	uint64_t z = (uint64_t)period << 40 ^ (uint64_t)e->waker << 20 ^ (uint64_t)e->wakee;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Strongest first, ties by pair_hash() (deterministic, no vCPU favoured);
+ * arg: the period. */
 static int
-cmp_edge_count(const void *a, const void *b)
+cmp_edge_count(const void *a, const void *b, void *arg)
 {
 	const struct policy_wakeup_edge *x = a, *y = b;
+	long period = *(const long *)arg;
 
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
+	uint64_t hx = pair_hash(period, x), hy = pair_hash(period, y);
+	if (hx != hy)
+		return hx < hy ? -1 : 1;
 	if (x->waker != y->waker)
 		return x->waker < y->waker ? -1 : 1;
 	return (x->wakee > y->wakee) - (x->wakee < y->wakee);
@@ -1076,6 +1123,31 @@ wakeups_domain(struct sim_world *w, int d, double t)
 			}
 		}
 	}
+	/* `wakes`: each vCPU of an active entry, whatever its util, to a
+	 * vCPU of the wakes' set other than itself */
+	for (int e = 0; e < sd->nload; e++) {
+		const struct sim_load *l = &sd->load[e];
+		int v;
+		if (l->nwakes == 0 || !(t + 1e-9 >= l->from_s && t + 1e-9 < l->to_s))
+			continue;
+		CPUSET_FOREACH(v, &l->vcpus) {
+			for (int x0 = 0; x0 < l->nwakes; x0++) {
+				const struct sim_wakes *K2 = &l->wakes[x0];
+				bool self = cpuset_isset(&K2->vcpus, v);
+				int m = K2->n - self, at = 0;
+				if (m <= 0 || K2->hz <= 0)
+					continue;
+				while (self && K2->list[at] != v)
+					at++;
+				uint64_t k = sim_rng_poisson(&w->wrng, K2->hz * w->dt_s);
+				for (uint64_t x = 0; x < k; x++) {
+					int b = (int)sim_rng_below(&w->wrng, (uint32_t)m);
+					if (wdraw_push(w, v, K2->list[self && b >= at ? b + 1 : b]) < 0)
+						oom++;
+				}
+			}
+		}
+	}
 	for (int v = 0; v < n && w->sc->wakeup_noise_hz > 0; v++) {
 		uint64_t k = sim_rng_poisson(&w->wrng, w->sc->wakeup_noise_hz * w->dt_s);
 		for (uint64_t x = 0; x < k; x++) {
@@ -1093,7 +1165,32 @@ wakeups_domain(struct sim_world *w, int d, double t)
 		w->wdraw[nd++] = w->wdraw[i];
 		w->wcount[nd - 1] = (uint32_t)(j - i);
 	}
-	/* more pairs than the policy takes: keep the strongest */
+	/* as llcd's tracer hands them over (wakeups.h): each waker's
+	 * strongest POLICY_WAKEUP_EDGES_VCPU, at most POLICY_WAKEUP_EDGES in
+	 * all, the rest counted as dropped; ties broken by a hash of the pair
+	 * and the period, so that no vCPU number is favoured */
+	size_t kept = 0;
+	for (i = 0; i < nd; i = j) {
+		uint32_t waker = (uint32_t)(w->wdraw[i] >> 32);
+		for (j = i; j < nd && (uint32_t)(w->wdraw[j] >> 32) == waker; j++)
+			;
+		size_t run = j - i;
+		struct policy_wakeup_edge *tmp = K->edges;     /* scratch: run < nvcpus */
+		for (size_t x = 0; x < run; x++)
+			tmp[x] = (struct policy_wakeup_edge){ (int)waker, (int)(uint32_t)w->wdraw[i + x],
+				w->wcount[i + x] };
+		if (run > POLICY_WAKEUP_EDGES_VCPU) {
+			qsort_r(tmp, run, sizeof(*tmp), cmp_edge_count, &w->period);
+			for (size_t x = POLICY_WAKEUP_EDGES_VCPU; x < run; x++)
+				K->dropped += tmp[x].count;
+			run = POLICY_WAKEUP_EDGES_VCPU;
+		}
+		for (size_t x = 0; x < run; x++) {
+			w->wdraw[kept] = (uint64_t)waker << 32 | (uint32_t)tmp[x].wakee;
+			w->wcount[kept++] = tmp[x].count;
+		}
+	}
+	nd = kept;
 	if (nd > POLICY_WAKEUP_EDGES) {
 		struct policy_wakeup_edge *all = malloc(sizeof(*all) * nd);
 		if (all == NULL) {
@@ -1104,7 +1201,7 @@ wakeups_domain(struct sim_world *w, int d, double t)
 			for (i = 0; i < nd; i++)
 				all[i] = (struct policy_wakeup_edge){ (int)(w->wdraw[i] >> 32),
 					(int)(uint32_t)w->wdraw[i], w->wcount[i] };
-			qsort(all, nd, sizeof(*all), cmp_edge_count);
+			qsort_r(all, nd, sizeof(*all), cmp_edge_count, &w->period);
 			for (i = POLICY_WAKEUP_EDGES; i < nd; i++)
 				K->dropped += all[i].count;
 			memcpy(K->edges, all, sizeof(*all) * POLICY_WAKEUP_EDGES);

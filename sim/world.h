@@ -30,7 +30,9 @@ const char *sim_policy_name(enum sim_policy p);
 int sim_policy_parse(const char *name, enum sim_policy *p);
 
 struct sim_thread {
-	int dom, vcpu;
+	int dom, vcpu;                  /* vcpu -1: a QEMU thread that is no vCPU */
+	int qemu;                       /* QEMU threads: index in the domain's */
+	double qemu_util;               /* QEMU threads: their demand */
 	int group;                      /* this period, -1 none */
 	double demand, bw;              /* this period */
 	int pu;                         /* where it runs / last ran; -1 never */
@@ -53,7 +55,9 @@ struct sim_thread {
 struct sim_dom_state {
 	bool active, ever;
 	uint64_t key;
-	int base;                       /* first thread index */
+	int base;                       /* first thread index: its vCPUs, then
+	                                 * its QEMU threads (qemu_threads) */
+	int nthreads;                   /* vCPUs + QEMU threads: the mm's threads */
 	bool annotated, isolated;
 	bool iso_managed;               /* isolated and placed by the engine (not refused) */
 	struct policy_annotation annot;

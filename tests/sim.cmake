@@ -8,7 +8,10 @@ find_program(PYTHON3 python3)
 set(_scen ${PROJECT_SOURCE_DIR}/sim/scenarios)
 foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-server
           xiangshan-wakeups pairs-busy noise-busy squeeze stream-isolated stream-isolated-mbm
-          numa-memory stream-mbm)
+          numa-memory stream-mbm
+          wake-star wake-star-counters wake-star-mbm wake-queue wake-queue-counters
+          wake-weak-link wake-weak-link-counters wake-clique64 wake-clique64-counters
+          wake-iothreads)
   add_test(NAME sim_${s}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
                    $<TARGET_FILE:llcsim> ${_scen} ${s})

@@ -176,6 +176,7 @@ wakeups_domain(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, 
 	const struct tracer_edge *te;
 	uint64_t dropped;
 	int n, k = 0;
+	uint16_t per[CPUSET_MAX];       /* edges kept per waker */
 
 	if (d->tracer == NULL || d->tr_dom < 0 || period_ns == 0)
 		return 0;
@@ -184,13 +185,18 @@ wakeups_domain(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, 
 		return -1;
 	struct policy_wakeups *w = &obs->wakeups[slot];
 	struct policy_wakeup_edge *pe = obs->edges[slot];
+	memset(per, 0, sizeof(per[0]) * (size_t)(d->nvcpus < CPUSET_MAX ? d->nvcpus : CPUSET_MAX));
 	for (int i = 0; i < n; i++) {
 		/* a vCPU beyond the online count (hot-unplugged meanwhile), or
-		 * past the policy's cap: counted, not listed */
-		if (te[i].waker >= d->nvcpus || te[i].wakee >= d->nvcpus || k >= POLICY_WAKEUP_EDGES) {
+		 * past the policy's caps (each waker's strongest
+		 * POLICY_WAKEUP_EDGES_VCPU: te[] is strongest first): counted,
+		 * not listed */
+		if (te[i].waker >= d->nvcpus || te[i].wakee >= d->nvcpus || te[i].waker >= CPUSET_MAX ||
+		    k >= POLICY_WAKEUP_EDGES || per[te[i].waker] >= POLICY_WAKEUP_EDGES_VCPU) {
 			dropped += te[i].count;
 			continue;
 		}
+		per[te[i].waker]++;
 		pe[k].waker = te[i].waker;
 		pe[k].wakee = te[i].wakee;
 		pe[k].count = te[i].count > UINT32_MAX ? UINT32_MAX : (uint32_t)te[i].count;

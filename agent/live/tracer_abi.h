@@ -27,8 +27,9 @@
 
 #define TRACER_MAX_THREADS 32768        /* tracked threads in all */
 #define TRACER_MAX_DOMAINS 4096         /* tracked QEMU processes */
-#define TRACER_MAX_EDGES 16384          /* distinct edges per period, all domains */
-#define TRACER_EDGES_PER_DOMAIN 1024    /* distinct edges per period, one domain */
+#define TRACER_MAX_EDGES 32768          /* distinct edges per period, all domains */
+#define TRACER_EDGES_PER_DOMAIN 8192    /* distinct edges per period, one domain
+                                         * (the policy's POLICY_WAKEUP_EDGES) */
 #define TRACER_TID_LIMIT (1u << 22)     /* PID_MAX_LIMIT of 64-bit kernels */
 
 /* One tracked thread. seq is odd while the programs update the slot. */

@@ -152,11 +152,15 @@ e2e__run_lock() {
 
 # e2e_bg NAME COMMAND...: run COMMAND in the background, in its own session
 # and process group, with stdout and stderr in $E2E_RUN_DIR/NAME.log; the
-# EXIT trap kills the whole group. Sets E2E_BG_PID.
+# EXIT trap kills the whole group. Sets E2E_BG_PID. llcd -d starts each line
+# with the time (agent/log.c; test_log checks it); the log keeps the
+# message alone, so that the tests' patterns anchor on it as before.
 e2e_bg() {
 	local name=$1
 	shift
-	setsid "$@" >"$E2E_RUN_DIR/$name.log" 2>&1 8>&- 9>&- &
+	: >"$E2E_RUN_DIR/$name.log"
+	setsid "$@" > >(exec sed -u -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} //' \
+		>>"$E2E_RUN_DIR/$name.log" 8>&- 9>&-) 2>&1 8>&- 9>&- &
 	E2E_BG_PID=$!
 	E2E_PGIDS+=("$E2E_BG_PID")
 	echo "$E2E_BG_PID" >"$E2E_RUN_DIR/.$name.pid"

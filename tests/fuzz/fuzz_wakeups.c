@@ -21,7 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct policy_wakeup_edge edges[POLICY_WAKEUP_EDGES];
 	static struct cpuset groups[64];
-	static struct wakeups_pair_info pairs[WAKEUPS_PAIRS];
+	static struct wakeups_pair_info *pairs;
 	struct wakeups_state *s;
 	struct llcd_err err;
 	uint64_t now = 0;
@@ -31,6 +31,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	int nvcpus = 2 + data[0];
 	uint64_t period = (uint64_t)(1 + data[1]) * 10000000ULL;
+	if (pairs == NULL && (pairs = malloc(sizeof(*pairs) * (size_t)wakeups_pair_cap(257))) == NULL)
+		abort();
 	if ((s = wakeups_state_new()) == NULL)
 		abort();
 	while (off < size) {
@@ -64,7 +66,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (np < 1 || !isfinite(r) || r < 0)
 				abort();
 		}
-		int np = wakeups_pairs(s, pairs, WAKEUPS_PAIRS);
+		int np = wakeups_pairs(s, pairs, wakeups_pair_cap(257));
+		if (np > wakeups_pair_cap(nvcpus))
+			abort();
 		for (int i = 0; i < np; i++)
 			if (pairs[i].a >= pairs[i].b || pairs[i].b >= nvcpus || !isfinite(pairs[i].rate_hz) ||
 			    pairs[i].rate_hz < 0 || (i > 0 && pairs[i].rate_hz > pairs[i - 1].rate_hz))

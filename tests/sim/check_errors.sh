@@ -42,4 +42,8 @@ expect trace_type '{"host":{"topology":"pack:1 [numa] l3:2 core:2 pu:2","wakeup_
   'host.wakeup_trace: must be true or false'
 expect noise '{"host":{"topology":"pack:1 [numa] l3:2 core:2 pu:2","wakeup_noise_hz":-5},"duration_s":1,"domains":[]}' \
   'host.wakeup_noise_hz: must be in [0, 100000], got -5'
+expect wakes_range "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,\"wakes\":[{\"vcpus\":\"0-3\",\"hz\":10}]}]}]}" \
+  'domains[0].load[0].wakes[0].vcpus: vCPU 3 out of range (the domain has 2)'
+expect qemu_util "{$H,\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[{\"count\":2,\"util\":2}]}]}" \
+  'domains[0].qemu_threads[0].util: must be in [0, 1], got 2'
 exit $fail

@@ -70,6 +70,17 @@ class Checker:
                    f"llcd settles within {settle:g} s of the load{how} (settle_s {s})")
         return g
 
+    def every_group(self, pol, base, r):
+        """Every group of the scenario: pol >= r x base."""
+        for g in self.runs[base]["groups"]:
+            self.ratio_at_least(pol, base, f'{g["domain"]}/{g["group"]}', r)
+
+    def switches(self, pol, most, why):
+        """At most most preferred-LLC switches in every domain under pol."""
+        for d in self.runs[pol]["domains"]:
+            n = d["pref_llc_switches"]
+            self.check(n <= most, f'{d["name"]}: {pol} at most {most} preference switch(es), {why} ({n})')
+
     def no_violations(self):
         for pol in POLICIES:
             v = self.runs[pol]["invariant_violations"]
@@ -147,6 +158,28 @@ def main():
         t = c.tp("llcd", "db/query")
         c.check(t >= 0.95, f"db/query: llcd {t:.4f} >= 0.95: its preferred LLC is on the memory's node")
         c.ratio_at_least("llcd", "none", None, 0.98)
+    elif name.startswith("wake-star") or name.startswith("wake-queue"):
+        # issue 23 item 5: a dispatcher's star, a client/server queue: no
+        # group, whatever judges the host has
+        c.every_group("llcd", "none", 0.98)
+        c.switches("llcd", 0, "nothing grouped")
+    elif name == "wake-weak-link-counters":
+        # two real 6-thread groups and a stray link: two groups, each on an LLC
+        c.ratio_at_least("llcd", "none", "two/left", 1.8)
+        c.ratio_at_least("llcd", "none", "two/right", 1.8)
+    elif name == "wake-weak-link":
+        c.every_group("llcd", "none", 0.98)
+    elif name.startswith("wake-clique64"):
+        # a 64-thread barrier clique: one group the size guard leaves alone,
+        # never fragments that chase LLCs
+        c.every_group("llcd", "none", 0.98)
+        c.switches("llcd", 0, "the clique is one guarded group, no fragments")
+    elif name == "wake-iothreads":
+        # an 8-vCPU VM with two busy I/O threads: llcd gathers it, kernel-cas
+        # counts 10 busy threads and excludes the process for good
+        c.ratio_at_least("llcd", "none", "vm/app", 1.8)
+        c.ratio_at_most("kernel-cas", "none", "vm/app", 1.02)
+        c.switches("kernel-cas", 1, "the one made while the VM idles, then excluded for good")
     elif name == "genoa-churn":
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "clock.h"
 #include "ctl.h"
 #include "test_main.h"
 
@@ -110,12 +111,15 @@ test_reader_split_and_batched(void **state)
 
 /* --- server ------------------------------------------------------------------ */
 
+#define BIG_REPLY (1536 * 1024)
+
 struct srv {
 	struct control *c;
 	char dir[64], path[128];
 	pthread_t th;
 	volatile int stop;
 	int handled, mutating, lists;
+	volatile long loops;            /* srv_main's polls */
 	uint64_t deferred_client;       /* the last CTL_TOPOLOGY, deferred */
 	uint32_t deferred_seq;
 	pthread_mutex_t mu;
@@ -158,6 +162,15 @@ handler(void *ctx, struct control_request *req)
 	case CTL_LIST:
 		s->lists++;
 		return CTL_OK;
+	case CTL_MAP: {                 /* a big reply (map of 2,000 domains) */
+		char *big = malloc(BIG_REPLY + 1);
+		memset(big, 'm', BIG_REPLY);
+		big[BIG_REPLY] = '\0';
+		req->reply = json_object_new_object();
+		json_object_object_add(req->reply, "blob", json_object_new_string(big));
+		free(big);
+		return CTL_OK;
+	}
 	case CTL_TOPOLOGY:              /* answered later (control_answer) */
 		s->deferred_client = req->client;
 		s->deferred_seq = req->seq;
@@ -180,6 +193,7 @@ srv_main(void *arg)
 			continue;
 		pthread_mutex_lock(&s->mu);
 		control_dispatch(s->c, pfd, n);
+		s->loops++;
 		pthread_mutex_unlock(&s->mu);
 	}
 	return NULL;
@@ -549,6 +563,268 @@ test_server_idle_timeout(void **state)
 	close(follower);
 }
 
+
+/* Polls of the server thread over ms. */
+static long
+loops_over(struct srv *s, int ms)
+{
+	long l0 = s->loops;
+
+	usleep((useconds_t)ms * 1000);
+	return s->loops - l0;
+}
+
+/* A client that sends a deferred request (topology DOMAIN) and closes at
+ * once is dropped at once: it used to stay in the poll set until its
+ * answer, and poll's POLLHUP made the loop spin (issue 26 item 1: 66,512
+ * polls in 3 s). The server thread polls with a 20 ms timeout: about 50
+ * polls a second when nothing happens. */
+static void
+test_server_hangup_deferred(void **state)
+{
+	struct srv *s = *state;
+	struct llcd_err err;
+
+	long quiet = loops_over(s, 500);
+	int fd = ctl_connect(s->path, &err);
+	assert_int_equal(ctl_send(fd, CTL_TOPOLOGY, 3, "{\"domain\":\"vm1\"}", &err), 0);
+	for (int i = 0; i < 100 && s->deferred_seq != 3; i++)
+		usleep(10000);
+	assert_int_equal(s->deferred_seq, 3);   /* deferred: waiting for its answer */
+	close(fd);
+	long polls = loops_over(s, 1000);
+	print_message("polls in 1 s: %ld with the client closed (%ld in 0.5 s before it)\n", polls, quiet);
+	assert_true(polls < 500);
+	assert_int_equal(control_nclients(s->c), 0);
+	assert_int_equal(stats_of(s->c).hangups, 1);
+	/* its answer comes later and is dropped */
+	pthread_mutex_lock(&s->mu);
+	assert_int_equal(control_answer(s->c, s->deferred_client, 3, CTL_OK, json_object_new_object(), NULL), -1);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* fork a child that becomes uid and runs fn(s, arg); returns its pid */
+static pid_t
+as_uid(struct srv *s, uid_t uid, int (*fn)(struct srv *, int), int arg)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) < 0 || setuid(uid) < 0)
+			_exit(10);
+		_exit(fn(s, arg));
+	}
+	return pid;
+}
+
+static int
+wait_child(pid_t pid)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int hold_pipe[2];
+
+/* n connections, each asks for a big reply and never reads it; held until
+ * hold_pipe is closed */
+static int
+never_read(struct srv *s, int n)
+{
+	struct llcd_err err;
+	int fds[CONTROL_MAX_PER_UID];
+	char b;
+
+	close(hold_pipe[1]);
+	for (int i = 0; i < n; i++) {
+		int rcvbuf = 4096;
+		if ((fds[i] = ctl_connect(s->path, &err)) < 0)
+			return 11;
+		setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+		if (ctl_send(fds[i], CTL_MAP, 1, NULL, &err) < 0)
+			return 12;
+	}
+	if (read(hold_pipe[0], &b, 1) < 0)
+		return 13;
+	return 0;
+}
+
+/* a ping answered within 3 s, else 20 (refused or reset: 21) */
+static int
+ping_soon(struct srv *s, int unused)
+{
+	struct llcd_err err;
+	struct ctl_reader r;
+	struct pollfd p;
+	int fd = ctl_connect(s->path, &err), rc = 20;
+
+	(void)unused;
+	close(hold_pipe[1]);
+	if (fd < 0 || ctl_send(fd, CTL_PING, 5, NULL, &err) < 0)
+		return 21;
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (poll(&p, 1, 3000) != 1)
+		return 20;
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	if (ctl_recv(fd, &r, &err) == 1 && r.hdr.type == CTL_DATA)
+		rc = 0;
+	else
+		rc = 21;
+	ctl_reader_reset(&r);
+	close(fd);
+	return rc;
+}
+
+/* Two member uids fill 16 connections each with a big reply they never
+ * read: their share of the queue is bounded (CONTROL_MAX_UID_QUEUE), so a
+ * third uid is answered at once; it used to wait until it was reset
+ * (issue 26 item 2: 32 MiB held for ever). And a reply nobody reads is
+ * dropped after the reply deadline, its memory freed. */
+static void
+test_server_queue_share(void **state)
+{
+	struct srv *s = *state;
+
+	if (getuid() != 0)
+		fail_msg("this test needs root to switch to unprivileged uids (run the suite as root)");
+	assert_int_equal(chmod(s->path, 0666), 0);
+	assert_int_equal(pipe(hold_pipe), 0);
+	pid_t a = as_uid(s, 65534, never_read, CONTROL_MAX_PER_UID);
+	pid_t b = as_uid(s, 65533, never_read, CONTROL_MAX_PER_UID);
+	size_t q = 0;
+	for (int i = 0; i < 300; i++) {         /* until both have filled what they may */
+		usleep(10000);
+		pthread_mutex_lock(&s->mu);
+		size_t now = control_queued(s->c);
+		pthread_mutex_unlock(&s->mu);
+		if (now == q && i > 50)
+			break;
+		q = now;
+	}
+	print_message("queued by two uids that never read: %zu MiB (bound %d + %d per uid)\n", q >> 20,
+	    CONTROL_MAX_UID_QUEUE >> 20, CTL_MAX_REPLY >> 20);
+	assert_true(q <= 2 * (size_t)(CONTROL_MAX_UID_QUEUE + CTL_MAX_REPLY));
+	pid_t c = as_uid(s, 65532, ping_soon, 0);
+	assert_int_equal(wait_child(c), 0);     /* a third member is answered */
+	/* the reply deadline: what they never read is dropped */
+	struct control_limits lim = { CONTROL_IDLE_MS, CONTROL_REQUEST_MS, 300, CONTROL_MAX_TOTAL_QUEUE,
+	                              CONTROL_MAX_UID_QUEUE };
+	pthread_mutex_lock(&s->mu);
+	control_set_limits(s->c, &lim);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 0; i < 300 && stats_of(s->c).reply_timeouts < 2 * CONTROL_MAX_PER_UID; i++)
+		usleep(10000);
+	assert_int_equal(stats_of(s->c).reply_timeouts, 2 * CONTROL_MAX_PER_UID);
+	pthread_mutex_lock(&s->mu);
+	assert_int_equal(control_queued(s->c), 0);
+	pthread_mutex_unlock(&s->mu);
+	close(hold_pipe[0]);
+	close(hold_pipe[1]);
+	assert_int_equal(wait_child(a), 0);
+	assert_int_equal(wait_child(b), 0);
+	chmod(s->path, 0660);
+}
+
+/* A client blocked by back-pressure (the whole queue is full) that closes
+ * is dropped at once too (issue 26 item 1: 0.93 CPU spinning). */
+static void
+test_server_hangup_blocked(void **state)
+{
+	struct srv *s = *state;
+	struct control_limits lim = { CONTROL_IDLE_MS, CONTROL_REQUEST_MS, CONTROL_REPLY_MS, 4096,
+	                              CONTROL_MAX_UID_QUEUE };
+	struct llcd_err err;
+
+	if (getuid() != 0)
+		fail_msg("this test needs root to switch to unprivileged uids (run the suite as root)");
+	assert_int_equal(chmod(s->path, 0666), 0);
+	pthread_mutex_lock(&s->mu);
+	control_set_limits(s->c, &lim);
+	pthread_mutex_unlock(&s->mu);
+	assert_int_equal(pipe(hold_pipe), 0);
+	pid_t a = as_uid(s, 65534, never_read, 1);      /* fills the (small) queue */
+	for (int i = 0; i < 300 && control_queued(s->c) < 4096; i++)
+		usleep(10000);
+	assert_true(control_queued(s->c) >= 4096);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {                 /* a member whose request waits, and who closes */
+		if (setgid(65534) < 0 || setuid(65533) < 0)
+			_exit(10);
+		int fd = ctl_connect(s->path, &err);
+		if (fd < 0 || ctl_send(fd, CTL_PING, 1, NULL, &err) < 0)
+			_exit(11);
+		usleep(100000);
+		_exit(0);               /* closes */
+	}
+	assert_int_equal(wait_child(pid), 0);
+	long polls = loops_over(s, 1000);
+	print_message("polls in 1 s with a blocked client closed: %ld\n", polls);
+	assert_true(polls < 500);
+	assert_int_equal(control_nclients(s->c), 1);    /* the reader that holds the queue */
+	assert_true(stats_of(s->c).hangups >= 1);
+	close(hold_pipe[0]);
+	close(hold_pipe[1]);
+	assert_int_equal(wait_child(a), 0);
+	chmod(s->path, 0660);
+}
+
+/* A request must be whole within the request deadline of its first byte:
+ * one header byte every 100 ms kept a connection for ever (the idle
+ * timeout counts from the last byte); now it gets an error and is closed. */
+static void
+test_server_request_deadline(void **state)
+{
+	struct srv *s = *state;
+	struct control_limits lim = { 200, 500, CONTROL_REPLY_MS, CONTROL_MAX_TOTAL_QUEUE, CONTROL_MAX_UID_QUEUE };
+	struct llcd_err err;
+	struct ctl_reader r;
+	uint8_t hdr[CTL_HDR_LEN];
+	struct ctl_hdr h = { CTL_MAGIC, CTL_VERSION, CTL_PING, 0, 7, 0, 0, 0 };
+
+	pthread_mutex_lock(&s->mu);
+	control_set_limits(s->c, &lim);
+	pthread_mutex_unlock(&s->mu);
+	ctl_hdr_encode(&h, hdr);
+	int fd = ctl_connect(s->path, &err);
+	uint64_t t0 = llcd_mono_ns();
+	bool closed = false;
+	for (int i = 0; i < CTL_HDR_LEN - 1 && !closed; i++) {
+		if (send(fd, hdr + i, 1, MSG_NOSIGNAL) != 1)
+			closed = true;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 100) == 1)
+			closed = true;
+	}
+	assert_true(closed);
+	double s_after = (double)(llcd_mono_ns() - t0) / 1e9;
+	print_message("closed after %.2f s (deadline 0.5 s)\n", s_after);
+	assert_true(s_after < 2.0);
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.result, CTL_E_PROTO);
+	assert_string_equal((char *)r.payload, "{\"error\":\"request not complete within 500 ms of its first byte\"}");
+	ctl_reader_next(&r);
+	assert_int_equal(ctl_recv(fd, &r, &err), 0);
+	ctl_reader_reset(&r);
+	close(fd);
+	assert_int_equal(stats_of(s->c).request_timeouts, 1);
+	/* a whole request sent slowly within the deadline is answered */
+	fd = ctl_connect(s->path, &err);
+	for (int i = 0; i < CTL_HDR_LEN; i++) {
+		assert_int_equal(send(fd, hdr + i, 1, MSG_NOSIGNAL), 1);
+		usleep(5000);
+	}
+	ctl_reader_init(&r, CTL_MAX_REPLY);
+	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	assert_int_equal(r.hdr.type, CTL_DATA);
+	ctl_reader_reset(&r);
+	close(fd);
+}
+
 /* Pipeline n requests in one write (small sends would each take a socket
  * buffer's worth of bookkeeping and block long before the bytes add up). */
 static void
@@ -805,6 +1081,10 @@ TEST_MAIN(
 	cmocka_unit_test_setup_teardown(test_server_half_close, srv_setup, srv_teardown),
 	cmocka_unit_test_setup_teardown(test_server_root_slots, srv_setup, srv_teardown),
 	cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_hangup_deferred, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_hangup_blocked, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_queue_share, srv_setup, srv_teardown),
+	cmocka_unit_test_setup_teardown(test_server_request_deadline, srv_setup, srv_teardown),
 	cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
 	cmocka_unit_test(test_server_budget),
 	cmocka_unit_test(test_server_deferred),

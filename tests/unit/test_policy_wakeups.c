@@ -293,6 +293,50 @@ test_size_guard_applies(void **state)
 	h_free(h);
 }
 
+/* Issue 23: two real 6-thread groups joined by a weak link (one thread of
+ * each wakes one of the other 10 times a second each way) are two groups,
+ * each on an LLC of its own, not one of 12 that the size guard refuses. */
+static void
+test_weak_link_two_groups(void **state)
+{
+	static const int l[6] = { 3, 19, 35, 51, 67, 83 }, r[6] = { 5, 21, 37, 53, 69, 85 };
+	struct policy_annotation a;
+	struct harness *h = wk_host(&a);
+	int d = h_add(h, "two", 128, 8, 8, 2, &a);
+	struct policy_domain_info info;
+
+	for (int v = 0; v < 128; v++)
+		h->dom[d].demand[v] = 0.02;
+	for (int i = 0; i < 6; i++)
+		h->dom[d].demand[l[i]] = h->dom[d].demand[r[i]] = 1.0;
+	for (int step = 0; step < 30; step++) {
+		wk_begin(h, d);
+		wk_noise(128);
+		wk_clique(l, 6, 60);            /* 300/s per thread over 5 partners */
+		wk_clique(r, 6, 60);
+		edges[wk.nedges++] = (struct policy_wakeup_edge){ 83, 5, 10 };
+		edges[wk.nedges++] = (struct policy_wakeup_edge){ 5, 83, 10 };
+		assert_int_equal(h_step(h), 0);
+		info = h_info(h, d);
+		for (int g = 0; g < info.ngroups; g++)
+			assert_true(cpuset_count(&info.groups[g].vcpus) <= 6);
+	}
+	assert_int_equal(info.ngroups, 2);
+	assert_string_equal(info.groups[0].name, "wakeups-3");
+	assert_vcpus(&info.groups[0].vcpus, "3,19,35,51,67,83");
+	assert_string_equal(info.groups[1].name, "wakeups-5");
+	assert_vcpus(&info.groups[1].vcpus, "5,21,37,53,69,85");
+	for (int g = 0; g < 2; g++) {
+		int p = info.groups[g].pref_llc, in = 0;
+		assert_true(p >= 0);
+		for (int i = 0; i < 6; i++)
+			in += h_llc(h, d, (g ? r : l)[i]) == p;
+		assert_int_equal(in, 6);
+	}
+	assert_true(info.groups[0].pref_llc != info.groups[1].pref_llc);
+	h_free(h);
+}
+
 static void
 test_bad_edges_refused(void **state)
 {
@@ -322,4 +366,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_infer_none_switches_off),
 	cmocka_unit_test(test_noise_forms_nothing),
 	cmocka_unit_test(test_size_guard_applies),
+	cmocka_unit_test(test_weak_link_two_groups),
 	cmocka_unit_test(test_bad_edges_refused))

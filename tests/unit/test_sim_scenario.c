@@ -78,6 +78,28 @@ test_defaults_and_model(void **state)
 	assert_true(s->wakeup_trace);
 	assert_double_equal(s->wakeup_noise_hz, 0, 0);
 	assert_double_equal(s->domains[0].load[0].wakeups_hz, 750, 0);
+	assert_int_equal(s->domains[0].load[0].nwakes, 0);
+	assert_int_equal(s->domains[0].qemu_count, 0);
+	sim_scenario_free(s);
+
+	/* wakes and qemu_threads (spec/llcsim.md, this round's fields) */
+	s = parse("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\"},\"duration_s\":2,"
+	    "\"domains\":[{\"name\":\"a\",\"vcpus\":8,\"qemu_threads\":[{\"count\":2,\"util\":0.35},"
+	    "{\"count\":1,\"util\":1}],\"load\":[{\"vcpus\":\"0\",\"util\":0.1,"
+	    "\"wakes\":[{\"vcpus\":\"1-6\",\"hz\":500},{\"vcpus\":\"0,7\",\"hz\":0}]}]}]}", &err);
+	if (s == NULL)
+		fail_msg("%s", err.msg);
+	const struct sim_load *l = &s->domains[0].load[0];
+	assert_int_equal(l->nwakes, 2);
+	assert_int_equal(l->wakes[0].n, 6);
+	assert_int_equal(l->wakes[0].list[0], 1);
+	assert_int_equal(l->wakes[0].list[5], 6);
+	assert_double_equal(l->wakes[0].hz, 500, 0);
+	assert_int_equal(l->wakes[1].list[1], 7);
+	assert_int_equal(l->group, -1);         /* wakes need no group */
+	assert_int_equal(s->domains[0].nqemu, 2);
+	assert_int_equal(s->domains[0].qemu_count, 3);
+	assert_double_equal(s->domains[0].qemu[0].util, 0.35, 0);
 	sim_scenario_free(s);
 }
 
@@ -112,6 +134,30 @@ test_errors(void **state)
 	expect_error("{\"host\":{\"topology\":\"x\"},\"domains\":[]}", "t.json: duration_s: missing (required)");
 	expect_error("[1]", "t.json: (top level): must be an object");
 	expect_error("{} x", "t.json:1: not JSON: text after the document");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
+	    "\"wakes\":[{\"vcpus\":\"1-2\",\"hz\":5}]}]}]}",
+	    "t.json: domains[0].load[0].wakes[0].vcpus: vCPU 2 out of range (the domain has 2)");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
+	    "\"wakes\":[{\"vcpus\":\"1\"}]}]}]}",
+	    "t.json: domains[0].load[0].wakes[0].hz: missing (required)");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
+	    "\"wakes\":[{\"vcpus\":\"1\",\"hz\":-1}]}]}]}",
+	    "t.json: domains[0].load[0].wakes[0].hz: must be in [0, 1e+06], got -1");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
+	    "\"wakes\":[{\"vcpus\":\"1\",\"hz\":1,\"to\":2}]}]}]}",
+	    "t.json: domains[0].load[0].wakes[0].to: unknown field");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0\",\"util\":1,"
+	    "\"wakes\":{}}]}]}",
+	    "t.json: domains[0].load[0].wakes: must be an array");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[{\"count\":0,\"util\":1}]}]}",
+	    "t.json: domains[0].qemu_threads[0].count: must be in [1, 4096], got 0");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[{\"count\":1}]}]}",
+	    "t.json: domains[0].qemu_threads[0].util: missing (required)");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[{\"count\":4000,\"util\":1},"
+	    "{\"count\":100,\"util\":1}]}]}",
+	    "t.json: domains[0].qemu_threads[1]: more than 4096 QEMU threads in the domain");
+	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[3]}]}",
+	    "t.json: domains[0].qemu_threads[0]: must be an object");
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"stop_s\":0}]}",
 	    "t.json: domains[0].stop_s: must be after start_s (0), got 0");
 }

@@ -419,30 +419,180 @@ test_wakeup_draws(void **state)
 	fx_close(&g);
 }
 
-/* More pairs than the policy takes: the strongest 1024 kept, the rest
- * counted as dropped, nothing lost. */
+/* More pairs than the policy takes: each waker's strongest
+ * POLICY_WAKEUP_EDGES_VCPU kept (ties broken without favouring low vCPU
+ * numbers), the rest counted as dropped, nothing lost. */
 static void
 test_wakeup_cap(void **state)
 {
 	struct fx f;
+	double low = 0, high = 0;
 
 	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:8 core:8 pu:2\",\"wakeup_trace\":true,"
 	    "\"wakeup_noise_hz\":2000},\"duration_s\":10,\"domains\":[{\"name\":\"a\",\"vcpus\":128,"
 	    "\"load\":[{\"vcpus\":\"0-127\",\"util\":0.05}]}]}", SIM_POLICY_NONE, 1, NULL, NULL);
-	steps(&f, 1);
-	const struct sim_wake *k = &f.w->wake[0];
-	uint64_t sum = k->dropped;
-	uint32_t min = UINT32_MAX;
-	assert_int_equal(k->nedges, POLICY_WAKEUP_EDGES);
-	assert_true(k->dropped > 0);
-	for (int i = 0; i < k->nedges; i++) {
-		sum += k->edges[i].count;
-		if (k->edges[i].count < min)
-			min = k->edges[i].count;
+	for (int p = 0; p < 20; p++) {
+		steps(&f, 1);
+		const struct sim_wake *k = &f.w->wake[0];
+		uint64_t sum = k->dropped;
+		int per[128] = { 0 };
+		/* 200 draws a waker over 127 partners: about 100 distinct, 64 kept */
+		assert_int_equal(k->nedges, 128 * POLICY_WAKEUP_EDGES_VCPU);
+		assert_true(k->dropped > 0);
+		for (int i = 0; i < k->nedges; i++) {
+			const struct policy_wakeup_edge *e = &k->edges[i];
+			sum += e->count;
+			per[e->waker]++;
+			if (e->wakee < 64)
+				low += e->wakee != e->waker;
+			else
+				high += e->wakee != e->waker;
+		}
+		for (int v = 0; v < 128; v++)
+			assert_int_equal(per[v], POLICY_WAKEUP_EDGES_VCPU);
+		assert_int_equal(sum, f.w->wdraw_n);    /* every draw counted */
+		assert_double_equal((double)sum / (128 * 200.0), 1.0, 0.05);
 	}
-	assert_int_equal(sum, f.w->wdraw_n);    /* every draw counted */
-	assert_true(min >= 2);                   /* singletons went to dropped first */
-	assert_double_equal((double)sum / (128 * 200.0), 1.0, 0.05);
+	/* the low half of the vCPU numbers is kept as often as the high */
+	assert_double_equal(low / high, 1.0, 0.03);
+	fx_close(&f);
+}
+
+/* `wakes` (spec): each vCPU of an active entry sends Poisson(hz x period)
+ * wakeups, whatever its util, each to a uniformly drawn vCPU of the wakes'
+ * set other than itself: a dispatcher (vCPU 0, nearly idle) waking 5
+ * workers, and a queue whose senders are in their own target set. */
+static void
+test_wakes_draws(void **state)
+{
+	static const char *json = "{\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:2\","
+	    "\"wakeup_trace\":true,\"wakeup_noise_hz\":0},\"duration_s\":100,"
+	    "\"domains\":[{\"name\":\"a\",\"vcpus\":8,\"load\":["
+	    "{\"vcpus\":\"0\",\"util\":0,\"wakes\":[{\"vcpus\":\"1-5\",\"hz\":500}]},"
+	    "{\"from_s\":50,\"vcpus\":\"6-7\",\"util\":0.2,\"wakes\":[{\"vcpus\":\"6-7\",\"hz\":100},"
+	    "{\"vcpus\":\"7\",\"hz\":50}]}]}]}";
+	struct fx f;
+	double to[8][8] = { { 0 } };
+
+	fx_open(&f, json, SIM_POLICY_NONE, 5, NULL, NULL);
+	assert_int_equal(f.sc->domains[0].load[0].nwakes, 1);
+	assert_int_equal(f.sc->domains[0].load[1].nwakes, 2);
+	for (long p = 0; p < 1000; p++) {
+		steps(&f, 1);
+		const struct sim_wake *k = &f.w->wake[0];
+		assert_int_equal(k->dropped, 0);
+		for (int i = 0; i < k->nedges; i++) {
+			const struct policy_wakeup_edge *e = &k->edges[i];
+			assert_true(e->waker != e->wakee);
+			to[e->waker][e->wakee] += e->count;
+		}
+		if (p < 500)    /* the queue starts at 50 s */
+			assert_true(to[6][7] == 0 && to[7][6] == 0);
+	}
+	/* 500/s over 1,000 periods of 100 ms: 50,000 draws, 10,000 a worker */
+	for (int b = 1; b <= 5; b++)
+		assert_double_equal(to[0][b] / 10000.0, 1.0, 0.05);
+	for (int a = 1; a < 8; a++)
+		for (int b = 0; b < 8; b++)
+			if (!((a == 6 && b == 7) || (a == 7 && b == 6)))
+				assert_true(to[a][b] == 0);
+	/* 6 -> 7: 100/s + 50/s for 50 s; 7 -> 6: 100/s (7 never wakes itself) */
+	assert_double_equal(to[6][7] / 7500.0, 1.0, 0.05);
+	assert_double_equal(to[7][6] / 5000.0, 1.0, 0.05);
+	fx_close(&f);
+}
+
+/* `qemu_threads` (spec): non-vCPU threads of the QEMU process take CPU
+ * where the balancer puts them, within the emulator pin once there is
+ * one, and are never vCPUs to the policy. */
+static void
+test_qemu_threads_run(void **state)
+{
+	static const char *json = "{\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:2\","
+	    "\"reserved_cpus\":\"0\"},\"duration_s\":100,\"domains\":[{\"name\":\"a\",\"vcpus\":2,"
+	    "\"qemu_threads\":[{\"count\":2,\"util\":0.6},{\"count\":1,\"util\":0}],"
+	    "\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]}]}";
+	struct fx f;
+	struct cpuset emu;
+	struct llcd_err err;
+	double busy = 0;
+
+	fx_open(&f, json, SIM_POLICY_NONE, 1, NULL, NULL);
+	assert_int_equal(f.sc->domains[0].qemu_count, 3);
+	assert_int_equal(f.w->dom[0].nthreads, 5);
+	assert_int_equal(f.w->nthreads, 5);
+	steps(&f, 5);
+	for (int q = 2; q < 4; q++) {
+		assert_int_equal(th(&f, 0, q)->vcpu, -1);
+		assert_int_equal(th(&f, 0, q)->qemu, q - 2);
+		assert_true(th(&f, 0, q)->pu > 0);      /* not on the reserved CPU */
+		assert_int_equal(th(&f, 0, q)->runtime_ns, 60000000);
+	}
+	assert_true(th(&f, 0, 4)->pu < 0);             /* util 0: never ran */
+	/* four busy threads, each alone on a core of the 3.5 left */
+	for (int pu = 0; pu < f.w->npu; pu++)
+		busy += (double)f.w->pu_busy_ns[pu] / 1e8;
+	assert_double_equal(busy, 3.2, 1e-9);
+	/* the emulator pin takes them to CPUs 6-7 (one core), the vCPUs
+	 * pinned away from it */
+	pin(&f, 0, 0, "1-5");
+	pin(&f, 0, 1, "1-5");
+	assert_int_equal(cpuset_parse(&emu, "6-7", &err), 0);
+	assert_int_equal(sim_world_pin_emulator(f.w, 0, &emu, &err), 0);
+	steps(&f, 1);
+	for (int q = 2; q < 4; q++)
+		assert_true(th(&f, 0, q)->pu == 6 || th(&f, 0, q)->pu == 7);
+	assert_true(th(&f, 0, 2)->pu != th(&f, 0, 3)->pu);
+	for (int v = 0; v < 2; v++)
+		assert_true(th(&f, 0, v)->pu < 6);
+	/* released: anywhere again, and the balancer spreads them */
+	sim_world_unpin(f.w, 0);
+	steps(&f, 5);
+	assert_false(f.w->dom[0].emu_pinned);
+	assert_true(th(&f, 0, 2)->pu / 2 != th(&f, 0, 3)->pu / 2);
+	fx_close(&f);
+
+	/* the policy sees the 2 vCPUs only: the observation has 2 samples */
+	struct sim_ops_ctx ctx = { 0 };
+	struct agent_obs *obs = agent_obs_new();
+	fx_open(&f, json, SIM_POLICY_NONE, 1, NULL, NULL);
+	steps(&f, 2);
+	ctx.w = f.w;
+	assert_non_null(obs);
+	assert_int_equal(agent_obs_begin(obs, f.w->npu, &err), 0);
+	assert_int_equal(sim_agent_ops.observe(&ctx, sim_world_now_ns(f.w), obs, &err), 0);
+	assert_int_equal(obs->ndomains, 1);
+	assert_int_equal(obs->domains[0].nvcpus, 2);
+	agent_obs_free(obs);
+	fx_close(&f);
+}
+
+/* kernel-cas counts every thread of the mm: 8 busy vCPUs alone settle at
+ * an nr_running_avg of 5 and keep a preference (test_kcas_integer_avg_stalls);
+ * with two busy I/O threads the process is excluded for good. */
+static void
+test_kcas_counts_qemu_threads(void **state)
+{
+#define KCAS_QEMU(q) "{\"host\":{\"topology\":\"pack:1 [numa] l3:2 core:8 pu:2\"}," \
+	    "\"period_ms\":100,\"duration_s\":60,\"domains\":[{\"name\":\"p\",\"vcpus\":8," \
+	    "\"qemu_threads\":[{\"count\":2,\"util\":" q "}],\"load\":" \
+	    "[{\"vcpus\":\"0-7\",\"util\":1,\"group\":\"g\",\"sharing\":0.5}]}]}"
+	struct fx f;
+	bool ever = false;
+
+	fx_open(&f, KCAS_QEMU("0.9"), SIM_POLICY_KCAS, 1, NULL, NULL);
+	for (int i = 0; i < 100; i++) {
+		steps(&f, 1);
+		ever |= f.w->dom[0].pref_llc >= 0;
+	}
+	assert_false(ever);
+	assert_true(f.w->dom[0].nr_avg >= 7);
+	assert_int_equal(f.w->grp[0].spread, 2);
+	fx_close(&f);
+	fx_open(&f, KCAS_QEMU("0"), SIM_POLICY_KCAS, 1, NULL, NULL);
+	steps(&f, 100);
+	assert_true(f.w->dom[0].pref_llc >= 0);        /* idle I/O threads: as before */
+	assert_int_equal(f.w->dom[0].nr_avg, 5);
 	fx_close(&f);
 }
 
@@ -627,6 +777,9 @@ TEST_MAIN(
 	cmocka_unit_test(test_mbm_achieved),
 	cmocka_unit_test(test_wakeup_draws),
 	cmocka_unit_test(test_wakeup_cap),
+	cmocka_unit_test(test_wakes_draws),
+	cmocka_unit_test(test_qemu_threads_run),
+	cmocka_unit_test(test_kcas_counts_qemu_threads),
 	cmocka_unit_test(test_determinism),
 	cmocka_unit_test(test_kcas_aggregates_small_process),
 	cmocka_unit_test(test_kcas_guard_keeps_8_busy_apart),

@@ -61,7 +61,7 @@ schedstat(int tid, uint64_t *run, uint64_t *wait)
 
 /* ---- workers: each reads 2-byte commands from its pipe ------------------ */
 
-#define NW 40
+#define NW 96             /* 96 x 95 pairs: more than TRACER_EDGES_PER_DOMAIN */
 
 struct worker {
 	pthread_t th;
