@@ -59,6 +59,8 @@ grp_obs(const struct policy_input *in, const struct dom *d, const struct policy_
 	}
 	if (!in->host.counters)
 		one->instr = 0;
+	one->dinstr = d->hc.sum.instr;
+	one->ddemand = d->hc.sum.run + d->hc.sum.delay;
 	if (d->hc.sum.nbytes > 0) {
 		one->bytes = d->hc.sum.bytes;
 		one->bdemand = d->hc.sum.bdemand;
@@ -72,12 +74,29 @@ by_what(const struct policy_input *in)
 	return in->host.counters ? "" : " (the domain's memory bandwidth)";
 }
 
+/* Whether a vCPU of the group took a new pin at the start of the period
+ * just observed that the check did not give it. */
+static bool
+repinned(const struct policy_state *s, const struct dom *d, const struct grp *g)
+{
+	int v;
+
+	if (d->pinned_step + 1 != s->step || d->pinned_step == g->own_step)
+		return false;
+	CPUSET_FOREACH(v, &g->vcpus) {
+		if (v >= d->nvcpus)
+			break;
+		if (d->pin_step[v] == d->pinned_step)
+			return true;
+	}
+	return false;
+}
+
 bool
 benefit_may_aggregate(struct policy_state *s, const struct policy_input *in, struct dom *d, struct grp *g)
 {
 	char shape[64];
 
-	(void)s;
 	if (g->bstate == BENEFIT_HOLD)
 		return false;
 	if (g->bstate != BENEFIT_IDLE)
@@ -86,6 +105,13 @@ benefit_may_aggregate(struct policy_state *s, const struct policy_input *in, str
 		snprintf(g->why, sizeof(g->why), "not aggregated while the domain's home is on trial");
 		return false;
 	}
+	/* one trial of a domain at a time: each judged with the rest as it is */
+	for (int i = 0; i < d->ngroups; i++)
+		if (&d->groups[i] != g && (d->groups[i].tr.phase != TRIAL_IDLE || d->groups[i].own_step == s->step)) {
+			snprintf(g->why, sizeof(g->why), "not aggregated while group '%s' of the domain is on trial",
+			    d->groups[i].name);
+			return false;
+		}
 	const struct trial_shape *sh = trial_shape(&g->tr);
 	const struct trial_memo *m = sh ? trial_recall(&g->tr, sh, 0, in->now_ns) : NULL;
 	if (m != NULL) {
@@ -107,6 +133,67 @@ benefit_may_aggregate(struct policy_state *s, const struct policy_input *in, str
 	return true;
 }
 
+/* Where the group's vCPUs ran as placed, before gathering began. */
+static void
+note_origin(const struct policy_state *s, struct dom *d, const struct policy_domain_in *di, const struct grp *g)
+{
+	int v;
+
+	CPUSET_FOREACH(v, &g->vcpus) {
+		if (v >= d->nvcpus)
+			break;
+		int c = di->vcpus[v].last_cpu;
+		d->origin[v] = c >= 0 && c < s->ncpu && cpuset_isset(&s->topo->all, c) ? topo_llc_of(s->topo, c) : -1;
+	}
+}
+
+/* Released: each vCPU held on its share of the LLC it ran on as placed
+ * for a few periods, then free on its home pin. The kernel would leave
+ * the threads where gathering put them (it balances LLCs by whole
+ * threads), so that "as placed" would not be what it was. */
+static void
+release_to_origin(struct dom *d, struct grp *g, const struct policy_state *s)
+{
+	int v;
+
+	grp_release(d, g);
+	g->own_step = s->step;
+	CPUSET_FOREACH(v, &g->vcpus) {
+		if (v >= d->nvcpus)
+			break;
+		if (d->origin[v] < 0)
+			continue;
+		struct cpuset x;
+		cpuset_and(&x, &d->home[v], llc_cpus(s, d->origin[v]));
+		if (!cpuset_empty(&x)) {
+			d->want[v] = x;
+			g->restore_periods = HOME_SETTLE_PERIODS + 1;
+		}
+	}
+}
+
+/* The hold on the origin LLCs ends: true when it did now. */
+static bool
+restore_tick(struct dom *d, struct grp *g, const struct policy_state *s)
+{
+	int v;
+
+	if (g->restore_periods <= 0 || --g->restore_periods > 0)
+		return false;
+	CPUSET_FOREACH(v, &g->vcpus) {
+		if (v >= d->nvcpus)
+			break;
+		if (d->origin[v] < 0)
+			continue;
+		struct cpuset x;
+		cpuset_and(&x, &d->home[v], llc_cpus(s, d->origin[v]));
+		if (cpuset_equal(&d->want[v], &x))
+			d->want[v] = d->home[v];
+		d->origin[v] = -1;
+	}
+	return true;
+}
+
 /* The gathered group is measured: keep it, or back off. */
 static void
 benefit_verdict(struct policy_state *s, const struct policy_input *in, struct dom *d, struct grp *g,
@@ -116,21 +203,33 @@ benefit_verdict(struct policy_state *s, const struct policy_input *in, struct do
 	enum trial_signal sig = trial_pick(&t->first, &t->second, in->host.counters);
 	double before = trial_value(&t->first, sig), after = trial_value(&t->second, sig);
 	double r = trial_ratio(t, sig);
-	char part[96] = "", shape[64];
+	char part[96] = "", shape[64], rest[96] = "";
 
 	fmt_shape(&t->ref, shape, sizeof(shape));
 	if (outside > 0)
 		snprintf(part, sizeof(part), "; partly aggregated: %d of %d vCPUs could not move", outside, nvcpus);
+	/* with counters, the whole domain too: a group gathered onto the
+	 * LLC of its other threads may cost them more than it gains */
+	if (sig == TRIAL_SIG_INSTR && t->first.ddemand > 0 && t->second.ddemand > 0 && t->first.dinstr > 0) {
+		double dr = (t->second.dinstr / t->second.ddemand) / (t->first.dinstr / t->first.ddemand);
+		if (dr < 1.0 - BENEFIT_LOSS && dr < r) {
+			snprintf(rest, sizeof(rest), " (the group %+.0f%%, the whole domain %+.0f%%)", 100.0 * (r - 1.0),
+			    100.0 * (dr - 1.0));
+			r = dr;
+			before = t->first.dinstr / t->first.ddemand;
+			after = t->second.dinstr / t->second.ddemand;
+		}
+	}
 	if (r < 1.0 - BENEFIT_LOSS) {
 		const struct trial_memo *m = trial_fail(t, &t->ref, 0, r, in->now_ns, holddown_ns(d));
-		grp_release(d, g);
+		release_to_origin(d, g, s);
 		trial_conclude(t, false);
 		g->bstate = BENEFIT_HOLD;
 		g->hold_until_ns = m->until_ns;
 		snprintf(g->why, sizeof(g->why),
-		    "backed off: progress per demanded CPU-second%s %.3g after aggregation vs %.3g before (-%.0f%%) "
+		    "backed off: progress per demanded CPU-second%s %.3g after aggregation vs %.3g before (-%.0f%%%s) "
 		    "at %s; not aggregated at this load for %.0f s%s", by_what(in), after * 1e9, before * 1e9,
-		    100.0 * (1.0 - r), shape, (double)(m->until_ns - in->now_ns) / 1e9, part);
+		    100.0 * (1.0 - r), rest, shape, (double)(m->until_ns - in->now_ns) / 1e9, part);
 		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, NULL, "group '%s': %s", g->name, g->why);
 		s->stats.backoffs++;
 		return;
@@ -144,7 +243,7 @@ benefit_verdict(struct policy_state *s, const struct policy_input *in, struct do
 
 /* Kept or held: another load shape is looked at afresh. */
 static void
-benefit_reshape(const struct policy_input *in, struct dom *d, struct grp *g)
+benefit_reshape(const struct policy_state *s, const struct policy_input *in, struct dom *d, struct grp *g)
 {
 	const struct trial_shape *sh = trial_shape(&g->tr);
 	char a[64], b[64];
@@ -158,7 +257,7 @@ benefit_reshape(const struct policy_input *in, struct dom *d, struct grp *g)
 		/* released: the window of it as placed comes next */
 		snprintf(g->why, sizeof(g->why), "load changed from %s to %s since the measurement: measuring again",
 		    a, b);
-		grp_release(d, g);
+		release_to_origin(d, g, s);
 		g->bstate = BENEFIT_IDLE;
 		trial_rearranged(&g->tr);
 		g->retry_after_ns = in->now_ns + 2 * in->period_ns;
@@ -171,20 +270,31 @@ benefit_reshape(const struct policy_input *in, struct dom *d, struct grp *g)
 }
 
 void
-benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
-               const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
-               struct policy_plan *plan)
+benefit_observe(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                const struct policy_domain_in *di, struct grp *g, struct policy_plan *plan)
 {
 	struct trial *t = &g->tr;
 	struct trial_sum one;
 	int n = 0, v;
 
-	g->bstep = s->step;
 	CPUSET_FOREACH(v, &g->vcpus)
 		n += v < d->nvcpus;
 	/* released or re-placed outside the check: watched afresh */
 	if (g->bstate != g->bseen) {
 		trial_cancel(t);
+		trial_rearranged(t);
+	}
+	/* the period after something else re-pinned a vCPU of the group (the
+	 * steering, its home) ran another arrangement: watched afresh, or,
+	 * while gathering, the gathered group settles again */
+	if (repinned(s, d, g)) {
+		if (t->phase == TRIAL_IDLE)
+			trial_rearranged(t);
+		else
+			trial_moving(t);
+	}
+	if (restore_tick(d, g, s)) {
+		g->own_step = s->step;
 		trial_rearranged(t);
 	}
 	grp_obs(in, d, di, g, &one);
@@ -197,27 +307,21 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 
 	switch (g->bstate) {
 	case BENEFIT_IDLE:
-		if (moved && trial_ready(t)) {
-			trial_begin(t, 0, SETTLE_PERIODS);
-			g->bstate = BENEFIT_AGGREGATING;
-		}
 		break;
 	case BENEFIT_AGGREGATING:
 	case BENEFIT_SETTLING:
 	case BENEFIT_MEASURING:
-		if (moved)
-			trial_moving(t);
 		if (ev == TRIAL_DONE) {
-			benefit_verdict(s, in, d, g, outside, n, plan);
+			benefit_verdict(s, in, d, g, g->outside, n, plan);
 			break;
 		}
 		if (ev == TRIAL_ABANDON) {
 			char shape[64];
 			fmt_shape(&t->ref, shape, sizeof(shape));
-			grp_release(d, g);
+			release_to_origin(d, g, s);
 			if (trial_abandon(t, true)) {
 				g->bstate = BENEFIT_HOLD;
-				g->hold_until_ns = in->now_ns + (uint64_t)d->annot.tune.holddown_s * 1000000000ull;
+				g->hold_until_ns = in->now_ns + holddown_ns(d);
 				snprintf(g->why, sizeof(g->why), "released: no verdict, the load changed during %d trials "
 				    "in a row (the last from %s); not aggregated for %ds", TRIAL_MAX_ABORTS, shape,
 				    d->annot.tune.holddown_s);
@@ -229,18 +333,43 @@ benefit_update(struct policy_state *s, const struct policy_input *in, struct dom
 			g->retry_after_ns = in->now_ns + 2 * in->period_ns;
 			break;
 		}
-		g->bstate = t->phase == TRIAL_MEASURE ? BENEFIT_MEASURING : moved ? BENEFIT_AGGREGATING :
-		            BENEFIT_SETTLING;
+		if (t->phase == TRIAL_MEASURE)
+			g->bstate = BENEFIT_MEASURING;
 		break;
 	case BENEFIT_KEPT:
-		benefit_reshape(in, d, g);
+		benefit_reshape(s, in, d, g);
 		break;
 	case BENEFIT_HOLD:
 		if (in->now_ns >= g->hold_until_ns)
 			g->bstate = BENEFIT_IDLE;
 		else
-			benefit_reshape(in, d, g);
+			benefit_reshape(s, in, d, g);
 		break;
+	}
+	g->bseen = g->bstate;
+}
+
+void
+benefit_moved(struct policy_state *s, struct dom *d, const struct policy_domain_in *di, struct grp *g,
+              int outside, bool moved)
+{
+	struct trial *t = &g->tr;
+
+	g->outside = outside;
+	if (g->bstate != g->bseen)
+		return;         /* released by the steering: the next period sees it */
+	if (moved) {
+		g->own_step = s->step;
+		if (g->bstate == BENEFIT_IDLE && trial_ready(t)) {
+			note_origin(s, d, di, g);
+			trial_begin(t, 0, SETTLE_PERIODS);
+			g->bstate = BENEFIT_AGGREGATING;
+		} else if (t->phase != TRIAL_IDLE) {
+			trial_moving(t);
+			g->bstate = BENEFIT_AGGREGATING;
+		}
+	} else if (g->bstate == BENEFIT_AGGREGATING) {
+		g->bstate = BENEFIT_SETTLING;
 	}
 	g->bseen = g->bstate;
 }

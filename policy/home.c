@@ -308,19 +308,6 @@ watch_drops(const struct policy_input *in, struct dom *d)
 	}
 }
 
-/* Whether this step will pin a vCPU of d anew (emit_pins() compares the
- * same way: with the pin seen, or the pin last sent where none is seen). */
-static bool
-pins_change(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *di)
-{
-	for (int v = 0; v < d->nvcpus; v++) {
-		const struct cpuset *seen = &di->vcpus[v].pinned;
-		if (!set_eq(s, set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]) && !set_empty(s, &d->want[v]))
-			return true;
-	}
-	return false;
-}
-
 /* A group of the domain gathering on trial: the home waits for it. */
 static bool
 group_on_trial(const struct dom *d)
@@ -399,6 +386,7 @@ home_try(struct policy_state *s, const struct policy_input *in, struct dom *d)
 	snprintf(h->before_where, sizeof(h->before_where), "%s", where);
 	h->dir = dir;
 	h->tried_llcs = placement_reshape(s, &in->host, d, want);
+	h->own_step = s->step;
 	if (h->tried_llcs == 0) {
 		h->pending = NULL;
 		return;
@@ -420,6 +408,7 @@ home_undo(struct policy_state *s, const struct policy_input *in, struct dom *d)
 
 	if (!placement_restore(s, &in->host, d, &h->before))
 		placement_reshape(s, &in->host, d, h->before_llcs > h->placed_llcs ? h->before_llcs : 0);
+	h->own_step = s->step;
 }
 
 /* The tried home is measured: keep it, or go back. */
@@ -579,7 +568,7 @@ watch_doubled(struct policy_state *s, struct dom *d, const struct policy_domain_
 	h->doubled_periods = 0;
 	/* the pins' reasons say so; the home's last decision stands */
 	if (placement_respread(s, d))
-		trial_rearranged(&h->tr);
+		trial_rearranged(&h->tr);       /* from the period after the pins */
 }
 
 /* Cores were freed since the home could not be wider: try again. */
@@ -602,15 +591,18 @@ home_update(struct policy_state *s, const struct policy_input *in, struct dom *d
 
 	if (!checked(d))
 		return;
-	enum trial_event ev = trial_observe(&h->tr, &h->shape, &h->sum, in->period_ns);
-	/* pins its groups changed this step: another arrangement from the
-	 * next period (while on trial: the tried home settles again) */
-	if (pins_change(s, d, di)) {
+	/* the period after something else re-pinned the domain (its groups,
+	 * the benefit check) ran another arrangement: watched afresh, or,
+	 * while a home is on trial, that home settles again */
+	if (d->pinned_step + 1 == s->step && d->pinned_step != h->own_step) {
 		if (h->st == HOME_TRIAL)
 			trial_moving(&h->tr);
 		else
 			trial_rearranged(&h->tr);
 	}
+	enum trial_event ev = trial_observe(&h->tr, &h->shape, &h->sum, in->period_ns);
+	if (d->hint_periods > 0)
+		h->own_step = s->step;  /* the hold ends this step, or has its pins */
 	placement_hint_tick(s, d);
 	if (h->st == HOME_TRIAL) {
 		if (ev == TRIAL_DONE)

@@ -102,6 +102,8 @@ dom_free(struct dom *d)
 	free(d->want);
 	free(d->sent);
 	free(d->vutil);
+	free(d->origin);
+	free(d->pin_step);
 	wakeups_state_free(d->wk);
 	free(d);
 }
@@ -192,10 +194,14 @@ dom_new(const struct policy_domain_in *in)
 	d->want = calloc(n, sizeof(struct cpuset));
 	d->sent = calloc(n, sizeof(struct cpuset));
 	d->vutil = calloc(n, sizeof(double));
-	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil) {
+	d->origin = malloc(n * sizeof(int));
+	d->pin_step = calloc(n, sizeof(uint64_t));
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step) {
 		dom_free(d);
 		return NULL;
 	}
+	for (size_t v = 0; v < n; v++)
+		d->origin[v] = -1;
 	return d;
 }
 

@@ -68,6 +68,8 @@ struct trial_sum {
 	double bytes;           /* the domain's memory bytes (bandwidth monitoring) */
 	double run, delay;      /* ns: runtime and run delay of the measured threads */
 	double bdemand;         /* ns: the domain's demand, the bytes' divisor */
+	double dinstr, ddemand; /* the whole domain's instructions and demand (ns),
+	                         * where the measured threads are a group of it */
 	int n, nbytes;          /* periods; periods with a bandwidth figure */
 };
 
@@ -188,9 +190,12 @@ struct grp {
 	/* benefit check */
 	enum benefit_state bstate;
 	enum benefit_state bseen;       /* bstate as the check last left it */
-	uint64_t bstep;                 /* the step the check last ran */
+	int outside;                    /* vCPUs outside the preferred LLC, last period */
 	struct trial tr;                /* the gathering on trial (trial.c) */
 	uint64_t hold_until_ns;         /* BENEFIT_HOLD until */
+	int restore_periods;            /* released vCPUs held on their origin LLC */
+	uint64_t own_step;              /* the last step the check itself moved or
+	                                 * released the group's vCPUs */
 	char why[POLICY_REASON];        /* last decision about this group */
 };
 
@@ -249,6 +254,7 @@ struct home_check {
 	struct trial_sum sum;
 	uint64_t paused_until_ns;       /* no trial before (TRIAL_MAX_ABORTS) */
 	int doubled_periods;            /* busy vCPUs shared a core while one idled */
+	uint64_t own_step;              /* the last step the check itself re-pinned */
 	bool no_room;                   /* the last try found no wider home ... */
 	uint64_t room_gen;              /* ... at this policy_state.res_gen */
 	char why[POLICY_REASON];        /* last decision about the home */
@@ -277,6 +283,10 @@ struct dom {
 	struct cpuset *home, *want;     /* per vCPU pins */
 	struct cpuset *sent;            /* per vCPU: the pin last emitted (empty: none) */
 	double *vutil;                  /* per vCPU: busy fraction, EWMA */
+	uint64_t *pin_step;             /* per vCPU: the last step that pinned it away
+	                                 * from the PU it ran on */
+	int *origin;                    /* per vCPU: the LLC it ran on when its group
+	                                 * began gathering, -1 none (benefit.c) */
 	struct cpuset emu_want;
 	bool emu_sent;
 	int ngroups;
@@ -289,6 +299,9 @@ struct dom {
 	int step_moves;                 /* vCPU moves this step */
 	bool budget_denied;             /* a move this step found no budget */
 	struct home_check hc;           /* the home check (home.c) */
+	uint64_t pinned_step;           /* the last step that pinned a vCPU away from
+	                                 * the PU it ran on: the period after it ran
+	                                 * another arrangement */
 	int hint_periods;               /* a new home's busy vCPUs are held on the
 	                                 * LLC share placement_reshape() gave them
 	                                 * for this many more periods */
@@ -453,12 +466,16 @@ void home_update(struct policy_state *s, const struct policy_input *in, struct d
  * how): a trial under way is cancelled. */
 void home_rearranged(struct policy_state *s, struct dom *d, const char *why);
 
-/* One period of the benefit check, once per group per step. outside:
- * vCPUs of the group outside the preferred LLC (-1: it has none); moved:
- * some moved this period. */
-void benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
-                    const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
-                    struct policy_plan *plan);
+/* One period of the benefit check of a group, before it is steered: the
+ * period observed, a verdict taken, a gathering given up or looked at
+ * again. */
+void benefit_observe(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                     const struct policy_domain_in *di, struct grp *g, struct policy_plan *plan);
+/* After the group was steered towards its preferred LLC: outside, its
+ * vCPUs outside it; moved, whether some moved in this period (the first
+ * move begins the trial). */
+void benefit_moved(struct policy_state *s, struct dom *d, const struct policy_domain_in *di, struct grp *g,
+                   int outside, bool moved);
 /* Whether the group may move into its preferred LLC now: not while it is
  * held back, while its home is on trial, while the check has no full
  * window of it as placed, or when aggregating lost at this load shape

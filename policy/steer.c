@@ -462,7 +462,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
 bench:
 	if (counters)
-		benefit_update(s, in, d, di, g, m.outside, m.moved > 0, plan);
+		benefit_moved(s, d, di, g, m.outside, m.moved > 0);
 	free(order);
 }
 
@@ -478,6 +478,8 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	int best;
 
 	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
+	if (d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen))
+		benefit_observe(s, in, d, di, g, plan);
 	occ = calloc((size_t)s->nllc, sizeof(double));
 	if (occ == NULL) {
 		s->stats.nomem++;
@@ -495,9 +497,6 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
 	}
-	/* the benefit check watches a group without a preference as placed */
-	if (g->bstep != s->step && d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen))
-		benefit_update(s, in, d, di, g, -1, false, plan);
 	free(occ);
 }
 

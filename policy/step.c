@@ -354,6 +354,13 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
 			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
 		d->sent[v] = d->want[v];
+		/* a pin away from where it ran moves the thread: another
+		 * arrangement for the trials (trial.c) */
+		int c = di->vcpus[v].last_cpu;
+		if (c < 0 || c >= CPUSET_MAX || !cpuset_isset(&d->want[v], c)) {
+			d->pinned_step = s->step;
+			d->pin_step[v] = s->step;
+		}
 		s->stats.pins++;
 	}
 }

@@ -68,6 +68,8 @@ sum_add(struct trial_sum *a, const struct trial_sum *b)
 	a->run += b->run;
 	a->delay += b->delay;
 	a->bdemand += b->bdemand;
+	a->dinstr += b->dinstr;
+	a->ddemand += b->ddemand;
 	a->n += b->n;
 	a->nbytes += b->nbytes;
 }
