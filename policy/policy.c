@@ -73,6 +73,10 @@ LLCD_NAME_FUNCTION(policy_action_name, enum policy_action_type, POLICY_ACT_BACKO
     [POLICY_ACT_RELEASE] = "release", [POLICY_ACT_REFUSE] = "refuse",
     [POLICY_ACT_PREFER] = "prefer", [POLICY_ACT_BACKOFF] = "backoff")
 
+LLCD_NAME_FUNCTION(policy_trial_state_name, enum policy_trial_state, POLICY_TRIAL_MEASURING,
+    [POLICY_TRIAL_WATCHING] = "watching", [POLICY_TRIAL_SETTLING] = "settling",
+    [POLICY_TRIAL_MEASURING] = "measuring")
+
 LLCD_NAME_FUNCTION(policy_group_rule_name, enum policy_group_rule, POLICY_GROUP_WAKEUPS,
     [POLICY_GROUP_ANNOTATION] = "annotation", [POLICY_GROUP_GUEST] = "guest",
     [POLICY_GROUP_DOMAIN] = "domain", [POLICY_GROUP_WAKEUPS] = "wakeups")
@@ -420,6 +424,36 @@ policy_action_not_applied(struct policy_state *s, const struct policy_action *ac
 
 /* --- introspection -------------------------------------------------------- */
 
+/* A check's trial for llcctl; home: the keys are home.c's (LLCs * 2 +
+ * narrower). */
+static void
+trial_info(const struct trial *t, bool home, uint64_t now_ns, struct policy_trial_info *out)
+{
+	const struct trial_shape *sh = t->phase == TRIAL_IDLE ? trial_shape(t) : &t->ref;
+
+	out->state = t->phase == TRIAL_SETTLE ? POLICY_TRIAL_SETTLING :
+	             t->phase == TRIAL_MEASURE ? POLICY_TRIAL_MEASURING : POLICY_TRIAL_WATCHING;
+	out->periods = t->phase == TRIAL_SETTLE ? 0 : t->ring_n;
+	out->window = t->win;
+	out->busy = sh ? sh->busy : -1;
+	out->cpus = sh ? sh->demand : 0;
+	out->nmemo = 0;
+	for (int i = 0; i < TRIAL_MEMO; i++) {
+		const struct trial_memo *m = &t->memo[i];
+		if (!m->used || now_ns >= m->until_ns)
+			continue;
+		struct policy_trial_memo *o = &out->memo[out->nmemo++];
+		o->busy = m->shape.busy;
+		o->cpus = m->shape.demand;
+		o->from_llcs = home ? m->key / 2 : 0;
+		o->wider = home && m->key % 2 == 0;
+		o->ratio = m->ratio;
+		o->fails = m->fails;
+		o->age_s = now_ns >= m->at_ns ? (double)(now_ns - m->at_ns) / 1e9 : 0;
+		o->retry_in_s = (double)(m->until_ns - now_ns) / 1e9;
+	}
+}
+
 int
 policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_domain_info *info)
 {
@@ -442,6 +476,7 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 	info->vcpu_moves = d->moves;
 	info->home_widened = d->hc.widened;
 	snprintf(info->home_why, sizeof(info->home_why), "%s", d->hc.why);
+	trial_info(&d->hc.tr, true, s->now_ns, &info->home_trial);
 	info->ngroups = d->ngroups;
 	for (int i = 0; i < d->ngroups; i++) {
 		const struct grp *g = &d->groups[i];
@@ -458,6 +493,7 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 		if (g->rule == POLICY_GROUP_WAKEUPS && d->wk != NULL)
 			gi->wakeups_hz = wakeups_set_rate_hz(d->wk, &g->vcpus, &gi->wakeup_pairs);
 		snprintf(gi->why, sizeof(gi->why), "%s", g->why);
+		trial_info(&g->tr, false, s->now_ns, &gi->trial);
 	}
 	return 0;
 }

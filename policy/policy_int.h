@@ -150,7 +150,6 @@ double trial_ratio(const struct trial *t, enum trial_signal sig);
 /* A failure of change key remembered for an alike shape and not expired. */
 const struct trial_memo *trial_recall(const struct trial *t, const struct trial_shape *sh, int key,
                                       uint64_t now_ns);
-bool trial_recall_expired(const struct trial *t, const struct trial_shape *sh, int key, uint64_t now_ns);
 const struct trial_memo *trial_fail(struct trial *t, const struct trial_shape *sh, int key, double ratio,
                                     uint64_t now_ns, uint64_t holddown_ns);
 /* Forget the failures remembered for shapes alike sh (NULL: all). */
@@ -338,6 +337,7 @@ struct policy_state {
 	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
 	uint64_t step;
 	const struct policy_input *in;  /* the step's input while it runs, else NULL */
+	uint64_t now_ns;                /* the last step's now */
 	int moves_left;                 /* of the step's move budget */
 	/* Sharing the budget (issue 14 item 10): after a step in which it ran
 	 * out, the next starts steering at the first domain it denied (key

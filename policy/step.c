@@ -506,6 +506,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	policy_plan_clear(plan);
 	s->step++;
 	s->stats.steps++;
+	s->now_ns = in->now_ns;
 	s->moves_left = in->host.max_moves_total > 0 ? in->host.max_moves_total : 256;
 	period_ms = (double)in->period_ns / 1e6;
 	note_room(s, &in->host);

@@ -300,14 +300,6 @@ trial_recall(const struct trial *t, const struct trial_shape *sh, int key, uint6
 	return m && now_ns < m->until_ns ? m : NULL;
 }
 
-bool
-trial_recall_expired(const struct trial *t, const struct trial_shape *sh, int key, uint64_t now_ns)
-{
-	const struct trial_memo *m = memo_find((struct trial *)t, sh, key);
-
-	return m && now_ns >= m->until_ns;
-}
-
 const struct trial_memo *
 trial_fail(struct trial *t, const struct trial_shape *sh, int key, double ratio, uint64_t now_ns,
            uint64_t holddown_ns)
