@@ -26,7 +26,19 @@
 #include "policy_int.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+
+/* A reason string, cut at its buffer's size. */
+static void __attribute__((format(printf, 3, 4)))
+say(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
 
 static uint64_t
 holddown_ns(const struct dom *d)
@@ -226,7 +238,7 @@ benefit_verdict(struct policy_state *s, const struct policy_input *in, struct do
 		trial_conclude(t, false);
 		g->bstate = BENEFIT_HOLD;
 		g->hold_until_ns = m->until_ns;
-		snprintf(g->why, sizeof(g->why),
+		say(g->why, sizeof(g->why),
 		    "backed off: progress per demanded CPU-second%s %.3g after aggregation vs %.3g before (-%.0f%%%s) "
 		    "at %s; not aggregated at this load for %.0f s%s", by_what(in), after * 1e9, before * 1e9,
 		    100.0 * (1.0 - r), rest, shape, (double)(m->until_ns - in->now_ns) / 1e9, part);
