@@ -8,9 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fileio.h"
-
-#define FILE_MAX 4096
+#include "cgbound.h"
 
 int
 cgcpuset_root(const char *proc_root, char *buf, size_t len)
@@ -64,24 +62,6 @@ cgcpuset_dir(const char *proc_root, const char *root, int pid, char *buf, size_t
 	return llcd_err_set(err, "%s: no cgroup v2 line (0::)", path);
 }
 
-/* Read dir/name as a CPU list. 0, 1 when the file does not exist, -1. */
-static int
-read_cpus(const char *dir, const char *name, struct cpuset *s, struct llcd_err *err)
-{
-	char path[4096 + 64], buf[FILE_MAX];
-	struct llcd_err e;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (llcd_read_small(path, buf, sizeof(buf)) < 0) {
-		if (errno == ENOENT)
-			return 1;
-		return llcd_err_set(err, "%s: %s", path, strerror(errno));
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	if (cpuset_parse(s, buf, &e) < 0)
-		return llcd_err_set(err, "%s: %s", path, e.msg);
-	return 0;
-}
 
 enum cgcpuset_result
 cgcpuset_allow(const char *dir, const struct cpuset *cpus, struct llcd_err *err)
@@ -91,13 +71,13 @@ cgcpuset_allow(const char *dir, const struct cpuset *cpus, struct llcd_err *err)
 	char *slash;
 	int rc, fd;
 
-	if ((rc = read_cpus(dir, "cpuset.cpus.effective", &eff, err)) != 0)
+	if ((rc = cgbound_read_cpus(dir, "cpuset.cpus.effective", &eff, err)) != 0)
 		return rc > 0 ? CGCPUSET_OK : CGCPUSET_ERROR;   /* no cpuset controller here */
 	if (cpuset_empty(&eff) || cpuset_subset(cpus, &eff))
 		return CGCPUSET_OK;
 	cpuset_format(cpus, a, sizeof(a));
 	cpuset_format(&eff, b, sizeof(b));
-	if ((rc = read_cpus(dir, "cpuset.cpus", &own, err)) < 0)
+	if ((rc = cgbound_read_cpus(dir, "cpuset.cpus", &own, err)) < 0)
 		return CGCPUSET_ERROR;
 	if (rc > 0 || cpuset_empty(&own)) {
 		llcd_err_set(err, "cgroup %s allows only CPUs %s (from a parent cgroup, which llcd does not change), not %s",
@@ -110,7 +90,7 @@ cgcpuset_allow(const char *dir, const struct cpuset *cpus, struct llcd_err *err)
 		return CGCPUSET_REFUSED;
 	}
 	*slash = '\0';
-	if ((rc = read_cpus(pdir, "cpuset.cpus.effective", &parent, err)) < 0)
+	if ((rc = cgbound_read_cpus(pdir, "cpuset.cpus.effective", &parent, err)) < 0)
 		return CGCPUSET_ERROR;
 	if (rc == 0 && !cpuset_empty(&parent) && !cpuset_subset(cpus, &parent)) {
 		cpuset_format(&parent, b, sizeof(b));

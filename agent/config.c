@@ -18,6 +18,7 @@ config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->uri, sizeof(c->uri), "qemu:///system");
+	snprintf(c->libvirt_socket_uri, sizeof(c->libvirt_socket_uri), "qemu:///system");
 	c->period_ms = 1000;
 	c->default_mode = POLICY_MODE_NONE;
 	c->overcommit = 1.0;
@@ -301,6 +302,8 @@ static const struct config_choice log_levels[] = {
 const struct config_directive config_directives[] = {
 	DIRECTIVE("backend", choice, backend, RESTART, .choices = backends),
 	DIRECTIVE("uri", string, uri, RESTART),
+	DIRECTIVE("libvirt-socket-glob", optpath, libvirt_socket_glob, RESTART, .empty = "none"),
+	DIRECTIVE("libvirt-socket-uri", string, libvirt_socket_uri, RESTART),
 	DIRECTIVE("topology", string, topology, RESTART, .empty = "live"),
 	DIRECTIVE("period-ms", int, period_ms, TUNE, .lo = 10, .hi = 600000, .what = "a number of milliseconds"),
 	DIRECTIVE("default-mode", choice, default_mode, TUNE, .choices = modes),

@@ -79,6 +79,8 @@ struct config {
 	bool qmp_hold;                          /* keep the monitor connection */
 	char policy_dir[CONFIG_PATH_MAX];       /* NAME.xml / VMID.xml; "" none */
 	char guest_channel_path[CONFIG_PATH_MAX];       /* %n %i pattern; "" none */
+	char libvirt_socket_glob[CONFIG_PATH_MAX];      /* many daemons; "" none */
+	char libvirt_socket_uri[CONFIG_PATH_MAX];       /* their URI, ?socket= added */
 };
 
 /* One directive: its name, the parser that reads its value into its

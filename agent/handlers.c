@@ -38,6 +38,11 @@ hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
 		json_object_object_add(x, "domains", json_object_new_int(hi->libvirt.domains));
 		json_object_object_add(x, "state_file", jstr(hi->libvirt.state_file));
 		json_object_object_add(x, "dry_run", json_object_new_boolean(hi->libvirt.dry_run));
+		if (hi->libvirt.socket_glob[0]) {
+			json_object_object_add(x, "socket_glob", jstr(hi->libvirt.socket_glob));
+			json_object_object_add(x, "daemons", json_object_new_int(hi->libvirt.daemons));
+			json_object_object_add(x, "daemons_connected", json_object_new_int(hi->libvirt.daemons_up));
+		}
 		json_object_object_add(o, "libvirt", x);
 	}
 	if (hi->have_qmpback) {
@@ -206,6 +211,18 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 			json_object_object_add(m, "sampled_pages", json_object_new_int(di->mem_sampled));
 		}
 		json_object_object_add(o, "memory", m);
+	}
+	if (di->connection[0])
+		json_object_object_add(o, "connection", jstr(di->connection));
+	if (di->cpu_bound_by[0]) {
+		json_object *b = json_object_new_object();
+		json_object_object_add(b, "cpus", jstr(di->cpu_bound));
+		json_object_object_add(b, "by", jstr(di->cpu_bound_by));
+		if (di->cpu_bound_cgroup[0])
+			json_object_object_add(b, "cgroup", jstr(di->cpu_bound_cgroup));
+		if (di->cpu_bound_error[0])
+			json_object_object_add(b, "error", jstr(di->cpu_bound_error));
+		json_object_object_add(o, "cpu_bound", b);
 	}
 	if (!di->have_qmp && di->qmp[0])
 		json_object_object_add(o, "qmp", jstr(di->qmp));

@@ -22,6 +22,7 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/resctrl.c
   ${CMAKE_CURRENT_LIST_DIR}/memnode.c
   ${CMAKE_CURRENT_LIST_DIR}/cgcpuset.c
+  ${CMAKE_CURRENT_LIST_DIR}/cgbound.c
   ${CMAKE_CURRENT_LIST_DIR}/live/live.c
   ${CMAKE_CURRENT_LIST_DIR}/live/domains.c
   ${CMAKE_CURRENT_LIST_DIR}/live/observe.c
@@ -33,7 +34,9 @@ add_library(llcagent_live STATIC
   ${CMAKE_CURRENT_LIST_DIR}/live/describe.c
   ${CMAKE_CURRENT_LIST_DIR}/live/qmpcheck.c
   ${CMAKE_CURRENT_LIST_DIR}/live/requests.c
-  ${CMAKE_CURRENT_LIST_DIR}/live/ext.c)
+  ${CMAKE_CURRENT_LIST_DIR}/live/ext.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/bound.c
+  ${CMAKE_CURRENT_LIST_DIR}/live/conns.c)
 target_include_directories(llcagent_live PUBLIC ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_LIST_DIR}/live)
 target_link_libraries(llcagent_live PUBLIC llcagent_tracer llcagent_core llcagent_guestchan llcpolicy_io llcqmp llcommon_json
                       PkgConfig::LIBVIRT PkgConfig::LIBVIRT_QEMU PkgConfig::NUMA

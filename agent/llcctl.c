@@ -161,6 +161,13 @@ print_topology(json_object *r)
 		    json_object_get_int64(json_object_object_get(qb, "refusals")) == 1 ? "" : "s",
 		    *js(qb, "policy_dir") ? js(qb, "policy_dir") : "(none)");
 	}
+	json_object *lv, *sg;
+	if (json_object_object_get_ex(r, "libvirt", &lv) && json_object_object_get_ex(lv, "socket_glob", &sg)) {
+		int nd = json_object_get_int(json_object_object_get(lv, "daemons"));
+		printf("libvirt:   %s: %d daemon%s, %d connected; %lld domain%s\n", json_object_get_string(sg), nd,
+		    nd == 1 ? "" : "s", json_object_get_int(json_object_object_get(lv, "daemons_connected")),
+		    (long long)ji(lv, "domains"), ji(lv, "domains") == 1 ? "" : "s");
+	}
 	json_object *kc;
 	if (json_object_object_get_ex(r, "kernel_cas", &kc))
 		printf("kernel cache-aware scheduling: %s\n", json_object_get_string(kc));
@@ -213,13 +220,21 @@ static void
 print_list(json_object *r, bool header)
 {
 	json_object *a = ja(r, "domains");
+	bool conn = false;
 
+	/* several libvirt daemons: which one each domain came from */
+	for (size_t i = 0; a && i < json_object_array_length(a); i++)
+		conn |= json_object_object_get_ex(json_object_array_get_idx(a, i), "connection", NULL);
 	if (header)
-		printf("%-20s %-9s %-9s %-9s %5s %-10s %s\n", "NAME", "STATE", "MODE", "ISOLATION", "VCPUS", "LLCS", "REASON");
+		printf("%-20s %-9s %-9s %-9s %5s %-10s %s%s\n", "NAME", "STATE", "MODE", "ISOLATION", "VCPUS", "LLCS",
+		    conn ? "CONNECTION  " : "", "REASON");
 	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
 		json_object *d = json_object_array_get_idx(a, i);
-		printf("%-20s %-9s %-9s %-9s %5lld %-10s %s\n", js(d, "name"), js(d, "state"), js(d, "mode"),
-		    js(d, "isolation"), (long long)ji(d, "vcpus"), *js(d, "llcs") ? js(d, "llcs") : "-", js(d, "reason"));
+		printf("%-20s %-9s %-9s %-9s %5lld %-10s ", js(d, "name"), js(d, "state"), js(d, "mode"),
+		    js(d, "isolation"), (long long)ji(d, "vcpus"), *js(d, "llcs") ? js(d, "llcs") : "-");
+		if (conn)
+			printf("%s  ", *js(d, "connection") ? js(d, "connection") : "-");
+		printf("%s\n", js(d, "reason"));
 	}
 }
 
@@ -299,6 +314,16 @@ print_dominfo(json_object *r)
 		else
 			printf("%-23s none (%lld of %lld sampled pages resident, no node holds 75 %%)\n", "memory_node",
 			    (long long)ji(g, "resident_pages"), (long long)ji(g, "sampled_pages"));
+	}
+	if (json_object_object_get_ex(r, "connection", &g) && g)
+		printf("%-23s %s\n", "connection", json_object_get_string(g));
+	if (json_object_object_get_ex(r, "cpu_bound", &g) && g) {
+		json_object *n;
+		printf("%-23s %s (by the %s)\n", "cpu_bound", js(g, "cpus"), js(g, "by"));
+		if (json_object_object_get_ex(g, "cgroup", &n) && n)
+			printf("%-23s %s\n", "cpu_bound_cgroup", json_object_get_string(n));
+		if (json_object_object_get_ex(g, "error", &n) && n)
+			printf("%-23s %s\n", "cpu_bound_error", json_object_get_string(n));
 	}
 	if (json_object_object_get_ex(r, "home_trial", &g) && g)
 		print_trial("home_trial", g);

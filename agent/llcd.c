@@ -146,6 +146,8 @@ main(int argc, char **argv)
 	lc.state_dir = cfg.state_dir;
 	lc.dry_run = cli.dry;
 	lc.guest_channel_dir = cfg.guest_channel_dir;
+	lc.socket_glob = cfg.backend == CONFIG_BACKEND_QMP ? NULL : cfg.libvirt_socket_glob;
+	lc.socket_uri = cfg.libvirt_socket_uri;
 	lc.counters = (int)cfg.counters;        /* the same values */
 	lc.sampler = (int)cfg.sampler;          /* the same values */
 	_Static_assert((int)CONFIG_SAMPLER_AUTO == (int)LIVE_SAMPLER_AUTO && (int)CONFIG_SAMPLER_BPF == (int)LIVE_SAMPLER_BPF &&

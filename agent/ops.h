@@ -147,6 +147,16 @@ struct agent_dominfo {
 	int mem_node;                   /* OS node; -1 none holds the majority */
 	int mem_resident, mem_sampled;  /* pages of the last read */
 	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
+	/* the CPUs the domain may use and which set bounded them: "host",
+	 * "config" (reserved CPUs) or "cgroup" (the cgroup cpuset enclosing
+	 * its QEMU, someone else's: cpu_bound_cgroup says which); "" unknown */
+	char cpu_bound[256];
+	char cpu_bound_by[16];
+	char cpu_bound_cgroup[512];
+	char cpu_bound_error[LLCD_ERR_MSG];     /* the last read failed: why */
+	/* the libvirt connection the domain came from (several daemons:
+	 * libvirt-socket-glob); "" the back-end's only one */
+	char connection[512];
 };
 void agent_dominfo_init(struct agent_dominfo *di);
 /* Free what the back-end allocated (vcpus) and init again. */
@@ -164,6 +174,10 @@ struct agent_hostinfo {
 		int domains;
 		char state_file[4096];  /* "" none */
 		bool dry_run;
+		/* libvirt-socket-glob: the glob ("" none), the daemons found
+		 * and how many are connected now */
+		char socket_glob[4096];
+		int daemons, daemons_up;
 	} libvirt;
 	bool core_scheduling;           /* available */
 	char core_scheduling_reason[LLCD_ERR_MSG];      /* the probe's words; "": the

@@ -31,6 +31,7 @@ struct virt {
 	char uri[512];
 	char pid_dir[PATH_MAX];
 	char proc_root[PATH_MAX];
+	char pid_root[PATH_MAX];        /* "" none (virt_config.pid_root) */
 	unsigned backoff_min, backoff_max;
 	int ka_interval;
 	unsigned ka_count;
@@ -278,7 +279,8 @@ virt_new(const struct virt_config *cfg, struct llcd_err *err)
 	v->efd = -1;
 	if (snprintf(v->uri, sizeof(v->uri), "%s", cfg->uri ? cfg->uri : VIRT_DEFAULT_URI) >= (int)sizeof(v->uri) ||
 	    snprintf(v->pid_dir, sizeof(v->pid_dir), "%s", cfg->pid_dir ? cfg->pid_dir : VIRT_DEFAULT_PID_DIR) >= (int)sizeof(v->pid_dir) ||
-	    snprintf(v->proc_root, sizeof(v->proc_root), "%s", cfg->proc_root ? cfg->proc_root : "/proc") >= (int)sizeof(v->proc_root)) {
+	    snprintf(v->proc_root, sizeof(v->proc_root), "%s", cfg->proc_root ? cfg->proc_root : "/proc") >= (int)sizeof(v->proc_root) ||
+	    snprintf(v->pid_root, sizeof(v->pid_root), "%s", cfg->pid_root ? cfg->pid_root : "") >= (int)sizeof(v->pid_root)) {
 		llcd_err_set(err, "virt: URI or path too long");
 		free(v);
 		return NULL;
@@ -575,6 +577,8 @@ fill_domain(struct virt *v, virDomainPtr dom, struct virt_domain *d, struct llcd
 	}
 	if (d->active) {
 		r = virt_qemu_pid(v->pid_dir, v->proc_root, d->name, d->uuid, &d->pid, &perr);
+		if (r != VIRT_OK && v->pid_root[0])
+			r = virt_qemu_pid_scan(v->proc_root, v->pid_root, d->uuid, &d->pid, &perr);
 		if (r != VIRT_OK)
 			log_dom(LOG_DEBUG, d->name, -1, 0, "QEMU pid unknown: %s", perr.msg);
 	}

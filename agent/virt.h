@@ -110,6 +110,12 @@ struct virt_config {
 	const char *uri;                /* NULL: qemu:///system */
 	const char *pid_dir;            /* NULL: /run/libvirt/qemu */
 	const char *proc_root;          /* NULL: /proc */
+	const char *pid_root;           /* a daemon in a mount (and PID)
+	                                 * namespace of its own, reached through
+	                                 * this root (/proc/PID/root): when its pid
+	                                 * file does not name the QEMU (another PID
+	                                 * namespace), the QEMU is found by
+	                                 * virt_qemu_pid_scan(); NULL: never */
 	unsigned backoff_min_ms;        /* 0: 500 */
 	unsigned backoff_max_ms;        /* 0: 30000 */
 	int keepalive_interval;         /* s; 0: 5; -1: no keepalive */
@@ -225,6 +231,14 @@ int virt_parse_domain_xml(const char *xml, size_t len, struct virt_domain *d,
  * process, or a process that is not this domain's QEMU. */
 enum virt_result virt_qemu_pid(const char *pid_dir, const char *proc_root,
     const char *name, const char *uuid, int *pid, struct llcd_err *err);
+
+/* The pid (in proc_root's PID namespace) of the process whose command
+ * line holds "-uuid UUID" and whose root directory is root's (stat of
+ * proc_root/PID/root and root agree: the daemon's mount namespace, so a
+ * process elsewhere cannot pose as the QEMU). VIRT_GONE when none. Reads
+ * every process's cmdline (64 KiB each at most). */
+enum virt_result virt_qemu_pid_scan(const char *proc_root, const char *root, const char *uuid, int *pid,
+    struct llcd_err *err);
 
 /* Domain keys (pure). virt_uuid_key: a stable nonzero 64-bit key from a
  * UUID string (either form, with or without dashes); 0 for a malformed

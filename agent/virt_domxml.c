@@ -4,12 +4,15 @@
  * domain keys, and the names of libvirt's event and close codes. */
 #include "virt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libvirt/libvirt.h>
@@ -171,6 +174,62 @@ virt_qemu_pid(const char *pid_dir, const char *proc_root, const char *name,
 		}
 	llcd_err_set(err, "pid %ld from %s/%s.pid is not the QEMU of %s (no -uuid %s)",
 	    val, pid_dir, name, name, uuid);
+	return VIRT_GONE;
+}
+
+static bool
+cmdline_has_uuid(const char *path, const char *uuid)
+{
+	char buf[64 * 1024], want[VIRT_UUID_LEN + 8];
+	ssize_t n;
+	size_t wl;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	wl = (size_t)snprintf(want, sizeof(want), "-uuid%c%s", '\0', uuid) + 1;   /* with its NUL */
+	for (size_t i = 0; i + wl <= (size_t)n; i++)
+		if (memcmp(buf + i, want, wl) == 0 && (i == 0 || buf[i - 1] == '\0'))
+			return true;
+	return false;
+}
+
+enum virt_result
+virt_qemu_pid_scan(const char *proc_root, const char *root, const char *uuid, int *pid, struct llcd_err *err)
+{
+	char path[PATH_MAX + 64];
+	struct stat want, st;
+	struct dirent *de;
+	DIR *dir;
+
+	*pid = 0;
+	if (stat(root, &want) < 0) {
+		llcd_err_set(err, "%s: %s", root, strerror(errno));
+		return VIRT_GONE;
+	}
+	if ((dir = opendir(proc_root)) == NULL) {
+		llcd_err_set(err, "%s: %s", proc_root, strerror(errno));
+		return VIRT_TRANSIENT;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strspn(de->d_name, "0123456789") != strlen(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/root", proc_root, de->d_name);
+		if (stat(path, &st) < 0 || st.st_dev != want.st_dev || st.st_ino != want.st_ino)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/cmdline", proc_root, de->d_name);
+		if (cmdline_has_uuid(path, uuid)) {
+			*pid = atoi(de->d_name);
+			closedir(dir);
+			return VIRT_OK;
+		}
+	}
+	closedir(dir);
+	llcd_err_set(err, "no process with -uuid %s under the root %s", uuid, root);
 	return VIRT_GONE;
 }
 

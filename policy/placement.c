@@ -19,16 +19,18 @@ struct cand {
 	int numa;
 };
 
-/* Cores of an LLC available to an isolated domain, least shared load first. */
+/* Cores of an LLC available to isolated domain d (inside its bound),
+ * least shared load first. */
 static int
-llc_free_cores(const struct policy_state *s, const struct policy_host *h, int llc, int *cores)
+llc_free_cores(const struct policy_state *s, const struct policy_host *h, const struct dom *d, int llc,
+               int *cores)
 {
 	const struct topo_node *ln = topo_get(s->topo, TOPO_LLC, llc);
 	int n = 0;
 
 	for (int i = 0; i < ln->nchildren; i++) {
 		const struct topo_node *core = ln->children[i];
-		if (core->type != TOPO_CORE || s->core_owner[core->index] >= 0)
+		if (core->type != TOPO_CORE || s->core_owner[core->index] >= 0 || !dom_in_bound(d, &core->cpus))
 			continue;
 		if (cpuset_intersects(&core->cpus, &h->reserved) ||
 		    (!cpuset_empty(&h->shared_pool) && cpuset_intersects(&core->cpus, &h->shared_pool)))
@@ -63,10 +65,10 @@ slots_per_core(const struct policy_state *s, const struct policy_host *h)
 
 static int
 llc_free_slots(const struct policy_state *s, const struct policy_host *h, int llc,
-               bool isolated, const struct cpuset *pool, int *cores_buf)
+               const struct dom *d, const struct cpuset *pool, int *cores_buf)
 {
-	if (isolated)
-		return llc_free_cores(s, h, llc, cores_buf) * slots_per_core(s, h);
+	if (d->isolated)
+		return llc_free_cores(s, h, d, llc, cores_buf) * slots_per_core(s, h);
 	struct cpuset x;
 	cpuset_and(&x, llc_cpus(s, llc), pool);
 	int cap = (int)floor(cpuset_count(&x) * h->overcommit + 1e-9) - s->llc_load[llc];
@@ -246,7 +248,7 @@ collect_cands(const struct policy_state *s, const struct policy_host *h, const s
 		c[nc].llc = l;
 		c[nc].numa = t->llc_numa[l];
 		c[nc].free = corefirst ? llc_free_whole_cores(s, l, pool, NULL)
-		                       : llc_free_slots(s, h, l, d->isolated, pool, cores);
+		                       : llc_free_slots(s, h, l, d, pool, cores);
 		if (c[nc].free > 0)
 			nc++;
 	}
@@ -284,7 +286,14 @@ choose_home_llcs(const struct policy_state *s, const struct policy_host *h, cons
 		b->k = choose_llcs(s, b->c, b->nc, n, b->chosen);
 		b->corefirst = b->k > 0;
 	}
-	b->iso_budget = d->isolated ? iso_budget_cores(s, h, d, pool, &b->pool_need_pus) : -1;
+	if (d->isolated) {
+		/* the budget is the whole shared pool's, not the bound's share */
+		struct cpuset all;
+		shared_pool(s, h, &all);
+		b->iso_budget = iso_budget_cores(s, h, d, &all, &b->pool_need_pus);
+	} else {
+		b->iso_budget = -1;
+	}
 	if (b->corefirst)
 		return;
 	b->nc = collect_cands(s, h, d, pool, false, b->c, b->cores);
@@ -320,6 +329,12 @@ refuse_domain(struct policy_state *s, const struct policy_host *h, struct dom *d
 		snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 		    "needs %d vCPU slots in the shared pool (overcommit %.2g); only %d free",
 		    n, h->overcommit, total);
+	if (!cpuset_empty(&d->bound)) {
+		char bs[64];
+		size_t len = strlen(d->refuse_reason);
+		fmt_set(&d->bound, bs, sizeof(bs));
+		snprintf(d->refuse_reason + len, sizeof(d->refuse_reason) - len, " inside its CPU bound [%s]", bs);
+	}
 	d->state = DOM_REFUSED;
 	d->refused_gen = s->res_gen;
 	s->stats.refusals++;
@@ -339,7 +354,7 @@ llc_fill_pus(struct policy_state *s, const struct policy_host *h, const struct d
 
 	*npus = 0;
 	if (d->isolated) {
-		int ncores = llc_free_cores(s, h, llc, b->cores);
+		int ncores = llc_free_cores(s, h, d, llc, b->cores);
 		int spc = slots_per_core(s, h);
 		int need = (left + spc - 1) / spc;
 		if (need > ncores)
@@ -369,7 +384,7 @@ llc_fill_pus(struct policy_state *s, const struct policy_host *h, const struct d
 			CPUSET_FOREACH(cpu, &ln->children[j]->cpus)
 				if (cpuset_isset(pool, cpu) && s->pu_load[cpu] == load)
 					b->pus[(*npus)++] = cpu;
-	return llc_free_slots(s, h, llc, false, pool, b->cores);
+	return llc_free_slots(s, h, llc, d, pool, b->cores);
 }
 
 /* Guest die by guest die onto the chosen LLCs, in order; returns how many
@@ -435,7 +450,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		s->stats.nomem++;
 		goto out;
 	}
-	shared_pool(s, h, &pool);
+	dom_pool(s, h, d, &pool);
 	choose_home_llcs(s, h, d, &pool, &b);
 	if (b.k == 0) {
 		refuse_domain(s, h, d, &b, plan);
@@ -496,7 +511,8 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 	cpuset_zero(&u);
 	for (int v = 0; v < old; v++) {
 		const struct cpuset *p = &in->vcpus[v].pinned;
-		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved))
+		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved) ||
+		    !dom_in_bound(d, p))
 			return false;
 		if (d->annot.mode == POLICY_MODE_STATIC && cpuset_count(p) != 1)
 			return false;
@@ -520,14 +536,14 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		/* exactly the cores it needs (libvirt's default pin, every CPU,
 		 * is not an allocation), within the shared pool's budget */
 		int ncores = cpuset_count(&whole) / t->smt, spc = slots_per_core(s, h);
-		if (d->nvcpus > ncores * spc || ncores > (d->nvcpus + spc - 1) / spc)
+		if (d->nvcpus > ncores * spc || ncores > (d->nvcpus + spc - 1) / spc || !dom_in_bound(d, &whole))
 			return false;
 		shared_pool(s, h, &pool);
 		int budget = iso_budget_cores(s, h, d, &pool, NULL);
 		if (budget >= 0 && ncores > budget)
 			return false;
 	} else {
-		shared_pool(s, h, &pool);
+		dom_pool(s, h, d, &pool);
 		if (!cpuset_subset(&u, &pool))
 			return false;
 	}
@@ -662,7 +678,7 @@ core_usable(const struct policy_state *s, const struct policy_host *h, int own, 
 
 	if (s->core_owner[c] == own)
 		return true;
-	if (s->core_owner[c] >= 0 || cpuset_intersects(pus, &h->reserved))
+	if (s->core_owner[c] >= 0 || cpuset_intersects(pus, &h->reserved) || !dom_in_bound(s->doms[own], pus))
 		return false;
 	return cpuset_empty(&h->shared_pool) || !cpuset_intersects(pus, &h->shared_pool);
 }
@@ -940,7 +956,7 @@ place_on(struct policy_state *s, const struct policy_host *h, struct dom *d, con
 	d->allot = *pus;
 	for (int v = 0; v < d->nvcpus; v++)
 		d->slot[v] = list[v % n];
-	shared_pool(s, h, &pool);
+	dom_pool(s, h, d, &pool);
 	for (int v = 0; v < d->nvcpus; v++)
 		set_home(s, d, v, &pool);
 	for (int g = 0; g < d->ngroups; g++)
@@ -1021,12 +1037,11 @@ placement_restore(struct policy_state *s, const struct policy_host *h, struct do
 
 /* --- room for an isolated domain (issue 23 item 2) ------------------------ */
 
-/* Cores of LLC l a new isolated domain could have once the widened homes
- * there moved out, and the vCPUs those homes have (their moves), into
- * *moves; -1 when some core of l is reserved, in a configured shared pool
- * or owned by a domain whose home is not widened. */
+/* Cores of LLC l the new isolated domain d could have once the widened
+ * homes there moved out (free cores and theirs, inside d's CPU bound),
+ * and the vCPUs those homes have (their moves), into *moves. */
 static int
-llc_room(const struct policy_state *s, const struct policy_host *h, int l, int *moves)
+llc_room(const struct policy_state *s, const struct policy_host *h, const struct dom *d, int l, int *moves)
 {
 	const struct topo_node *ln = topo_get(s->topo, TOPO_LLC, l);
 	int seen[CPUSET_MAX], nseen = 0, n = 0;     /* owners: at most one per core */
@@ -1035,16 +1050,14 @@ llc_room(const struct policy_state *s, const struct policy_host *h, int l, int *
 	for (int i = 0; i < ln->nchildren; i++) {
 		const struct topo_node *core = ln->children[i];
 		int o, j;
-		if (core->type != TOPO_CORE)
+		if (core->type != TOPO_CORE || !dom_in_bound(d, &core->cpus) ||
+		    cpuset_intersects(&core->cpus, &h->reserved) ||
+		    (!cpuset_empty(&h->shared_pool) && cpuset_intersects(&core->cpus, &h->shared_pool)))
 			continue;
 		o = s->core_owner[core->index];
-		if (o < 0) {
-			if (cpuset_intersects(&core->cpus, &h->reserved) ||
-			    (!cpuset_empty(&h->shared_pool) && cpuset_intersects(&core->cpus, &h->shared_pool)))
-				return -1;
-		} else if (!s->doms[o]->hc.widened || !reshapable(s->doms[o])) {
-			return -1;
-		} else {
+		if (o >= 0 && (!s->doms[o]->hc.widened || !reshapable(s->doms[o])))
+			continue;
+		if (o >= 0) {
 			for (j = 0; j < nseen && seen[j] != o; j++)
 				;
 			if (j == nseen && nseen < CPUSET_MAX) {
@@ -1074,9 +1087,9 @@ make_room(struct policy_state *s, const struct policy_host *h, struct dom *d, st
 		return false;
 	for (int l = 0; l < s->nllc; l++) {
 		int moves, room;
-		if (llc_free_cores(s, h, l, cores) >= need)
+		if (llc_free_cores(s, h, d, l, cores) >= need)
 			return false;           /* it fits as it is */
-		room = llc_room(s, h, l, &moves);
+		room = llc_room(s, h, d, l, &moves);
 		if (room >= need && moves > 0 && moves <= s->moves_left && (best < 0 || moves < best_moves)) {
 			best = l;
 			best_moves = moves;

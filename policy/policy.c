@@ -399,11 +399,27 @@ shared_pool(const struct policy_state *s, const struct policy_host *h, struct cp
 }
 
 /* Where a managed domain's vCPUs may go: isolated ones stay on their cores,
- * shared ones anywhere in the shared pool. */
+ * shared ones anywhere in the shared pool (inside the domain's bound). */
 void
 dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out)
 {
 	*out = d->isolated ? d->allot : s->pool;
+	if (!d->isolated && !cpuset_empty(&d->bound))
+		cpuset_and(out, out, &d->bound);
+}
+
+void
+dom_pool(const struct policy_state *s, const struct policy_host *h, const struct dom *d, struct cpuset *out)
+{
+	shared_pool(s, h, out);
+	if (!cpuset_empty(&d->bound))
+		cpuset_and(out, out, &d->bound);
+}
+
+bool
+dom_in_bound(const struct dom *d, const struct cpuset *pus)
+{
+	return cpuset_empty(&d->bound) || cpuset_subset(pus, &d->bound);
 }
 
 void

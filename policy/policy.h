@@ -87,6 +87,11 @@ struct policy_domain_in {
 	 * precedence, docs/design.md). */
 	bool mem_node_valid;
 	int mem_node;
+	/* The CPUs the domain may run on at all, set by someone else (the
+	 * cgroup cpuset enclosing its QEMU: kubelet's on a KubeVirt node):
+	 * its placement, pins, steering and release stay inside it; empty:
+	 * no bound (the host). A change re-places the domain. */
+	struct cpuset bound;
 };
 
 struct policy_input {

@@ -309,6 +309,7 @@ struct dom {
 	                                 * where there are no counters */
 	int in_idx;                     /* index in this step's input */
 	bool seen;
+	struct cpuset bound;            /* policy_domain_in.bound; empty none */
 };
 
 struct policy_state {
@@ -376,6 +377,10 @@ void pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf,
 void fmt_set(const struct cpuset *c, char *buf, size_t len);
 void shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out);
 void dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out);
+/* The shared pool as far as d may use it (inside its bound). */
+void dom_pool(const struct policy_state *s, const struct policy_host *h, const struct dom *d, struct cpuset *out);
+/* Whether the PUs of pus are all inside d's bound (no bound: true). */
+bool dom_in_bound(const struct dom *d, const struct cpuset *pus);
 
 /* step.c: accounting --------------------------------------------------------- */
 

@@ -100,6 +100,28 @@ parse_meta(const char *v, struct policyrule_match *m, struct llcd_err *err)
 	return 0;
 }
 
+/* label=KEY[=GLOB], annotation=KEY[=GLOB] (the part after "label=") */
+static int
+parse_kv_match(const char *what, const char *v, struct policyrule_match *m, struct llcd_err *err)
+{
+	size_t n = strcspn(v, "=");
+
+	if (n == 0)
+		return llcd_err_set(err, WHO ": %s= needs a key (%s=KEY or %s=KEY=GLOB)", what, what, what);
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && !strchr("-_./", v[i]))
+			return llcd_err_set(err, WHO ": %s key '%.*s' is not a Kubernetes key (letters, digits, "
+			    "'-', '_', '.', one '/')", what, (int)n, v);
+	if (copy(m->key, sizeof(m->key), v, n, "a key", err) < 0)
+		return -1;
+	if (v[n] == '=') {
+		m->has_value = true;
+		if (copy(m->glob, sizeof(m->glob), v + n + 1, strlen(v + n + 1), "a glob", err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* a token KEY=VALUE into k and v (pointing into tok) */
 static bool
 split_kv(char *tok, char **k, char **v)
@@ -156,6 +178,14 @@ format_match(const struct policyrule_match *m, char *buf, size_t len)
 		snprintf(v, sizeof(v), "{%s}%s%s%s%s%s", m->ns, m->element, m->attr[0] ? "@" : "", m->attr,
 		    m->has_value ? "=" : "", m->has_value ? m->glob : "");
 		snprintf(buf, len, "meta=%s", quote(v, q, sizeof(q)));
+		return;
+	case POLICYRULE_NAMESPACE:
+		snprintf(buf, len, "namespace=%s", quote(m->glob, q, sizeof(q)));
+		return;
+	case POLICYRULE_LABEL:
+	case POLICYRULE_ANNOTATION:
+		snprintf(v, sizeof(v), "%s%s%s", m->key, m->has_value ? "=" : "", m->has_value ? m->glob : "");
+		snprintf(buf, len, "%s=%s", m->kind == POLICYRULE_LABEL ? "label" : "annotation", quote(v, q, sizeof(q)));
 		return;
 	}
 }
@@ -232,7 +262,8 @@ policyrule_parse(const char *text, const char *where, struct policyrule *r, stru
 			break;
 		if (token(&p, tok, sizeof(tok), err) < 0)
 			return -1;
-		if (!split_kv(tok, &k, &v) || (strcmp(k, "name") && strcmp(k, "flavor") && strcmp(k, "meta"))) {
+		if (!split_kv(tok, &k, &v) || (strcmp(k, "name") && strcmp(k, "flavor") && strcmp(k, "meta") &&
+		    strcmp(k, "namespace") && strcmp(k, "label") && strcmp(k, "annotation"))) {
 			p = save;       /* the policy's attributes start here */
 			break;
 		}
@@ -243,6 +274,16 @@ policyrule_parse(const char *text, const char *where, struct policyrule *r, stru
 			m->kind = POLICYRULE_META;
 			if (parse_meta(v, m, err) < 0)
 				return -1;
+		} else if (!strcmp(k, "label") || !strcmp(k, "annotation")) {
+			m->kind = !strcmp(k, "label") ? POLICYRULE_LABEL : POLICYRULE_ANNOTATION;
+			if (parse_kv_match(k, v, m, err) < 0)
+				return -1;
+		} else if (!strcmp(k, "namespace")) {
+			m->kind = POLICYRULE_NAMESPACE;
+			if (*v == '\0')
+				return llcd_err_set(err, WHO ": namespace= needs a glob (* matches every namespace)");
+			if (copy(m->glob, sizeof(m->glob), v, strlen(v), "a glob", err) < 0)
+				return -1;
 		} else {
 			m->kind = !strcmp(k, "name") ? POLICYRULE_NAME : POLICYRULE_FLAVOR;
 			if (*v == '\0')
@@ -251,15 +292,15 @@ policyrule_parse(const char *text, const char *where, struct policyrule *r, stru
 			if (copy(m->glob, sizeof(m->glob), v, strlen(v), "a glob", err) < 0)
 				return -1;
 		}
-		r->need_metadata |= m->kind != POLICYRULE_NAME;
+		r->need_metadata |= m->kind != POLICYRULE_NAME && m->kind != POLICYRULE_NAMESPACE;
 		format_match(m, one, sizeof(one));
 		append(r->match, sizeof(r->match), "%s%s", r->match[0] ? " " : "", one);
 		r->nmatch++;
 		p = skip_space(p);
 	}
 	if (r->nmatch == 0)
-		return llcd_err_set(err, WHO ": '%.64s' does not start with a MATCH (name=GLOB, flavor=GLOB or "
-		    "meta={URI}ELEMENT...)", p);
+		return llcd_err_set(err, WHO ": '%.64s' does not start with a MATCH (name=GLOB, flavor=GLOB, "
+		    "meta={URI}ELEMENT..., namespace=GLOB, label=KEY[=GLOB] or annotation=KEY[=GLOB])", p);
 	if (*p == '\0')
 		return llcd_err_set(err, WHO ": no policy after '%s' (an <llc-policy> element, @FILE or "
 		    "mode=... isolation=...)", r->match);
@@ -285,8 +326,8 @@ policyrule_parse(const char *text, const char *where, struct policyrule *r, stru
 			if (token(&p, tok, sizeof(tok), err) < 0)
 				return -1;
 			if (!split_kv(tok, &k, &v))
-				return llcd_err_set(err, WHO ": '%s' is not ATTRIBUTE=VALUE (or name=, flavor=, meta= "
-				    "before the policy)", tok);
+				return llcd_err_set(err, WHO ": '%s' is not ATTRIBUTE=VALUE (or name=, flavor=, meta=, "
+				    "namespace=, label=, annotation= before the policy)", tok);
 			for (const char *c = k; *c; c++)
 				if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_')
 					return llcd_err_set(err, WHO ": '%s' is not an attribute name", k);
@@ -438,6 +479,44 @@ flavor_matches(const char *pattern, const xmlNode *meta)
 	return false;
 }
 
+/* KubeVirt's pod element (llcd-kubevirt-hook): a <label> or <annotation>
+ * child with key="KEY" whose text matches (when a value is given). */
+static bool
+pod_matches(const struct policyrule_match *m, const xmlNode *meta)
+{
+	const char *el = m->kind == POLICYRULE_LABEL ? "label" : "annotation";
+
+	for (const xmlNode *p = meta->children; p != NULL; p = p->next) {
+		if (p->type != XML_ELEMENT_NODE || p->ns == NULL || p->ns->href == NULL ||
+		    strcmp((const char *)p->ns->href, POLICYRULE_KUBEVIRT_NS) != 0 || strcmp((const char *)p->name, "pod"))
+			continue;
+		for (const xmlNode *c = p->children; c != NULL; c = c->next) {
+			if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, el) != 0)
+				continue;
+			xmlChar *k = xmlGetNoNsProp(c, (const xmlChar *)"key");
+			bool same = k != NULL && strcmp((const char *)k, m->key) == 0;
+			xmlFree(k);
+			if (same && (!m->has_value || text_matches(c, m->glob)))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* KubeVirt's NAMESPACE_NAME: the name up to its first '_' */
+static bool
+namespace_matches(const char *pattern, const char *name)
+{
+	const char *us = name ? strchr(name, '_') : NULL;
+	char ns[256];
+
+	if (us == NULL || us == name || (size_t)(us - name) >= sizeof(ns))
+		return false;
+	memcpy(ns, name, (size_t)(us - name));
+	ns[us - name] = '\0';
+	return glob(pattern, ns);
+}
+
 bool
 policyrule_match_one(const struct policyrule_match *m, const char *name, const void *metap)
 {
@@ -450,6 +529,11 @@ policyrule_match_one(const struct policyrule_match *m, const char *name, const v
 		return meta != NULL && flavor_matches(m->glob, meta);
 	case POLICYRULE_META:
 		return meta != NULL && meta_walk(m, meta->children, 0);
+	case POLICYRULE_NAMESPACE:
+		return namespace_matches(m->glob, name);
+	case POLICYRULE_LABEL:
+	case POLICYRULE_ANNOTATION:
+		return meta != NULL && pod_matches(m, meta);
 	}
 	return false;
 }

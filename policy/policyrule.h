@@ -15,6 +15,17 @@
  *                          that attribute, with =GLOB the attribute's value
  *                          (or, without @ATTR, the element's text) must
  *                          match. URI and ELEMENT are globs too.
+ *          namespace=GLOB  KubeVirt: the namespace of a domain named
+ *                          NAMESPACE_NAME (the name up to its first '_';
+ *                          a name without '_' has none and never matches)
+ *          label=KEY[=GLOB], annotation=KEY[=GLOB]
+ *                          KubeVirt: the VMI's label or annotation KEY
+ *                          (exact), with a value matching GLOB, as
+ *                          <pod xmlns="urn:llcd:kubevirt:1"><label
+ *                          key="KEY">VALUE</label>...</pod> in the domain's
+ *                          metadata (llcd-kubevirt-hook writes it at the
+ *                          domain's definition: virt-launcher itself writes
+ *                          neither labels nor annotations there)
  *   POLICY <llc-policy ...>...</llc-policy>   the rest of the line
  *          @/absolute/file.xml                 a file holding the element
  *          ATTR=VALUE ...                      attributes of <llc-policy>:
@@ -46,11 +57,15 @@
 #define POLICYRULE_WHERE 300            /* "file:line" */
 #define POLICYRULE_SOURCE 256           /* "@/path" */
 #define POLICYRULE_NOVA_NS "http://openstack.org/xmlns/libvirt/nova/"   /* + version */
+#define POLICYRULE_KUBEVIRT_NS "urn:llcd:kubevirt:1"    /* llcd-kubevirt-hook's <pod> */
 
 enum policyrule_kind {
 	POLICYRULE_NAME,
 	POLICYRULE_FLAVOR,
 	POLICYRULE_META,
+	POLICYRULE_NAMESPACE,
+	POLICYRULE_LABEL,
+	POLICYRULE_ANNOTATION,
 };
 
 struct policyrule_match {
@@ -60,6 +75,8 @@ struct policyrule_match {
 	char ns[256];                   /* meta: namespace URI glob */
 	char element[64];               /* meta: element name glob */
 	char attr[64];                  /* meta: "" the element's text */
+	char key[320];                  /* label, annotation: the key (a
+	                                 * Kubernetes key: 253 + 1 + 63) */
 };
 
 struct policyrule {

@@ -81,8 +81,9 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 	int grown_from = 0;
 
 	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
-	          (di->annotated && annot_shape_changed(&d->annot, &di->annot)))) {
-		/* re-place: vCPU count or annotation shape changed */
+	          (di->annotated && annot_shape_changed(&d->annot, &di->annot)) ||
+	          !cpuset_equal(&d->bound, &di->bound))) {
+		/* re-place: vCPU count, annotation shape or CPU bound changed */
 		bool was_managed = d->state == DOM_PLACED || d->confined;
 		if (d->nvcpus != di->nvcpus) {
 			/* arrays are sized by nvcpus: start over; vCPUs
@@ -112,6 +113,7 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 	}
 	snprintf(d->name, sizeof(d->name), "%s", di->name);
 	d->guest = di->guest;
+	d->bound = di->bound;
 	d->annotated = di->annotated;
 	if (di->annotated)
 		annot_copy(&d->annot, &di->annot);
@@ -233,9 +235,12 @@ struct step_ctx {
 static bool
 steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 {
-	const struct cpuset *pool = &cx->pool;
+	struct cpuset bpool = cx->pool;
+	const struct cpuset *pool = &bpool;
 	char buf[128];
 
+	if (!cpuset_empty(&d->bound))
+		cpuset_and(&bpool, &bpool, &d->bound);
 	if (cx->any_isolated) {
 		for (int v = 0; v < d->nvcpus; v++)
 			d->want[v] = *pool;
@@ -252,6 +257,10 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 	if (d->confined || !d->released_sent) {
 		struct cpuset all_host = s->topo->all;
 		cpuset_andnot(&all_host, &all_host, &cx->in->host.reserved);
+		if (!cpuset_empty(&d->bound))
+			cpuset_and(&all_host, &all_host, &d->bound);
+		if (cpuset_empty(&all_host))
+			all_host = d->bound;    /* the bound holds only reserved CPUs */
 		plan_add(s, cx->plan, POLICY_ACT_RELEASE, d, -1, &all_host,
 		    d->confined ? "no isolated domain left: back to the default scheduler"
 		                : "no longer managed: back to the default scheduler");
@@ -274,7 +283,7 @@ pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 	struct cpuset emu = d->allot;
 	char buf[128];
 
-	if (d->isolated && !cpuset_empty(reserved))
+	if (d->isolated && !cpuset_empty(reserved) && dom_in_bound(d, reserved))
 		emu = *reserved;
 	if (cpuset_empty(&emu) || (d->emu_sent && cpuset_equal(&emu, &d->emu_want)))
 		return;
@@ -380,8 +389,11 @@ steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 	} else {
 		steer_managed(s, cx, d, di);
 	}
-	if (d->state == DOM_PLACED && !d->isolated && cx->pool_changed)
-		clip_to_pool(d, &cx->pool);
+	if (d->state == DOM_PLACED && !d->isolated && cx->pool_changed) {
+		struct cpuset bpool;
+		dom_allowed(s, d, &bpool);
+		clip_to_pool(d, &bpool);
+	}
 	emit_pins(s, cx, d, di);
 }
 

@@ -32,3 +32,4 @@ llcd_fuzz_target(fuzz_memnode
   PKGS numa
   CORPUS fuzz/corpus/memnode
   SECONDS 10)
+llcd_unit_test(test_cgbound SOURCES unit/test_cgbound.c LIBS llcagent_live)

@@ -99,7 +99,7 @@ libvirt_pins(struct live *l, struct ldom *d)
 		d->lv_pins = p;
 		d->lv_cap = d->maxvcpus;
 	}
-	if (virt_get_pins(l->virt, d->uuid, d->lv_pins, d->lv_cap, &d->lv_n, &d->lv_emu, &e) != VIRT_OK) {
+	if (virt_get_pins(ldom_virt(d), d->uuid, d->lv_pins, d->lv_cap, &d->lv_n, &d->lv_emu, &e) != VIRT_OK) {
 		log_dom(LOG_DEBUG, d->name, -1, 0, "libvirt's pins: %s", e.msg);
 		return false;
 	}
@@ -153,14 +153,14 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 
 	if (l->cfg.dry_run) {
 		r = AGENT_OK;
-	} else if (l->virt != NULL && vcpu_in_place(l, d, v, cpus)) {
+	} else if (ldom_virt(d) != NULL && vcpu_in_place(l, d, v, cpus)) {
 		char buf[256];
 		cpuset_format(cpus, buf, sizeof(buf));
 		log_dom(LOG_DEBUG, d->name, v, c->tid, "on %s already (kernel and libvirt): no pin call", buf);
 		react_note(l, d, false, true);
 		r = AGENT_OK;
-	} else if (l->virt != NULL) {
-		r = to_agent(virt_pin_vcpu(l->virt, d->uuid, d->name, v, c->tid, cpus, err));
+	} else if (ldom_virt(d) != NULL) {
+		r = to_agent(virt_pin_vcpu(ldom_virt(d), d->uuid, d->name, v, c->tid, cpus, err));
 		react_note(l, d, true, true);
 		if (r == AGENT_OK && d->lv_ok && v < d->lv_n)
 			d->lv_pins[v] = *cpus;
@@ -208,10 +208,10 @@ live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, boo
 	 * <emulatorpin>) and the kernel agrees, do not call */
 	if (d->pid > 0 && procstat_affinity(d->pid, &now, &e) == PROCSTAT_OK && cpuset_equal(&now, cpus) &&
 	    (cpuset_equal(&d->emu_applied, cpus) ||
-	     (!l->cfg.dry_run && l->virt != NULL && libvirt_pins(l, d) && cpuset_equal(&d->lv_emu, cpus)))) {
+	     (!l->cfg.dry_run && ldom_virt(d) != NULL && libvirt_pins(l, d) && cpuset_equal(&d->lv_emu, cpus)))) {
 		log_dom(LOG_DEBUG, d->name, -1, d->pid, "emulator threads already on the wanted CPUs");
 		*called = false;
-		if (!l->cfg.dry_run && l->virt != NULL)
+		if (!l->cfg.dry_run && ldom_virt(d) != NULL)
 			react_note(l, d, false, false);
 		if (!cpuset_equal(&d->emu_applied, cpus)) {
 			d->emu_applied = *cpus;
@@ -220,8 +220,8 @@ live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, boo
 		cpuset_zero(&d->emu_pending);
 		return AGENT_OK;
 	}
-	if (!l->cfg.dry_run && l->virt != NULL) {
-		r = to_agent(virt_pin_emulator(l->virt, d->uuid, d->name, cpus, err));
+	if (!l->cfg.dry_run && ldom_virt(d) != NULL) {
+		r = to_agent(virt_pin_emulator(ldom_virt(d), d->uuid, d->name, cpus, err));
 		react_note(l, d, true, false);
 		if (r == AGENT_OK && d->lv_ok)
 			d->lv_emu = *cpus;
@@ -272,6 +272,10 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 		break;
 	default:
 		break;
+	}
+	if (a->type <= POLICY_ACT_RELEASE && (r = live_bound_check(l, d, &a->cpus, err)) != AGENT_OK) {
+		live_note_result(l, d, r, err->msg);
+		return r;       /* never a pin outside the domain's CPU bound */
 	}
 	if (a->type == POLICY_ACT_PIN_VCPU || a->type == POLICY_ACT_PIN_EMULATOR)
 		d->touched = true;      /* from now on report the real affinity, so

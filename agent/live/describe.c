@@ -58,6 +58,9 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	out->mem_resident = d->mem_resident;
 	out->mem_sampled = d->mem_sampled;
 	snprintf(out->mem_error, sizeof(out->mem_error), "%s", d->mem_error);
+	live_bound_describe(l, d, out);
+	if (d->conn != NULL && (l->nconns > 1 || d->conn->sock[0]))
+		snprintf(out->connection, sizeof(out->connection), "%.*s", (int)sizeof(out->connection) - 1, d->conn->uri);
 	out->nvcpus = d->nvcpus;
 	out->maxvcpus = d->maxvcpus;
 	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", d->annot_err);
@@ -131,6 +134,15 @@ live_describe_host(struct live *l, struct agent_hostinfo *out)
 	out->libvirt.domains = l->ndoms;
 	snprintf(out->libvirt.state_file, sizeof(out->libvirt.state_file), "%s", l->state_enabled ? l->state_path : "");
 	out->libvirt.dry_run = l->cfg.dry_run;
+	if (l->cfg.socket_glob && l->cfg.socket_glob[0]) {
+		snprintf(out->libvirt.socket_glob, sizeof(out->libvirt.socket_glob), "%s", l->cfg.socket_glob);
+		for (int i = 0; i < l->nconns; i++) {
+			if (!l->conns[i]->sock[0])
+				continue;
+			out->libvirt.daemons++;
+			out->libvirt.daemons_up += virt_connected(l->conns[i]->virt);
+		}
+	}
 	out->core_scheduling = coresched_probe(l->cs) == CORESCHED_AVAIL_YES;
 	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "%s", coresched_reason(l->cs));
 	snprintf(out->kernel_cas, sizeof(out->kernel_cas), "%s", live_kcas_name(l->kcas));

@@ -27,6 +27,18 @@ ldom_by_key(const struct live *l, uint64_t key)
 	return NULL;
 }
 
+struct ldom *
+ldom_by_uuid(const struct live *l, const struct lconn *c, const char *uuid)
+{
+	uint64_t k = virt_uuid_key(uuid);
+
+	for (int i = 0; k != 0 && i < l->ndoms; i++)
+		if (l->doms[i]->conn == c && virt_uuid_key(l->doms[i]->uuid) == k)
+			return l->doms[i];
+	return NULL;
+}
+
+/* Any domain of that UUID (live_add_process's made-up ones too). */
 static struct ldom *
 dom_by_uuid(const struct live *l, const char *uuid)
 {
@@ -212,9 +224,9 @@ apply_rules(struct live *l, struct ldom *d)
 		d->rule = 0;
 		return 0;
 	}
-	if (policyrule_set_need_metadata(l->rules) && !d->ext && l->virt != NULL) {
+	if (policyrule_set_need_metadata(l->rules) && !d->ext && ldom_virt(d) != NULL) {
 		/* (an ext domain has no domain XML: its name= rules apply) */
-		enum virt_result r = virt_get_xml(l->virt, d->uuid, false, &xml, &e);
+		enum virt_result r = virt_get_xml(ldom_virt(d), d->uuid, false, &xml, &e);
 		if (r == VIRT_TRANSIENT)
 			return -1;
 		if (r != VIRT_OK) {
@@ -272,11 +284,11 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 		r = VIRT_OK;
 		if (d->ext_annot != NULL && (xml = strdup(d->ext_annot)) == NULL)
 			return;         /* out of memory: tried again next period */
-	} else if (l->virt == NULL) {
+	} else if (ldom_virt(d) == NULL) {
 		d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 		return;
 	} else {
-		r = virt_get_annotation(l->virt, d->uuid, &xml, &e);
+		r = virt_get_annotation(ldom_virt(d), d->uuid, &xml, &e);
 	}
 	if (r != VIRT_OK) {
 		if (r == VIRT_TRANSIENT)
@@ -327,12 +339,12 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 	free(xml);
 }
 
-/* Insert or update a running domain from libvirt. */
+/* Insert or update a running domain from connection c. */
 static void
-upsert(struct live *l, const struct virt_domain *vd)
+upsert(struct live *l, struct lconn *c, const struct virt_domain *vd)
 {
 	uint64_t key = virt_domain_key(vd->uuid, vd->pid);
-	struct ldom *d = dom_by_uuid(l, vd->uuid);
+	struct ldom *d = ldom_by_uuid(l, c, vd->uuid);
 	int maxv = vd->maxvcpus > vd->nvcpus ? vd->maxvcpus : vd->nvcpus;
 
 	if (key == 0)
@@ -352,13 +364,23 @@ upsert(struct live *l, const struct virt_domain *vd)
 		d = NULL;
 	}
 	if (d == NULL) {
+		if (ldom_by_key(l, key) != NULL) {
+			/* the same run through another connection (two paths to
+			 * one daemon): the first one keeps it */
+			return;
+		}
 		d = ldom_add(l, key, vd->uuid, vd->name, vd->pid, vd->nvcpus, maxv);
 		if (d == NULL) {
 			log_dom(LOG_WARNING, vd->name, -1, 0, "out of memory; not managed");
 			return;
 		}
-		log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", vd->pid,
-		    vd->nvcpus, vd->nvcpus == 1 ? "" : "s", vd->maxvcpus);
+		d->conn = c;
+		if (l->nconns > 1 || c->sock[0])
+			log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d), libvirt %s", vd->pid,
+			    vd->nvcpus, vd->nvcpus == 1 ? "" : "s", vd->maxvcpus, c->uri);
+		else
+			log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", vd->pid,
+			    vd->nvcpus, vd->nvcpus == 1 ? "" : "s", vd->maxvcpus);
 		l->new_domains++;
 	}
 	if (d->nvcpus != vd->nvcpus || d->maxvcpus < maxv) {
@@ -377,23 +399,23 @@ upsert(struct live *l, const struct virt_domain *vd)
 	l->st.refreshes++;
 }
 
-static void
-refresh_uuid(struct live *l, const char *uuid)
+void
+ldom_refresh(struct live *l, struct lconn *c, const char *uuid)
 {
 	struct virt_domain vd;
 	struct llcd_err e;
-	enum virt_result r = virt_domain_get(l->virt, uuid, &vd, &e);
-	struct ldom *d = dom_by_uuid(l, uuid);
+	enum virt_result r = virt_domain_get(c->virt, uuid, &vd, &e);
+	struct ldom *d = ldom_by_uuid(l, c, uuid);
 
 	if (r == VIRT_OK && vd.active) {
-		upsert(l, &vd);
-		if ((d = dom_by_uuid(l, uuid)) != NULL && (d->todo & LDOM_TODO_ANNOT))
+		upsert(l, c, &vd);
+		if ((d = ldom_by_uuid(l, c, uuid)) != NULL && (d->todo & LDOM_TODO_ANNOT))
 			ldom_read_annotation(l, d);
 	} else if (r == VIRT_OK || r == VIRT_GONE) {
 		if (d != NULL)
 			ldom_remove(l, d, r == VIRT_GONE ? "undefined" : "not running");
 	} else if (r == VIRT_TRANSIENT) {
-		l->need_relist = true;
+		c->need_relist = true;
 	} else {
 		log_warnx("domain %s: %s", uuid, e.msg);
 	}
@@ -463,8 +485,8 @@ ldom_discover(struct live *l, struct ldom *d)
 	st = procstat_list_tasks(l->ps, d->pid, &tasks, &n, &e);
 	if (st == PROCSTAT_GONE) {
 		d->threads_missing = true;
-		if (l->virt)
-			refresh_uuid(l, d->uuid);   /* stopped? */
+		if (d->conn)
+			ldom_refresh(l, d->conn, d->uuid);   /* stopped? */
 		return;
 	}
 	if (st != PROCSTAT_OK) {
@@ -500,12 +522,12 @@ ldom_discover(struct live *l, struct ldom *d)
 		} else if (tasks[i].kind != PROCSTAT_VCPU || v < 0) {
 			continue;
 		}
-		if (v >= d->nvcpus && l->virt != NULL && !l->need_relist) {
+		if (v >= d->nvcpus && d->conn != NULL && !d->conn->need_relist) {
 			/* hot-plugged (setvcpus sends no event): libvirt's
 			 * count is re-read, then the threads again */
 			log_dom(LOG_INFO, d->name, v, tasks[i].tid, "vCPU beyond the %d online; re-reading the domain",
 			    d->nvcpus);
-			l->need_relist = true;
+			d->conn->need_relist = true;
 		}
 		if (v >= d->maxvcpus)
 			continue;
@@ -535,8 +557,8 @@ ldom_discover(struct live *l, struct ldom *d)
 		if (!found[v] && d->v[v].tid) {
 			log_dom(LOG_INFO, d->name, v, d->v[v].tid, "vCPU thread gone");
 			vcpu_close(d, &d->v[v]);
-			if (v < d->nvcpus && l->virt != NULL)
-				l->need_relist = true;  /* hot-unplug, or the guest stopped */
+			if (v < d->nvcpus && d->conn != NULL)
+				d->conn->need_relist = true;  /* hot-unplug, or the guest stopped */
 		}
 		if (v < d->nvcpus && d->v[v].tid)
 			nfound++;
@@ -572,26 +594,27 @@ ldom_discover(struct live *l, struct ldom *d)
 	free(tasks);
 }
 
-static void
-relist(struct live *l)
+void
+live_relist(struct live *l, struct lconn *c)
 {
 	struct virt_domain *vds = NULL;
 	struct llcd_err e;
 	int n = 0;
 
-	if (virt_list_domains(l->virt, &vds, &n, &e) < 0) {
+	if (virt_list_domains(c->virt, &vds, &n, &e) < 0) {
 		log_warnx("listing domains: %s", e.msg);
-		l->need_relist = true;
-		l->relist_due_ns = l->now_ns + RELIST_RETRY_NS;
+		c->need_relist = true;
+		c->relist_due_ns = l->now_ns + RELIST_RETRY_NS;
 		return;
 	}
 	l->st.relists++;
-	l->need_relist = false;
+	c->need_relist = false;
+	c->listed_once = true;
 	for (int i = 0; i < l->ndoms; i++)
-		l->doms[i]->seen = l->doms[i]->fake;
+		l->doms[i]->seen = l->doms[i]->fake || l->doms[i]->conn != c;
 	for (int i = 0; i < n; i++)
 		if (vds[i].active)
-			upsert(l, &vds[i]);
+			upsert(l, c, &vds[i]);
 	for (int i = 0; i < l->ndoms; i++) {
 		if (!l->doms[i]->seen) {
 			ldom_remove(l, l->doms[i], "not running");
@@ -599,104 +622,9 @@ relist(struct live *l)
 		}
 	}
 	for (int i = 0; i < l->ndoms; i++)
-		if (l->doms[i]->todo & LDOM_TODO_ANNOT)
+		if (l->doms[i]->conn == c && (l->doms[i]->todo & LDOM_TODO_ANNOT))
 			ldom_read_annotation(l, l->doms[i]);
-	live_ext_listed(l);
 	free(vds);
-}
-
-int
-live_event_fd(const struct live *l)
-{
-	return l->virt ? virt_event_fd(l->virt) : -1;
-}
-
-uint64_t
-live_next_due_ns(const struct live *l)
-{
-	if (l->virt == NULL)
-		return 0;
-	if (!virt_connected(l->virt))
-		return virt_retry_at_ms(l->virt) * 1000000ull;
-	if (l->need_relist)
-		return l->relist_due_ns ? l->relist_due_ns : 1;
-	return 0;
-}
-
-int
-live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
-{
-	struct virt_event ev;
-	struct llcd_err e;
-	struct ldom *d;
-	bool was = false;
-
-	if (l->virt == NULL)
-		return 0;
-	l->now_ns = now_ns;
-	was = virt_connected(l->virt);
-	if (virt_maintain(l->virt, now_ns / 1000000u, &e) == 1 && !was)
-		l->need_relist = true;
-	char nb[32];
-
-	while (virt_next_event(l->virt, &ev) == 1) {
-		switch (ev.type) {
-		case VIRT_EV_LIFECYCLE: {
-			log_dom(LOG_DEBUG, ev.name, -1, 0, "lifecycle event %s (detail %d)",
-			    virt_lifecycle_name(ev.event, nb, sizeof(nb)), ev.detail);
-			if (virt_connected(l->virt))
-				refresh_uuid(l, ev.uuid);
-			/* a run that this event started (not observed yet): time
-			 * llcd's reaction to it */
-			if (ev.event == VIRT_LIFECYCLE_STARTED && (d = dom_by_uuid(l, ev.uuid)) != NULL &&
-			    d->react_period == 0 && d->started_ns == 0)
-				d->started_ns = ev.mono_ns;
-			break;
-		}
-		case VIRT_EV_METADATA:
-			/* another namespace's element (Nova's, KubeVirt's) matters
-			 * when a policy-rule reads the metadata */
-			if (ev.text[0] && strcmp(ev.text, VIRT_POLICY_NS) != 0 && !policyrule_set_need_metadata(l->rules))
-				break;
-			if ((d = dom_by_uuid(l, ev.uuid)) != NULL) {
-				if (!ev.text[0] || !strcmp(ev.text, VIRT_POLICY_NS))
-					log_dom(LOG_INFO, d->name, -1, 0, "llc-policy annotation changed");
-				else
-					log_dom(LOG_DEBUG, d->name, -1, 0, "metadata %s changed: policy-rules matched again",
-					    ev.text);
-				d->todo |= LDOM_TODO_ANNOT;
-				ldom_read_annotation(l, d);
-			}
-			break;
-		case VIRT_EV_TUNABLE:
-			if ((d = dom_by_uuid(l, ev.uuid)) != NULL)
-				d->todo |= LDOM_TODO_AFFINITY;
-			break;
-		case VIRT_EV_DISCONNECTED:
-			log_warnx("libvirt connection lost (%s); pins stay as they are, reconnecting",
-			    virt_close_reason_name(ev.event, nb, sizeof(nb)));
-			break;
-		case VIRT_EV_RECONNECTED:
-			log_info("libvirt reconnected after %u reconnect%s; re-listing domains",
-			    virt_reconnects(l->virt), virt_reconnects(l->virt) == 1 ? "" : "s");
-			l->need_relist = true;
-			break;
-		case VIRT_EV_OVERFLOW:
-			log_warnx("libvirt event queue overflowed; re-listing domains");
-			l->need_relist = true;
-			break;
-		}
-	}
-	if (l->need_relist && virt_connected(l->virt) && now_ns >= l->relist_due_ns) {
-		relist(l);
-		if (l->need_relist)
-			return llcd_err_set(err, "re-listing libvirt domains failed; retrying");
-	}
-	/* how many domains started: the daemon places them now, not at the
-	 * next period */
-	int n = l->new_domains;
-	l->new_domains = 0;
-	return n;
 }
 
 int
@@ -715,6 +643,10 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	if ((d = ldom_add(l, virt_domain_key(uuid, pid), uuid, name, pid, nvcpus, nvcpus)) == NULL)
 		return llcd_err_set(err, "out of memory");
 	d->fake = true;
+	/* pinned through the uri's libvirt when there is one (live.h) */
+	for (int i = 0; i < l->nconns; i++)
+		if (!l->conns[i]->sock[0])
+			d->conn = l->conns[i];
 	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
 	d->state = LDOM_UNANNOTATED;
 	d->guest.sockets = 1;

@@ -58,6 +58,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		return NULL;
 	}
 	l->cfg = *cfg;
+	l->epfd = -1;
 	if ((l->ps = procstat_new(cfg->proc_root, err)) == NULL)
 		goto fail;
 	if ((l->cs = coresched_new(cfg->coresched_ops)) == NULL) {
@@ -69,6 +70,19 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		    coresched_reason(l->cs));
 	l->kcas = live_kernel_cas(NULL, l->kcas_detail, sizeof(l->kcas_detail));
 	set_everywhere(l);
+	/* the cgroup cpusets that bound domains (bound.c): in a container
+	 * with a cgroup namespace of its own, PID 1's first (before the
+	 * libvirt event thread starts) */
+	if (cfg->proc_root == NULL) {
+		int ns = cgbound_enter_host_ns(NULL, &e);
+		if (ns == 2)
+			log_debug("%s", e.msg);
+		else if (ns > 0)
+			log_info("entered the host's cgroup namespace (PID 1's): cgroup paths of QEMU processes read as the host's");
+		else if (ns < 0)
+			log_warnx("%s; cgroup paths of QEMU processes outside llcd's cgroup namespace cannot be read", e.msg);
+	}
+	live_bound_open(l);
 	if (l->kcas != LIVE_KCAS_ABSENT)
 		log_info("%s", l->kcas_detail);
 	/* instruction counters for the benefit check */
@@ -117,17 +131,9 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 			    l->saved.n == 1 ? "" : "s");
 	}
 
-	if (cfg->uri == NULL || strcmp(cfg->uri, LIVE_URI_NONE) != 0) {
-		struct virt_config vc = {
-			.uri = cfg->uri, .pid_dir = cfg->pid_dir, .proc_root = cfg->proc_root,
-			.backoff_min_ms = cfg->backoff_min_ms, .backoff_max_ms = cfg->backoff_max_ms,
-		};
-		if ((l->virt = virt_new(&vc, err)) == NULL)
-			goto fail;
-		l->need_relist = true;
-		if (virt_connect(l->virt, 0, &e) < 0)
-			log_warnx("libvirt: %s; retrying with backoff", e.msg);
-	}
+	/* libvirt: the uri's daemon and those the socket glob finds */
+	if (live_conns_open(l, err) < 0)
+		goto fail;
 	return l;
 fail:
 	live_free(l);
@@ -148,7 +154,7 @@ live_free(struct live *l)
 	free(l->doms);
 	live_mbm_close(l);      /* after the domains: they remove their groups */
 	tracer_free(l->tracer);
-	virt_free(l->virt);
+	live_conns_close(l);
 	procstat_free(l->ps);
 	coresched_free(l->cs);
 	live_state_clear(&l->saved);
@@ -166,7 +172,7 @@ live_stats(const struct live *l, struct live_stats *st)
 bool
 live_connected(const struct live *l)
 {
-	return l->virt != NULL && virt_connected(l->virt);
+	return live_conns_up(l) > 0;
 }
 
 bool

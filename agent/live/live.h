@@ -87,6 +87,13 @@ struct live_config {
 	const struct coresched_ops *coresched_ops; /* NULL: the real prctl */
 	const char *cgroup_root;        /* cgroup v2 mount; NULL: found in
 	                                 * /proc/self/mountinfo (cgcpuset.h) */
+	/* many libvirt daemons (a KubeVirt node: one per virt-launcher pod):
+	 * every socket matching socket_glob (glob(3), through /proc/PID/root
+	 * to reach a pod's mount namespace) is a connection of its own,
+	 * socket_uri?socket=PATH (NULL: qemu:///system); NULL or "": none.
+	 * With uri "none" these are the only ones. */
+	const char *socket_glob;
+	const char *socket_uri;
 };
 
 /* sampler (the values of llcd.conf's, config.h enum config_sampler) */

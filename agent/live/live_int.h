@@ -17,6 +17,11 @@
  *   qmpcheck.c  the QMP cross-check of vCPU positions
  *   requests.c  llcctl's requests passed to libvirt (annotation, XML,
  *               guest channel)
+ *   conns.c     the libvirt connections: the `uri` one and one per daemon
+ *               that socket_glob finds (a KubeVirt node's virt-launcher
+ *               daemons); their events, reconnects and re-lists
+ *   bound.c     each domain's CPU bound: the cgroup cpuset enclosing its
+ *               QEMU (cgbound.h), given to the engine, checked before a pin
  *   ext.c       domains another source finds (the QMP back-end,
  *               agent/qmpback/): added, annotated and removed by it,
  *               pinned with sched_setaffinity (cgcpuset.h)
@@ -30,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cgbound.h"
 #include "coresched.h"
 #include "cpuset.h"
 #include "err.h"
@@ -45,6 +51,34 @@
 
 struct qmp_cpus;
 struct guesttopo_pos;
+
+/* One libvirt daemon's connection (conns.c): the primary one (`uri`), or
+ * one per daemon the socket glob finds, known by its socket's directory
+ * (device and inode: the same through every /proc/PID/root that reaches
+ * it, and across a restart of the daemon, which makes a new socket in the
+ * same directory). */
+struct lconn {
+	struct virt *virt;
+	char uri[PATH_MAX + 64];        /* what it connects to (messages, llcctl) */
+	char sock[PATH_MAX];            /* the socket path found; "" primary */
+	unsigned long long dev, ino;    /* its directory; 0: primary */
+	bool need_relist;
+	uint64_t relist_due_ns;
+	bool listed_once;
+	uint64_t missing_since_ns;      /* not found by the scans since; 0 found */
+};
+
+/* A domain's CPU bound (bound.c): what its QEMU's cgroup cpuset allows of
+ * the host's CPUs, read when the domain is found and every
+ * affinity_refresh periods. */
+struct ldom_bound {
+	bool read;                      /* read at least once (or failed) */
+	uint64_t next_period;           /* the next read */
+	struct cpuset cpus;             /* host ∩ cgroup; empty: no bound (the
+	                                 * cgroup allows every host CPU) */
+	struct cgbound cg;              /* the cgroup read (version 0: none) */
+	char error[LLCD_ERR_MSG];       /* the last read failed: why; "" */
+};
 
 struct lvcpu {
 	int tid;                        /* 0: thread not found */
@@ -138,6 +172,8 @@ enum ldom_cs {
 
 struct ldom {
 	uint64_t key;
+	struct lconn *conn;             /* the connection it came from; NULL for
+	                                 * live_add_process and ext domains */
 	/* QMP cross-check (qmp-passthrough): query-cpus-fast is asked once per
 	 * vCPU set (qmp_sig: the count and thread IDs) and served from here,
 	 * so read-only requests never reach the monitor (qmpcheck.c) */
@@ -230,6 +266,7 @@ struct ldom {
 	uint64_t mem_next_ns;           /* next read (loop time) */
 	bool mem_warned;                /* a failed read was logged */
 	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
+	struct ldom_bound bound;        /* bound.c */
 };
 
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
@@ -253,16 +290,19 @@ struct live {
 	struct live_config cfg;
 	char state_path[PATH_MAX];
 	bool state_enabled;
-	struct virt *virt;
+	struct virt *virt;              /* the primary connection's (uri), or NULL */
+	struct lconn **conns;           /* every connection (conns.c) */
+	int nconns, conns_cap;
+	int epfd;                       /* epoll over their event fds; -1 none */
+	uint64_t scan_due_ns;           /* the next socket scan */
+	uint64_t scans;
 	struct procstat *ps;
 	struct coresched *cs;
 	struct ldom **doms;
 	int ndoms, cap;
-	bool need_relist;
 	int new_domains;                /* found since the last live_handle_events() */
 	bool listed_once;
 	uint64_t ext_change_gen;        /* bumped when an ext domain's ext_changed is set */
-	uint64_t relist_due_ns;
 	uint64_t now_ns;
 	uint64_t period;
 	struct live_state saved;        /* state file read at start */
@@ -283,11 +323,33 @@ struct live {
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
 	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
 	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
+	struct cgbound_mounts cgm;      /* the cgroup mounts (bound.c) */
+	bool cgm_ok;
 	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 };
 
+/* The libvirt connection of a domain (NULL: none; pinned directly). */
+static inline struct virt *
+ldom_virt(const struct ldom *d)
+{
+	return d->conn != NULL ? d->conn->virt : NULL;
+}
+
 /* domains.c */
 struct ldom *ldom_by_key(const struct live *l, uint64_t key);
+/* The domain of connection c with that UUID, or NULL. */
+struct ldom *ldom_by_uuid(const struct live *l, const struct lconn *c, const char *uuid);
+/* Ask c's daemon about one domain again (an event named it): added,
+ * refreshed or removed. */
+void ldom_refresh(struct live *l, struct lconn *c, const char *uuid);
+/* List c's domains: add, refresh, remove those c no longer runs. */
+void live_relist(struct live *l, struct lconn *c);
+/* conns.c */
+/* The primary connection (cfg.uri) and the first scan of the glob. */
+int live_conns_open(struct live *l, struct llcd_err *err);
+void live_conns_close(struct live *l);
+/* How many connections are up. */
+int live_conns_up(const struct live *l);
 void ldom_free(struct ldom *d);
 /* A new domain in the table (state NEW, everything to do); NULL: out of memory. */
 struct ldom *ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
@@ -335,6 +397,19 @@ enum agent_result live_ext_pin_emulator(struct live *l, struct ldom *d, const st
  * cpuset must allow cpus (cgcpuset_allow). */
 enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct cpuset *cpus,
     struct llcd_err *err);
+
+/* bound.c */
+/* Read the cgroup mounts (live_new). */
+void live_bound_open(struct live *l);
+/* The domain's bound into in (read again when due). */
+void live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
+/* Before a pin of cpus: AGENT_OK when the bound holds them, else the
+ * bound is read again and, still not holding them, AGENT_TRANSIENT with
+ * err saying so (nothing pinned). */
+enum agent_result live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus,
+    struct llcd_err *err);
+/* The bound's facts for dominfo. */
+void live_bound_describe(const struct live *l, const struct ldom *d, struct agent_dominfo *out);
 
 /* numa.c */
 /* The NUMA node of a managed domain's memory into in (mem_node), read

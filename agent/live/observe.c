@@ -41,6 +41,10 @@ refresh_affinity(struct live *l, struct ldom *d)
 			log_dom(LOG_WARNING, d->name, v, c->tid, "moved by someone else: llcd pinned it to %s, it is on %s now",
 			    a, b);
 			l->st.moved_by_others++;
+			/* kubelet's cpuset change moves threads too (cgroup v1
+			 * rewrites their affinity): the bound is read again now,
+			 * before the engine plans with the old one */
+			d->bound.next_period = 0;
 		}
 		c->affinity = now;
 	}
@@ -275,11 +279,11 @@ open_channel(struct live *l, struct ldom *d)
 		log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", d->ext_channel);
 		return;
 	}
-	if (d->gc_looked || d->fake || !d->uuid[0] || l->virt == NULL)
+	if (d->gc_looked || d->fake || !d->uuid[0] || ldom_virt(d) == NULL)
 		return;
 	d->gc_looked = true;
 	char mode[16];
-	if (virt_get_xml(l->virt, d->uuid, false, &xml, &e) == VIRT_OK &&
+	if (virt_get_xml(ldom_virt(d), d->uuid, false, &xml, &e) == VIRT_OK &&
 	    guestchan_channel_from_xml(xml, strlen(xml), path, sizeof(path), mode, sizeof(mode)) == 0) {
 		/* only a channel of the form libvirt makes, where libvirt or
 		 * llcd put it: a domain's XML must not point llcd at any socket */
@@ -425,6 +429,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		react_report(l, d);
 		live_mbm_sample(l, d, in);
 		live_numa_sample(l, d, in, now_ns);
+		live_bound_sample(l, d, in);
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}

@@ -35,7 +35,7 @@ live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len)
 	char *txt = NULL;
 	uint64_t sig;
 
-	if (!l->cfg.allow_qmp_passthrough || l->virt == NULL) {
+	if (!l->cfg.allow_qmp_passthrough || ldom_virt(d) == NULL) {
 		snprintf(why, len, "QMP cross-check off (allow_qmp_passthrough is not set)");
 		return NULL;
 	}
@@ -50,7 +50,7 @@ live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len)
 	d->qmp_asked = true;
 	d->qmp_sig = sig;
 	d->qmp_queries++;
-	if (virt_qemu_monitor(l->virt, d->uuid, "{\"execute\":\"query-cpus-fast\"}", &txt, &e) != VIRT_OK) {
+	if (virt_qemu_monitor(ldom_virt(d), d->uuid, "{\"execute\":\"query-cpus-fast\"}", &txt, &e) != VIRT_OK) {
 		snprintf(d->qmp_why, sizeof(d->qmp_why), "%s", e.msg);
 	} else {
 		reply = json_tokener_parse(txt);

@@ -23,9 +23,9 @@ live_set_annotation(struct live *l, uint64_t key, const char *xml, bool live, bo
 
 	if (d == NULL)
 		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
-	if (l->virt == NULL)
+	if (ldom_virt(d) == NULL)
 		return llcd_err_set(err, "domain %s: no libvirt connection in this back-end", d->name);
-	if (virt_set_annotation_flags(l->virt, d->uuid, xml, live, config, err) != VIRT_OK)
+	if (virt_set_annotation_flags(ldom_virt(d), d->uuid, xml, live, config, err) != VIRT_OK)
 		return llcd_err_prefix(err, "domain %s", d->name);
 	if (live || !config) {
 		/* the metadata event follows; read now so describe is current */
@@ -43,14 +43,14 @@ live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *e
 	*xml = NULL;
 	if (d == NULL)
 		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
-	if (l->virt == NULL) {
+	if (ldom_virt(d) == NULL) {
 		char buf[ANNOT_XML_MAX];
 		if (ldom_annotated(d) && annot_format_metadata(&d->annot, buf, sizeof(buf), err) == 0 &&
 		    (*xml = strdup(buf)) == NULL)
 			return llcd_err_set(err, "out of memory");
 		return 0;
 	}
-	if (virt_get_annotation(l->virt, d->uuid, xml, err) != VIRT_OK)
+	if (virt_get_annotation(ldom_virt(d), d->uuid, xml, err) != VIRT_OK)
 		return llcd_err_prefix(err, "domain %s", d->name);
 	return 0;
 }
@@ -63,9 +63,9 @@ live_get_xml(struct live *l, uint64_t key, bool inactive, char **xml, struct llc
 	*xml = NULL;
 	if (d == NULL)
 		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
-	if (l->virt == NULL)
+	if (ldom_virt(d) == NULL)
 		return llcd_err_set(err, "domain %s: no libvirt connection in this back-end", d->name);
-	if (virt_get_xml(l->virt, d->uuid, inactive, xml, err) != VIRT_OK)
+	if (virt_get_xml(ldom_virt(d), d->uuid, inactive, xml, err) != VIRT_OK)
 		return llcd_err_prefix(err, "domain %s", d->name);
 	return 0;
 }
@@ -111,15 +111,18 @@ live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live
 
 	if (key && (d == NULL || d->fake))
 		return llcd_err_set(err, "no such libvirt domain");
-	if (l->virt == NULL)
-		return llcd_err_set(err, "no libvirt connection in this back-end");
+	struct virt *v = d != NULL ? ldom_virt(d) : l->virt;
+	if (v == NULL)
+		return llcd_err_set(err, "no libvirt connection in this back-end%s",
+		    d == NULL && l->nconns > 0 ? " for a domain that does not run (the daemons of "
+		    "libvirt-socket-glob are asked only about their running domains)" : "");
 	if (d != NULL) {
 		snprintf(vd.uuid, sizeof(vd.uuid), "%s", d->uuid);
 		snprintf(vd.name, sizeof(vd.name), "%s", d->name);
 	} else {
 		/* a defined domain that does not run: llcd does not track it,
 		 * libvirt knows it by name */
-		enum virt_result r = virt_domain_by_name(l->virt, name, &vd, err);
+		enum virt_result r = virt_domain_by_name(v, name, &vd, err);
 		if (r != VIRT_OK)
 			return r == VIRT_GONE ? -2 : -1;
 	}
@@ -127,7 +130,7 @@ live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live
 		return llcd_err_set(err, "guest-channel-dir is not set in llcd.conf");
 	/* idempotent: a definition that has the channel already is left as it
 	 * is (a second org.llcd.guest.0 port stops the domain from starting) */
-	if (virt_get_xml(l->virt, vd.uuid, true, &def, err) != VIRT_OK)
+	if (virt_get_xml(v, vd.uuid, true, &def, err) != VIRT_OK)
 		return llcd_err_prefix(err, "domain %s", vd.name);
 	int have = guestchan_from_domain_xml(def, strlen(def), path, len) == 0;
 	bool named = strstr(def, "name='org.llcd.guest.0'") || strstr(def, "name=\"org.llcd.guest.0\"");
@@ -143,7 +146,7 @@ live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live
 	    guestchan_channel_xml(path, xml, sizeof(xml), err) < 0)
 		return -1;
 	/* the persistent definition (VIR_DOMAIN_AFFECT_CONFIG), running or not */
-	if (virt_attach_device(l->virt, vd.uuid, xml, live, err) != VIRT_OK)
+	if (virt_attach_device(v, vd.uuid, xml, live, err) != VIRT_OK)
 		return llcd_err_prefix(err, "domain %s", vd.name);
 	log_dom(LOG_INFO, vd.name, -1, 0, "guest channel added (%s%s): %s", live ? "live and config" : "config",
 	    d ? "" : ", the domain is not running", path);

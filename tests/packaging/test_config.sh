@@ -19,6 +19,8 @@ out=$("$llcd" -n -f "$conf") || fail "llcd -n rejects $conf: $out"
 cat > "$work/want" <<'WANT'
 backend libvirt
 uri qemu:///system
+libvirt-socket-glob none
+libvirt-socket-uri qemu:///system
 topology live
 period-ms 1000
 default-mode none

@@ -125,6 +125,8 @@ test_table(void **state)
 		snprintf(c.qmp_socket_glob, sizeof(c.qmp_socket_glob), "/q/*.qmp");
 		snprintf(c.policy_dir, sizeof(c.policy_dir), "/p");
 		snprintf(c.guest_channel_path, sizeof(c.guest_channel_path), "/ch/%%n.sock");
+		snprintf(c.libvirt_socket_glob, sizeof(c.libvirt_socket_glob), "/proc/*/root/run/libvirt/libvirt-sock");
+		snprintf(c.libvirt_socket_uri, sizeof(c.libvirt_socket_uri), "qemu:///session");
 		assert_int_equal(config_set(&c, "policy-rule", "name=x mode=static", &err), 0);
 		assert_false(config_same(&c, &def, d));         /* every field was changed above */
 		assert_int_equal(config_set(&c, d->name, buf, &err), 0);
@@ -132,7 +134,7 @@ test_table(void **state)
 		config_copy(&c, &def, d);
 		assert_true(config_same(&c, &def, d));
 	}
-	assert_int_equal(n, 26);
+	assert_int_equal(n, 28);
 	assert_null(config_directive("bogus"));
 	config_list(CONFIG_TUNE, list, sizeof(list));
 	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
@@ -233,7 +235,7 @@ test_policy_rules(void **state)
 	    "aggregate, spread, static, none");
 	assert_int_equal(config_parse(&c2, "policy-rule mode=static\n", "t.conf", &err), -1);
 	assert_string_equal(err.msg, "t.conf:1: 'policy-rule': 'mode=static' does not start with a MATCH "
-	    "(name=GLOB, flavor=GLOB or meta={URI}ELEMENT...)");
+	    "(name=GLOB, flavor=GLOB, meta={URI}ELEMENT..., namespace=GLOB, label=KEY[=GLOB] or annotation=KEY[=GLOB])");
 	assert_int_equal(config_parse(&c2, "policy-rule\n", "t.conf", &err), -1);
 	assert_string_equal(err.msg, "t.conf:1: 'policy-rule' needs a value");
 	/* a '#' inside a value is no comment; one after a blank is */

@@ -102,6 +102,40 @@ test_parse_forms(void **state)
 	    "meta={http://openstack.org/xmlns/libvirt/nova/*}project=hpc meta={http://kubevirt.io}uid "
 	    "meta=\"{urn:x}el@a=b c\"");
 
+	/* KubeVirt's: namespace, label and annotation (the hook's <pod>) */
+	assert_int_equal(policyrule_parse("namespace=hpc* label=app=db annotation=llcd.io/llc-policy "
+	    "label=\"tier.example.org/class=gold plus\" mode=aggregate", "a:5", &r, &err), 0);
+	assert_int_equal(r.nmatch, 4);
+	assert_true(r.need_metadata);
+	assert_int_equal(r.m[0].kind, POLICYRULE_NAMESPACE);
+	assert_string_equal(r.m[0].glob, "hpc*");
+	assert_int_equal(r.m[1].kind, POLICYRULE_LABEL);
+	assert_string_equal(r.m[1].key, "app");
+	assert_true(r.m[1].has_value);
+	assert_string_equal(r.m[1].glob, "db");
+	assert_int_equal(r.m[2].kind, POLICYRULE_ANNOTATION);
+	assert_string_equal(r.m[2].key, "llcd.io/llc-policy");
+	assert_false(r.m[2].has_value);
+	assert_string_equal(r.m[3].glob, "gold plus");
+	assert_string_equal(r.match, "namespace=hpc* label=app=db annotation=llcd.io/llc-policy "
+	    "label=\"tier.example.org/class=gold plus\"");
+	struct policyrule rn;
+	assert_int_equal(policyrule_parse("namespace=hpc mode=static", "a:6", &rn, &err), 0);
+	assert_false(rn.need_metadata);         /* the name is enough */
+	policyrule_format(&rn, buf, sizeof(buf));
+	assert_string_equal(buf, "namespace=hpc <llc:llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" mode=\"static\"/>");
+	{
+		struct policyrule r3;
+		char b3[2048], b4[2048];
+		policyrule_format(&r, b3, sizeof(b3));
+		assert_int_equal(policyrule_parse(b3, "a:7", &r3, &err), 0);
+		policyrule_format(&r3, b4, sizeof(b4));
+		assert_string_equal(b3, b4);
+	}
+	assert_int_equal(policyrule_parse("name=instance-* flavor=\"gpu large*\" "
+	    "meta={http://openstack.org/xmlns/libvirt/nova/*}project=hpc "
+	    "meta={http://kubevirt.io}uid meta=\"{urn:x}el@a=b c\" mode=static", "a:3", &r, &err), 0);
+
 	/* format -> parse gives the same rule */
 	struct policyrule r2;
 	char buf2[2048];
@@ -151,18 +185,22 @@ test_parse_errors(void **state)
 {
 	static const struct { const char *text, *msg; } cases[] = {
 		{ "mode=aggregate", "'policy-rule': 'mode=aggregate' does not start with a MATCH (name=GLOB, "
-		  "flavor=GLOB or meta={URI}ELEMENT...)" },
-		{ "", "'policy-rule': '' does not start with a MATCH (name=GLOB, flavor=GLOB or meta={URI}ELEMENT...)" },
+		  "flavor=GLOB, meta={URI}ELEMENT..., namespace=GLOB, label=KEY[=GLOB] or annotation=KEY[=GLOB])" },
+		{ "", "'policy-rule': '' does not start with a MATCH (name=GLOB, flavor=GLOB, meta={URI}ELEMENT..., namespace=GLOB, label=KEY[=GLOB] or annotation=KEY[=GLOB])" },
 		{ "name=x", "'policy-rule': no policy after 'name=x' (an <llc-policy> element, @FILE or "
 		  "mode=... isolation=...)" },
 		{ "name=x mode=fast", "'policy-rule': llc-policy: attribute 'mode': 'fast' is not one of aggregate, "
 		  "spread, static, none" },
 		{ "name=x bogus=1", "'policy-rule': llc-policy: unknown attribute 'bogus' (allowed, without prefix: "
 		  "mode, isolation, topology, infer)" },
-		{ "name=x static", "'policy-rule': 'static' is not ATTRIBUTE=VALUE (or name=, flavor=, meta= before "
-		  "the policy)" },
+		{ "name=x static", "'policy-rule': 'static' is not ATTRIBUTE=VALUE (or name=, flavor=, meta=, "
+		  "namespace=, label=, annotation= before the policy)" },
 		{ "name=x mo:de=static", "'policy-rule': 'mo:de' is not an attribute name" },
 		{ "flavor= mode=static", "'policy-rule': flavor= needs a glob (* matches every flavor)" },
+		{ "namespace= mode=static", "'policy-rule': namespace= needs a glob (* matches every namespace)" },
+		{ "label= mode=static", "'policy-rule': label= needs a key (label=KEY or label=KEY=GLOB)" },
+		{ "annotation==x mode=static", "'policy-rule': annotation= needs a key (annotation=KEY or annotation=KEY=GLOB)" },
+		{ "label=a*b mode=static", "'policy-rule': label key 'a*b' is not a Kubernetes key (letters, digits, '-', '_', '.', one '/')" },
 		{ "name=\"x mode=static", "'policy-rule': a double quote is not closed" },
 		{ "meta=project mode=static", "'policy-rule': meta='project' is not "
 		  "{NAMESPACE-URI}ELEMENT[@ATTRIBUTE][=GLOB]" },
@@ -200,12 +238,15 @@ test_parse_errors(void **state)
 static void
 test_fixture_matches(void **state)
 {
-	enum { NOVA, KUBEVIRT };
+	enum { NOVA, KUBEVIRT, KUBEVIRT_HOOK };
 	static const struct {
 		const char *file, *name;
 	} fx[] = {
 		[NOVA] = { "nova-instance.xml", "instance-0000000e" },
 		[KUBEVIRT] = { "kubevirt-vmi.xml", "default_vmi-fedora" },
+		/* the same after llcd-kubevirt-hook (kubevirt-vmi.json;
+		 * tests/packaging/test_kubevirt_hook.sh makes it again) */
+		[KUBEVIRT_HOOK] = { "kubevirt-vmi-hook.xml", "default_vmi-fedora" },
 	};
 	static const struct {
 		int fx;
@@ -239,6 +280,30 @@ test_fixture_matches(void **state)
 		{ KUBEVIRT, "meta={http://kubevirt.io}deletionGracePeriodSeconds=30 mode=spread", 0 },
 		{ KUBEVIRT, "meta={http://kubevirt.io}uid=f4686d2c-* mode=spread", 0 },
 		{ KUBEVIRT, "flavor=* mode=spread", -1 },
+		/* the namespace: the name up to its first '_' */
+		{ KUBEVIRT, "namespace=default mode=spread", 0 },
+		{ KUBEVIRT, "namespace=def* mode=spread", 0 },
+		{ KUBEVIRT, "namespace=default_vmi* mode=spread", -1 },
+		{ KUBEVIRT, "namespace=prod mode=spread", -1 },
+		/* without the hook the metadata has no labels or annotations */
+		{ KUBEVIRT, "label=app mode=spread", -1 },
+		{ KUBEVIRT, "annotation=llcd.io/llc-policy mode=spread", -1 },
+		/* with it: a key (exact) and a value glob */
+		{ KUBEVIRT_HOOK, "label=app mode=spread", 0 },
+		{ KUBEVIRT_HOOK, "label=app=db mode=spread", 0 },
+		{ KUBEVIRT_HOOK, "label=app=d* mode=spread", 0 },
+		{ KUBEVIRT_HOOK, "label=app=web mode=spread", -1 },
+		{ KUBEVIRT_HOOK, "label=ap mode=spread", -1 },
+		{ KUBEVIRT_HOOK, "label=kubevirt.io/size=large mode=spread", 0 },
+		{ KUBEVIRT_HOOK, "label=tier.example.org/class=gold namespace=default mode=spread", 0 },
+		{ KUBEVIRT_HOOK, "annotation=llcd.io/llc-policy=aggregate mode=aggregate", 0 },
+		{ KUBEVIRT_HOOK, "annotation=llcd.io/llc-policy=spread mode=spread", -1 },
+		{ KUBEVIRT_HOOK, "annotation=llcd.io/isolation=core label=app=db mode=aggregate isolation=core", 0 },
+		/* a label is not an annotation; the hook copies only llcd.io/ ones */
+		{ KUBEVIRT_HOOK, "annotation=app mode=spread", -1 },
+		{ KUBEVIRT_HOOK, "annotation=kubectl.kubernetes.io/last-applied-configuration mode=spread", -1 },
+		{ KUBEVIRT_HOOK, "meta={urn:llcd:kubevirt:1}pod@namespace=default mode=spread", 0 },
+		{ KUBEVIRT_HOOK, "meta={http://kubevirt.io}uid mode=spread", 0 },
 	};
 
 	for (size_t f = 0; f < sizeof(fx) / sizeof(fx[0]); f++) {

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* bound.c - each libvirt domain's CPU bound: the host's CPUs that the
+ * cgroup cpuset enclosing its QEMU allows (cgbound.h; kubelet's pod cgroup
+ * on a KubeVirt node). Read when the domain is first observed and every
+ * affinity_refresh periods (a pod resized, kubelet's reconcile), given to
+ * the engine as policy_domain_in.bound (a change re-places the domain),
+ * and checked before every pin: llcd never pins a thread outside it and
+ * never writes the cgroup. With reserved CPUs and the shared pool (the
+ * engine's) that is the intersection of the host, llcd.conf and the
+ * cgroup. */
+#include "live_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+
+void
+live_bound_open(struct live *l)
+{
+	struct llcd_err e;
+
+	l->cgm_ok = cgbound_mounts_read(l->cfg.proc_root, &l->cgm, &e) == 0;
+	if (!l->cgm_ok)
+		log_warnx("cgroup mounts: %s; domains are not bounded by their cgroup cpuset", e.msg);
+	else if (l->cgm.v2[0] && l->cgm.v2_cpuset)
+		log_info("CPU bounds from the cgroup v2 cpuset (%s)", l->cgm.v2);
+	else if (l->cgm.v1[0])
+		log_info("CPU bounds from the cgroup v1 cpuset hierarchy (%s)", l->cgm.v1);
+	else
+		log_info("no cpuset cgroup hierarchy: domains are bounded by the host alone");
+}
+
+static void
+bound_read(struct live *l, struct ldom *d)
+{
+	struct llcd_err e = { "" };
+	struct cgbound cg;
+	struct cpuset cpus;
+	char a[256], b[256];
+
+	d->bound.next_period = l->period + (uint64_t)(l->cfg.affinity_refresh > 0 ? l->cfg.affinity_refresh : 10);
+	if (!l->cgm_ok || d->pid <= 0 || d->ext)
+		return;         /* ext domains: the QMP back-end's cgroup rule (cgcpuset.h) */
+	if (cgbound_read(&l->cgm, l->cfg.proc_root, d->pid, &cg, &e) < 0) {
+		if (strcmp(d->bound.error, e.msg) != 0)
+			log_dom(LOG_WARNING, d->name, -1, d->pid, "CPU bound: %s; the last one read stands", e.msg);
+		snprintf(d->bound.error, sizeof(d->bound.error), "%s", e.msg);
+		d->bound.read = true;
+		return;
+	}
+	d->bound.error[0] = '\0';
+	cpuset_zero(&cpus);
+	if (cg.version != 0) {
+		cpuset_and(&cpus, &cg.cpus, &l->everywhere);
+		if (cpuset_empty(&cpus)) {
+			/* nothing of this host: the engine gets an impossible
+			 * bound and refuses the domain, saying so */
+			cpus = cg.cpus;
+		} else if (cpuset_equal(&cpus, &l->everywhere)) {
+			cpuset_zero(&cpus);     /* allows everything: no bound */
+		}
+	}
+	if (d->bound.read && !cpuset_equal(&cpus, &d->bound.cpus)) {
+		cpuset_format(&d->bound.cpus, a, sizeof(a));
+		cpuset_format(&cpus, b, sizeof(b));
+		log_dom(LOG_INFO, d->name, -1, d->pid, "CPU bound changed: cgroup %s allows %s (was %s); placed again",
+		    cg.cgroup[0] ? cg.cgroup : "(none)", cpuset_empty(&cpus) ? "every CPU" : b,
+		    cpuset_empty(&d->bound.cpus) ? "every CPU" : a);
+	} else if (!d->bound.read && !cpuset_empty(&cpus)) {
+		cpuset_format(&cpus, b, sizeof(b));
+		log_dom(LOG_INFO, d->name, -1, d->pid, "CPU bound %s: cgroup v%d cpuset %s", b, cg.version, cg.cgroup);
+	}
+	d->bound.cpus = cpus;
+	d->bound.cg = cg;
+	d->bound.read = true;
+}
+
+void
+live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in)
+{
+	if (!d->bound.read || l->period >= d->bound.next_period)
+		bound_read(l, d);
+	in->bound = d->bound.cpus;
+}
+
+enum agent_result
+live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus, struct llcd_err *err)
+{
+	char a[256], b[256];
+
+	if (cpuset_empty(&d->bound.cpus) || cpuset_subset(cpus, &d->bound.cpus)) {
+		if (!d->bound.read || d->bound.cg.version == 0)
+			return AGENT_OK;
+	}
+	/* the engine planned with the bound it was given; the cgroup may
+	 * have changed since: read it again before any pin */
+	bound_read(l, d);
+	if (cpuset_empty(&d->bound.cpus) || cpuset_subset(cpus, &d->bound.cpus))
+		return AGENT_OK;
+	cpuset_format(cpus, a, sizeof(a));
+	cpuset_format(&d->bound.cpus, b, sizeof(b));
+	d->todo |= LDOM_TODO_OBS;
+	llcd_err_set(err, "CPUs %s are outside the domain's CPU bound %s (cgroup %s): not pinned", a, b,
+	    d->bound.cg.cgroup);
+	return AGENT_TRANSIENT;
+}
+
+void
+live_bound_describe(const struct live *l, const struct ldom *d, struct agent_dominfo *out)
+{
+	struct cpuset allowed = l->everywhere;
+
+	if (d->ext || !d->bound.read)
+		return;
+	cpuset_andnot(&allowed, &allowed, &l->cfg.reserved);
+	if (!cpuset_empty(&d->bound.cpus)) {
+		cpuset_and(&allowed, &allowed, &d->bound.cpus);
+		snprintf(out->cpu_bound_by, sizeof(out->cpu_bound_by), "cgroup");
+	} else {
+		snprintf(out->cpu_bound_by, sizeof(out->cpu_bound_by), "%s",
+		    cpuset_empty(&l->cfg.reserved) ? "host" : "config");
+	}
+	cpuset_format(&allowed, out->cpu_bound, sizeof(out->cpu_bound));
+	if (d->bound.cg.version && snprintf(out->cpu_bound_cgroup, sizeof(out->cpu_bound_cgroup), "v%d %.200s (%.280s)",
+	    d->bound.cg.version, d->bound.cg.cgroup, d->bound.cg.dir) >= (int)sizeof(out->cpu_bound_cgroup))
+		out->cpu_bound_cgroup[sizeof(out->cpu_bound_cgroup) - 2] = '~';
+	snprintf(out->cpu_bound_error, sizeof(out->cpu_bound_error), "%s", d->bound.error);
+}
