@@ -26,19 +26,7 @@
 #include "policy_int.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
-
-/* A reason string, cut at its buffer's size. */
-static void __attribute__((format(printf, 3, 4)))
-say(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t
 holddown_ns(const struct dom *d)
@@ -159,6 +147,17 @@ note_origin(const struct policy_state *s, struct dom *d, const struct policy_dom
 	}
 }
 
+/* The share of vCPU v's home in the LLC it ran on as placed into x;
+ * false when it has none there. */
+static bool
+origin_share(const struct policy_state *s, const struct dom *d, int v, struct cpuset *x)
+{
+	if (d->origin[v] < 0)
+		return false;
+	cpuset_and(x, &d->home[v], llc_cpus(s, d->origin[v]));
+	return !cpuset_empty(x);
+}
+
 /* Released: each vCPU held on its share of the LLC it ran on as placed
  * for a few periods, then free on its home pin. The kernel would leave
  * the threads where gathering put them (it balances LLCs by whole
@@ -171,13 +170,10 @@ release_to_origin(struct dom *d, struct grp *g, const struct policy_state *s)
 	grp_release(d, g);
 	g->own_step = s->step;
 	CPUSET_FOREACH(v, &g->vcpus) {
+		struct cpuset x;
 		if (v >= d->nvcpus)
 			break;
-		if (d->origin[v] < 0)
-			continue;
-		struct cpuset x;
-		cpuset_and(&x, &d->home[v], llc_cpus(s, d->origin[v]));
-		if (!cpuset_empty(&x)) {
+		if (origin_share(s, d, v, &x)) {
 			d->want[v] = x;
 			g->restore_periods = HOME_SETTLE_PERIODS + 1;
 		}
@@ -193,13 +189,10 @@ restore_tick(struct dom *d, struct grp *g, const struct policy_state *s)
 	if (g->restore_periods <= 0 || --g->restore_periods > 0)
 		return false;
 	CPUSET_FOREACH(v, &g->vcpus) {
+		struct cpuset x;
 		if (v >= d->nvcpus)
 			break;
-		if (d->origin[v] < 0)
-			continue;
-		struct cpuset x;
-		cpuset_and(&x, &d->home[v], llc_cpus(s, d->origin[v]));
-		if (cpuset_equal(&d->want[v], &x))
+		if (origin_share(s, d, v, &x) && cpuset_equal(&d->want[v], &x))
 			d->want[v] = d->home[v];
 		d->origin[v] = -1;
 	}
@@ -238,7 +231,7 @@ benefit_verdict(struct policy_state *s, const struct policy_input *in, struct do
 		trial_conclude(t, false);
 		g->bstate = BENEFIT_HOLD;
 		g->hold_until_ns = m->until_ns;
-		say(g->why, sizeof(g->why),
+		reason_fmt(g->why, sizeof(g->why),
 		    "backed off: progress per demanded CPU-second%s %.3g after aggregation vs %.3g before (-%.0f%%%s) "
 		    "at %s; not aggregated at this load for %.0f s%s", by_what(in), after * 1e9, before * 1e9,
 		    100.0 * (1.0 - r), rest, shape, (double)(m->until_ns - in->now_ns) / 1e9, part);

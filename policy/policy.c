@@ -68,6 +68,16 @@ plan_add(struct policy_state *s, struct policy_plan *p, enum policy_action_type 
 	return a;
 }
 
+void
+reason_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
 LLCD_NAME_FUNCTION(policy_action_name, enum policy_action_type, POLICY_ACT_BACKOFF,
     [POLICY_ACT_PIN_VCPU] = "pin-vcpu", [POLICY_ACT_PIN_EMULATOR] = "pin-emulator",
     [POLICY_ACT_RELEASE] = "release", [POLICY_ACT_REFUSE] = "refuse",

@@ -350,6 +350,8 @@ struct policy_state {
 
 /* policy.c: plan, state, helpers ------------------------------------------ */
 
+/* A reason string (a why, a decision) into buf, cut at len. */
+void reason_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Append an action; NULL (and stats.nomem counted) when out of memory. */
 struct policy_action *plan_add(struct policy_state *s, struct policy_plan *p,
                                enum policy_action_type type, const struct dom *d, int vcpu,

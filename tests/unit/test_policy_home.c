@@ -289,6 +289,23 @@ iso_domain(struct harness *h, const char *name, int holddown_s)
 	return h_add(h, name, 16, 1, 16, 1, &a);
 }
 
+/* iso_domain() streaming with vCPUs 0-7 (the others nearly idle) on a
+ * host with counters, run for steps periods. */
+static int
+iso_streaming(struct harness *h, const char *name, int steps)
+{
+	int d = iso_domain(h, name, 1000);
+
+	h->host.counters = true;
+	h->rate = busy_stream_rate;
+	h_busy_range(h, d, 0, 8);
+	for (int v = 8; v < 16; v++)
+		h->dom[d].demand[v] = 0.02;
+	for (int step = 0; step < steps; step++)
+		assert_int_equal(h_step(h), 0);
+	return d;
+}
+
 /* Item 1: a trial taken while the job runs one thread says a wider home
  * gains nothing; when it streams with 8, the load shape is not the one of
  * that verdict, and the home is tried again and widened. (Before: kept on
@@ -421,16 +438,9 @@ static void
 test_home_leaves_whole_llcs(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:8 core:8 pu:2");
-	int d = iso_domain(h, "stream", 1000), e;
+	int d = iso_streaming(h, "stream", 40), e;
 
 	(void)state;
-	h->host.counters = true;
-	h->rate = busy_stream_rate;
-	h_busy_range(h, d, 0, 8);
-	for (int v = 8; v < 16; v++)
-		h->dom[d].demand[v] = 0.02;
-	for (int step = 0; step < 40; step++)
-		assert_int_equal(h_step(h), 0);
 	struct policy_domain_info i = h_info(h, d);
 	assert_int_equal(llcs_of(h, &i.allotment), 4);
 	assert_non_null(strstr(i.home_why, "home kept on LLCs 0-3: instructions per demanded CPU-second 1e+09 on "
@@ -455,17 +465,11 @@ static void
 room_for_isolated(int max_moves)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:4 core:8 pu:2");
-	int d = iso_domain(h, "stream", 1000), e;
+	int d, e;
 	bool said = false;
 
-	h->host.counters = true;
 	h->host.max_moves_total = max_moves;
-	h->rate = busy_stream_rate;
-	h_busy_range(h, d, 0, 8);
-	for (int v = 8; v < 16; v++)
-		h->dom[d].demand[v] = 0.02;
-	for (int step = 0; step < 30; step++)
-		assert_int_equal(h_step(h), 0);
+	d = iso_streaming(h, "stream", 30);
 	struct policy_domain_info w = h_info(h, d);
 	assert_int_equal(llcs_of(h, &w.allotment), 4);
 	e = iso_domain(h, "solver", 1000);
