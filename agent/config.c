@@ -25,6 +25,7 @@ config_defaults(struct config *c)
 	c->overcommit_isolated = 1.0;
 	c->max_moves = 256;
 	c->counters = CONFIG_COUNTERS_AUTO;
+	c->unjudged_groups = CONFIG_UNJUDGED_SHOW;
 	c->sampler = CONFIG_SAMPLER_AUTO;
 	snprintf(c->socket, sizeof(c->socket), "/run/llcd/llcd.sock");
 	snprintf(c->socket_group, sizeof(c->socket_group), "llcd");
@@ -266,7 +267,7 @@ f_rule(const struct config_directive *dir, const void *field, char *buf, size_t 
 
 _Static_assert(sizeof(enum policy_mode) == sizeof(int) && sizeof(enum policy_isolation) == sizeof(int) &&
     sizeof(enum config_counters) == sizeof(int) && sizeof(enum config_sampler) == sizeof(int) &&
-    sizeof(enum config_backend) == sizeof(int),
+    sizeof(enum config_backend) == sizeof(int) && sizeof(enum config_unjudged) == sizeof(int),
     "p_choice writes an int");
 
 static const struct config_choice modes[] = {
@@ -278,6 +279,9 @@ static const struct config_choice isolations[] = {
 };
 static const struct config_choice counter_modes[] = {
 	{ "auto", CONFIG_COUNTERS_AUTO }, { "on", CONFIG_COUNTERS_ON }, { "off", CONFIG_COUNTERS_OFF }, { NULL, 0 },
+};
+static const struct config_choice unjudged_modes[] = {
+	{ "show", CONFIG_UNJUDGED_SHOW }, { "act", CONFIG_UNJUDGED_ACT }, { NULL, 0 },
 };
 static const struct config_choice samplers[] = {
 	{ "auto", CONFIG_SAMPLER_AUTO }, { "bpf", CONFIG_SAMPLER_BPF }, { "proc", CONFIG_SAMPLER_PROC }, { NULL, 0 },
@@ -315,6 +319,7 @@ const struct config_directive config_directives[] = {
 	    .what = "a ratio of vCPUs per CPU"),
 	DIRECTIVE("max-moves", int, max_moves, TUNE, .lo = 1, .hi = 100000, .what = "a number"),
 	DIRECTIVE("counters", choice, counters, TUNE, .choices = counter_modes),
+	DIRECTIVE("unjudged-groups", choice, unjudged_groups, TUNE, .choices = unjudged_modes),
 	DIRECTIVE("sampler", choice, sampler, RESTART, .choices = samplers),
 	DIRECTIVE("socket", path, socket, RESTART, .hi = 107),
 	DIRECTIVE("socket-group", string, socket_group, RESTART, .empty = "none"),

@@ -46,6 +46,13 @@ enum config_counters {
 	CONFIG_COUNTERS_ON = 1,                 /* warn when missing */
 };
 
+/* unjudged-groups: groups inferred from wakeups where nothing can judge
+ * them (policy_host.act_unjudged) */
+enum config_unjudged {
+	CONFIG_UNJUDGED_SHOW = 0,               /* shown, not acted on */
+	CONFIG_UNJUDGED_ACT = 1,                /* acted on without a judge */
+};
+
 /* backend: where domains come from (llcd.c) */
 enum config_backend {
 	CONFIG_BACKEND_LIBVIRT = 0,             /* libvirt (agent/live/) */
@@ -64,6 +71,7 @@ struct config {
 	double overcommit, overcommit_isolated;
 	int max_moves;                          /* vCPU moves per period, all domains */
 	enum config_counters counters;
+	enum config_unjudged unjudged_groups;
 	enum config_sampler sampler;
 	char socket[CONFIG_PATH_MAX];
 	char socket_group[64];                  /* "" = leave root's group */

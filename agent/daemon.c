@@ -56,6 +56,7 @@ host_from_config(const struct config *c, const struct topo *t, bool counters, st
 	h->overcommit_isolated = c->overcommit_isolated;
 	h->max_moves_total = c->max_moves;
 	h->counters = c->counters == CONFIG_COUNTERS_ON || (c->counters == CONFIG_COUNTERS_AUTO && counters);
+	h->act_unjudged = c->unjudged_groups == CONFIG_UNJUDGED_ACT;
 	return 0;
 }
 
@@ -396,13 +397,22 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	d->periods++;
 	d->isolation_held += (uint64_t)st.held;
 	d->isolation_overlaps = st.isolation_overlaps;
-	/* llcd narrows such vCPUs in the same step; one that stays is a pin
-	 * that keeps failing or someone else's: say so once per streak */
+	/* the plan's order keeps isolation between pins; an overlap left
+	 * after the period's pins is a pin that failed, one changed outside
+	 * llcd or a domain just started: say so in its first period, and when
+	 * it is over */
+	if (st.isolation_overlaps > 0) {
+		d->isolation_overlap_periods++;
+		if (d->overlap_streak == 0)
+			log_warnx("isolation: %d vCPU thread%s may run on cores of isolated domains after this period's "
+			    "pins (%s): a pin failed or was changed outside llcd, see `llcctl events`; llcd narrows "
+			    "them again next period", st.isolation_overlaps, st.isolation_overlaps == 1 ? "" : "s",
+			    st.overlap);
+	} else if (d->overlap_streak > 0) {
+		log_info("isolation: holds again after %d period%s with an overlap", d->overlap_streak,
+		    d->overlap_streak == 1 ? "" : "s");
+	}
 	d->overlap_streak = st.isolation_overlaps > 0 ? d->overlap_streak + 1 : 0;
-	if (d->overlap_streak == 3)
-		log_warnx("isolation: %d vCPU threads of domains without isolation may run on cores of "
-		    "isolated domains for 3 periods (pins failing or changed outside llcd; see `llcctl events`)",
-		    st.isolation_overlaps);
 	d->step_ns[d->nstep++ % STEP_HIST] = st.policy_wall_ns;
 	if (st.policy_wall_ns > d->step_max_ns)
 		d->step_max_ns = st.policy_wall_ns;
@@ -835,6 +845,19 @@ daemon_print_plan(const struct daemon *d, FILE *f)
 		json_object_object_add(o, "vcpu", json_object_new_int(a->vcpu));
 		json_object_object_add(o, "cpus", json_object_new_string(cs));
 		json_object_object_add(o, "reason", json_object_new_string(a->reason));
+		/* the order (policy/order.c): its stage, the earlier actions
+		 * (0-based lines) it waits for, whether the engine held it */
+		json_object_object_add(o, "stage", json_object_new_string(policy_stage_name(a->stage)));
+		int nd;
+		const int *deps = policy_plan_deps(p, i, &nd);
+		if (nd > 0) {
+			json_object *after = json_object_new_array();
+			for (int j = 0; j < nd; j++)
+				json_object_array_add(after, json_object_new_int(deps[j]));
+			json_object_object_add(o, "after", after);
+		}
+		if (a->held)
+			json_object_object_add(o, "held", json_object_new_boolean(1));
 		fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	}

@@ -58,8 +58,9 @@ struct daemon {
 	char tunes[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
 	int ntunes;
 	char tunes_file[CONFIG_PATH_MAX];
-	uint64_t isolation_held;        /* isolated pins held back (loop.c) */
-	int isolation_overlaps;         /* last period's observed overlaps */
+	uint64_t isolation_held;        /* actions held back (loop.c, policy/order.c) */
+	int isolation_overlaps;         /* overlaps left after the last period's pins */
+	uint64_t isolation_overlap_periods;     /* periods that ended with one */
 	int overlap_streak;             /* periods in a row with overlaps */
 	/* how late each period started (daemon_run), the last STEP_HIST */
 	uint64_t late_ns[STEP_HIST];

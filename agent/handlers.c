@@ -85,6 +85,37 @@ hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
 	}
 }
 
+/* What can judge llcd's adaptive changes here (issue 23 item 4): a group
+ * gathered from wakeups, a wider home. */
+static void
+judges_json(const struct daemon *d, const struct agent_hostinfo *hi, json_object *o)
+{
+	json_object *j = json_object_new_object(), *x;
+	bool judged = d->host.counters || hi->judges.mbm;
+
+	x = json_object_new_object();
+	json_object_object_add(x, "available", json_object_new_boolean(d->host.counters));
+	json_object_object_add(x, "detail", jstr(hi->judges.counters_reason));
+	json_object_object_add(x, "judges", jstr("gathered groups (benefit check), homes (home check)"));
+	json_object_object_add(j, "counters", x);
+	x = json_object_new_object();
+	json_object_object_add(x, "available", json_object_new_boolean(hi->judges.mbm));
+	json_object_object_add(x, "detail", jstr(hi->judges.mbm_reason));
+	json_object_object_add(x, "judges", jstr("gathered groups (benefit check), homes (home check)"));
+	json_object_object_add(j, "bandwidth_monitoring", x);
+	x = json_object_new_object();
+	json_object_object_add(x, "available", json_object_new_boolean(true));
+	json_object_object_add(x, "detail", jstr(hi->judges.run_delay));
+	json_object_object_add(x, "judges", jstr("a home's CPU wait only (not what gathering costs in memory bandwidth)"));
+	json_object_object_add(j, "run_delay", x);
+	json_object_object_add(j, "unjudged_groups", jstr(d->host.act_unjudged ? "act" : "show"));
+	json_object_object_add(j, "inferred_groups", jstr(judged ?
+	    "acted on, and judged by the benefit check (unless an annotation turns it off)" :
+	    d->host.act_unjudged ? "acted on without a judge (unjudged-groups act)" :
+	    "shown, not acted on: nothing here can judge them (unjudged-groups show)"));
+	json_object_object_add(o, "judges", j);
+}
+
 static json_object *
 topology_json(const struct daemon *d)
 {
@@ -135,8 +166,11 @@ topology_json(const struct daemon *d)
 	if (d->be.ops->describe_host) {
 		struct agent_hostinfo hi;
 		memset(&hi, 0, sizeof(hi));
-		if (d->be.ops->describe_host(d->be.ctx, &hi) == 0)
+		if (d->be.ops->describe_host(d->be.ctx, &hi) == 0) {
 			hostinfo_json(&hi, o);
+			if (hi.have_judges)
+				judges_json(d, &hi, o);
+		}
 	}
 	return o;
 }
@@ -367,6 +401,7 @@ groups_json(const struct policy_domain_info *info)
 		json_object_object_add(o, "best_occupancy", json_object_new_double(round(gi->best_occ * 100) / 100));
 		json_object_object_add(o, "guarded", json_object_new_boolean(gi->guarded));
 		json_object_object_add(o, "backed_off", json_object_new_boolean(gi->backed_off));
+		json_object_object_add(o, "acted_on", json_object_new_boolean(!gi->unjudged));
 		if (gi->rule == POLICY_GROUP_WAKEUPS) {
 			json_object_object_add(o, "wakeups_hz", json_object_new_double(round(gi->wakeups_hz * 10) / 10));
 			json_object_object_add(o, "wakeup_pairs", json_object_new_int(gi->wakeup_pairs));
@@ -947,6 +982,7 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "period_errors", json_object_new_int64((int64_t)d->errors));
 	json_object_object_add(o, "isolation_held", json_object_new_int64((int64_t)d->isolation_held));
 	json_object_object_add(o, "isolation_overlaps", json_object_new_int(d->isolation_overlaps));
+	json_object_object_add(o, "isolation_overlap_periods", json_object_new_int64((int64_t)d->isolation_overlap_periods));
 	json_object_object_add(o, "policy_step_us_p50", json_object_new_double(round((double)p50 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_p99", json_object_new_double(round((double)p99 / 100) / 10));
 	json_object_object_add(o, "policy_step_us_max", json_object_new_double(round((double)d->step_max_ns / 100) / 10));

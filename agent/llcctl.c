@@ -47,7 +47,8 @@ static const char topology_opts[] =
     "R --dry-run      print the XML diff only\n";
 static const char tune_opts[] =
     "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
-    "         default-mode, default-isolation, reserved-cpus, shared-pool (see llcd.conf(5))\n"
+    "         unjudged-groups, default-mode, default-isolation, reserved-cpus, shared-pool\n"
+    "         (see llcd.conf(5))\n"
     "Z --reset        drop every runtime tune: the configuration file's values again\n";
 static const char guest_channel_opts[] =
     "a --add          add the channel (required)\n";
@@ -171,6 +172,21 @@ print_topology(json_object *r)
 	json_object *kc;
 	if (json_object_object_get_ex(r, "kernel_cas", &kc))
 		printf("kernel cache-aware scheduling: %s\n", json_object_get_string(kc));
+	json_object *jg;
+	if (json_object_object_get_ex(r, "judges", &jg)) {
+		static const char *const names[][2] = { { "counters", "counters" },
+			{ "bandwidth_monitoring", "bandwidth" }, { "run_delay", "run delay" } };
+		printf("judges:\n");
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			json_object *x = json_object_object_get(jg, names[i][0]);
+			if (x == NULL)
+				continue;
+			printf("  %-10s %-3s %s; judges %s\n", names[i][1],
+			    json_object_get_boolean(json_object_object_get(x, "available")) ? "yes" : "no",
+			    js(x, "detail"), js(x, "judges"));
+		}
+		printf("  inferred groups: %s\n", js(jg, "inferred_groups"));
+	}
 	printf("\n%-4s %-4s %-5s %-6s %-10s %s\n", "LLC", "PKG", "NUMA", "CORES", "SIZE", "CPUS");
 	if ((a = ja(r, "llcs")) != NULL)
 		for (size_t i = 0; i < json_object_array_length(a); i++) {

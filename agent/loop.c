@@ -19,12 +19,13 @@ struct agent_loop {
 	struct agent_obs *obs;
 	uint64_t *abandoned;            /* keys, sorted */
 	int nabandoned, abandoned_cap;
-	unsigned char *phase;           /* per plan action, reused */
-	unsigned char *done;            /* per plan action: applied this step */
-	int phase_cap;
+	unsigned char *done;            /* per plan action: DONE_* this step */
+	int done_cap;
 	const struct cpuset **reach;    /* per vCPU of the observation, reused */
 	int *reach_off;                 /* per domain: its first vCPU in reach */
 	int reach_cap, off_cap;
+	struct cpuset *iso_cores;       /* per domain: cores of an isolated one */
+	int iso_cap;
 };
 
 LLCD_NAME_FUNCTION(agent_result_name, enum agent_result, AGENT_PERMANENT,
@@ -246,8 +247,8 @@ agent_loop_free(struct agent_loop *l)
 	policy_plan_free(l->plan);
 	agent_obs_free(l->obs);
 	free(l->abandoned);
-	free(l->phase);
 	free(l->done);
+	free(l->iso_cores);
 	free(l->reach);
 	free(l->reach_off);
 	free(l);
@@ -291,64 +292,12 @@ abandon(struct agent_loop *l, uint64_t key)
 	l->nabandoned++;
 }
 
-static bool
-isolated(const struct policy_domain_in *d)
-{
-	return d->annotated && d->annot.isolation == POLICY_ISO_CORE && d->annot.mode != POLICY_MODE_NONE;
-}
-
-/* Whole cores of the PUs in set. */
-static void
-whole_cores(const struct topo *t, const struct cpuset *set, struct cpuset *out)
-{
-	int cpu;
-
-	cpuset_zero(out);
-	CPUSET_FOREACH(cpu, set)
-		if (cpu <= t->max_cpu && t->pu_core[cpu] >= 0)
-			cpuset_or(out, out, &t->nodes[TOPO_CORE][t->pu_core[cpu]]->cpus);
-}
-
-/* Where a vCPU thread may run now: its affinity, or (empty: never
- * pinned) every PU. */
-static const struct cpuset *
-reach(const struct topo *t, const struct policy_vcpu_sample *v)
-{
-	return cpuset_empty(&v->pinned) ? &t->all : &v->pinned;
-}
-
-/* The observed pins against isolation: vCPUs of domains that do not own
- * cores that may run on a core an isolated domain's vCPUs run on. Counted,
- * not fixed: the plan narrows them, and the daemon says so. One pass over
- * the vCPUs (a cpuset AND each), nothing when no domain is isolated. */
-static int
-isolation_overlaps(const struct topo *t, const struct agent_obs *o)
-{
-	struct cpuset pins, iso, hit;
-	int n = 0;
-
-	if (t == NULL)
-		return 0;
-	cpuset_zero(&pins);
-	for (int i = 0; i < o->ndomains; i++) {
-		const struct policy_domain_in *d = &o->domains[i];
-		for (int v = 0; isolated(d) && v < d->nvcpus; v++)
-			cpuset_or(&pins, &pins, &d->vcpus[v].pinned);   /* empty: not placed yet */
-	}
-	if (cpuset_empty(&pins))
-		return 0;
-	whole_cores(t, &pins, &iso);
-	for (int i = 0; i < o->ndomains; i++) {
-		const struct policy_domain_in *d = &o->domains[i];
-		for (int v = 0; !isolated(d) && v < d->nvcpus; v++) {
-			cpuset_and(&hit, reach(t, &d->vcpus[v]), &iso);
-			n += !cpuset_empty(&hit);
-		}
-	}
-	return n;
-}
-
-#define PHASE_1_DONE 3    /* a phase-1 action that was applied */
+/* What became of a plan action this step (agent_loop.done). */
+enum {
+	DONE_NOT,               /* not applied */
+	DONE_APPLIED,           /* applied: the thread has its pin */
+	DONE_UNDONE,            /* applied, then rolled back to its undo pin */
+};
 
 static bool
 is_pin(const struct policy_action *a)
@@ -356,74 +305,54 @@ is_pin(const struct policy_action *a)
 	return a->type == POLICY_ACT_PIN_VCPU || a->type == POLICY_ACT_PIN_EMULATOR;
 }
 
-/* Phase 1 takes what narrows a domain that does not own cores: a vCPU pin
- * inside its thread's present affinity, and its emulator pins; phase 2
- * everything else (isolated domains' pins, moves that widen, releases). So
- * a shared domain leaves cores before an isolated one takes them. */
-static int
-action_phase(const struct agent_obs *o, const struct policy_action *a)
-{
-	const struct policy_domain_in *d;
-
-	if (a->domain < 0 || a->domain >= o->ndomains)
-		return 2;
-	d = &o->domains[a->domain];
-	if (isolated(d))
-		return 2;
-	if (a->type == POLICY_ACT_PIN_EMULATOR)
-		return 1;
-	if (a->type == POLICY_ACT_PIN_VCPU && a->vcpu >= 0 && a->vcpu < d->nvcpus) {
-		const struct cpuset *cur = &d->vcpus[a->vcpu].pinned;
-		return cpuset_empty(cur) || cpuset_subset(&a->cpus, cur) ? 1 : 2;
-	}
-	return 2;
-}
-
-/* Where a vCPU thread was before this step: its observed affinity, or
- * (empty: never pinned, allowed everywhere) every PU of the host. */
 static bool
-previous_pin(const struct agent_loop *l, const struct policy_action *a, struct cpuset *out)
+vcpu_of(const struct agent_obs *o, const struct policy_action *a)
 {
-	const struct agent_obs *o = l->obs;
-
-	if (a->domain < 0 || a->domain >= o->ndomains || a->vcpu < 0 || a->vcpu >= o->domains[a->domain].nvcpus)
-		return false;
-	*out = o->domains[a->domain].vcpus[a->vcpu].pinned;
-	if (cpuset_empty(out)) {
-		if (l->host.topo == NULL)
-			return false;
-		*out = l->host.topo->all;
-	}
-	return true;
+	return a->domain >= 0 && a->domain < o->ndomains && a->vcpu >= 0 && a->vcpu < o->domains[a->domain].nvcpus;
 }
 
 /* A pin of the domain failed permanently: put back every vCPU pin this
- * step applied to it (in either phase), so that the domain is not
- * left half in the new placement and half in the old one when llcd stops
- * managing it. Returns how many were put back; a rollback that fails is
+ * step applied to it, once per vCPU, to the pin the engine gave for that
+ * (policy_action.undo: the affinity before the step, less the cores of
+ * domains it conflicts with this period), so that the domain is not left
+ * half in the new placement and half in the old one when llcd stops
+ * managing it, and no rollback breaks isolation. Returns how many were put
+ * back; a rollback that fails, or that the engine gave no pin for, is
  * reported (the domain keeps that pin). Emulator pins stay: their previous
  * affinity is not observed. */
 static int
 roll_back(struct agent_loop *l, uint64_t key, struct agent_step_stats *st)
 {
 	const struct policy_plan *p = l->plan;
+	struct cpuset back;             /* vCPUs dealt with (newest pin first) */
 	int n = 0;
 
-	for (int i = 0; i < p->n; i++) {
+	cpuset_zero(&back);
+	for (int i = p->n - 1; i >= 0; i--) {
 		const struct policy_action *a = &p->actions[i];
 		struct policy_action rb;
 		struct llcd_err rerr;
-		if (!l->done[i] || a->key != key || a->type != POLICY_ACT_PIN_VCPU)
+		if (l->done[i] != DONE_APPLIED || a->key != key || a->type != POLICY_ACT_PIN_VCPU || !vcpu_of(l->obs, a))
 			continue;
+		if (cpuset_isset(&back, a->vcpu)) {
+			l->done[i] = DONE_NOT;  /* an older pin of a vCPU dealt with */
+			continue;
+		}
+		cpuset_set(&back, a->vcpu);
 		rb = *a;
-		if (!previous_pin(l, a, &rb.cpus))
+		if (cpuset_empty(&a->undo)) {
+			if (l->ops->report)
+				l->ops->report(l->ctx, a, AGENT_PERMANENT, "not rolled back: its previous affinity would "
+				    "share cores with an isolated domain; the vCPU keeps the new pin");
 			continue;
+		}
+		rb.cpus = a->undo;
 		snprintf(rb.reason, sizeof(rb.reason), "rolled back to its previous affinity: another pin of "
 		    "the domain failed permanently");
 		rerr.msg[0] = '\0';
 		enum agent_result r = l->ops->apply(l->ctx, &rb, &rerr);
-		l->done[i] = 0;
 		if (r == AGENT_OK) {
+			l->done[i] = DONE_UNDONE;
 			n++;
 			st->rolled_back++;
 		} else if (l->ops->report) {
@@ -450,7 +379,7 @@ apply_one(struct agent_loop *l, int i, struct agent_step_stats *st)
 	switch (r) {
 	case AGENT_OK:
 		st->ok++;
-		l->done[i] = 1;
+		l->done[i] = DONE_APPLIED;
 		break;
 	case AGENT_TRANSIENT: st->transient++; break;
 	case AGENT_GONE: st->gone++; break;
@@ -471,17 +400,88 @@ apply_one(struct agent_loop *l, int i, struct agent_step_stats *st)
 	return r;
 }
 
-/* The cores that vCPUs of domains without isolation may reach once phase 1
- * is done: their observed affinity, or the pin phase 1 applied to them.
- * (Emulator threads are not observed and not counted.) */
+/* The first prerequisite of action i that was not applied (-2: not an
+ * earlier action of the plan), -1 none. One rolled back counts as applied:
+ * its undo pin keeps clear of every core the prerequisite frees. */
 static int
-reachable_cores(struct agent_loop *l, struct cpuset *out, struct llcd_err *err)
+unmet(const struct agent_loop *l, int i)
 {
-	const struct topo *t = l->host.topo;
+	int n;
+	const int *deps = policy_plan_deps(l->plan, i, &n);
+
+	for (int j = 0; j < n; j++) {
+		if (deps[j] < 0 || deps[j] >= i)
+			return -2;
+		if (!l->done[deps[j]])
+			return deps[j];
+	}
+	return -1;
+}
+
+/* Apply the plan in the engine's order (policy/order.c): each action only
+ * when every prerequisite it names was applied. One the engine held back,
+ * or whose prerequisite was not applied (it failed, was held, or belongs to
+ * an abandoned domain), is not applied: it is reported, counted (held) and
+ * handed back to the engine, which plans it again next period. The loop
+ * decides nothing about where or when. */
+static int
+apply_plan(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *err)
+{
+	const struct policy_plan *p = l->plan;
+
+	if (p->n > l->done_cap) {
+		unsigned char *dn = realloc(l->done, (size_t)p->n);
+		if (dn == NULL)
+			return llcd_err_set(err, "agent loop: out of memory for %d actions", p->n);
+		l->done = dn;
+		l->done_cap = p->n;
+	}
+	if (p->n > 0)
+		memset(l->done, 0, (size_t)p->n);
+	for (int i = 0; i < p->n; i++) {
+		const struct policy_action *a = &p->actions[i];
+		if (agent_loop_abandoned(l, a->key)) {
+			st->skipped++;
+			continue;
+		}
+		if (a->held) {
+			st->held++;             /* the engine plans it again */
+			if (l->ops->report)
+				l->ops->report(l->ctx, a, AGENT_TRANSIENT, a->reason);
+			continue;
+		}
+		int d = unmet(l, i);
+		if (d != -1) {
+			char msg[POLICY_REASON + 192];
+			const struct policy_action *da = d >= 0 && d < p->n ? &p->actions[d] : NULL;
+			snprintf(msg, sizeof(msg), "not applied: it waits for the %s of %s vCPU %d (%s), which was not "
+			    "applied, so isolation=core would not hold; planned again next period",
+			    da ? policy_action_name(da->type) : "action",
+			    da && da->domain >= 0 && da->domain < l->obs->ndomains ? l->obs->domains[da->domain].name : "?",
+			    da ? da->vcpu : -1, da ? policy_stage_name(da->stage) : "?");
+			st->held++;
+			policy_action_not_applied(l->state, a);
+			if (l->ops->report)
+				l->ops->report(l->ctx, a, AGENT_TRANSIENT, msg);
+			continue;
+		}
+		enum agent_result r = apply_one(l, i, st);
+		if (r == AGENT_TRANSIENT && is_pin(a))
+			policy_action_not_applied(l->state, a);        /* retried next period */
+	}
+	return 0;
+}
+
+/* Where each vCPU thread may run once the step acted: its observed
+ * affinity (empty: never pinned, every PU), or the last pin the step
+ * applied to it (its undo pin when that was rolled back). */
+static int
+reach_after(struct agent_loop *l, struct llcd_err *err)
+{
 	const struct agent_obs *o = l->obs;
 	const struct policy_plan *p = l->plan;
-	struct cpuset pus;
-	int total = 0;
+	const struct topo *t = l->host.topo;
+	int total = 0, k = 0;
 
 	for (int i = 0; i < o->ndomains; i++)
 		total += o->domains[i].nvcpus;
@@ -499,92 +499,106 @@ reachable_cores(struct agent_loop *l, struct cpuset *out, struct llcd_err *err)
 		l->reach_off = off;
 		l->off_cap = o->ndomains;
 	}
-	int k = 0;
 	for (int i = 0; i < o->ndomains; i++) {
 		l->reach_off[i] = k;
-		for (int v = 0; v < o->domains[i].nvcpus; v++)
-			l->reach[k++] = reach(t, &o->domains[i].vcpus[v]);
+		for (int v = 0; v < o->domains[i].nvcpus; v++) {
+			const struct cpuset *pin = &o->domains[i].vcpus[v].pinned;
+			l->reach[k++] = cpuset_empty(pin) ? &t->all : pin;
+		}
 	}
 	for (int i = 0; i < p->n; i++) {
 		const struct policy_action *a = &p->actions[i];
-		if (l->phase[i] == PHASE_1_DONE && l->done[i] && a->type == POLICY_ACT_PIN_VCPU && a->domain >= 0 &&
-		    a->domain < o->ndomains && a->vcpu >= 0 && a->vcpu < o->domains[a->domain].nvcpus)
-			l->reach[l->reach_off[a->domain] + a->vcpu] = &a->cpus;
+		if (l->done[i] == DONE_NOT || a->domain < 0 || a->domain >= o->ndomains)
+			continue;
+		if (a->type == POLICY_ACT_PIN_VCPU && vcpu_of(o, a))
+			l->reach[l->reach_off[a->domain] + a->vcpu] = l->done[i] == DONE_UNDONE ? &a->undo : &a->cpus;
+		else if (a->type == POLICY_ACT_RELEASE)
+			for (int v = 0; v < o->domains[a->domain].nvcpus; v++)
+				l->reach[l->reach_off[a->domain] + v] = &a->cpus;
 	}
-	cpuset_zero(&pus);
-	for (int i = 0; i < o->ndomains; i++)
-		for (int v = 0; !isolated(&o->domains[i]) && v < o->domains[i].nvcpus; v++)
-			cpuset_or(&pus, &pus, l->reach[l->reach_off[i] + v]);
-	whole_cores(t, &pus, out);
 	return 0;
 }
 
-/* Apply the plan in two phases (action_phase), then hold back every pin of
- * an isolated domain that lands on a core a vCPU of another domain can
- * still reach (phase 1 failed to narrow it, or nothing planned to): it is
- * reported, the engine plans it again, and an isolated domain never shares
- * a core with a domain llcd could not move away. */
+/* Whole cores of the PUs in set. */
+static void
+whole_cores(const struct topo *t, const struct cpuset *set, struct cpuset *out)
+{
+	int cpu;
+
+	cpuset_zero(out);
+	CPUSET_FOREACH(cpu, set)
+		if (cpu <= t->max_cpu && t->pu_core[cpu] >= 0 && !cpuset_isset(out, cpu))
+			cpuset_or(out, out, &t->nodes[TOPO_CORE][t->pu_core[cpu]]->cpus);
+}
+
+/* After the step acted (reach_after): the vCPU threads that may run on a
+ * core a vCPU of an isolated domain (one the engine placed on cores of its
+ * own) may run on, other than that domain's own: an overlap that happened
+ * anyway (a pin failed, someone changed one outside llcd, a domain just
+ * started). Counted, and the first described in st->overlap, so that the
+ * daemon says so in the period it happens. Emulator threads are not
+ * observed and not counted. Nothing when no domain is isolated. */
 static int
-apply_plan(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *err)
+isolation_overlaps(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *err)
 {
 	const struct topo *t = l->host.topo;
-	const struct policy_plan *p = l->plan;
-	struct cpuset held, hit;
-	bool iso_pins = false;
+	const struct agent_obs *o = l->obs;
+	struct cpuset all_iso, x;
+	int n = 0, niso = 0;
 
-	if (p->n > l->phase_cap) {
-		unsigned char *ph = realloc(l->phase, (size_t)p->n);
-		if (ph == NULL)
-			return llcd_err_set(err, "agent loop: out of memory for %d actions", p->n);
-		l->phase = ph;
-		unsigned char *dn = realloc(l->done, (size_t)p->n);
-		if (dn == NULL)
-			return llcd_err_set(err, "agent loop: out of memory for %d actions", p->n);
-		l->done = dn;
-		l->phase_cap = p->n;
+	st->overlap[0] = '\0';
+	if (t == NULL)
+		return 0;
+	for (int i = 0; i < o->ndomains; i++)
+		niso += policy_domain_isolated(l->state, o->domains[i].key);
+	if (niso == 0)
+		return 0;
+	if (reach_after(l, err) < 0)
+		return -1;
+	if (o->ndomains > l->iso_cap) {
+		struct cpuset *c = realloc(l->iso_cores, sizeof(*c) * (size_t)o->ndomains);
+		if (c == NULL)
+			return llcd_err_set(err, "agent loop: out of memory for %d domains", o->ndomains);
+		l->iso_cores = c;
+		l->iso_cap = o->ndomains;
 	}
-	if (p->n > 0)
-		memset(l->done, 0, (size_t)p->n);
-	for (int i = 0; i < p->n; i++) {
-		const struct policy_action *a = &p->actions[i];
-		l->phase[i] = (unsigned char)action_phase(l->obs, a);
-		iso_pins |= l->phase[i] == 2 && is_pin(a) && a->domain >= 0 && a->domain < l->obs->ndomains &&
-		            isolated(&l->obs->domains[a->domain]);
+	cpuset_zero(&all_iso);
+	for (int i = 0; i < o->ndomains; i++) {
+		struct cpuset pus;
+		cpuset_zero(&pus);
+		cpuset_zero(&l->iso_cores[i]);
+		if (!policy_domain_isolated(l->state, o->domains[i].key))
+			continue;
+		for (int v = 0; v < o->domains[i].nvcpus; v++)
+			cpuset_or(&pus, &pus, l->reach[l->reach_off[i] + v]);
+		whole_cores(t, &pus, &l->iso_cores[i]);
+		cpuset_or(&all_iso, &all_iso, &l->iso_cores[i]);
 	}
-	for (int phase = 1; phase <= 2; phase++) {
-		if (phase == 2 && iso_pins && t != NULL && reachable_cores(l, &held, err) < 0)
-			return -1;
-		for (int i = 0; i < p->n; i++) {
-			const struct policy_action *a = &p->actions[i];
-			if (l->phase[i] != phase)
+	for (int i = 0; i < o->ndomains; i++) {
+		const struct policy_domain_in *d = &o->domains[i];
+		bool iso = policy_domain_isolated(l->state, d->key);
+		struct cpuset others = all_iso;
+		if (iso) {              /* the other isolated domains' cores */
+			cpuset_zero(&others);
+			for (int j = 0; j < o->ndomains; j++)
+				if (j != i)
+					cpuset_or(&others, &others, &l->iso_cores[j]);
+		}
+		for (int v = 0; v < d->nvcpus; v++) {
+			cpuset_and(&x, l->reach[l->reach_off[i] + v], &others);
+			if (cpuset_empty(&x))
 				continue;
-			if (agent_loop_abandoned(l, a->key)) {
-				st->skipped++;
-				continue;
+			if (n++ == 0) {
+				int cpu = cpuset_first(&x), owner = -1;
+				for (int j = 0; j < o->ndomains && owner < 0; j++)
+					if (j != i && cpuset_isset(&l->iso_cores[j], cpu))
+						owner = j;
+				snprintf(st->overlap, sizeof(st->overlap), "domain '%s' vCPU %d may run on CPU %d, a core "
+				    "of isolated domain '%s'", d->name, v, cpu, owner >= 0 ? o->domains[owner].name : "?");
 			}
-			if (phase == 2 && iso_pins && t != NULL && is_pin(a) && a->domain >= 0 &&
-			    a->domain < l->obs->ndomains && isolated(&l->obs->domains[a->domain])) {
-				cpuset_and(&hit, &a->cpus, &held);
-				if (!cpuset_empty(&hit)) {
-					char cs[256], msg[512];
-					cpuset_format(&hit, cs, sizeof(cs));
-					snprintf(msg, sizeof(msg), "not applied: another domain could not be narrowed "
-					    "off PUs %s, so isolation=core would not hold there; planned again next period", cs);
-					st->held++;
-					policy_action_not_applied(l->state, a);
-					if (l->ops->report)
-						l->ops->report(l->ctx, a, AGENT_TRANSIENT, msg);
-					continue;
-				}
-			}
-			enum agent_result r = apply_one(l, i, st);
-			if (r == AGENT_TRANSIENT && is_pin(a))
-				policy_action_not_applied(l->state, a);        /* retried next period */
-			if (phase == 1 && r == AGENT_OK)
-				l->phase[i] = PHASE_1_DONE;
 		}
 	}
-	return 0;
+	return n;
 }
 
 int
@@ -618,8 +632,9 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	st->policy_wall_ns = llcd_mono_ns() - t0;
 
 	st->actions = l->plan->n;
-	st->isolation_overlaps = isolation_overlaps(l->host.topo, l->obs);
 	if (apply_plan(l, st, err) < 0)
+		return -1;
+	if ((st->isolation_overlaps = isolation_overlaps(l, st, err)) < 0)
 		return -1;
 	return 0;
 }

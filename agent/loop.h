@@ -3,13 +3,19 @@
  * observe -> struct policy_input -> policy_step -> apply each action.
  *
  * One call of agent_loop_step() is one period. Time is read once by the
- * caller and passed down. Results of apply() are sorted: transient actions
- * are left for the next period (the policy sees the unchanged affinity and
- * plans again), gone domains simply disappear from the next observation,
- * and a permanent failure marks the domain abandoned: the vCPU pins the
- * same step applied to it are put back to the affinity observed before the
- * step (never half in the new placement), the loop applies no further
- * actions for its key and says so through ops->report.
+ * caller and passed down. The plan comes ordered (policy/order.c): the
+ * loop applies it action by action in that order, each one only when
+ * every prerequisite it names was applied; one the engine held back, or
+ * whose prerequisite did not apply, is reported and handed back
+ * (policy_action_not_applied) to be planned again. The loop decides
+ * nothing about where or when. Results of apply() are sorted: transient
+ * actions are left for the next period (the policy sees the unchanged
+ * affinity and plans again), gone domains simply disappear from the next
+ * observation, and a permanent failure marks the domain abandoned: the
+ * vCPU pins the same step applied to it are put back (to the pin the
+ * engine gave for a rollback, policy_action.undo: never half in the new
+ * placement, never onto an isolated domain's cores), the loop applies no
+ * further actions for its key and says so through ops->report.
  */
 #ifndef LLCD_AGENT_LOOP_H
 #define LLCD_AGENT_LOOP_H
@@ -26,12 +32,15 @@ struct agent_step_stats {
 	int skipped;                    /* for abandoned domains */
 	int rolled_back;                /* pins put back after a permanent
 	                                 * failure of the same domain */
-	int held;                       /* isolated pins held back: a shared
-	                                 * domain could not be narrowed off
-	                                 * those cores (reported, retried) */
-	int isolation_overlaps;         /* observed: a vCPU of another domain
-	                                 * may run on a core an isolated domain
-	                                 * runs on (before this step acted) */
+	int held;                       /* actions not applied: the engine held
+	                                 * them back, or a prerequisite did not
+	                                 * apply (isolation would not hold;
+	                                 * reported, planned again) */
+	int isolation_overlaps;         /* after this step acted: vCPU threads
+	                                 * that may run on a core a vCPU of an
+	                                 * isolated domain (not theirs) may run
+	                                 * on (observed affinity, pins applied) */
+	char overlap[256];              /* the first of them, in words ("" none) */
 	uint64_t policy_wall_ns;        /* wall time of policy_step() */
 };
 

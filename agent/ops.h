@@ -193,6 +193,17 @@ struct agent_hostinfo {
 		uint64_t threads_refused, domains_refused, edges_dropped;
 		bool irq_check;
 	} tracer;
+	/* What can judge llcd's adaptive changes on this host (llcctl
+	 * topology "judges"; docs/design.md, "No judge, no harm"): the
+	 * back-end's facts; the daemon adds whether counters are used and
+	 * the unjudged-groups setting. */
+	bool have_judges;
+	struct {
+		char counters_reason[256];      /* what the counter probe found */
+		bool mbm;                       /* memory bandwidth monitoring */
+		char mbm_reason[LLCD_ERR_MSG + 128];
+		char run_delay[128];            /* where run delay comes from */
+	} judges;
 	char scenario[256];             /* a simulated host's scenario; "" */
 	bool have_qmpback;              /* the QMP back-end's discovery */
 	struct {

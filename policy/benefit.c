@@ -231,7 +231,7 @@ benefit_verdict(struct policy_state *s, const struct policy_input *in, struct do
 		trial_conclude(t, false);
 		g->bstate = BENEFIT_HOLD;
 		g->hold_until_ns = m->until_ns;
-		reason_fmt(g->why, sizeof(g->why),
+		reason_printf(g->why, sizeof(g->why),
 		    "backed off: progress per demanded CPU-second%s %.3g after aggregation vs %.3g before (-%.0f%%%s) "
 		    "at %s; not aggregated at this load for %.0f s%s", by_what(in), after * 1e9, before * 1e9,
 		    100.0 * (1.0 - r), rest, shape, (double)(m->until_ns - in->now_ns) / 1e9, part);

@@ -88,6 +88,32 @@ grp_release(struct dom *d, struct grp *g)
 		g->bstate = BENEFIT_IDLE;
 }
 
+bool
+grp_judged(const struct policy_input *in, const struct dom *d)
+{
+	return d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen);
+}
+
+bool
+grp_unjudged_hold(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                  struct grp *g, struct policy_plan *plan)
+{
+	g->unjudged = g->rule == POLICY_GROUP_WAKEUPS && !grp_judged(in, d) && !in->host.act_unjudged;
+	if (!g->unjudged)
+		return false;
+	if (g->pref_llc >= 0) {
+		plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
+		    "group '%s': preference for LLC %d dropped: inferred from wakeups, and nothing can judge it "
+		    "any more", g->name, g->pref_llc);
+		grp_release(d, g);
+	}
+	snprintf(g->why, sizeof(g->why), "inferred from wakeups, not acted on: %s can judge whether "
+	    "gathering it pays (llcd.conf unjudged-groups act acts on it; an <llc:group> in the annotation names it)",
+	    d->annot.tune.benefit_check ? "no instruction counters or memory bandwidth monitoring on this host" :
+	    "the benefit check is off (benefit-check='off'), so nothing");
+	return true;
+}
+
 /* Remove group i (its vCPUs back to their placement). */
 static void
 grp_remove(struct dom *d, int i)

@@ -27,6 +27,7 @@ policy_plan_free(struct policy_plan *p)
 	if (p == NULL)
 		return;
 	free(p->actions);
+	free(p->deps);
 	free(p);
 }
 
@@ -34,6 +35,22 @@ void
 policy_plan_clear(struct policy_plan *p)
 {
 	p->n = 0;
+	p->ndeps = 0;
+}
+
+const int *
+policy_plan_deps(const struct policy_plan *p, int i, int *n)
+{
+	const struct policy_action *a;
+
+	*n = 0;
+	if (i < 0 || i >= p->n)
+		return NULL;
+	a = &p->actions[i];
+	if (a->ndeps <= 0 || a->dep0 < 0 || a->dep0 + a->ndeps > p->ndeps)
+		return NULL;
+	*n = a->ndeps;
+	return &p->deps[a->dep0];
 }
 
 struct policy_action *
@@ -69,7 +86,7 @@ plan_add(struct policy_state *s, struct policy_plan *p, enum policy_action_type 
 }
 
 void
-reason_fmt(char *buf, size_t len, const char *fmt, ...)
+reason_printf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -86,6 +103,10 @@ LLCD_NAME_FUNCTION(policy_action_name, enum policy_action_type, POLICY_ACT_BACKO
 LLCD_NAME_FUNCTION(policy_trial_state_name, enum policy_trial_state, POLICY_TRIAL_MEASURING,
     [POLICY_TRIAL_WATCHING] = "watching", [POLICY_TRIAL_SETTLING] = "settling",
     [POLICY_TRIAL_MEASURING] = "measuring")
+
+LLCD_NAME_FUNCTION(policy_stage_name, enum policy_stage, POLICY_STAGE_WIDEN,
+    [POLICY_STAGE_NARROW] = "narrow", [POLICY_STAGE_ISOLATE] = "isolate",
+    [POLICY_STAGE_WIDEN] = "widen")
 
 LLCD_NAME_FUNCTION(policy_group_rule_name, enum policy_group_rule, POLICY_GROUP_WAKEUPS,
     [POLICY_GROUP_ANNOTATION] = "annotation", [POLICY_GROUP_GUEST] = "guest",
@@ -480,6 +501,14 @@ trial_info(const struct trial *t, bool home, uint64_t now_ns, struct policy_tria
 	}
 }
 
+bool
+policy_domain_isolated(const struct policy_state *s, uint64_t key)
+{
+	int idx = dom_find(s, key);
+
+	return idx >= 0 && s->doms[idx]->state == DOM_PLACED && s->doms[idx]->isolated;
+}
+
 int
 policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_domain_info *info)
 {
@@ -516,6 +545,7 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 		gi->best_occ = g->best_occ;
 		gi->guarded = g->guarded;
 		gi->backed_off = g->bstate == BENEFIT_HOLD;
+		gi->unjudged = g->unjudged;
 		if (g->rule == POLICY_GROUP_WAKEUPS && d->wk != NULL)
 			gi->wakeups_hz = wakeups_set_rate_hz(d->wk, &g->vcpus, &gi->wakeup_pairs);
 		snprintf(gi->why, sizeof(gi->why), "%s", g->why);

@@ -34,6 +34,11 @@ struct policy_host {
 	double overcommit_isolated;     /* vCPUs per PU for isolated domains */
 	int max_moves_total;            /* vCPU moves per period, all domains */
 	bool counters;                  /* per-thread instruction counts exist */
+	bool act_unjudged;              /* act on groups inferred from wakeups
+	                                 * where nothing can judge them (no
+	                                 * counters, no bandwidth monitoring):
+	                                 * llcd.conf unjudged-groups act; false
+	                                 * (default): shown, not acted on */
 };
 
 void policy_host_defaults(struct policy_host *h, const struct topo *t);
@@ -116,6 +121,26 @@ enum policy_action_type {
  * value + 1 (a macro, not a member, so that switches stay exhaustive). */
 #define POLICY_ACT_COUNT (POLICY_ACT_BACKOFF + 1)
 
+/* The stages of a plan, in the order the caller applies them (order.c,
+ * docs/design.md "The order of actions"). A vCPU of a domain without
+ * isolation and a vCPU of an isolated domain never share a core, nor do
+ * two isolated domains, at any moment between two actions:
+ *  - NARROW: pins that take no core a vCPU of a conflicting domain may
+ *    reach: narrowings (inside the thread's present affinity), pins onto
+ *    cores no conflicting domain touches this period, the narrowing half
+ *    of a pin that both leaves and takes contested cores, informational
+ *    actions. They wait for nothing.
+ *  - ISOLATE: pins of isolated domains onto cores that other domains'
+ *    vCPUs leave in NARROW (or in an earlier ISOLATE pin);
+ *  - WIDEN: pins of domains without isolation onto cores isolated
+ *    domains leave. */
+enum policy_stage {
+	POLICY_STAGE_NARROW,
+	POLICY_STAGE_ISOLATE,
+	POLICY_STAGE_WIDEN,
+};
+#define POLICY_STAGE_COUNT (POLICY_STAGE_WIDEN + 1)
+
 struct policy_action {
 	enum policy_action_type type;
 	uint64_t key;                   /* domain */
@@ -124,12 +149,32 @@ struct policy_action {
 	int llc;                        /* PREFER: new LLC (-1 none); else -1 */
 	struct cpuset cpus;
 	char reason[POLICY_REASON];
+	/* the order (order.c): the plan lists actions by stage, and every
+	 * prerequisite comes before the actions that wait for it */
+	enum policy_stage stage;
+	int dep0, ndeps;                /* prerequisites: the plan's deps[dep0 ..
+	                                 * dep0 + ndeps), indices of earlier
+	                                 * actions; apply this one only if each
+	                                 * of them was applied */
+	bool held;                      /* the engine holds it back (reason says
+	                                 * why: isolation would not hold); never
+	                                 * apply it; it is planned again */
+	struct cpuset undo;             /* PIN_VCPU: where to put the vCPU back if
+	                                 * the caller rolls the domain back (its
+	                                 * affinity before the step, less the
+	                                 * cores conflicting domains touch this
+	                                 * period); empty: keep the pin */
 };
 
 struct policy_plan {
 	int n, cap;
 	struct policy_action *actions;
+	int ndeps, deps_cap;
+	int *deps;                      /* prerequisites of the actions */
 };
+
+/* The prerequisites of action i (n of them into *n; NULL when none). */
+const int *policy_plan_deps(const struct policy_plan *p, int i, int *n);
 
 struct policy_plan *policy_plan_new(void);
 void policy_plan_free(struct policy_plan *p);
@@ -196,6 +241,9 @@ struct policy_group_info {
 	int best_llc;
 	bool guarded;                   /* a size guard forbids aggregation */
 	bool backed_off;                /* benefit check hold-down active */
+	bool unjudged;                  /* inferred, and nothing on this host can
+	                                 * judge it: shown, not acted on (why
+	                                 * says so; policy_host.act_unjudged) */
 	double wakeups_hz;              /* wakeups rule: summed EWMA rate of the
 	                                 * formed pairs inside the group */
 	int wakeup_pairs;               /* ... and how many pairs */
@@ -267,8 +315,13 @@ void policy_stats(const struct policy_state *s, struct policy_stats *st);
  * step compares it with its host's. */
 const struct topo *policy_state_topo(const struct policy_state *s);
 
+/* Whether the engine placed the domain on cores of its own
+ * (isolation="core", placed, not refused). */
+bool policy_domain_isolated(const struct policy_state *s, uint64_t key);
+
 const char *policy_action_name(enum policy_action_type t);
 const char *policy_trial_state_name(enum policy_trial_state st);
+const char *policy_stage_name(enum policy_stage st);
 const char *policy_group_rule_name(enum policy_group_rule r);
 
 #endif

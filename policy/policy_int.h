@@ -15,6 +15,8 @@
  *   benefit.c    the benefit check of an aggregated group;
  *   home.c       the home check: a domain's home measured, widened over
  *                more LLCs when that gains;
+ *   order.c      the last stage: the order of the plan (stages and
+ *                prerequisites that keep isolation between actions);
  *   policy.c     plan, state, set helpers, introspection.
  *
  * Everything here stays pure: no I/O, no globals, no clocks, no logging.
@@ -182,6 +184,7 @@ struct grp {
 	int active_periods;             /* consecutive active periods */
 	uint64_t last_report_step;      /* guest groups: step of the last report */
 	bool guarded;                   /* the size guard forbids aggregation */
+	bool unjudged;                  /* the no-judge rule holds it back */
 	double pref_occ, best_occ;      /* occupancy of the preferred / best LLC */
 	int best_llc;
 	int forbid_fails;               /* periods no move was allowed (kernel: nr_fails) */
@@ -253,6 +256,7 @@ struct home_check {
 	struct trial_sum sum;
 	uint64_t paused_until_ns;       /* no trial before (TRIAL_MAX_ABORTS) */
 	int doubled_periods;            /* busy vCPUs shared a core while one idled */
+	uint64_t respread_until_ns;     /* no placement_respread() before */
 	uint64_t own_step;              /* the last step the check itself re-pinned */
 	bool no_room;                   /* the last try found no wider home ... */
 	uint64_t room_gen;              /* ... at this policy_state.res_gen */
@@ -350,13 +354,15 @@ struct policy_state {
 
 /* policy.c: plan, state, helpers ------------------------------------------ */
 
-/* A reason string (a why, a decision) into buf, cut at len. */
-void reason_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Append an action; NULL (and stats.nomem counted) when out of memory. */
 struct policy_action *plan_add(struct policy_state *s, struct policy_plan *p,
                                enum policy_action_type type, const struct dom *d, int vcpu,
                                const struct cpuset *cpus, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
+
+/* A reason string (an action's, a group's `why`), cut at its buffer's
+ * size: reasons are cut, never an error. */
+void reason_printf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 int state_bind_topo(struct policy_state *s, const struct topo *t);
 struct dom *dom_new(const struct policy_domain_in *in);
@@ -437,6 +443,15 @@ void grp_clear(struct grp *g);
 void grp_release(struct dom *d, struct grp *g);
 /* Every vCPU of the group to its home pin (the preference kept). */
 void grp_send_home(struct dom *d, const struct grp *g);
+/* Whether the benefit check can judge d's groups on this host: it is on
+ * and there are instruction counters or bandwidth monitoring figures. */
+bool grp_judged(const struct policy_input *in, const struct dom *d);
+/* The no-judge rule (issue 23 item 4): a group inferred from wakeups that
+ * nothing can judge is shown, not acted on, unless the operator opted in
+ * (policy_host.act_unjudged). True when g is held back this period (its
+ * preference dropped, its vCPUs at home, `why` says why). */
+bool grp_unjudged_hold(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                       struct grp *g, struct policy_plan *plan);
 
 /* steer.c: stage 4 ----------------------------------------------------------- */
 
@@ -454,6 +469,13 @@ int vcpu_llc(const struct policy_state *s, const struct dom *d,
 /* One move from the step's budget for d: false (and d->budget_denied)
  * when the budget is spent or d has its share. */
 bool budget_take(struct policy_state *s, struct dom *d);
+
+/* order.c: the last stage --------------------------------------------------- */
+
+/* Sort the plan into stages, split the pins that must narrow before they
+ * widen, give each action its prerequisites and the pin a rollback uses,
+ * hold back what cannot keep isolation (planned again next step). */
+void order_stage(struct policy_state *s, const struct policy_input *in, struct policy_plan *plan);
 
 /* benefit.c ------------------------------------------------------------------- */
 

@@ -492,7 +492,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	grp_busy_avg(g, smp.cpus_in_use, wbest);
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
-	if (!grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
+	if (!grp_unjudged_hold(s, in, d, g, plan) && !grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
 		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, allowed, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);

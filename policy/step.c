@@ -12,7 +12,9 @@
  *   4. steer (groups.c, steer.c, benefit.c): confine unmanaged domains to
  *      the shared pool while isolated domains exist; form the groups of
  *      aggregate domains, steer each, spread spread domains; then emit one
- *      PIN per vCPU whose wanted pin differs from what was observed.
+ *      PIN per vCPU whose wanted pin differs from what was observed;
+ *   5. order (order.c): the plan sorted into stages, each action after
+ *      its prerequisites, so that applying it in order keeps isolation.
  */
 #include "policy_int.h"
 
@@ -546,6 +548,10 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	/* 4. steer and emit */
 	s->in = in;
 	steer_stage(s, in, plan, period_ms);
+
+	/* 5. order */
+	order_stage(s, in, plan);
+
 	s->in = NULL;
 	return 0;
 }

@@ -73,6 +73,7 @@ sim_run(struct sim_run *r, const struct sim_scenario *sc, enum sim_policy policy
 		policy_host_defaults(&h, r->topo);
 		h.reserved = sc->reserved;
 		h.counters = sc->perf_counters;
+		h.act_unjudged = sc->act_unjudged;
 		r->loop = agent_loop_new(&sim_agent_ops, &r->ops, &h, r->w->dt_ns, err);
 		r->wall_ns = calloc((size_t)r->w->nperiods + 1, sizeof(uint64_t));
 		if (r->loop == NULL || r->wall_ns == NULL) {

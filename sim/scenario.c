@@ -222,7 +222,7 @@ static int
 parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 {
 	static const char *const keys[] = { "topology", "reserved_cpus", "llc_bw_gbs",
-		"perf_counters", "wakeup_trace", "wakeup_noise_hz", "mbm", NULL };
+		"perf_counters", "wakeup_trace", "wakeup_noise_hz", "mbm", "unjudged_groups", NULL };
 	const char *str;
 	struct llcd_err e;
 
@@ -246,6 +246,12 @@ parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 	s->wakeup_noise_hz = 20;
 	if (get_num(c, o, "host", "wakeup_noise_hz", false, 0, 1e5, &s->wakeup_noise_hz) < 0)
 		return -1;
+	/* llcd.conf's unjudged-groups for the llcd and static runs */
+	if (get_str(c, o, "host", "unjudged_groups", false, &str) < 0)
+		return -1;
+	if (str && strcmp(str, "act") != 0 && strcmp(str, "show") != 0)
+		return fail(c, "host.unjudged_groups", "must be \"show\" or \"act\", got \"%s\"", str);
+	s->act_unjudged = str && strcmp(str, "act") == 0;
 	return 0;
 }
 

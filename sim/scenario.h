@@ -92,6 +92,8 @@ struct sim_scenario {
 	bool mbm;                       /* the policy sees achieved memory bandwidth
 	                                 * per domain (resctrl monitoring) */
 	bool wakeup_trace;              /* the policy sees wakeup edges */
+	bool act_unjudged;              /* host.unjudged_groups "act": llcd.conf's
+	                                 * unjudged-groups act (policy_host) */
 	double wakeup_noise_hz;         /* background wakeups per vCPU per second */
 	double period_ms, duration_s;
 	uint64_t seed;

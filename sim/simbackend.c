@@ -166,6 +166,13 @@ describe_host(void *ctx, struct agent_hostinfo *out)
 	snprintf(out->scenario, sizeof(out->scenario), "%s", s->path);
 	out->core_scheduling = false;
 	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "simulated host");
+	out->have_judges = true;
+	snprintf(out->judges.counters_reason, sizeof(out->judges.counters_reason), "simulated host: %s",
+	    s->sc->perf_counters ? "instruction counters (host.perf_counters)" : "no instruction counters");
+	out->judges.mbm = s->sc->mbm;
+	snprintf(out->judges.mbm_reason, sizeof(out->judges.mbm_reason), "simulated host: %s",
+	    s->sc->mbm ? "memory bandwidth per domain (host.mbm)" : "no bandwidth monitoring");
+	snprintf(out->judges.run_delay, sizeof(out->judges.run_delay), "the simulated scheduler");
 	return 0;
 }
 

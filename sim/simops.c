@@ -187,11 +187,17 @@ sim_report(void *arg, const struct policy_action *a, enum agent_result r, const 
 	struct sim_world *w = ctx->w;
 
 	ctx->failed++;
-	if (w->trace)
-		fprintf(w->trace, "{\"t\":%.3f,\"key\":%llu,\"action\":\"%s\",\"vcpu\":%d,\"result\":\"%s\"}\n",
-		    (double)w->period * w->dt_s, (unsigned long long)a->key, policy_action_name(a->type),
-		    a->vcpu, agent_result_name(r));
-	(void)msg;
+	if (w->trace == NULL)
+		return;
+	fprintf(w->trace, "{\"t\":%.3f,\"key\":%llu,\"action\":\"%s\",\"vcpu\":%d,\"result\":\"%s\",\"error\":\"",
+	    (double)w->period * w->dt_s, (unsigned long long)a->key, policy_action_name(a->type),
+	    a->vcpu, agent_result_name(r));
+	for (const char *p = msg ? msg : ""; *p; p++)
+		if (*p == '"' || *p == '\\')
+			fprintf(w->trace, "\\%c", *p);
+		else if ((unsigned char)*p >= 0x20)
+			fputc(*p, w->trace);
+	fputs("\"}\n", w->trace);
 }
 
 const struct agent_ops sim_agent_ops = {

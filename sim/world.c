@@ -86,6 +86,7 @@ sim_world_free(struct sim_world *w)
 	free(w->dom);
 	free(w->grp);
 	free(w->order);
+	free(w->changes);
 	free(w);
 }
 
@@ -258,6 +259,33 @@ sim_world_violation(struct sim_world *w, const char *fmt, ...)
 
 /* --- affinity ------------------------------------------------------------ */
 
+/* Record an affinity change of thread i (before it is made). */
+static void
+change_push(struct sim_world *w, int i, bool pinned, const struct cpuset *pin)
+{
+	const struct sim_thread *th = &w->threads[i];
+
+	if (w->nchanges == w->changes_cap) {
+		int ncap = w->changes_cap ? 2 * w->changes_cap : 64;
+		struct sim_pin_change *c = realloc(w->changes, sizeof(*c) * (size_t)ncap);
+		if (c == NULL) {
+			w->changes_lost = true;
+			return;
+		}
+		w->changes = c;
+		w->changes_cap = ncap;
+	}
+	struct sim_pin_change *c = &w->changes[w->nchanges++];
+	c->thread = i;
+	c->was_pinned = th->pinned;
+	c->was = th->pin;
+	c->pinned = pinned;
+	if (pinned)
+		c->pin = *pin;
+	else
+		cpuset_zero(&c->pin);
+}
+
 /* The emulator pin changed: the domain's QEMU threads' allowed set too. */
 static void
 emulator_dirty(struct sim_world *w, int d)
@@ -287,6 +315,7 @@ sim_world_pin(struct sim_world *w, int d, int v, const struct cpuset *cpus, stru
 	}
 	if (th->pinned && cpuset_equal(&th->pin, cpus))
 		return 0;
+	change_push(w, w->dom[d].base + v, true, cpus);
 	th->pinned = true;
 	th->pin = *cpus;
 	th->llcs_dirty = true;
@@ -300,6 +329,7 @@ sim_world_unpin(struct sim_world *w, int d)
 	for (int v = 0; v < w->sc->domains[d].nvcpus; v++) {
 		struct sim_thread *th = &w->threads[w->dom[d].base + v];
 		if (th->pinned) {
+			change_push(w, w->dom[d].base + v, false, NULL);
 			th->pinned = false;
 			th->llcs_dirty = true;
 		}
@@ -1010,6 +1040,80 @@ invariants(struct sim_world *w)
 	}
 }
 
+static void
+pin_cores(const struct sim_world *w, const struct cpuset *pin, struct cpuset *out)
+{
+	int pu;
+
+	cpuset_zero(out);
+	CPUSET_FOREACH(pu, pin) {
+		int c = pu <= w->topo->max_cpu ? w->topo->pu_core[pu] : -1;
+		if (c >= 0 && !cpuset_isset(out, pu))
+			cpuset_or(out, out, &topo_get(w->topo, TOPO_CORE, c)->cpus);
+	}
+}
+
+/* Isolation right after change c: the cores the thread's pin took (the
+ * whole cores of its new pin that its old one did not touch; none when it
+ * was not pinned, allowed everywhere) must not be in the pin of a vCPU of
+ * another domain when either domain is isolated (and placed by the
+ * engine). An overlap that was there before the change is the
+ * end-of-period check's (invariants()); this one catches what an action
+ * adds between two others. The first such thread is reported. */
+static void
+check_change(struct sim_world *w, const struct sim_pin_change *c)
+{
+	const struct sim_thread *th = &w->threads[c->thread];
+	const struct sim_dom_state *D = &w->dom[th->dom];
+	bool iso = D->isolated && D->iso_managed;
+	struct cpuset took, was;
+
+	if (!D->active || !th->pinned || !c->was_pinned)
+		return;
+	pin_cores(w, &th->pin, &took);
+	pin_cores(w, &c->was, &was);
+	cpuset_andnot(&took, &took, &was);
+	if (cpuset_empty(&took))
+		return;
+	for (int j = 0; j < w->nthreads; j++) {
+		const struct sim_thread *u = &w->threads[j];
+		const struct sim_dom_state *U = &w->dom[u->dom];
+		struct cpuset both;
+		if (u->dom == th->dom || !U->active || !u->pinned || (!iso && !(U->isolated && U->iso_managed)))
+			continue;
+		cpuset_and(&both, &u->pin, &took);
+		if (cpuset_empty(&both))
+			continue;
+		sim_world_violation(w, "isolation between pins: domain '%s' vCPU %d pinned onto core %d, where %sdomain "
+		    "'%s' vCPU %d is pinned", w->sc->domains[th->dom].name, th->vcpu,
+		    w->topo->pu_core[cpuset_first(&both)], iso ? "" : "isolated ", w->sc->domains[u->dom].name, u->vcpu);
+		return;
+	}
+}
+
+/* Replay the last period's affinity changes in the order the back-end
+ * made them, from the affinity before the first, checking isolation after
+ * each (the end state is checked by invariants()). Run before the world
+ * moves on, when the run has said which isolated domains the engine
+ * placed. */
+static void
+check_changes(struct sim_world *w)
+{
+	for (int k = w->nchanges - 1; k >= 0; k--) {
+		const struct sim_pin_change *c = &w->changes[k];
+		w->threads[c->thread].pinned = c->was_pinned;
+		w->threads[c->thread].pin = c->was;
+	}
+	for (int k = 0; k < w->nchanges; k++) {
+		const struct sim_pin_change *c = &w->changes[k];
+		w->threads[c->thread].pinned = c->pinned;
+		w->threads[c->thread].pin = c->pin;
+		check_change(w, c);
+	}
+	w->nchanges = 0;
+	w->changes_lost = false;
+}
+
 /* --- wakeups (host.wakeup_trace) ----------------------------------------- */
 
 static int
@@ -1245,6 +1349,7 @@ sim_world_step(struct sim_world *w)
 	if (w->period >= w->nperiods)
 		return false;
 	t = (double)w->period * w->dt_s;
+	check_changes(w);
 	lifecycle(w, t);
 	demands(w, t);
 	balance(w);

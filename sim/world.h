@@ -95,6 +95,16 @@ struct sim_wake {
 
 #define SIM_MAX_VIOLATIONS 32
 
+/* One affinity change as the back-end applied it (sim_world_pin, _unpin),
+ * kept until the next period replays the period's changes one by one and
+ * checks isolation after each: the state between two actions, not only
+ * where the actions end. */
+struct sim_pin_change {
+	int thread;
+	bool was_pinned, pinned;
+	struct cpuset was, pin;
+};
+
 struct sim_world {
 	const struct sim_scenario *sc;
 	const struct topo *topo;
@@ -135,6 +145,9 @@ struct sim_world {
 	double dt_s;
 	uint64_t dt_ns;
 	bool pins_dirty;
+	struct sim_pin_change *changes; /* this period's, in the order applied */
+	int nchanges, changes_cap;
+	bool changes_lost;              /* out of memory: only the end is checked */
 
 	int nviol;
 	long nviol_total;

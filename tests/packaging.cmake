@@ -25,3 +25,12 @@ set_tests_properties(packaging_deb_rpm PROPERTIES ENVIRONMENT "LLCD_PKG_OUT=${_d
 # root with mmdebstrap (90-170 s here)
 set_tests_properties(packaging_nspawn PROPERTIES LABELS "packaging;nspawn" TIMEOUT 420 RUN_SERIAL TRUE
   FIXTURES_REQUIRED pkg_deb)
+# a KubeVirt node: the DaemonSet manifest checked, the node image built from
+# the .deb (its Debian base root cached in /var/cache/llcd-test: the first
+# run on a machine makes it with mmdebstrap, about 60 s), and the pods test
+# (tests/e2e/test_kubevirt_pods.sh) run with llcd from the image under
+# podman with the manifest's privileges and mounts
+add_test(NAME packaging_kubevirt_image COMMAND bash ${_pkg}/test_kubevirt_image.sh ${CMAKE_SOURCE_DIR} ${_debs}
+  ${CMAKE_BINARY_DIR})
+set_tests_properties(packaging_kubevirt_image PROPERTIES LABELS "packaging;e2e" TIMEOUT 900 RUN_SERIAL TRUE
+  FIXTURES_REQUIRED pkg_deb)

@@ -8,10 +8,11 @@ find_program(PYTHON3 python3)
 set(_scen ${PROJECT_SOURCE_DIR}/sim/scenarios)
 foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-server
           xiangshan-wakeups pairs-busy noise-busy squeeze stream-isolated stream-isolated-mbm
-          numa-memory stream-mbm
+          numa-memory stream-mbm isolated-trial-shared
           wake-star wake-star-counters wake-star-mbm wake-queue wake-queue-counters
           wake-weak-link wake-weak-link-counters wake-clique64 wake-clique64-counters
-          wake-iothreads)
+          wake-iothreads wake-steal wake-steal-counters wake-steal-mbm wake-rr-pairs
+          xiangshan-wakeups-nojudge xiangshan-wakeups-optin pairs-busy-nojudge)
   add_test(NAME sim_${s}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
                    $<TARGET_FILE:llcsim> ${_scen} ${s})
@@ -35,7 +36,7 @@ foreach(s trial-phase trial-dip trial-extra-load home-narrow home-room)
     set_tests_properties(${_name} PROPERTIES LABELS "sim" TIMEOUT 120)
   endforeach()
 endforeach()
-foreach(s wake-rr-pairs-counters wake-rr-pairs-mbm wake-steal-counters wake-steal-mbm)
+foreach(s wake-rr-pairs-counters wake-rr-pairs-mbm)
   add_test(NAME sim_${s}
            COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
                    $<TARGET_FILE:llcsim> ${_scen} ${s})

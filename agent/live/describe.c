@@ -147,6 +147,12 @@ live_describe_host(struct live *l, struct agent_hostinfo *out)
 	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "%s", coresched_reason(l->cs));
 	snprintf(out->kernel_cas, sizeof(out->kernel_cas), "%s", live_kcas_name(l->kcas));
 	snprintf(out->kernel_cas_detail, sizeof(out->kernel_cas_detail), "%s", l->kcas_detail);
+	out->have_judges = true;
+	snprintf(out->judges.counters_reason, sizeof(out->judges.counters_reason), "%s", l->counters_reason);
+	out->judges.mbm = l->rc != NULL;
+	snprintf(out->judges.mbm_reason, sizeof(out->judges.mbm_reason), "%s", l->mbm_reason);
+	snprintf(out->judges.run_delay, sizeof(out->judges.run_delay), "%s", l->tracer ?
+	    "the in-kernel tracer (sched_info.run_delay)" : "/proc/PID/task/TID/schedstat");
 	snprintf(out->sampler, sizeof(out->sampler), "%s", l->tracer ? "bpf" : "proc");
 	if (l->tracer == NULL) {
 		snprintf(out->sampler_reason, sizeof(out->sampler_reason), "%s", l->sampler_reason);

@@ -41,7 +41,7 @@ mkdir -p "$cache"
 	flock 9
 	if [ ! -s "$base_tar" ]; then
 		echo "build-image.sh: mmdebstrap (once per package list; cached as $base_tar): $pkgs"
-		mmdebstrap --quiet --variant=minbase --include="$pkgs" bookworm "$base_tar.tmp" \
+		mmdebstrap --quiet --variant=minbase --format=tar --include="$pkgs" bookworm "$base_tar.tmp" \
 			>"$cache/image-mmdebstrap.log" 2>&1 || { tail -20 "$cache/image-mmdebstrap.log" >&2; exit 1; }
 		mv "$base_tar.tmp" "$base_tar"
 		for old in "$cache"/image-base-*.tar; do [ "$old" = "$base_tar" ] || rm -f "$old"; done
@@ -56,10 +56,10 @@ mkdir -p "$cache"
 ctx=$(mktemp -d /tmp/llcd-image.XXXXXX)
 trap 'rm -rf "$ctx"' EXIT
 cp "$deb" "$ctx/"
-# rlimits: podman's defaults cannot be raised in some sandboxes; the
-# current ones are passed instead
+# rlimits: in some sandboxes (this project's machines) runc may not set
+# podman's defaults, nor even the current limits again; modest ones pass
 podman build --runtime "$runtime" --quiet \
-	--ulimit "nofile=$(ulimit -Sn):$(ulimit -Hn)" --ulimit "nproc=$(ulimit -Su):$(ulimit -Hu)" \
+	--ulimit "${LLCD_PODMAN_NOFILE:-nofile=1024:1024}" --ulimit "${LLCD_PODMAN_NPROC:-nproc=4096:4096}" \
 	--build-arg "BASE=$base_img" -f "$here/Containerfile" -t "$tag" "$ctx" >/dev/null ||
 	die "podman build failed"
 echo "$tag"

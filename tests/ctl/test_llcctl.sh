@@ -193,6 +193,12 @@ done
 grep -q "^wakeups-3 *wakeups *3,19,35,51,67,83,99,115 " <<<"$out" || fail "hot: no wakeups group: $out"
 grep -q "^wakeups-3 *vCPUs 3,19,35,51,67,83,99,115: 28 pairs, [0-9.]* wakeups/s" <<<"$out" || fail "hot: edge rates: $out"
 ok "hot shows the inferred group with its rule and edge rates"
+# the scenario's host has perf counters: a judge, and the group acted on
+out=$("$llcctl" topology)
+grep -q "^judges:" <<<"$out" && grep -q "^  counters   yes simulated host: instruction counters" <<<"$out" &&
+  grep -q "^  bandwidth  no  simulated host: no bandwidth monitoring" <<<"$out" &&
+  grep -q "^  inferred groups: acted on, and judged by the benefit check" <<<"$out" || fail "topology: judges: $out"
+ok "topology lists the host's judges: counters yes, bandwidth monitoring no"
 out=$("$llcctl" wakeups xs)
 grep -q "^xs: [0-9.]* wakeups/s between vCPUs, background [0-9.]*/s per pair" <<<"$out" || fail "wakeups: $out"
 [ "$(grep -c ' grouped$' <<<"$out")" -ge 28 ] || fail "wakeups: want 28 grouped pairs: $out"

@@ -14,11 +14,16 @@
 #     load: this machine has BTF and root) and `llcctl topology` says so
 #  2. the tracer sees the 1<->3 edge: in llcd's per-period debug line for
 #     the domain the pair {1,3} is the strongest, well above every other
-#  3. llcd, having placed the 4 vCPUs on both LLCs, pins vCPUs 1 and 3 to
-#     one LLC within 20 periods of the tracer first seeing the pair
-#     (Cpus_allowed_list of both threads), and `llcctl hot` shows a group
-#     of rule wakeups holding both
-#  4. the same guest with the ping-pong off (llcd.run=0): no group forms,
+#  3. this machine has neither PMU counters nor resctrl, so nothing can
+#     judge a gathered group (issue 23 item 4): `llcctl topology` says so,
+#     `llcctl hot` shows the group of rule wakeups holding 1 and 3,
+#     `llcctl dominfo` lists it as not acted on, and why, and no vCPU is
+#     pinned to a preferred LLC
+#  4. after `llcctl tune unjudged-groups act`, llcd, having placed the 4
+#     vCPUs on both LLCs, pins vCPUs 1 and 3 to one LLC within 20 periods
+#     (Cpus_allowed_list of both threads) of the later of the tune and the
+#     tracer first seeing the pair
+#  5. the same guest with the ping-pong off (llcd.run=0): no group forms,
 #     no vCPU goes to a preferred LLC, in 30 periods
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/live_lib.sh"
@@ -98,7 +103,6 @@ done
 [ -n "$seen" ] || e2e_fail "no period in which {1,3} is the strongest pair (last: ${line:-none}; $verdict)"
 e2e_ok "${seen#*: } ({1,3} vs the next pair: ${verdict#yes })"
 
-e2e_step "3. llcd pins vCPUs 1 and 3 to one LLC (rule wakeups)"
 # has_group HOT VCPU...: llcctl hot's table has a group of rule wakeups
 # whose vCPU list holds every VCPU given
 has_group() {
@@ -118,6 +122,35 @@ for line in hot.splitlines():
 sys.exit(1)
 PY
 }
+e2e_step "3. no judge on this host: the group is shown, not acted on"
+judges=$(python3 -c 'import json,sys; j=json.load(sys.stdin)["judges"]; print(j["counters"]["available"], j["bandwidth_monitoring"]["available"], j["unjudged_groups"], "|", j["inferred_groups"])' <<<"$topo")
+[ "${judges%% |*}" = "False False show" ] || e2e_fail "llcctl topology: judges: $judges"
+ok=
+for _ in $(seq 60); do
+	hot=$(ctl hot "$a" 2>&1 || true)
+	has_group "$hot" 1 3 && { ok=1; break; }
+	live_alive
+	sleep 1
+done
+[ -n "$ok" ] || e2e_fail "no wakeups group holding vCPUs 1 and 3 after 60 s: $hot"
+info=$(ctl --json dominfo "$a")
+verdict=$(python3 -c '
+import json, sys
+for g in json.load(sys.stdin)["groups"]:
+    if g["rule"] == "wakeups":
+        print(g["acted_on"], g["preferred_llc"], "|", g["why"])
+' <<<"$info")
+case $verdict in
+"False -1 | inferred from wakeups, not acted on: no instruction counters or memory bandwidth monitoring"*) ;;
+*) e2e_fail "llcctl dominfo: the wakeups group is not shown as not acted on: $verdict" ;;
+esac
+grep -qE "^domain $a vcpu [0-9]+ tid [0-9]+: pinned to .*preferred LLC" "$LIVE_LOG" &&
+	e2e_fail "llcd pinned a vCPU to a preferred LLC without a judge: $(grep -E "^domain $a vcpu .*preferred LLC" "$LIVE_LOG" | head -3)"
+e2e_ok "${judges#* | }; dominfo: ${verdict#*| }"
+
+e2e_step "4. with unjudged-groups act, llcd pins vCPUs 1 and 3 to one LLC (rule wakeups)"
+tuned=$(grep -c "^domain $a: wakeups over " "$LIVE_LOG" || true)
+out=$(ctl tune unjudged-groups act 2>&1) || e2e_fail "llcctl tune unjudged-groups act: $out"
 t1=$(e2e_vcpu_tid "$a" 1)
 t3=$(e2e_vcpu_tid "$a" 3)
 ok=
@@ -137,9 +170,9 @@ e2e_log "$hot"
 # the group moved them: count the periods from the first period in which
 # the pair was the strongest (twice the next: the ping-pong runs) to the
 # group's pin of the later of the two
-periods=$(python3 - "$LIVE_LOG" "$a" "$t1" "$t3" <<'PY'
+periods=$(python3 - "$LIVE_LOG" "$a" "$t1" "$t3" "$tuned" <<'PY'
 import re, sys
-log, dom, t1, t3 = sys.argv[1:]
+log, dom, t1, t3, tuned = sys.argv[1:]
 n = first = p1 = p3 = 0
 for line in open(log, errors="replace"):
     if line.startswith("domain %s: wakeups over " % dom):
@@ -156,16 +189,17 @@ for line in open(log, errors="replace"):
             p1 = n
         if line.startswith("domain %s vcpu 3 tid %s:" % (dom, t3)) and not p3:
             p3 = n
+first = max(first, int(tuned))   # no pin before the operator opts in
 print(max(p1, p3) - first if first and p1 and p3 else -1)
 PY
 )
 before=$(grep -cE "^domain $a vcpu [13] tid [0-9]+: pinned to 0-1: placement" "$LIVE_LOG" || true)
 [ "$before" -ge 2 ] || e2e_fail "vCPUs 1 and 3 were not first placed on both LLCs (the test would not show the group moving them)"
 [ "$periods" -ge 0 ] && [ "$periods" -le 20 ] ||
-	e2e_fail "the group's pins came $periods periods after the pair was first seen (want 0..20 at 500 ms)"
-e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tracer first saw the pair; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
+	e2e_fail "the group's pins came $periods periods after the tune and the pair was first seen (want 0..20 at 500 ms)"
+e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tune; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
 
-e2e_step "4. the same guest without the ping-pong: no group"
+e2e_step "5. the same guest without the ping-pong: no group"
 live_stop
 e2e_destroy "$a"
 b=$(e2e_name b)

@@ -31,6 +31,7 @@ overcommit 1
 overcommit-isolated 1
 max-moves 256
 counters auto
+unjudged-groups show
 sampler auto
 socket /run/llcd/llcd.sock
 socket-group llcd

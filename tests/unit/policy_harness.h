@@ -40,6 +40,12 @@ struct harness {
 	double (*rate)(const struct harness *h, int dom, int v);
 	/* optional: a domain's memory bytes this period (bandwidth monitoring) */
 	double (*mbm)(const struct harness *h, int dom);
+	/* the plan is applied in its order (held actions not at all); after
+	 * each pin, the cores it took that a vCPU of a conflicting domain
+	 * (one of the two isolated) is pinned to are counted here, the first
+	 * described (h_step_order()) */
+	int between;
+	char between_what[256];
 };
 
 static inline struct harness *
@@ -163,6 +169,46 @@ h_info(const struct harness *h, int d)
 	return info;
 }
 
+/* The whole cores of the PUs in in. */
+static inline void
+h_cores(const struct topo *t, const struct cpuset *in, struct cpuset *out)
+{
+	int cpu;
+
+	cpuset_zero(out);
+	CPUSET_FOREACH(cpu, in)
+		if (!cpuset_isset(out, cpu) && topo_core_of(t, cpu) >= 0)
+			cpuset_or(out, out, &topo_get(t, TOPO_CORE, topo_core_of(t, cpu))->cpus);
+}
+
+/* vCPU v of domain i was pinned from old to its present pin: count a core
+ * it took (not in old's cores) that a vCPU of another domain is pinned to,
+ * when either domain is isolated (placed by the engine on cores of its
+ * own): the moment between two actions that would break isolation. */
+static inline void
+h_between(struct harness *h, int i, int v, const struct cpuset *old)
+{
+	struct cpuset took, was;
+	bool iso = policy_domain_isolated(h->st, h->dom[i].in.key);
+
+	h_cores(h->topo, &h->dom[i].s[v].pinned, &took);
+	h_cores(h->topo, old, &was);
+	cpuset_andnot(&took, &took, &was);
+	for (int j = 0; j < h->ndom && !cpuset_empty(&took); j++) {
+		struct h_dom *o = &h->dom[j];
+		if (j == i || !o->running || (!iso && !policy_domain_isolated(h->st, o->in.key)))
+			continue;
+		for (int u = 0; u < o->in.nvcpus; u++)
+			if (cpuset_intersects(&o->s[u].pinned, &took)) {
+				if (h->between++ == 0)
+					snprintf(h->between_what, sizeof(h->between_what), "domain '%s' vCPU %d pinned onto a "
+					    "core domain '%s' vCPU %d is pinned to (%s)", h->dom[i].in.name, v, o->in.name, u,
+					    iso ? "it is isolated" : "that one is isolated");
+				return;
+			}
+	}
+}
+
 /* Run the world for one period with the current pins, then a policy step,
  * then apply the plan. Returns policy_step's result. */
 static inline int
@@ -241,14 +287,25 @@ h_step(struct harness *h)
 		fprintf(stderr, "policy_step: %s\n", err.msg);
 		return rc;
 	}
+	/* the caller's part (agent/loop.c): in the plan's order, never what
+	 * the engine held back (prerequisites always apply here) */
 	for (int a = 0; a < h->plan->n; a++) {
 		const struct policy_action *act = &h->plan->actions[a];
 		struct h_dom *d = &h->dom[h->map[act->domain]];
-		if (act->type == POLICY_ACT_PIN_VCPU)
+		struct cpuset old;
+		if (act->held)
+			continue;
+		if (act->type == POLICY_ACT_PIN_VCPU) {
+			old = d->s[act->vcpu].pinned;
 			d->s[act->vcpu].pinned = act->cpus;
-		else if (act->type == POLICY_ACT_RELEASE)
-			for (int v = 0; v < d->in.nvcpus; v++)
+			h_between(h, h->map[act->domain], act->vcpu, &old);
+		} else if (act->type == POLICY_ACT_RELEASE) {
+			for (int v = 0; v < d->in.nvcpus; v++) {
+				old = d->s[v].pinned;
 				d->s[v].pinned = act->cpus;
+				h_between(h, h->map[act->domain], v, &old);
+			}
+		}
 	}
 	return 0;
 }

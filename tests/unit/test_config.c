@@ -114,7 +114,7 @@ test_table(void **state)
 		config_defaults(&c);
 		c.period_ms = 20, c.max_moves = 7, c.overcommit = c.overcommit_isolated = 3;
 		c.default_mode = POLICY_MODE_SPREAD, c.default_isolation = POLICY_ISO_CORE;
-		c.counters = CONFIG_COUNTERS_OFF, c.sampler = CONFIG_SAMPLER_BPF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
+		c.counters = CONFIG_COUNTERS_OFF, c.unjudged_groups = CONFIG_UNJUDGED_ACT, c.sampler = CONFIG_SAMPLER_BPF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
 		snprintf(c.uri, sizeof(c.uri), "x"), snprintf(c.topology, sizeof(c.topology), "y");
 		snprintf(c.reserved, sizeof(c.reserved), "1"), snprintf(c.shared_pool, sizeof(c.shared_pool), "2");
 		snprintf(c.socket, sizeof(c.socket), "/s"), snprintf(c.socket_group, sizeof(c.socket_group), "g");
@@ -134,12 +134,12 @@ test_table(void **state)
 		config_copy(&c, &def, d);
 		assert_true(config_same(&c, &def, d));
 	}
-	assert_int_equal(n, 28);
+	assert_int_equal(n, 29);
 	assert_null(config_directive("bogus"));
 	config_list(CONFIG_TUNE, list, sizeof(list));
 	assert_string_equal(list, "period-ms, default-mode, default-isolation, reserved-cpus, shared-pool, overcommit, "
-	    "overcommit-isolated, max-moves, counters, log-level");
-	assert_int_equal(ntune, 10);
+	    "overcommit-isolated, max-moves, counters, unjudged-groups, log-level");
+	assert_int_equal(ntune, 11);
 	config_list(CONFIG_RELOAD, list, sizeof(list));
 	assert_non_null(strstr(list, "release-on-exit"));
 	assert_null(strstr(list, "socket"));

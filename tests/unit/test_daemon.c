@@ -557,6 +557,71 @@ tune(struct daemon *d, const char *knob, const char *value, bool reset, json_obj
 	return rc;
 }
 
+/* The first wakeups group of a dominfo reply (NULL: none). */
+static json_object *
+wakeups_group(json_object *reply)
+{
+	json_object *g = json_object_object_get(reply, "groups");
+
+	for (size_t i = 0; g && i < json_object_array_length(g); i++) {
+		json_object *x = json_object_array_get_idx(g, i);
+		if (!strcmp(json_object_get_string(json_object_object_get(x, "rule")), "wakeups"))
+			return x;
+	}
+	return NULL;
+}
+
+/* Issue 23 item 4: on a host with neither counters nor bandwidth
+ * monitoring (xiangshan-wakeups-nojudge), `topology` says which judges the
+ * host has, and `dominfo` shows the group inferred from wakeups as not
+ * acted on, and why; `tune unjudged-groups act` opts in. */
+static void
+test_unjudged_group_shown(void **state)
+{
+	struct daemon_backend be;
+	struct simbe *s = scenario("xiangshan-wakeups-nojudge", &be);
+	struct daemon *d = daemon_on(NULL, s, &be);
+	struct control_request req;
+	uint64_t now = 1000000000ull;
+
+	steps(d, &now, 100);    /* 11 s: the load starts at 5 s, the group forms 2 s later */
+	memset(&req, 0, sizeof(req));
+	req.type = CTL_TOPOLOGY;
+	req.args = json_object_new_object();
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object *j = json_object_object_get(req.reply, "judges");
+	assert_non_null(j);
+	assert_false(json_object_get_boolean(json_object_object_get(json_object_object_get(j, "counters"), "available")));
+	assert_false(json_object_get_boolean(json_object_object_get(
+	    json_object_object_get(j, "bandwidth_monitoring"), "available")));
+	assert_true(json_object_get_boolean(json_object_object_get(json_object_object_get(j, "run_delay"), "available")));
+	assert_string_equal(json_object_get_string(json_object_object_get(j, "unjudged_groups")), "show");
+	assert_string_equal(json_object_get_string(json_object_object_get(j, "inferred_groups")),
+	    "shown, not acted on: nothing here can judge them (unjudged-groups show)");
+	request_done(&req);
+
+	domain_request(d, &req, CTL_DOMINFO, "xs");
+	json_object *g = wakeups_group(req.reply);
+	assert_non_null(g);
+	assert_string_equal(json_object_get_string(json_object_object_get(g, "vcpus")), "3,19,35,51,67,83,99,115");
+	assert_false(json_object_get_boolean(json_object_object_get(g, "acted_on")));
+	assert_int_equal(json_object_get_int(json_object_object_get(g, "preferred_llc")), -1);
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(g, "why")),
+	    "inferred from wakeups, not acted on: no instruction counters or memory bandwidth monitoring"));
+	request_done(&req);
+
+	assert_int_equal(tune(d, "unjudged-groups", "act", false, NULL), CTL_OK);
+	steps(d, &now, 20);
+	domain_request(d, &req, CTL_DOMINFO, "xs");
+	g = wakeups_group(req.reply);
+	assert_non_null(g);
+	assert_true(json_object_get_boolean(json_object_object_get(g, "acted_on")));
+	assert_true(json_object_get_int(json_object_object_get(g, "preferred_llc")) >= 0);
+	request_done(&req);
+	daemon_free(d);
+	simbe_free(s);
+}
+
 static int
 stat_int(struct daemon *d, const char *key)
 {
@@ -797,6 +862,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_hotplug_keeps_bound_topology),
 	cmocka_unit_test(test_check_unpinned),
 	cmocka_unit_test(test_dominfo_home_widened),
+	cmocka_unit_test(test_unjudged_group_shown),
 	cmocka_unit_test(test_list_pages),
 	cmocka_unit_test(test_release_ends_on_new_annotation),
 	cmocka_unit_test(test_tunes_kept_across_restart),

@@ -1163,6 +1163,11 @@ test_isolation_random_churn(void **state)
 			}
 			assert_int_equal(h_step(h), 0);
 			check_isolation(h, seed, step);
+			/* and between any two of the step's pins, in the
+			 * plan's order (issue 23 item 3) */
+			if (h->between > 0)
+				fail_msg("seed %llu step %d: %d pins break isolation before the plan ends: %s",
+				    (unsigned long long)seed, step, h->between, h->between_what);
 		}
 		h_free(h);
 	}

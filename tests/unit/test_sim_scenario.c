@@ -80,6 +80,7 @@ test_defaults_and_model(void **state)
 	assert_double_equal(s->domains[0].load[0].wakeups_hz, 750, 0);
 	assert_int_equal(s->domains[0].load[0].nwakes, 0);
 	assert_int_equal(s->domains[0].qemu_count, 0);
+	assert_false(s->act_unjudged);
 	sim_scenario_free(s);
 
 	/* wakes and qemu_threads (spec/llcsim.md, this round's fields) */
@@ -156,6 +157,9 @@ test_errors(void **state)
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[{\"count\":4000,\"util\":1},"
 	    "{\"count\":100,\"util\":1}]}]}",
 	    "t.json: domains[0].qemu_threads[1]: more than 4096 QEMU threads in the domain");
+	expect_error("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\",\"unjudged_groups\":\"yes\"},"
+	    "\"duration_s\":1,\"domains\":[]}",
+	    "t.json: host.unjudged_groups: must be \"show\" or \"act\", got \"yes\"");
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[3]}]}",
 	    "t.json: domains[0].qemu_threads[0]: must be an object");
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"stop_s\":0}]}",

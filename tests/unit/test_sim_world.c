@@ -740,12 +740,69 @@ test_invariants(void **state)
 	/* a non-isolated domain pinned onto an isolated domain's core */
 	pin(&f, 2, 0, "5");
 	steps(&f, 1);
-	assert_int_equal(f.w->nviol, 4);
-	assert_non_null(strstr(f.w->viol[3], "isolation: domain 'n' vCPU 0 pinned to core 2 of isolated domain 'i2'"));
+	assert_int_equal(f.w->nviol, 5);
+	/* the change itself (replayed in order), then the period's end */
+	assert_non_null(strstr(f.w->viol[3], "isolation between pins: domain 'n' vCPU 0 pinned onto core 2, where "
+	    "isolated domain 'i2' vCPU 0 is pinned"));
+	assert_non_null(strstr(f.w->viol[4], "isolation: domain 'n' vCPU 0 pinned to core 2 of isolated domain 'i2'"));
 	assert_int_equal(cpuset_parse(&s, "15-17", &err), 0);
 	assert_int_equal(sim_world_pin(f.w, 2, 1, &s, &err), -1);
-	assert_int_equal(f.w->nviol, 5);
-	assert_non_null(strstr(f.w->viol[4], "host-cpu: domain 'n' vCPU 1 pinned to CPU(s) '16-17' the host lacks"));
+	assert_int_equal(f.w->nviol, 6);
+	assert_non_null(strstr(f.w->viol[5], "host-cpu: domain 'n' vCPU 1 pinned to CPU(s) '16-17' the host lacks"));
+	fx_close(&f);
+}
+
+/* Isolation is checked between the pins of a period, not only where they
+ * end (issue 23 item 3): a shared vCPU pinned onto an isolated domain's
+ * core and off it again before the period ends is caught, in the order
+ * the pins came; pins that only narrow, or that add no core another
+ * domain is pinned to, are not. */
+static void
+test_invariants_between_pins(void **state)
+{
+	struct policy_annotation an[2];
+	bool is[2] = { true, false };
+	struct fx f;
+
+	for (int i = 0; i < 2; i++)
+		policy_annotation_defaults(&an[i]);
+	an[0].isolation = POLICY_ISO_CORE;
+	fx_open(&f, "{\"host\":{\"topology\":\"pack:1 l3:2 core:4 pu:2\"},"
+	    "\"duration_s\":10,\"domains\":["
+	    "{\"name\":\"iso\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]},"
+	    "{\"name\":\"web\",\"vcpus\":2,\"load\":[{\"vcpus\":\"0-1\",\"util\":1}]}]}",
+	    SIM_POLICY_LLCD, 1, an, is);
+	f.w->dom[0].iso_managed = true;
+	steps(&f, 1);
+	pin(&f, 0, 0, "0-1");
+	pin(&f, 0, 1, "0-1");
+	pin(&f, 1, 0, "2-15");
+	pin(&f, 1, 1, "2-15");
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 0);
+	/* web vCPU 0 widens onto iso's core 0 and narrows back: the end is
+	 * clean, the moment in between is not */
+	pin(&f, 1, 0, "0-15");
+	pin(&f, 1, 0, "4-15");
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 1);
+	assert_non_null(strstr(f.w->viol[0], "isolation between pins: domain 'web' vCPU 0 pinned onto core 0, where "
+	    "isolated domain 'iso' vCPU 0 is pinned"));
+	/* iso moves to core 1 after web vCPU 1 left it: clean at every step */
+	pin(&f, 1, 1, "4-15");
+	pin(&f, 0, 0, "2-3");
+	pin(&f, 0, 1, "2-3");
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 1);
+	/* the other way round: iso takes core 2 while web vCPU 0 is pinned
+	 * there, and web leaves it afterwards */
+	pin(&f, 0, 0, "2-5");
+	pin(&f, 1, 0, "6-15");
+	pin(&f, 1, 1, "6-15");
+	steps(&f, 1);
+	assert_int_equal(f.w->nviol, 2);
+	assert_non_null(strstr(f.w->viol[1], "isolation between pins: domain 'iso' vCPU 0 pinned onto core 2, where "
+	    "domain 'web' vCPU 0 is pinned"));
 	fx_close(&f);
 }
 
@@ -787,4 +844,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_remote_memory),
 	cmocka_unit_test(test_kcas_numa_wins),
 	cmocka_unit_test(test_invariants),
+	cmocka_unit_test(test_invariants_between_pins),
 	cmocka_unit_test(test_run_llcd_seed_case))

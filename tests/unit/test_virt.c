@@ -8,9 +8,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <libvirt/virterror.h>
 
@@ -129,6 +132,38 @@ test_qemu_pid(void **state)
 	assert_int_equal(virt_qemu_pid(FIX "/run", proc, "../x", uuid, &pid, &err), VIRT_PERMANENT);
 }
 
+/* A daemon in a PID namespace of its own: its QEMU found by -uuid among
+ * the real processes under the daemon's root, and only there. */
+static void
+test_qemu_pid_scan(void **state)
+{
+	const char *uuid = "0b6c3f57-9d0e-4a4e-9c2e-5b0f0e9d2a11";
+	struct llcd_err err;
+	pid_t child;
+	int pid = -1;
+
+	if ((child = fork()) == 0) {
+		/* its command line holds "-uuid UUID" as QEMU's does */
+		execl("/bin/sh", "sh", "-c", "sleep 30", "-uuid", uuid, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(child > 0);
+	for (int i = 0; i < 100 && pid <= 0; i++) {
+		if (virt_qemu_pid_scan("/proc", "/proc/self/root", uuid, &pid, &err) != VIRT_OK)
+			usleep(20000);  /* until the exec is done */
+	}
+	assert_int_equal(pid, child);
+	/* the same process is not under another root */
+	assert_int_equal(virt_qemu_pid_scan("/proc", "/tmp", uuid, &pid, &err), VIRT_GONE);
+	assert_int_equal(pid, 0);
+	assert_non_null(strstr(err.msg, "no process with -uuid"));
+	/* a prefix of the UUID is not it */
+	assert_int_equal(virt_qemu_pid_scan("/proc", "/proc/self/root", "0b6c3f57", &pid, &err), VIRT_GONE);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(virt_qemu_pid_scan("/proc", "/nonexistent", uuid, &pid, &err), VIRT_GONE);
+}
+
 static void
 test_uuid_key(void **state)
 {
@@ -160,4 +195,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_domain_xml),
 	cmocka_unit_test(test_domain_xml_errors),
 	cmocka_unit_test(test_qemu_pid),
+	cmocka_unit_test(test_qemu_pid_scan),
 	cmocka_unit_test(test_uuid_key))
