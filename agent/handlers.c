@@ -12,6 +12,7 @@
 #include "annotation_xml.h"
 #include "guesttopo.h"
 #include "handlers_int.h"
+#include "httpd.h"
 #include "log.h"
 #include "topo_hwloc.h"
 
@@ -962,6 +963,17 @@ stats_fill(struct daemon *d, json_object *o)
 	json_object_object_add(o, "recommend_cached", json_object_new_int64((int64_t)d->rec_cached));
 	json_object_object_add(o, "recommend_compute_s_max", json_object_new_double(round(d->rec_compute_max_s * 1000) / 1000));
 	json_object_object_add(o, "log_suppressed", json_object_new_int64((int64_t)log_suppressed_total()));
+	if (d->httpd) {
+		struct httpd_stats hs;
+		httpd_get_stats(d->httpd, &hs);
+		json_object_object_add(o, "http_accepted", json_object_new_int64((int64_t)hs.accepted));
+		json_object_object_add(o, "http_refused", json_object_new_int64((int64_t)hs.refused));
+		json_object_object_add(o, "http_evicted", json_object_new_int64((int64_t)hs.evicted));
+		json_object_object_add(o, "http_header_timeouts", json_object_new_int64((int64_t)hs.header_timeouts));
+		json_object_object_add(o, "http_request_timeouts", json_object_new_int64((int64_t)hs.request_timeouts));
+		json_object_object_add(o, "http_idle_closed", json_object_new_int64((int64_t)hs.idle_closed));
+		json_object_object_add(o, "http_connections", json_object_new_int(hs.connections));
+	}
 	if (d->ctl) {
 		struct control_stats cs;
 		control_get_stats(d->ctl, &cs);
