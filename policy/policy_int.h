@@ -35,6 +35,7 @@
 
 #define MAX_VCPUS CPUSET_MAX
 #define RETRY_FAILS 2           /* kernel: cache_nice_tries + 1 */
+#define RETRY_BACKOFF_MAX 6     /* refused moves: wait up to 2^6 x affinity-timeout */
 #define SETTLE_PERIODS 3        /* benefit check: periods after the last move */
 #define MEASURE_PERIODS 5       /* benefit check: periods measured after */
 #define BENEFIT_LOSS 0.05       /* back off when progress drops by > 5 % */
@@ -75,6 +76,8 @@ struct grp {
 	double pref_occ, best_occ;      /* occupancy of the preferred / best LLC */
 	int best_llc;
 	int forbid_fails;               /* periods no move was allowed (kernel: nr_fails) */
+	int refused;                    /* back-offs in a row after refused moves
+	                                 * (the wait doubles each time) */
 	uint64_t retry_after_ns;        /* no moves into the preferred LLC before */
 	/* benefit check */
 	enum benefit_state bstate;

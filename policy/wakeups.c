@@ -25,6 +25,7 @@ struct pair {
 	bool candidate, formed;
 	uint64_t since_ns;              /* candidate: since; formed and cold: cold since */
 	bool cold;                      /* formed and below the leave level */
+	bool keep;                      /* trimming to the cap: kept */
 };
 
 /* A tracked pair as seen from one of its vCPUs (adjacency lists). */
@@ -41,11 +42,12 @@ struct wakeups_state {
 	uint64_t dropped;
 	int npairs, cap;                /* tracked; at most (wakeups_pair_cap) */
 	struct pair *pairs, *scratch;
+	int *ord;                       /* scratch's ranks (by rate) */
 	struct in_edge { uint32_t key; uint64_t ab, ba; } *in;
 	int *off, *fill;                /* per-vCPU partner lists (build_partners) */
 	double *rates;
 	struct alloc {                  /* elements each buffer holds */
-		int pairs, scratch, in, rates, nbrs, cut, off, fill, vtot, vshare, noff, cend, seg, segs, mark;
+		int pairs, scratch, ord, in, rates, nbrs, cut, off, fill, vtot, vshare, noff, cend, seg, segs, mark;
 		int groups, newgroups;
 		int v;                  /* mark2 */
 	} alloc;
@@ -96,6 +98,8 @@ free_buffers(struct wakeups_state *s)
 {
 	free(s->pairs);
 	free(s->scratch);
+	free(s->ord);
+	s->ord = NULL;
 	free(s->in);
 	free(s->off);
 	free(s->fill);
@@ -171,6 +175,7 @@ reserve(struct wakeups_state *s, int nvcpus, int nin)
 
 	if (grow((void **)&s->in, &a->in, nin, sizeof(*s->in)) < 0 ||
 	    grow((void **)&s->scratch, &a->scratch, np, sizeof(*s->scratch)) < 0 ||
+	    grow((void **)&s->ord, &a->ord, np, sizeof(*s->ord)) < 0 ||
 	    grow((void **)&s->pairs, &a->pairs, kept, sizeof(*s->pairs)) < 0 ||
 	    grow((void **)&s->rates, &a->rates, 2 * np, sizeof(*s->rates)) < 0 ||
 	    grow((void **)&s->nbrs, &a->nbrs, 2 * kept, sizeof(*s->nbrs)) < 0 ||
@@ -246,12 +251,13 @@ cmp_rate_desc(const void *x, const void *y)
 	return p->key < q->key ? -1 : p->key > q->key;
 }
 
+/* Indices into the pairs arg, ranked as cmp_rate_desc() orders them. */
 static int
-cmp_key(const void *x, const void *y)
+cmp_rank(const void *x, const void *y, void *arg)
 {
-	uint32_t a = ((const struct pair *)x)->key, b = ((const struct pair *)y)->key;
+	const struct pair *p = arg;
 
-	return a < b ? -1 : a > b;
+	return cmp_rate_desc(&p[*(const int *)x], &p[*(const int *)y]);
 }
 
 static void
@@ -721,14 +727,18 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 
 	/* Rank; the background is the mean of the pairs below the deepest
 	 * rank k that stands WAKEUPS_ENTER_FACTOR above them. */
-	qsort(s->scratch, (size_t)n, sizeof(s->scratch[0]), cmp_rate_desc);
+	/* scratch stays in key order (the merge's); ord ranks it by rate */
+	int *ord = s->ord;
+	for (int i = 0; i < n; i++)
+		ord[i] = i;
+	qsort_r(ord, (size_t)n, sizeof(ord[0]), cmp_rank, s->scratch);
 	{
 		double prefix = 0, bg = npairs > 0 ? s->total_hz / npairs : 0;
 		int k = 0;
 		for (int i = 0; i < n && (double)(i + 1) <= npairs / 2; i++) {
-			prefix += pair_rate(&s->scratch[i]);
+			prefix += pair_rate(&s->scratch[ord[i]]);
 			double rest = fmax(0, s->total_hz - prefix) / (npairs - (double)(i + 1));
-			if (pair_rate(&s->scratch[i]) >= WAKEUPS_ENTER_FACTOR * rest) {
+			if (pair_rate(&s->scratch[ord[i]]) >= WAKEUPS_ENTER_FACTOR * rest) {
 				k = i + 1;
 				bg = rest;
 			}
@@ -739,7 +749,7 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 		double leave = fmax(WAKEUPS_LEAVE_FACTOR * bg, WAKEUPS_LEAVE_MIN_HZ);
 		bool built = false;
 		for (int i = 0; i < n; i++) {
-			struct pair *p = &s->scratch[i];
+			struct pair *p = &s->scratch[ord[i]];
 			double r = pair_rate(p);
 			bool enter = i < k && r >= WAKEUPS_ENTER_MIN_HZ && isfinite(bg) &&
 			    !p->formed && !p->candidate;
@@ -775,20 +785,29 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 			}
 		}
 	}
-	/* Keep the strongest cap pairs, formed ones first. */
+	/* Keep the strongest cap pairs, formed ones first, in key order. */
 	if (n > s->cap) {
 		int m = 0;
+		for (int i = 0; i < n; i++)
+			s->scratch[i].keep = false;
 		for (int i = 0; i < n && m < s->cap; i++)
-			if (s->scratch[i].formed || s->scratch[i].candidate)
-				s->pairs[m++] = s->scratch[i];
+			if (s->scratch[ord[i]].formed || s->scratch[ord[i]].candidate) {
+				s->scratch[ord[i]].keep = true;
+				m++;
+			}
 		for (int i = 0; i < n && m < s->cap; i++)
-			if (!s->scratch[i].formed && !s->scratch[i].candidate)
+			if (!s->scratch[ord[i]].keep) {
+				s->scratch[ord[i]].keep = true;
+				m++;
+			}
+		m = 0;
+		for (int i = 0; i < n; i++)
+			if (s->scratch[i].keep)
 				s->pairs[m++] = s->scratch[i];
 		n = m;
 	} else {
 		memcpy(s->pairs, s->scratch, sizeof(*s->pairs) * (size_t)n);
 	}
-	qsort(s->pairs, (size_t)n, sizeof(s->pairs[0]), cmp_key);
 	s->npairs = n;
 	communities(s, npairs);
 	return 0;

@@ -8,7 +8,7 @@ find_program(PYTHON3 python3)
 set(_scen ${PROJECT_SOURCE_DIR}/sim/scenarios)
 foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-server
           xiangshan-wakeups pairs-busy noise-busy squeeze stream-isolated stream-isolated-mbm
-          numa-memory stream-mbm isolated-trial-shared
+          numa-memory stream-mbm isolated-trial-shared squeeze-churn overcommit-groups
           wake-star wake-star-counters wake-star-mbm wake-queue wake-queue-counters
           wake-weak-link wake-weak-link-counters wake-clique64 wake-clique64-counters
           wake-iothreads wake-steal wake-steal-counters wake-steal-mbm wake-rr-pairs

@@ -168,6 +168,22 @@ def main():
         c.ratio_at_least("llcd", "static", None, 0.98)
         c.check(runs["llcd"]["domains"][0]["pref_llc_switches"] == 0,
                 "llcd: the 6-thread group never prefers the LLC where it has 4 PUs")
+    elif name in ("squeeze-churn", "overcommit-groups"):
+        # issue 23 item 7: a group whose moves are refused keeps its
+        # preferred LLC (a few changes a minute at most: the runs are 60 s)
+        # and its pins do not flap; nothing worse than before
+        minutes = runs["llcd"]["periods"] * runs["llcd"]["period_ms"] / 60000.0
+        for d in runs["llcd"]["domains"]:
+            n, p = d["pref_llc_switches"], d["vcpu_pins"]
+            c.check(n <= 3 * minutes, f'{d["name"]}: llcd {n} preferred-LLC changes in {minutes:g} min (at most 3 a minute)')
+            c.check(p <= 8 * minutes + 16 * (3 if name == "squeeze-churn" else 1),
+                    f'{d["name"]}: llcd {p} vCPU pins in {minutes:g} min (placement, then at most 8 a minute)')
+        if name == "squeeze-churn":
+            c.ratio_at_least("llcd", "static", None, 0.98)
+        else:
+            c.ratio_at_least("llcd", "none", None, 0.98)
+            for g in runs["none"]["groups"]:
+                c.ratio_at_least("llcd", "none", f'{g["domain"]}/{g["group"]}', 0.98)
     elif name == "numa-memory":
         # static: llcd's initial placement puts the group on node 0, away
         # from its memory (0.8); a thread off the memory's node never runs

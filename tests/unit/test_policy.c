@@ -987,6 +987,63 @@ test_annotation_change(void **state)
 	h_free(h);
 }
 
+/* --- preference churn (issue 23 item 7) -------------------------------------- */
+
+/* The preferred-LLC changes and vCPU pins over a minute of the groups of
+ * ndom domains (one group of the busy vCPUs listed each), after placement
+ * (the first 3 steps); the most of any domain into *pref and *pins. */
+static void
+churn_run(struct harness *h, int ndom, int nv, const int *busy, int nbusy, int *pref, int *pins)
+{
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int np[H_MAXDOM] = { 0 }, nq[H_MAXDOM] = { 0 };
+
+	h_one_group(&a, "app", busy, nbusy);
+	for (int i = 0; i < ndom; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "vm%d", i);
+		int d = h_add(h, name, nv, 1, nv, 1, &a);
+		for (int v = 0; v < nv; v++)
+			h->dom[d].demand[v] = 0.02;
+		h_busy(h, d, busy, nbusy);
+	}
+	for (int step = 0; step < 63; step++) {
+		assert_int_equal(h_step(h), 0);
+		for (int i = 0; step >= 3 && i < h->plan->n; i++) {
+			const struct policy_action *x = &h->plan->actions[i];
+			int d = h->map[x->domain];
+			np[d] += x->type == POLICY_ACT_PREFER && x->llc >= 0;
+			nq[d] += x->type == POLICY_ACT_PIN_VCPU;
+		}
+	}
+	*pref = *pins = 0;
+	for (int i = 0; i < ndom; i++) {
+		*pref = np[i] > *pref ? np[i] : *pref;
+		*pins = nq[i] > *pins ? nq[i] : *pins;
+	}
+}
+
+/* An overcommitted host (64 PUs in 8 LLCs of 4 cores, 4 vCPUs per PU):
+ * 10 domains of 16 vCPUs, each with a busy 3-thread group spread over the
+ * domain. Every LLC carries about 4 busy threads, so the kernel's rules
+ * refuse every move into a group's preferred LLC. The group keeps its
+ * preference and retries less and less often: a few preferred-LLC changes
+ * and pins a minute at most (before: a change and 2 pins every 3 periods,
+ * the vCPU already on the preferred LLC pinned there and back). */
+static void
+test_refused_group_no_churn(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:8 core:4 pu:2");
+	static const int busy[] = { 0, 5, 10 };
+	int pref, pins;
+
+	h->host.overcommit = 4;
+	churn_run(h, 10, 16, busy, 3, &pref, &pins);
+	if (pref > 3 || pins > 8)
+		fail_msg("a domain changed its preferred LLC %d times and pinned %d vCPUs in a minute", pref, pins);
+	h_free(h);
+}
+
 /* --- isolation invariant under random churn -------------------------------- */
 
 static uint64_t
@@ -1335,6 +1392,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_size_guard_groups_together),
 	cmocka_unit_test(test_annotation_change),
 	cmocka_unit_test(test_isolation_random_churn),
+	cmocka_unit_test(test_refused_group_no_churn),
 	cmocka_unit_test(test_input_order_irrelevant),
 	cmocka_unit_test(test_restart_adopts_pins),
 	cmocka_unit_test(test_default_pins_not_adopted),
