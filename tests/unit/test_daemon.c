@@ -700,7 +700,6 @@ test_tunes_hostile(void **state)
 	struct simbe *s = scenario("xiangshan-8ccx", &be);
 	json_object *r;
 
-	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/tunes", dir);
 	snprintf(tmp, sizeof(tmp), "%s/tunes.tmp", dir);

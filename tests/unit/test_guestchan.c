@@ -521,7 +521,6 @@ test_channel_hostile_dir(void **state)
 	char want[300], link[128];
 	uint64_t t = 1000 * S;
 
-	(void)state;
 	srv_up(&s);
 	srv_up(&other);
 	assert_int_equal(chmod(s.dir, 0777), 0);

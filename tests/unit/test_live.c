@@ -461,7 +461,6 @@ test_state_hostile(void **state)
 	char *d = tmpdir(), path[512], victim[512], want[700];
 	struct live_config cfg;
 
-	(void)state;
 	snprintf(victim, sizeof(victim), "%s/elsewhere", d);
 	write_file(victim, "llcd-live-state 1\ndomain 1 - 1 planted\nvcpu 0 0\n");
 	snprintf(path, sizeof(path), "%s/live.state", d);
@@ -487,7 +486,7 @@ test_state_hostile(void **state)
 	/* a state directory others may write */
 	struct topo *t = topo_load("pack:1 l3:1 core:1 pu:1", &err);
 	assert_int_equal(chmod(d, 0777), 0);
-	live_none_config(&cfg, t, LIVE_SAMPLER_PROC);
+	live_config_none(&cfg, t, LIVE_SAMPLER_PROC);
 	cfg.state_dir = d;
 	assert_null(live_new(&cfg, &err));
 	snprintf(want, sizeof(want), "state-dir: directory %s is writable by others (mode 0777, owner uid 0, group 0): "

@@ -754,7 +754,6 @@ test_dir_refused(void **state)
 	struct peer good;
 	pthread_t sp[2];
 
-	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock && chmod 0777 %s/sock", tmp, tmp);
 	assert_int_equal(system(buf), 0);
 	struct live *l = qmp_live(&t);
@@ -865,7 +864,6 @@ test_symlink_race(void **state)
 	struct peer garbage;
 	struct flipper f = { .n = 16 };
 
-	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
 	assert_int_equal(system(buf), 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.60s/outside.sock", tmp);
@@ -919,7 +917,6 @@ test_flip_flood(void **state)
 	struct qmpback_stats st;
 	struct peer garbage;
 
-	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
 	assert_int_equal(system(buf), 0);
 	peer_start(&garbage, PEER_GARBAGE, ".s");
@@ -975,7 +972,6 @@ test_policy_symlink(void **state)
 	uint64_t key;
 	struct agent_dominfo di;
 
-	(void)state;
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock %s/pol && printf 'root:$y$j9T$secret:19000::::::\\n' > %s/shadow && "
 	    "chmod 0600 %s/shadow && ln -s %s/shadow %s/pol/100.xml", tmp, tmp, tmp, tmp, tmp, tmp);
 	assert_int_equal(system(buf), 0);

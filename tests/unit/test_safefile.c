@@ -55,7 +55,6 @@ put(const char *rel, const char *text, mode_t mode)
 static int
 setup(void **state)
 {
-	(void)state;
 	snprintf(top, sizeof(top), "/tmp/test_safefile.XXXXXX");
 	assert_non_null(mkdtemp(top));
 	return 0;
@@ -66,7 +65,6 @@ teardown(void **state)
 {
 	char cmd[128];
 
-	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -79,7 +77,6 @@ test_opendir(void **state)
 	char p[256], want[512];
 	int fd;
 
-	(void)state;
 	if (getuid() != 0)
 		fail_msg("this test needs root (chown); run the suite as root");
 	mk("ok", 0755);
@@ -139,7 +136,6 @@ test_links(void **state)
 	char p[256], t[256];
 	int fd;
 
-	(void)state;
 	mk("real", 0755);
 	mk("real/d", 0755);
 	mk("bad", 0777);
@@ -180,7 +176,6 @@ test_files(void **state)
 	size_t len;
 	int dfd, fd;
 
-	(void)state;
 	mk("d", 0755);
 	put("secret", "root:x:0:0\n", 0600);
 	put("d/good", "hello\n", 0644);
@@ -244,7 +239,6 @@ test_connect(void **state)
 	char p[256], t[256];
 	int l1, l2, dfd, s;
 
-	(void)state;
 	mk("s", 0755);
 	path(p, sizeof(p), "s/a.sock");
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.100s", p);
