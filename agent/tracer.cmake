@@ -1,12 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # llcagent_tracer: llcd's in-kernel tracer of vCPU threads (agent/live/tracer.*).
-# The BPF object is CO-RE: built once with clang's BPF target against a
-# vmlinux.h generated here from a kernel's BTF (never committed), embedded in
-# a bpftool skeleton, relocated by libbpf to the running kernel at load time.
-# LLCD_VMLINUX_BTF names the BTF to generate vmlinux.h from (any kernel with
-# the scheduler tracepoints will do; the running one by default).
-set(LLCD_VMLINUX_BTF "/sys/kernel/btf/vmlinux" CACHE FILEPATH
-    "kernel BTF that vmlinux.h for the tracer is generated from")
+# The BPF object is CO-RE: built once with clang's BPF target against the
+# kernel types it reads, written out in agent/live/vmlinux.h (no build host's
+# BTF is read: the package builds in a chroot or container), embedded in a
+# bpftool skeleton, relocated by libbpf to the running kernel at load time.
 pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf>=1.0)
 find_program(LLCD_BPF_CLANG NAMES clang clang-14)
 find_program(LLCD_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin)
@@ -14,10 +11,6 @@ find_program(LLCD_LLVM_STRIP NAMES llvm-strip llvm-strip-14)
 if(NOT LLCD_BPF_CLANG OR NOT LLCD_BPFTOOL)
   message(FATAL_ERROR "agent/tracer: needs clang (BPF target) and bpftool; "
                       "install clang bpftool libbpf-dev (scripts/install-deps)")
-endif()
-if(NOT EXISTS "${LLCD_VMLINUX_BTF}")
-  message(FATAL_ERROR "agent/tracer: no kernel BTF at ${LLCD_VMLINUX_BTF}; "
-                      "set -DLLCD_VMLINUX_BTF=<a vmlinux with BTF>")
 endif()
 
 set(_tr_src ${CMAKE_CURRENT_LIST_DIR}/live)
@@ -30,20 +23,18 @@ elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
 else()
   set(_tr_arch ${CMAKE_SYSTEM_PROCESSOR})
 endif()
+# for tests/layout.cmake, which builds the object once more with the host's BTF hidden
+set(LLCD_BPF_ARCH ${_tr_arch} CACHE INTERNAL "__TARGET_ARCH_ of the BPF object")
 
-add_custom_command(OUTPUT ${_tr_gen}/vmlinux.h
-  COMMAND ${LLCD_BPFTOOL} btf dump file ${LLCD_VMLINUX_BTF} format c > ${_tr_gen}/vmlinux.h.tmp
-  COMMAND ${CMAKE_COMMAND} -E rename ${_tr_gen}/vmlinux.h.tmp ${_tr_gen}/vmlinux.h
-  COMMENT "vmlinux.h from ${LLCD_VMLINUX_BTF}" VERBATIM)
 set(_tr_strip "")
 if(LLCD_LLVM_STRIP)
   set(_tr_strip COMMAND ${LLCD_LLVM_STRIP} -g ${_tr_gen}/tracer.bpf.o)
 endif()
 add_custom_command(OUTPUT ${_tr_gen}/tracer.bpf.o
   COMMAND ${LLCD_BPF_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${_tr_arch}
-          -I${_tr_gen} -I${_tr_src} -c ${_tr_src}/tracer.bpf.c -o ${_tr_gen}/tracer.bpf.o
+          -I${_tr_src} -c ${_tr_src}/tracer.bpf.c -o ${_tr_gen}/tracer.bpf.o
   ${_tr_strip}
-  DEPENDS ${_tr_src}/tracer.bpf.c ${_tr_src}/tracer_abi.h ${_tr_gen}/vmlinux.h
+  DEPENDS ${_tr_src}/tracer.bpf.c ${_tr_src}/tracer_abi.h ${_tr_src}/vmlinux.h
   COMMENT "BPF object tracer.bpf.o" VERBATIM)
 add_custom_command(OUTPUT ${_tr_gen}/tracer.skel.h
   COMMAND ${LLCD_BPFTOOL} gen skeleton ${_tr_gen}/tracer.bpf.o name tracer_bpf > ${_tr_gen}/tracer.skel.h.tmp
@@ -55,4 +46,4 @@ add_custom_target(llcd_tracer_skel DEPENDS ${_tr_gen}/tracer.skel.h)
 add_library(llcagent_tracer STATIC ${_tr_src}/tracer.c ${_tr_gen}/tracer.skel.h)
 add_dependencies(llcagent_tracer llcd_tracer_skel)
 target_include_directories(llcagent_tracer PUBLIC ${_tr_src} PRIVATE ${_tr_gen})
-target_link_libraries(llcagent_tracer PUBLIC llcpolicy PkgConfig::LIBBPF)
+target_link_libraries(llcagent_tracer PUBLIC llcommon PkgConfig::LIBBPF)

@@ -62,7 +62,6 @@
 #include "cliopt.h"
 #include "clock.h"
 #include "live.h"
-#include "../tests/unit/live_none.h"
 #include "log.h"
 #include "loop.h"
 #include "procstat.h"
@@ -208,7 +207,7 @@ standin_live(const struct topo *t, const pid_t *pids, int nproc, int per_proc, i
 	struct live *l;
 	char name[32];
 
-	live_none_config(&cfg, t, sampler);
+	live_config_none(&cfg, t, sampler);
 	cfg.dry_run = true;
 	if ((l = live_new(&cfg, &err)) == NULL) {
 		fprintf(stderr, "live_new: %s\n", err.msg);

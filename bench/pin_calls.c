@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* pin_calls.c - what one libvirt vCPU pin call costs llcd (virt_pin_vcpu),
- * on a private libvirtd (tests/libvirt/lvd.h: the real daemon in session
+ * on a private libvirtd (testsupport/lvd.h: the real daemon in session
  * mode, as nobody) with two real TCG QEMU domains of N vCPUs started
  * paused (their vCPU threads exist; no guest runs).
  *

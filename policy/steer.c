@@ -291,6 +291,8 @@ grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, doubl
 			a->llc = best;
 		g->pref_llc = best;
 		g->forbid_fails = 0;
+		g->refused = 0;
+		g->retry_after_ns = 0;
 		d->pref_switches++;
 		s->stats.pref_switches++;
 		occ_pref = occ_best;
@@ -328,21 +330,26 @@ struct aggr_moves {
 };
 
 /* Move the vCPUs in order (no of them) into P while the kernel's rules,
- * the domain's max-moves and the step's move budget allow. */
+ * the domain's max-moves and the step's move budget allow. A vCPU already
+ * running in P but not held there is pinned to P (no migration) only when
+ * the group gathers this period: another moved in, or none is left
+ * outside; otherwise a pin would hold one vCPU of a group that cannot
+ * come, and be undone when it backs off (the flapping of issue 23 item
+ * 7). */
 static void
 aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
                const struct llc_rules *r, int P, const struct cpuset *dst, const int *order, int no,
                struct aggr_moves *m)
 {
+	int there = 0;
+
 	for (int i = 0; i < no; i++) {
 		int v = order[i];
 		/* where it runs now: its pin's LLC, or where it last ran */
 		int src = vcpu_llc(s, d, di, v);
 		double tu = d->vutil[v];
 		if (src == P) {
-			/* already there, only not held: pin it, no migration */
-			d->want[v] = *dst;
-			m->outside--;
+			there++;
 			continue;
 		}
 		enum llc_mig mig = src < 0 ? LLC_MIG_LLC :
@@ -359,27 +366,46 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 		m->outside--;
 		d->moves++;
 	}
+	if (there == 0 || (m->moved == 0 && m->outside > there))
+		return;
+	for (int i = 0; i < no; i++)
+		if (pin_llc(s, &d->want[order[i]]) != P && vcpu_llc(s, d, di, order[i]) == P) {
+			d->want[order[i]] = *dst;
+			m->outside--;
+		}
 }
 
-/* After RETRY_FAILS periods in which every move was forbidden, release the
- * group to its placement and retry after affinity-timeout epochs; returns
- * true when released. */
+/* After RETRY_FAILS periods in which every move was forbidden, back off:
+ * no move into P for affinity-timeout epochs, twice as long after each
+ * back-off in a row (up to 2^RETRY_BACKOFF_MAX times), until a move goes
+ * through or the preference changes. The group keeps its preferred LLC and
+ * what is in it, and the rest stays placed: the kernel's tasks stay where
+ * they are when can_migrate_llc() refuses, and its process keeps its
+ * preferred LLC. (Releasing the group and preferring again at once made a
+ * group that cannot come change its preferred LLC every 0.6 s with no pin
+ * changed, or pin a vCPU in and out: issue 23 item 7.) Returns true when
+ * it backed off. */
 static bool
-release_after_fails(struct policy_state *s, const struct policy_input *in, struct dom *d,
-                    struct grp *g, int P, double epochs_per_period, const struct aggr_moves *m)
+back_off_after_fails(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                     struct grp *g, int P, double epochs_per_period, const struct aggr_moves *m)
 {
-	if (m->moved)
+	if (m->moved) {
 		g->forbid_fails = 0;
-	else if (m->forbid)
+		g->refused = 0;
+	} else if (m->forbid) {
 		g->forbid_fails++;
+	}
 	if (g->forbid_fails < RETRY_FAILS)
 		return false;
-	snprintf(g->why, sizeof(g->why), "LLC %d too busy to take the group (%.1f of %.0f PUs busy); "
-	    "released to its placement, retry in %d epochs", P, av_util(s, P), av_cap(s, P),
-	    d->annot.tune.affinity_timeout);
-	grp_release(d, g);
-	g->retry_after_ns = in->now_ns +
-	    (uint64_t)((double)d->annot.tune.affinity_timeout / epochs_per_period * (double)in->period_ns);
+	int times = 1 << (g->refused < RETRY_BACKOFF_MAX ? g->refused : RETRY_BACKOFF_MAX);
+	double wait_ns = (double)d->annot.tune.affinity_timeout * times / epochs_per_period * (double)in->period_ns;
+	g->refused++;
+	g->forbid_fails = 0;
+	g->retry_after_ns = in->now_ns + (uint64_t)wait_ns;
+	snprintf(g->why, sizeof(g->why), "preferred LLC %d too busy to take the group (%.1f of %.0f PUs busy): "
+	    "%d vCPU%s outside stay%s placed, retry in %.1f s (refused %d time%s in a row)", P, av_util(s, P),
+	    av_cap(s, P), m->outside, m->outside == 1 ? "" : "s", m->outside == 1 ? "s" : "", wait_ns / 1e9,
+	    g->refused, g->refused == 1 ? "" : "s");
 	return true;
 }
 
@@ -423,13 +449,13 @@ spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc
 static void
 steer_preferred(struct policy_state *s, const struct policy_input *in, struct dom *d,
                 const struct policy_domain_in *di, struct grp *g, const struct llc_rules *r,
-                double epochs_per_period, double occ_pref, double cpus_in_use,
-                const struct cpuset *allowed, struct policy_plan *plan)
+                double epochs_per_period, double occ_pref, const struct cpuset *allowed,
+                struct policy_plan *plan)
 {
 	/* measured by instruction counters, else by the domain's achieved
 	 * memory bandwidth (resctrl) once the host has shown it */
 	bool counters = d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen);
-	bool hold = counters && g->bstate == BENEFIT_HOLD;
+	bool hold = counters && !benefit_may_aggregate(s, in, d, g);
 	int P = g->pref_llc;
 	struct aggr_moves m = { 0, 0, 0 };
 	struct cpuset dst;
@@ -446,7 +472,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 	m.outside = no;
 	if (!hold && in->now_ns >= g->retry_after_ns && !cpuset_empty(&dst)) {
 		aggregate_into(s, d, di, r, P, &dst, order, no, &m);
-		if (release_after_fails(s, in, d, g, P, epochs_per_period, &m))
+		if (back_off_after_fails(s, in, d, g, P, epochs_per_period, &m))
 			goto bench;
 	}
 	if (!hold)
@@ -462,7 +488,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
 bench:
 	if (counters)
-		benefit_update(s, in, d, di, g, m.outside, m.moved > 0, cpus_in_use, plan);
+		benefit_moved(s, d, di, g, m.outside, m.moved > 0);
 	free(order);
 }
 
@@ -478,6 +504,8 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	int best;
 
 	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
+	if (d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen))
+		benefit_observe(s, in, d, di, g, plan);
 	occ = calloc((size_t)s->nllc, sizeof(double));
 	if (occ == NULL) {
 		s->stats.nomem++;
@@ -493,8 +521,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (!grp_unjudged_hold(s, in, d, g, plan) && !grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
 		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, allowed, plan);
 		if (g->pref_llc >= 0)
-			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, smp.cpus_in_use,
-			    allowed, plan);
+			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
 	}
 	free(occ);
 }

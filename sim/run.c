@@ -74,6 +74,7 @@ sim_run(struct sim_run *r, const struct sim_scenario *sc, enum sim_policy policy
 		h.reserved = sc->reserved;
 		h.counters = sc->perf_counters;
 		h.act_unjudged = sc->act_unjudged;
+		h.overcommit = sc->overcommit;
 		r->loop = agent_loop_new(&sim_agent_ops, &r->ops, &h, r->w->dt_ns, err);
 		r->wall_ns = calloc((size_t)r->w->nperiods + 1, sizeof(uint64_t));
 		if (r->loop == NULL || r->wall_ns == NULL) {
@@ -209,9 +210,9 @@ sim_run_json(const struct sim_run *r, FILE *out)
 	for (int d = 0; d < r->sc->ndomains; d++) {
 		const struct sim_dom_state *D = &w->dom[d];
 		fprintf(out, "%s\n    { \"name\": \"%s\", \"thread_llc_moves\": %llu, \"pref_llc_switches\": %llu,"
-		    " \"smt_shared_pu_s\": %.3f }", d ? "," : "", r->sc->domains[d].name,
+		    " \"vcpu_pins\": %llu, \"smt_shared_pu_s\": %.3f }", d ? "," : "", r->sc->domains[d].name,
 		    (unsigned long long)D->thread_llc_moves, (unsigned long long)D->pref_switches,
-		    D->smt_shared_pu_s);
+		    (unsigned long long)D->vcpu_pins, D->smt_shared_pu_s);
 	}
 	fputs(r->sc->ndomains ? "\n  ],\n  \"invariant_violations\": [" : "],\n  \"invariant_violations\": [", out);
 	for (int i = 0; i < w->nviol; i++)

@@ -222,7 +222,7 @@ static int
 parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 {
 	static const char *const keys[] = { "topology", "reserved_cpus", "llc_bw_gbs",
-		"perf_counters", "wakeup_trace", "wakeup_noise_hz", "mbm", "unjudged_groups", NULL };
+		"perf_counters", "wakeup_trace", "wakeup_noise_hz", "mbm", "unjudged_groups", "overcommit", NULL };
 	const char *str;
 	struct llcd_err e;
 
@@ -252,6 +252,10 @@ parse_host(struct ctx *c, json_object *o, struct sim_scenario *s)
 	if (str && strcmp(str, "act") != 0 && strcmp(str, "show") != 0)
 		return fail(c, "host.unjudged_groups", "must be \"show\" or \"act\", got \"%s\"", str);
 	s->act_unjudged = str && strcmp(str, "act") == 0;
+	/* llcd.conf's overcommit (vCPUs per PU of the shared pool) */
+	s->overcommit = 1.0;
+	if (get_num(c, o, "host", "overcommit", false, 0.01, 1000, &s->overcommit) < 0)
+		return -1;
 	return 0;
 }
 

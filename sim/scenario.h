@@ -95,6 +95,8 @@ struct sim_scenario {
 	bool act_unjudged;              /* host.unjudged_groups "act": llcd.conf's
 	                                 * unjudged-groups act (policy_host) */
 	double wakeup_noise_hz;         /* background wakeups per vCPU per second */
+	double overcommit;              /* host.overcommit: llcd.conf's overcommit
+	                                 * (policy_host), 1 by default */
 	double period_ms, duration_s;
 	uint64_t seed;
 	struct sim_model model;

@@ -159,6 +159,7 @@ sim_apply(void *arg, const struct policy_action *a, struct llcd_err *err)
 		 * only re-pins where correctness needs it (isolation, refusal) */
 		if (sim_world_pin(w, d, a->vcpu, &a->cpus, err) < 0)
 			return AGENT_PERMANENT;
+		w->dom[d].vcpu_pins++;
 		break;
 	}
 	case POLICY_ACT_PIN_EMULATOR:

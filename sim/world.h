@@ -69,6 +69,7 @@ struct sim_dom_state {
 	double idle_epochs, pull_credit;
 	/* statistics */
 	uint64_t thread_llc_moves, pref_switches;
+	uint64_t vcpu_pins;             /* PIN_VCPU actions applied to it */
 	double smt_shared_pu_s;
 	bool emu_pinned;
 	struct cpuset emu_pin;

@@ -22,7 +22,7 @@ function(llcd_libvirt_test name)
 endfunction()
 
 llcd_libvirt_test(test_virt_session
-  SOURCES libvirt/test_virt_session.c libvirt/lvd.c LIBS llcagent_live)
+  SOURCES libvirt/test_virt_session.c LIBS llcagent_live llcd_testsupport)
 llcd_libvirt_test(test_virt_system
   SOURCES libvirt/test_virt_system.c LIBS llcagent_live)
 

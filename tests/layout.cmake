@@ -1,7 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The layering the build must keep (label unit: a grep and nm, no daemon):
-# llcd links nothing from sim/, and agent/ includes nothing from sim/.
+# The layering the tree and the build keep (label unit: greps, nm, one
+# clang run; no daemon). tests/layout/check_layout.sh says each rule.
+set(_layout bash ${CMAKE_CURRENT_SOURCE_DIR}/layout/check_layout.sh)
+# llcd links nothing from sim/, and agent/ includes nothing from sim/
 add_test(NAME layout_no_sim_in_llcd
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/layout/check_layout.sh ${CMAKE_SOURCE_DIR}
-                 $<TARGET_FILE:llcd> $<TARGET_FILE:llcd-sim>)
-set_tests_properties(layout_no_sim_in_llcd PROPERTIES LABELS "unit" TIMEOUT 60)
+         COMMAND ${_layout} sim ${CMAKE_SOURCE_DIR} $<TARGET_FILE:llcd> $<TARGET_FILE:llcd-sim>)
+# bench/ neither includes nor compiles tests/ (testsupport/ is shared)
+add_test(NAME layout_bench_no_tests COMMAND ${_layout} bench ${CMAKE_SOURCE_DIR})
+# llcctl's protocol library and the tracer link no policy engine
+add_test(NAME layout_ctl_no_engine
+         COMMAND ${_layout} engine llcctl_proto "$<TARGET_PROPERTY:llcctl_proto,LINK_LIBRARIES>"
+                 $<TARGET_FILE:llcctl> $<TARGET_FILE:llcd>)
+add_test(NAME layout_tracer_no_engine
+         COMMAND ${_layout} engine llcagent_tracer "$<TARGET_PROPERTY:llcagent_tracer,LINK_LIBRARIES>"
+                 $<TARGET_FILE:test_tracer> $<TARGET_FILE:llcd>)
+set_tests_properties(layout_no_sim_in_llcd layout_bench_no_tests layout_ctl_no_engine
+                     layout_tracer_no_engine PROPERTIES LABELS "unit" TIMEOUT 60)
+# the BPF object builds without the build host's BTF (agent/live/vmlinux.h)
+add_test(NAME layout_bpf_no_host_btf
+         COMMAND ${_layout} bpf ${CMAKE_SOURCE_DIR} ${LLCD_BPF_CLANG} ${LLCD_BPF_ARCH})
+set_tests_properties(layout_bpf_no_host_btf PROPERTIES LABELS "unit;bpf" TIMEOUT 120)

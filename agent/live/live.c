@@ -42,6 +42,16 @@ live_set_topology(struct live *l, const struct topo *t)
 		l->doms[i]->todo |= LDOM_TODO_AFFINITY;
 }
 
+void
+live_config_none(struct live_config *cfg, const struct topo *t, int sampler)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->uri = LIVE_URI_NONE;
+	cfg->topo = t;
+	cfg->state_dir = "";
+	cfg->sampler = sampler;
+}
+
 struct live *
 live_new(const struct live_config *cfg, struct llcd_err *err)
 {
@@ -102,7 +112,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		snprintf(l->sampler_reason, sizeof(l->sampler_reason), "sampler proc in llcd.conf");
 		log_info("sampling vCPU threads from /proc (sampler proc)");
 	} else if ((l->tracer = tracer_new(&e)) != NULL) {
-		log_info("sampling vCPU threads with the in-kernel tracer (BPF task iterator once a period, sched_waking)%s",
+		log_info("sampling vCPU threads with the in-kernel tracer (BPF: llcd_sample once a period, sched_waking)%s",
 		    tracer_irq_check(l->tracer) ? "" : "; wakeups in interrupt context are not told apart");
 	} else if (cfg->sampler == LIVE_SAMPLER_BPF) {
 		llcd_err_set(err, "sampler bpf: %s", e.msg);

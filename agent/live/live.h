@@ -105,6 +105,11 @@ enum {
 
 struct live;
 
+/* *cfg zeroed, then: no libvirt (LIVE_URI_NONE), host topology t, no state
+ * file, the given LIVE_SAMPLER_*; the caller sets anything else. For the
+ * tests and benchmarks that drive the back-end on their own processes
+ * (live_add_process). */
+void live_config_none(struct live_config *cfg, const struct topo *t, int sampler);
 struct live *live_new(const struct live_config *cfg, struct llcd_err *err);
 /* Saves the state file if it changed. NULL is a no-op. */
 void live_free(struct live *l);

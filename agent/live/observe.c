@@ -334,7 +334,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 	l->prev_obs_ns = now_ns;
 	if (l->tracer != NULL && tracer_drain_edges(l->tracer, &e) < 0)
 		log_warnx("%s", e.msg);
-	/* and every tracked thread's figures, one pass of the task iterator */
+	/* and every tracked thread's figures, one run of llcd_sample */
 	if (l->tracer != NULL && tracer_refresh(l->tracer, &e) < 0)
 		log_warnx("%s", e.msg);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* tracer.bpf.c - llcd's in-kernel tracer of vCPU threads (CO-RE; built with
- * clang -target bpf against a vmlinux.h generated from the running kernel's
- * BTF; loaded by tracer.c through a bpftool skeleton).
+ * clang -target bpf against the kernel types of vmlinux.h beside it, relocated
+ * to the running kernel's BTF by libbpf; loaded by tracer.c through a
+ * bpftool skeleton).
  *
  * For the threads llcd registered (tid_slot -> slot in the mmap'ed threads
  * array):

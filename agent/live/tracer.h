@@ -77,7 +77,8 @@ struct tracer_sample {
 	bool exited;
 };
 /* Copy every tracked thread's figures from the kernel into the mapping:
- * one pass of a task iterator over the host's tasks (one read syscall).
+ * one run of the syscall program llcd_sample over the tracked threads (one
+ * BPF_PROG_TEST_RUN; each thread looked up by its TID).
  * Once a period, before tracer_thread_read. Returns 0, or -1 with err. */
 int tracer_refresh(struct tracer *t, struct llcd_err *err);
 /* Whether a thread was registered since the last refresh (its slot has no
@@ -113,7 +114,7 @@ struct tracer_stats {
 	uint64_t domains_refused;
 	uint64_t edges_dropped;         /* wakeups past an edge cap, all domains */
 	uint64_t drains, drain_syscalls;
-	uint64_t refreshes;             /* task-iterator passes */
+	uint64_t refreshes;             /* runs of llcd_sample */
 };
 void tracer_stats(const struct tracer *t, struct tracer_stats *st);
 

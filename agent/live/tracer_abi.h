@@ -5,7 +5,7 @@
  *
  * Maps (all sized at compile time; memory is bounded by these caps):
  *   threads   BPF_F_MMAPABLE array, TRACER_MAX_THREADS x 48 bytes: one slot
- *             per tracked thread, written by the iterator, read by llcd
+ *             per tracked thread, written by llcd_sample, read by llcd
  *             through the mapping (no syscall per thread)
  *   domains   BPF_F_MMAPABLE array, TRACER_MAX_DOMAINS x 32 bytes: per QEMU
  *             process its current id and edge/drop counters

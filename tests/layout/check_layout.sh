@@ -1,37 +1,132 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# check_layout.sh - the production daemon carries no simulator:
-#   - no file under agent/ includes a header of sim/ (sim/ may use agent's
-#     loop and daemon core, never the other way round);
-#   - the built llcd has no symbol of sim/ (sim_*, simbe_*, llcsim*),
-#     while llcd-sim, built from the same daemon core, has them (so that the
-#     symbol check can fail).
-# Usage: check_layout.sh SRC_DIR LLCD LLCD_SIM
+# check_layout.sh - the layering the tree and the build keep. One rule per
+# call, named by its first argument:
+#   sim SRC LLCD LLCD_SIM
+#       the production daemon carries no simulator: no file under agent/
+#       includes a header of sim/ (sim/ may use agent's loop and daemon
+#       core, never the other way round); the built llcd has no symbol of
+#       sim/ (sim_*, simbe_*, llcsim*), while llcd-sim, built from the same
+#       daemon core, has them (so that the symbol check can fail)
+#   bench SRC
+#       nothing in bench/ includes or compiles a file of tests/ (what both
+#       need is in testsupport/, a library both link): no #include of a
+#       path in tests/ or of a header that exists only there, no source
+#       under tests/ in bench's CMake files
+#   engine NAME "LIBS" BINARY
+#       target NAME (llcctl's protocol library, the tracer) links only what
+#       it includes: LIBS (its direct link libraries, from CMake) name
+#       neither the policy engine (llcpolicy, llcpolicy_io) nor the agent,
+#       and BINARY, linked with it, has no engine symbol (policy_*, topo_*,
+#       annot_*), while llcd has them (so the check can fail)
+#   bpf SRC CLANG ARCH
+#       the tracer's BPF object builds without the build host's BTF: the
+#       compile runs in a mount namespace where /sys/kernel/btf is an empty
+#       tmpfs, and the object carries CO-RE relocations (.BTF.ext)
+# Usage: check_layout.sh RULE ARGS...
 set -euo pipefail
-src=$1 llcd=$2 llcd_sim=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok   $*"; }
-
-command -v nm >/dev/null || fail "no nm: install binutils (scripts/deps)"
 shopt -s nullglob globstar
-sim_headers=$(cd "$src/sim" && ls -- *.h)
-[ -n "$sim_headers" ] || fail "found no header in sim/"
-bad=
-for f in "$src"/agent/**/*.[ch]; do
-	while read -r inc; do
-		base=${inc##*/}
-		# a header of sim/: named after one there (and not agent's own), or reached through ../sim/
-		if [[ $inc == *sim/* ]] || { grep -qx -- "$base" <<<"$sim_headers" && [ ! -e "$(dirname "$f")/$inc" ]; }; then
-			bad+="${f#"$src"/}: #include \"$inc\""$'\n'
-		fi
-	done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
-done
-[ -z "$bad" ] || fail "agent/ includes headers of sim/:"$'\n'"$bad"
-ok "no file under agent/ includes a header of sim/ ($(wc -w <<<"$sim_headers") headers there)"
 
-pattern=' [A-Za-z] (sim_|simbe_|llcsim)'
-n_sim=$(nm "$llcd_sim" | grep -cE "$pattern" || true)
-[ "$n_sim" -ge 10 ] || fail "llcd-sim has only $n_sim simulator symbols: the check below would prove nothing"
-syms=$(nm "$llcd" | grep -E "$pattern" || true)
-[ -z "$syms" ] || fail "llcd has simulator symbols:"$'\n'"$(head -20 <<<"$syms")"
-ok "llcd has no simulator symbol (llcd-sim has $n_sim)"
+# includes FILE: the quoted #include names of FILE
+includes() { sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"; }
+
+rule_sim() {
+	local src=$1 llcd=$2 llcd_sim=$3 sim_headers bad= base pattern n_sim syms
+	command -v nm >/dev/null || fail "no nm: install binutils (scripts/deps)"
+	sim_headers=$(cd "$src/sim" && ls -- *.h)
+	[ -n "$sim_headers" ] || fail "found no header in sim/"
+	for f in "$src"/agent/**/*.[ch]; do
+		while read -r inc; do
+			base=${inc##*/}
+			# a header of sim/: named after one there (and not agent's own), or reached through ../sim/
+			if [[ $inc == *sim/* ]] || { grep -qx -- "$base" <<<"$sim_headers" && [ ! -e "$(dirname "$f")/$inc" ]; }; then
+				bad+="${f#"$src"/}: #include \"$inc\""$'\n'
+			fi
+		done < <(includes "$f")
+	done
+	[ -z "$bad" ] || fail "agent/ includes headers of sim/:"$'\n'"$bad"
+	ok "no file under agent/ includes a header of sim/ ($(wc -w <<<"$sim_headers") headers there)"
+
+	pattern=' [A-Za-z] (sim_|simbe_|llcsim)'
+	n_sim=$(nm "$llcd_sim" | grep -cE "$pattern" || true)
+	[ "$n_sim" -ge 10 ] || fail "llcd-sim has only $n_sim simulator symbols: the check below would prove nothing"
+	syms=$(nm "$llcd" | grep -E "$pattern" || true)
+	[ -z "$syms" ] || fail "llcd has simulator symbols:"$'\n'"$(head -20 <<<"$syms")"
+	ok "llcd has no simulator symbol (llcd-sim has $n_sim)"
+}
+
+rule_bench() {
+	local src=$1 bad= n=0 only_tests inc base
+	# headers that exist under tests/ and nowhere else in the tree
+	only_tests=$(comm -23 <(cd "$src/tests" && find . -name '*.h' -printf '%f\n' | sort -u) \
+		<(cd "$src" && find . -path ./tests -prune -o -path './build*' -prune -o -name '*.h' -printf '%f\n' | sort -u))
+	for f in "$src"/bench/**/*.[ch]; do
+		n=$((n + 1))
+		while read -r inc; do
+			base=${inc##*/}
+			if [[ $inc == *tests/* ]] || grep -qx -- "$base" <<<"$only_tests"; then
+				bad+="${f#"$src"/}: #include \"$inc\""$'\n'
+			fi
+		done < <(includes "$f")
+	done
+	[ "$n" -ge 3 ] || fail "found only $n C files under bench/"
+	for f in "$src"/bench/**/CMakeLists.txt "$src"/bench/**/*.cmake; do
+		# a path into tests/ on a line that builds something
+		while read -r line; do
+			bad+="${f#"$src"/}: $line"$'\n'
+		done < <(grep -nE '^[^#]*(add_executable|add_library|target_sources|target_include_directories)' "$f" |
+			grep -E 'tests/' || true)
+	done
+	[ -z "$bad" ] || fail "bench/ includes or compiles files of tests/:"$'\n'"$bad"
+	ok "nothing in bench/ ($n C files) includes or compiles a file of tests/"
+}
+
+rule_engine() {
+	local name=$1 libs=$2 bin=$3 llcd=$4 pattern n syms
+	command -v nm >/dev/null || fail "no nm: install binutils (scripts/deps)"
+	for l in ${libs//;/ }; do
+		case $l in
+		llcpolicy|llcpolicy_io|llcagent_*|llcd_core) fail "$name links $l (its libraries: $libs)" ;;
+		esac
+	done
+	pattern=' [TDRB] (policy_|topo_|annot_)'
+	n=$(nm "$llcd" | grep -cE "$pattern" || true)
+	[ "$n" -ge 20 ] || fail "llcd has only $n engine symbols: the check below would prove nothing"
+	syms=$(nm "$bin" | grep -E "$pattern" || true)
+	[ -z "$syms" ] || fail "$(basename "$bin") (linked with $name) has engine symbols:"$'\n'"$(head -20 <<<"$syms")"
+	ok "$name links no engine ($libs); $(basename "$bin") has none of its symbols (llcd has $n)"
+}
+
+rule_bpf() {
+	local src=$1 clang=$2 arch=$3 tmp out
+	command -v unshare >/dev/null || fail "no unshare: install util-linux"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' RETURN
+	[ -d /sys/kernel/btf ] || fail "/sys/kernel/btf is missing here: nothing to hide, the check would prove nothing"
+	out=$(unshare --mount sh -c '
+		mount --make-rprivate / && mount -t tmpfs none /sys/kernel/btf || exit 99
+		[ ! -e /sys/kernel/btf/vmlinux ] || exit 98
+		exec "$@"' sh "$clang" -g -O2 -Wall -target bpf -D__TARGET_ARCH_"$arch" -I"$src/agent/live" \
+		-c "$src/agent/live/tracer.bpf.c" -o "$tmp/tracer.bpf.o" 2>&1) || {
+		rc=$?
+		[ "$rc" -ne 99 ] || fail "cannot hide /sys/kernel/btf (needs root and mount namespaces): $out"
+		[ "$rc" -ne 98 ] || fail "/sys/kernel/btf/vmlinux still visible after hiding it"
+		fail "the BPF object does not build without the host's BTF:"$'\n'"$out"
+	}
+	[ -z "$out" ] || fail "clang warned building the BPF object:"$'\n'"$out"
+	readelf -S "$tmp/tracer.bpf.o" | grep -q '\.BTF\.ext' ||
+		fail "tracer.bpf.o has no .BTF.ext: no CO-RE relocations"
+	ok "tracer.bpf.o builds with /sys/kernel/btf hidden, with CO-RE relocations (.BTF.ext)"
+}
+
+rule=${1:-}
+shift || true
+case $rule in
+sim) rule_sim "$@" ;;
+bench) rule_bench "$@" ;;
+engine) rule_engine "$@" ;;
+bpf) rule_bpf "$@" ;;
+*) fail "usage: check_layout.sh sim|bench|engine|bpf ARGS..." ;;
+esac

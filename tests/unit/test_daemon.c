@@ -346,7 +346,7 @@ test_dominfo_home_widened(void **state)
 	const char *home = json_object_get_string(json_object_object_get(req.reply, "home"));
 	assert_non_null(home);
 	assert_non_null(strstr(home, "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): "
-	    "instructions per second "));
+	    "instructions per demanded CPU-second "));
 	assert_true(json_object_get_boolean(json_object_object_get(req.reply, "home_widened")));
 	request_done(&req);
 	daemon_free(d);

@@ -25,7 +25,6 @@
 
 #include "kcas.h"
 #include "live.h"
-#include "live_none.h"
 #include "memnode.h"
 #include "log.h"
 #include "loop.h"
@@ -302,7 +301,7 @@ mk_live(const struct topo *t, const char *dir, const struct coresched_ops *cso)
 	struct llcd_err err;
 	struct live *l;
 
-	live_none_config(&cfg, t, LIVE_SAMPLER_AUTO);
+	live_config_none(&cfg, t, LIVE_SAMPLER_AUTO);
 	cfg.state_dir = dir;
 	cfg.coresched_ops = cso;
 	l = live_new(&cfg, &err);
@@ -610,7 +609,7 @@ two_vcpu_live(struct vth v[2], struct topo **t, struct agent_obs **obs,
 	assert_non_null(*obs);
 	vth_start(&v[0], 0);
 	vth_start(&v[1], 1);
-	live_none_config(&cfg, *t, LIVE_SAMPLER_PROC);
+	live_config_none(&cfg, *t, LIVE_SAMPLER_PROC);
 	cfg.resctrl_root = resctrl_root;
 	l = live_new(&cfg, &err);
 	if (l == NULL)

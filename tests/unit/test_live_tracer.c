@@ -25,7 +25,6 @@
 #include "clock.h"
 #include "live.h"
 #include "live_int.h"
-#include "live_none.h"
 #include "log.h"
 #include "ops.h"
 #include "topo_hwloc.h"
@@ -117,7 +116,7 @@ mk_live(const struct topo *t, int sampler, struct llcd_err *err)
 {
 	struct live_config cfg;
 
-	live_none_config(&cfg, t, sampler);
+	live_config_none(&cfg, t, sampler);
 	cfg.dry_run = true;
 	return live_new(&cfg, err);
 }

@@ -81,6 +81,7 @@ test_defaults_and_model(void **state)
 	assert_int_equal(s->domains[0].load[0].nwakes, 0);
 	assert_int_equal(s->domains[0].qemu_count, 0);
 	assert_false(s->act_unjudged);
+	assert_double_equal(s->overcommit, 1, 0);
 	sim_scenario_free(s);
 
 	/* wakes and qemu_threads (spec/llcsim.md, this round's fields) */
@@ -157,6 +158,9 @@ test_errors(void **state)
 	expect_error("{" H ",\"domains\":[{\"name\":\"a\",\"vcpus\":2,\"qemu_threads\":[{\"count\":4000,\"util\":1},"
 	    "{\"count\":100,\"util\":1}]}]}",
 	    "t.json: domains[0].qemu_threads[1]: more than 4096 QEMU threads in the domain");
+	expect_error("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\",\"overcommit\":0},"
+	    "\"duration_s\":1,\"domains\":[]}",
+	    "t.json: host.overcommit: must be in [0.01, 1000], got 0");
 	expect_error("{\"host\":{\"topology\":\"pack:1 l3:2 core:2 pu:2\",\"unjudged_groups\":\"yes\"},"
 	    "\"duration_s\":1,\"domains\":[]}",
 	    "t.json: host.unjudged_groups: must be \"show\" or \"act\", got \"yes\"");
