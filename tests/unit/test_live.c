@@ -486,7 +486,7 @@ test_state_hostile(void **state)
 	/* a state directory others may write */
 	struct topo *t = topo_load("pack:1 l3:1 core:1 pu:1", &err);
 	assert_int_equal(chmod(d, 0777), 0);
-	live_config_none(&cfg, t, LIVE_SAMPLER_PROC);
+	live_config_none(&cfg, t, AGENT_SAMPLER_PROC);
 	cfg.state_dir = d;
 	assert_null(live_new(&cfg, &err));
 	snprintf(want, sizeof(want), "state-dir: directory %s is writable by others (mode 0777, owner uid 0, group 0): "
