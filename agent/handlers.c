@@ -1110,12 +1110,17 @@ h_tune(struct daemon *d, struct control_request *req)
 		return CTL_E_INVAL;
 	}
 	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
-	if (daemon_keep_tune(d, k, v, &err) < 0)
+	bool kept = d->tunes_file[0] != '\0';
+	if (daemon_keep_tune(d, k, v, &err) < 0) {
 		log_warnx("tune %s %s holds until llcd restarts: cannot keep it: %s", k, v, err.msg);
+		kept = false;
+	}
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "knob", jstr(k));
 	json_object_object_add(req->reply, "value", jstr(v));
-	json_object_object_add(req->reply, "kept", json_object_new_boolean(d->tunes_file[0] != '\0'));
+	json_object_object_add(req->reply, "kept", json_object_new_boolean(kept));
+	if (d->tunes_file[0] != '\0' && !kept)
+		json_object_object_add(req->reply, "not_kept", jstr(err.msg));
 	return CTL_OK;
 }
 

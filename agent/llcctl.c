@@ -550,6 +550,8 @@ print_tune(json_object *r)
 		printf("%s set to %s%s\n", js(r, "knob"), js(r, "value"),
 		    json_object_get_boolean(json_object_object_get(r, "kept")) ?
 		    " (kept across restarts until a reload or 'llcctl tune --reset')" : " (until the next reload)");
+		if (*js(r, "not_kept"))
+			printf("not kept across a restart: %s\n", js(r, "not_kept"));
 		return;
 	}
 	if (*js(r, "message"))
