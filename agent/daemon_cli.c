@@ -46,7 +46,7 @@ daemon_cli_check_args(const struct daemon_cli *cli, int argc, char **argv, int o
 }
 
 int
-daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct cliopt *co,
+daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct cliopt_parser *co,
                    void (*usage)(FILE *f), int (*own)(struct daemon_cli *cli, int c, const char *arg))
 {
 	int c, rc;
@@ -57,12 +57,12 @@ daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct c
 		case 'n': cli->check = true; break;
 		case 'v': cli->verbose++; break;
 		case 'f': cli->config_path = optarg; break;
-		case 't': cli->topology = optarg; break;
-		case 'u': cli->uri = optarg; break;
-		case 's': cli->socket = optarg; break;
-		case 'p': cli->period = optarg; break;
-		case 'o': cli->oneshot = true; break;
-		case 'D': cli->dry = true; break;
+		case DAEMON_CLI_OPT_TOPOLOGY: cli->topology = optarg; break;
+		case DAEMON_CLI_OPT_URI: cli->uri = optarg; break;
+		case DAEMON_CLI_OPT_SOCKET: cli->socket = optarg; break;
+		case DAEMON_CLI_OPT_PERIOD: cli->period = optarg; break;
+		case DAEMON_CLI_OPT_ONESHOT: cli->oneshot = true; break;
+		case DAEMON_CLI_OPT_DRY_RUN: cli->dry = true; break;
 		case 'h': usage(stdout); return 0;
 		case '?': usage(stderr); return 2;
 		default:

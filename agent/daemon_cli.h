@@ -33,14 +33,31 @@ struct daemon_cli {
 	                                 * (llcd: STATE-DIR/tunes); NULL: none */
 };
 
-/* Read the options both programs have (-d -n -v -f -h, --socket (code s),
- * --period-ms (p), --oneshot (o), --dry-run (D), and --topology (t), --uri
- * (u) where the program's usage text has them; cliopt.h) into cli; what is
- * left in argv[optind..] is the caller's (see daemon_cli_check_args). An
- * option of co outside that set goes to own (NULL: none), which returns -1
- * to go on or an exit code. Returns -1 to go on, or the exit code (0 after
- * --help). */
-int daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct cliopt *co,
+/* The options both programs have: their keys, and the rows of those whose
+ * words are the same in both (each program's option table lists them with
+ * its own; cliopt.h). -n and -f are 'n' and 'f'. */
+enum {
+	DAEMON_CLI_OPT_TOPOLOGY = CLIOPT_LONG,
+	DAEMON_CLI_OPT_URI,
+	DAEMON_CLI_OPT_SOCKET,
+	DAEMON_CLI_OPT_PERIOD,
+	DAEMON_CLI_OPT_ONESHOT,
+	DAEMON_CLI_OPT_DRY_RUN,
+	DAEMON_CLI_OPT_LAST,            /* a program's own long-only keys start here */
+};
+#define DAEMON_CLI_ROW_DEBUG \
+	{ 'd', "debug", NULL, "stay in the foreground and log to stderr (-dv: debug messages)" }
+#define DAEMON_CLI_ROW_VERBOSE { 'v', "verbose", NULL, "more output (repeatable)" }
+#define DAEMON_CLI_ROW_ONESHOT { DAEMON_CLI_OPT_ONESHOT, "oneshot", NULL, "run one period and exit" }
+#define DAEMON_CLI_ROW_DRY_RUN \
+	{ DAEMON_CLI_OPT_DRY_RUN, "dry-run", NULL, "with --oneshot: print the plan as JSON lines, apply nothing" }
+#define DAEMON_CLI_ROW_HELP { 'h', "help", NULL, "this help" }
+
+/* Read those options into cli; what is left in argv[optind..] is the
+ * caller's (see daemon_cli_check_args). An option of co outside that set
+ * goes to own (NULL: none), which returns -1 to go on or an exit code.
+ * Returns -1 to go on, or the exit code (0 after --help). */
+int daemon_cli_options(struct daemon_cli *cli, int argc, char **argv, const struct cliopt_parser *co,
                        void (*usage)(FILE *f), int (*own)(struct daemon_cli *cli, int c, const char *arg));
 
 /* Load the file into cfg (defaults already in it) and put the command line

@@ -18,77 +18,140 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_DISAGR
 static bool opt_json;
 static bool opt_color;
 
+/* Each option of a command is one member of its request: its long name
+ * with '-' as '_', the argument as a string, or true for a flag. Every
+ * command's parser knows the options of all, so that one given to the
+ * wrong command is named as such. */
+enum {
+	OPT_JSON = CLIOPT_LONG,
+	OPT_MODE, OPT_ISOLATION, OPT_TOPOLOGY, OPT_INFER, OPT_XML, OPT_LIVE, OPT_CONFIG,
+	OPT_APPLY, OPT_DRY_RUN, OPT_RESET, OPT_ADD,
+};
+static const struct cliopt policy_opts[] = {
+	{ OPT_MODE, "mode", "aggregate|spread|static|none", NULL },
+	{ OPT_ISOLATION, "isolation", "core|none", NULL },
+	{ OPT_TOPOLOGY, "topology", "match|keep", NULL },
+	{ OPT_INFER, "infer", "wakeups|none", "groups from vCPU wakeups (aggregate), or not" },
+	{ OPT_XML, "xml", "XML", "the whole <llc-policy> element" },
+	{ OPT_LIVE, "live", NULL, "change the running domain only" },
+	{ OPT_CONFIG, "config", NULL, "change the persistent definition only\n(neither: both)" },
+	CLIOPT_END
+};
+static const struct cliopt topology_opts[] = {
+	{ OPT_APPLY, "apply", NULL, "rewrite the domain's persistent definition with the recommended\n"
+	  "<cpu> topology, cache, NUMA cells, <cputune> and <numatune> (root;\n"
+	  "takes effect at the next boot)" },
+	{ OPT_DRY_RUN, "dry-run", NULL, "print the XML diff only" },
+	CLIOPT_END
+};
+static const struct cliopt tune_opts[] = {
+	{ OPT_RESET, "reset", NULL, "drop every runtime tune: the configuration file's values again" },
+	CLIOPT_END
+};
+static const struct cliopt guest_channel_opts[] = {
+	{ OPT_ADD, "add", NULL, "add the channel (required)" },
+	CLIOPT_END
+};
+static const struct cliopt cmd_common[] = {
+	{ OPT_JSON, "json", NULL, "print llcd's answer as JSON (for scripts)" },
+	{ 'h', "help", NULL, "this help" },
+	CLIOPT_END
+};
+
+/* An llcctl command: its request, what it takes and how its answer prints.
+ * Operands fill the request members named in keys, in order; nargs says
+ * how many it takes (bit n: n operands), nargs_opt how many when one of
+ * its options is given, and then the request is opt_type (0: type). */
+#define N(n) (1u << (n))
 struct cmd {
 	const char *name;
 	uint16_t type;
 	const char *args;               /* usage after the name */
 	const char *help;
-	int ndomain;                    /* 1: needs DOMAIN */
-	const char *opts;               /* its options, as its help shows them (cliopt.h) */
+	const struct cliopt *opts;      /* its own options; NULL none */
+	unsigned nargs, nargs_opt;
+	uint16_t opt_type;
+	const char *const *keys;        /* request members of the operands */
+	void (*print)(json_object *r);  /* one reply (a page of list), as text */
+	const char *notes;              /* more help lines; NULL none */
 };
 
-/* The options, once each: the getopt tables are read from these texts
- * (cliopt.h); a long-only option's code is in column 0. Every command
- * takes cmd_common and parses the options of all (a command's own are
- * checked in main), so that a misplaced one gets a message. */
-static const char policy_opts[] =
-    "m --mode aggregate|spread|static|none\n"
-    "i --isolation core|none\n"
-    "t --topology match|keep\n"
-    "I --infer wakeups|none   groups from vCPU wakeups (aggregate), or not\n"
-    "x --xml XML      the whole <llc-policy> element\n"
-    "L --live         change the running domain only\n"
-    "C --config       change the persistent definition only\n"
-    "  (neither: both)\n";
-static const char topology_opts[] =
-    "A --apply        rewrite the domain's persistent definition with the recommended\n"
-    "                 <cpu> topology, cache, NUMA cells, <cputune> and <numatune> (root;\n"
-    "                 takes effect at the next boot)\n"
-    "R --dry-run      print the XML diff only\n";
-static const char tune_opts[] =
-    "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
-    "         unjudged-groups, default-mode, default-isolation, reserved-cpus, shared-pool\n"
-    "         (see llcd.conf(5))\n"
-    "Z --reset        drop every runtime tune: the configuration file's values again\n";
-static const char guest_channel_opts[] =
-    "a --add          add the channel (required)\n";
-static const char cmd_common[] =
-    "j --json         print llcd's answer as JSON (for scripts)\n"
-    "  -h, --help     this help\n";
+static const char *const k_domain[] = { "domain" };
+static const char *const k_tune[] = { "knob", "value" };
+
+static void print_topology_any(json_object *r);
+static void print_list(json_object *r);
+static void print_dominfo(json_object *r);
+static void print_vcpuinfo(json_object *r);
+static void print_policy_any(json_object *r);
+static void print_hot(json_object *r);
+static void print_wakeups(json_object *r);
+static void print_map(json_object *r);
+static void print_event(json_object *r);
+static void print_metrics(json_object *r);
+static void print_tune(json_object *r);
+static void print_message(json_object *r);
+static void print_release(json_object *r);
+static void print_check(json_object *r);
+static void print_guest_channel(json_object *r);
+static void print_kv(json_object *r);
 
 static const struct cmd cmds[] = {
-	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling, sampler); with DOMAIN, its guest topology next to the one llcd recommends", 0, topology_opts },
-	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)", 0, NULL },
-	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups", 1, NULL },
-	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group", 1, NULL },
+	{ "topology", CTL_TOPOLOGY, "[DOMAIN [--apply] [--dry-run]]", "the host as llcd sees it (packages, NUMA nodes, LLCs, SMT, reserved CPUs, core scheduling, sampler); with DOMAIN, its guest topology next to the one llcd recommends",
+	  topology_opts, N(0) | N(1), N(1), CTL_TOPOLOGY_APPLY, k_domain, print_topology_any, NULL },
+	{ "list", CTL_LIST, "", "domains with mode, isolation, LLCs in use and state (managed, unmanaged, error)",
+	  NULL, N(0), 0, 0, NULL, print_list, NULL },
+	{ "dominfo", CTL_DOMINFO, "DOMAIN", "one domain: state, policy, allotment, guest topology, vCPU groups",
+	  NULL, N(1), 0, 0, k_domain, print_dominfo, NULL },
+	{ "vcpuinfo", CTL_VCPUINFO, "DOMAIN", "per vCPU: thread, guest position, pin, last CPU, LLC, use, group",
+	  NULL, N(1), 0, 0, k_domain, print_vcpuinfo, NULL },
 	{ "policy", CTL_POLICY_GET, "DOMAIN [--mode M] [--isolation I] [--topology T] [--infer I] [--xml XML] [--live] [--config]",
-	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt", 1, policy_opts },
-	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them and from wakeups", 1, NULL },
-	{ "wakeups", CTL_WAKEUPS, "DOMAIN", "the strongest wakeup edges between the domain's vCPUs, the background rate, and which pairs are grouped", 1, NULL },
-	{ "map", CTL_MAP, "", "every LLC and core with the vCPUs that ran on each CPU last period", 0, NULL },
-	{ "events", CTL_EVENTS, "", "follow llcd's decisions live (pins, preference switches, refusals)", 0, NULL },
-	{ "stats", CTL_STATS, "", "counters: domains, moves, preference switches, errors, policy step time", 0, NULL },
-	{ "metrics", CTL_METRICS, "", "the counters in the Prometheus text exposition format", 0, NULL },
-	{ "tune", CTL_TUNE, "[KNOB VALUE | --reset]", "change a daemon-wide knob (kept across restarts until a reload or --reset); alone, list the runtime tunes (root)", 0, tune_opts },
-	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)", 0, NULL },
-	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)", 1, NULL },
-	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree", 1, NULL },
-	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the persistent definition of a running or stopped domain, used from its next start; a domain that has it already is left alone (root)", 1, guest_channel_opts },
-	{ "version", CTL_PING, "", "llcd's version, protocol and back-end", 0, NULL },
+	  "show the llc-policy annotation, or write it into the domain's metadata through libvirt",
+	  policy_opts, N(1), N(1), CTL_POLICY_SET, k_domain, print_policy_any, NULL },
+	{ "hot", CTL_HOT, "DOMAIN", "hot processes the guest helper last reported, and the groups formed from them and from wakeups",
+	  NULL, N(1), 0, 0, k_domain, print_hot, NULL },
+	{ "wakeups", CTL_WAKEUPS, "DOMAIN", "the strongest wakeup edges between the domain's vCPUs, the background rate, and which pairs are grouped",
+	  NULL, N(1), 0, 0, k_domain, print_wakeups, NULL },
+	{ "map", CTL_MAP, "", "every LLC and core with the vCPUs that ran on each CPU last period",
+	  NULL, N(0), 0, 0, NULL, print_map, NULL },
+	{ "events", CTL_EVENTS, "", "follow llcd's decisions live (pins, preference switches, refusals)",
+	  NULL, N(0), 0, 0, NULL, print_event, NULL },
+	{ "stats", CTL_STATS, "", "counters: domains, moves, preference switches, errors, policy step time",
+	  NULL, N(0), 0, 0, NULL, print_kv, NULL },
+	{ "metrics", CTL_METRICS, "", "the counters in the Prometheus text exposition format",
+	  NULL, N(0), 0, 0, NULL, print_metrics, NULL },
+	{ "tune", CTL_TUNE, "[KNOB VALUE | --reset]", "change a daemon-wide knob (kept across restarts until a reload or --reset); alone, list the runtime tunes (root)",
+	  tune_opts, N(0) | N(2), N(0), 0, k_tune, print_tune,
+	  "  knobs: period-ms, max-moves, overcommit, overcommit-isolated, log-level, counters,\n"
+	  "         unjudged-groups, default-mode, default-isolation, reserved-cpus, shared-pool\n"
+	  "         (see llcd.conf(5))\n" },
+	{ "reload", CTL_RELOAD, "", "re-read llcd.conf and report the result (root)",
+	  NULL, N(0), 0, 0, NULL, print_message, NULL },
+	{ "release", CTL_RELEASE, "DOMAIN", "give a domain back to the default scheduler (root)",
+	  NULL, N(1), 0, 0, k_domain, print_release, NULL },
+	{ "check", CTL_CHECK, "DOMAIN", "warn where the guest topology and the real pinning disagree",
+	  NULL, N(1), 0, 0, k_domain, print_check, NULL },
+	{ "guest-channel", CTL_GUEST_CHANNEL, "DOMAIN --add", "add the llc-guest channel (org.llcd.guest.0) to the persistent definition of a running or stopped domain, used from its next start; a domain that has it already is left alone (root)",
+	  guest_channel_opts, N(1), N(1), 0, k_domain, print_guest_channel, NULL },
+	{ "version", CTL_PING, "", "llcd's version, protocol and back-end",
+	  NULL, N(0), 0, 0, NULL, print_kv, NULL },
 };
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
-static const char usage_text[] =
-    "usage: llcctl [-c SOCKET] [--json] COMMAND [ARGS]\n"
-    "  -c, --socket PATH  llcd's control socket (default $LLCD_SOCKET or " DEFAULT_SOCKET ")\n"
-    "j --json             print llcd's answer as JSON (for scripts)\n"
-    "  -h, --help         this help; 'llcctl COMMAND --help' for one command\n";
+static const struct cliopt global_opts[] = {
+	{ 'c', "socket", "PATH", "llcd's control socket (default $LLCD_SOCKET or " DEFAULT_SOCKET ")" },
+	{ OPT_JSON, "json", NULL, "print llcd's answer as JSON (for scripts)" },
+	{ 'h', "help", NULL, "this help; 'llcctl COMMAND --help' for one command" },
+	CLIOPT_END
+};
 
 static void
 usage(FILE *f)
 {
-	cliopt_print(usage_text, f);
+	fprintf(f, "usage: llcctl [-c SOCKET] [--json] COMMAND [ARGS]\n");
+	cliopt_help(global_opts, f);
 	fprintf(f, "\ncommands:\n");
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (size_t i = 0; i < NCMDS; i++)
 		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].help);
 }
 
@@ -96,9 +159,16 @@ static void
 cmd_usage(FILE *f, const struct cmd *c)
 {
 	fprintf(f, "usage: llcctl %s %s\n  %s\n", c->name, c->args, c->help);
-	if (c->opts)
-		cliopt_print(c->opts, f);
-	cliopt_print(cmd_common, f);
+	if (c->notes)
+		fputs(c->notes, f);
+	struct cliopt all[CLIOPT_MAX + 1];
+	size_t n = 0;
+	for (const struct cliopt *o = c->opts; o && o->key && n < CLIOPT_MAX; o++)
+		all[n++] = *o;
+	for (const struct cliopt *o = cmd_common; o->key && n < CLIOPT_MAX; o++)
+		all[n++] = *o;
+	all[n] = (struct cliopt)CLIOPT_END;
+	cliopt_help(all, f);           /* its own and the common ones, in one column */
 }
 
 /* --- output helpers ----------------------------------------------------- */
@@ -232,12 +302,16 @@ print_check(json_object *r)
 	    "guest topology and pinning agree" : "guest topology and pinning disagree");
 }
 
+/* one page of the list: the header before the first */
 static void
-print_list(json_object *r, bool header)
+print_list(json_object *r)
 {
+	static bool header_done;
+	bool header = !header_done;
 	json_object *a = ja(r, "domains");
 	bool conn = false;
 
+	header_done = true;
 	/* several libvirt daemons: which one each domain came from */
 	for (size_t i = 0; a && i < json_object_array_length(a); i++)
 		conn |= json_object_object_get_ex(json_object_array_get_idx(a, i), "connection", NULL);
@@ -594,27 +668,159 @@ print_event(json_object *e)
 	fflush(stdout);
 }
 
+static void
+print_topology_any(json_object *r)
+{
+	if (json_object_object_get_ex(r, "diff", NULL))             /* --apply, --dry-run */
+		printf("%s%s: %s\n", js(r, "diff"), js(r, "name"), js(r, "message"));
+	else if (json_object_object_get_ex(r, "recommended", NULL))  /* DOMAIN */
+		print_guest_topology(r);
+	else
+		print_topology(r);
+}
+
+static bool
+jbool(json_object *o, const char *key)
+{
+	return json_object_get_boolean(json_object_object_get(o, key));
+}
+
+static void
+print_policy_any(json_object *r)
+{
+	if (!json_object_object_get_ex(r, "xml", NULL) || !json_object_object_get_ex(r, "live", NULL)) {
+		print_policy(r);
+		return;
+	}
+	printf("%s: llc-policy written (%s%s%s):\n%s\n", js(r, "name"), jbool(r, "live") ? "live" : "",
+	    jbool(r, "live") && jbool(r, "config") ? ", " : "", jbool(r, "config") ? "config" : "", js(r, "xml"));
+}
+
+static void
+print_guest_channel(json_object *r)
+{
+	if (!jbool(r, "added"))
+		printf("%s: has the llc-guest channel already (nothing changed); socket %s\n", js(r, "name"),
+		    js(r, "socket"));
+	else
+		printf("%s: guest channel added to the persistent definition (used from the next start%s); socket %s\n",
+		    js(r, "name"), jbool(r, "running") ? "; the running guest does not get it" : "", js(r, "socket"));
+}
+
+static void
+print_metrics(json_object *r)
+{
+	fputs(js(r, "text"), stdout);
+}
+
+static void
+print_message(json_object *r)
+{
+	printf("%s\n", js(r, "message"));
+}
+
+static void
+print_release(json_object *r)
+{
+	printf("%s: released to the default scheduler\n", js(r, "name"));
+}
+
 /* --- main ------------------------------------------------------------------- */
+
+static const struct cmd *
+find_cmd(const char *name)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (!strcmp(name, cmds[i].name))
+			return &cmds[i];
+	return NULL;
+}
+
+/* The command whose option key is, NULL when none (a common one). */
+static const struct cmd *
+owner_of(int key)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (cmds[i].opts && cliopt_find(cmds[i].opts, key))
+			return &cmds[i];
+	return NULL;
+}
+
+/* Parse the command's options and operands into its request: *type and
+ * args. Returns -1 to go on, or the exit code. */
+static int
+parse_command(const struct cmd *cmd, int argc, char **argv, uint16_t *type, json_object *args)
+{
+	struct cliopt_parser p;
+	bool any = false;
+	int c;
+
+	cliopt_build(&p, "llcctl", cmd_common, false);
+	for (size_t i = 0; i < NCMDS; i++)
+		if (cmds[i].opts)
+			cliopt_extend(&p, "llcctl", cmds[i].opts);
+	optind = 0;             /* 0: reinitialise getopt (the global parse stopped at the command) */
+	while ((c = cliopt_getopt(&p, argc, argv)) != -1) {
+		const struct cliopt *o = cmd->opts ? cliopt_find(cmd->opts, c) : NULL;
+		const struct cmd *owner;
+		char key[64];
+
+		if (c == 'h') {
+			cmd_usage(stdout, cmd);
+			return EXIT_OK;
+		}
+		if (c == OPT_JSON) {
+			opt_json = true;
+			continue;
+		}
+		if (o == NULL) {
+			if (c != '?' && (owner = owner_of(c)) != NULL)
+				fprintf(stderr, "llcctl: --%s goes with '%s'\n", cliopt_find(owner->opts, c)->name,
+				    owner->name);
+			cmd_usage(stderr, cmd);
+			return EXIT_USAGE;
+		}
+		snprintf(key, sizeof(key), "%s", o->name);
+		for (char *k = key; *k; k++)
+			if (*k == '-')
+				*k = '_';
+		json_object_object_add(args, key, o->arg ? json_object_new_string(optarg) : json_object_new_boolean(true));
+		any = true;
+	}
+	int n = argc - optind;
+	if (n >= 32 || !((any ? cmd->nargs_opt : cmd->nargs) & N(n))) {
+		if (any && (cmd->nargs & N(n)))
+			fprintf(stderr, "llcctl %s: these options take %s\n", cmd->name,
+			    cmd->nargs_opt == N(0) ? "no other argument" : cmd->nargs_opt == N(1) ? "DOMAIN" : cmd->args);
+		else
+			fprintf(stderr, "llcctl %s: expected %s\n", cmd->name, *cmd->args ? cmd->args : "no arguments");
+		cmd_usage(stderr, cmd);
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < n; i++)
+		json_object_object_add(args, cmd->keys[i], json_object_new_string(argv[optind + i]));
+	*type = any && cmd->opt_type ? cmd->opt_type : cmd->type;
+	return -1;
+}
 
 int
 main(int argc, char **argv)
 {
-	struct cliopt gco, cco;
-	char gshort[sizeof(gco.shortopts) + 1];
+	struct cliopt_parser gp;
 	const char *sock = getenv("LLCD_SOCKET");
-	const struct cmd *cmd = NULL;
+	const struct cmd *cmd;
 	struct llcd_err err;
-	int c;
+	uint16_t type;
+	int c, rc;
 
 	if (sock == NULL || *sock == '\0')
 		sock = DEFAULT_SOCKET;
-	/* global options stop at the command name ('+') */
-	cliopt_build(&gco, "llcctl", usage_text);
-	snprintf(gshort, sizeof(gshort), "+%s", gco.shortopts);
-	while ((c = getopt_long(argc, argv, gshort, gco.longopts, NULL)) != -1) {
+	/* global options stop at the command name */
+	cliopt_build(&gp, "llcctl", global_opts, true);
+	while ((c = cliopt_getopt(&gp, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': sock = optarg; break;
-		case 'j': opt_json = true; break;
+		case OPT_JSON: opt_json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -623,95 +829,15 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[optind], cmds[i].name))
-			cmd = &cmds[i];
-	if (cmd == NULL) {
+	if ((cmd = find_cmd(argv[optind])) == NULL) {
 		fprintf(stderr, "llcctl: unknown command '%s'\n", argv[optind]);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	/* command options (after the command): those of every command */
-	cliopt_build(&cco, "llcctl", cmd_common);
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (cmds[i].opts)
-			cliopt_extend(&cco, "llcctl", cmds[i].opts);
-	bool apply = false, dry = false, reset = false;
 	json_object *args = json_object_new_object();
-	bool set = false;
-	int cargc = argc - optind;
-	char **cargv = argv + optind;
-	optind = 0;             /* 0: reinitialise getopt (the global parse used '+') */
-	while ((c = cliopt_getopt(&cco, cargc, cargv)) != -1) {
-		const char *key = NULL;
-		switch (c) {
-		case 'h': cmd_usage(stdout, cmd); json_object_put(args); return EXIT_OK;
-		case 'j': opt_json = true; continue;
-		case 'm': key = "mode"; break;
-		case 'i': key = "isolation"; break;
-		case 't': key = "topology"; break;
-		case 'I': key = "infer"; break;
-		case 'x': key = "xml"; break;
-		case 'L': json_object_object_add(args, "live", json_object_new_boolean(true)); set = true; continue;
-		case 'C': json_object_object_add(args, "config", json_object_new_boolean(true)); set = true; continue;
-		case 'A': apply = true; continue;
-		case 'a':
-			if (strcmp(cmd->name, "guest-channel")) {
-				fprintf(stderr, "llcctl: --add goes with 'guest-channel'\n");
-				json_object_put(args);
-				return EXIT_USAGE;
-			}
-			json_object_object_add(args, "add", json_object_new_boolean(true));
-			continue;
-		case 'R': dry = true; continue;
-		case 'Z':
-			if (strcmp(cmd->name, "tune")) {
-				fprintf(stderr, "llcctl: --reset goes with 'tune'\n");
-				json_object_put(args);
-				return EXIT_USAGE;
-			}
-			json_object_object_add(args, "reset", json_object_new_boolean(true));
-			reset = true;
-			continue;
-		default: cmd_usage(stderr, cmd); json_object_put(args); return EXIT_USAGE;
-		}
-		if (strcmp(cmd->name, "policy")) {
-			fprintf(stderr, "llcctl: --%s only goes with 'policy'\n", key);
-			json_object_put(args);
-			return EXIT_USAGE;
-		}
-		json_object_object_add(args, key, json_object_new_string(optarg));
-		set = true;
-	}
-	int npos = cargc - optind;
-	uint16_t type = cmd->type;
-	if ((apply || dry) && (strcmp(cmd->name, "topology") || npos != 1)) {
-		fprintf(stderr, "llcctl: --apply and --dry-run go with 'topology DOMAIN'\n");
+	if ((rc = parse_command(cmd, argc - optind, argv + optind, &type, args)) >= 0) {
 		json_object_put(args);
-		return EXIT_USAGE;
-	}
-	if (apply || dry) {
-		type = CTL_TOPOLOGY_APPLY;
-		json_object_object_add(args, "dry_run", json_object_new_boolean(!apply));
-	}
-	if (set && type == CTL_POLICY_GET)
-		type = CTL_POLICY_SET;
-	int want = cmd->ndomain + (type == CTL_TUNE ? 2 : 0);
-	if (!strcmp(cmd->name, "topology") && npos == 1)
-		want = 1;
-	if (type == CTL_TUNE && (reset || npos == 0))
-		want = 0;               /* --reset, or the list of runtime tunes */
-	if (npos != want) {
-		fprintf(stderr, "llcctl %s: expected %s\n", cmd->name, *cmd->args ? cmd->args : "no arguments");
-		cmd_usage(stderr, cmd);
-		json_object_put(args);
-		return EXIT_USAGE;
-	}
-	if (type == CTL_TUNE && npos == 2) {
-		json_object_object_add(args, "knob", json_object_new_string(cargv[optind]));
-		json_object_object_add(args, "value", json_object_new_string(cargv[optind + 1]));
-	} else if (npos == 1) {
-		json_object_object_add(args, "domain", json_object_new_string(cargv[optind]));
+		return rc;
 	}
 	opt_color = !opt_json && isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 
@@ -730,13 +856,14 @@ main(int argc, char **argv)
 	json_object_put(args);
 
 	struct ctl_reader rd;
-	int rc = EXIT_FAIL, got;
+	int got;
 	bool disagree = false;
 	/* `list` comes in pages (docs/protocol.md): ask for the next one on the
 	 * same connection until llcd names none; --json prints them as one */
 	json_object *pages = type == CTL_LIST && opt_json ? json_object_new_array() : NULL;
-	bool list_header = false, more = false;
+	bool more = false;
 	int64_t next = 0;
+	rc = EXIT_FAIL;
 	ctl_reader_init(&rd, CTL_MAX_REPLY);
 	while ((got = ctl_recv(fd, &rd, &err)) == 1) {
 		if (rd.hdr.type == CTL_END) {
@@ -783,55 +910,9 @@ main(int argc, char **argv)
 			    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 			fflush(stdout);
 		} else {
-			switch (type) {
-			case CTL_TOPOLOGY:
-				if (json_object_object_get_ex(r, "recommended", NULL))
-					print_guest_topology(r);
-				else
-					print_topology(r);
-				break;
-			case CTL_TOPOLOGY_APPLY:
-				printf("%s%s: %s\n", js(r, "diff"), js(r, "name"), js(r, "message"));
-				break;
-			case CTL_CHECK:
-				print_check(r);
-				break;
-			case CTL_GUEST_CHANNEL:
-				if (!json_object_get_boolean(json_object_object_get(r, "added")))
-					printf("%s: has the llc-guest channel already (nothing changed); socket %s\n",
-					    js(r, "name"), js(r, "socket"));
-				else
-					printf("%s: guest channel added to the persistent definition (used from the next "
-					    "start%s); socket %s\n", js(r, "name"),
-					    json_object_get_boolean(json_object_object_get(r, "running")) ?
-					    "; the running guest does not get it" : "", js(r, "socket"));
-				break;
-			case CTL_LIST:
-				print_list(r, !list_header);
-				list_header = true;
-				break;
-			case CTL_DOMINFO: print_dominfo(r); break;
-			case CTL_VCPUINFO: print_vcpuinfo(r); break;
-			case CTL_POLICY_GET: print_policy(r); break;
-			case CTL_POLICY_SET:
-				printf("%s: llc-policy written (%s%s%s):\n%s\n", js(r, "name"),
-				    json_object_get_boolean(json_object_object_get(r, "live")) ? "live" : "",
-				    json_object_get_boolean(json_object_object_get(r, "live")) &&
-				    json_object_get_boolean(json_object_object_get(r, "config")) ? ", " : "",
-				    json_object_get_boolean(json_object_object_get(r, "config")) ? "config" : "", js(r, "xml"));
-				break;
-			case CTL_HOT: print_hot(r); break;
-			case CTL_WAKEUPS: print_wakeups(r); break;
-			case CTL_MAP: print_map(r); break;
-			case CTL_EVENTS: print_event(r); break;
-			case CTL_METRICS: fputs(js(r, "text"), stdout); break;
-			case CTL_RELOAD: printf("%s\n", js(r, "message")); break;
-			case CTL_RELEASE: printf("%s: released to the default scheduler\n", js(r, "name")); break;
-			case CTL_TUNE: print_tune(r); break;
-			default: print_kv(r); break;
-			}
+			cmd->print(r);
 		}
-		if (type == CTL_CHECK && !json_object_get_boolean(json_object_object_get(r, "agree")))
+		if (type == CTL_CHECK && !jbool(r, "agree"))
 			disagree = true;
 		json_object_put(r);
 		ctl_reader_next(&rd);

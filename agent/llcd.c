@@ -23,29 +23,33 @@ connected(void *arg)
 	return live_connected(arg);
 }
 
-/* the options, once: the getopt table is read from this text (cliopt.h);
- * a long-only option's code is in column 0 */
-static const char usage_text[] =
-    "usage: llcd [-d] [-n] [-v] [-f FILE] [--topology SPEC|FILE.xml] [--uri URI]\n"
-    "            [--socket PATH] [--period-ms MS] [--oneshot] [--dry-run]\n"
-    "  -d, --debug        stay in the foreground and log to stderr (-dv: debug messages)\n"
-    "  -n, --check        check the configuration and exit (-nv: print it normalised)\n"
-    "  -v, --verbose      more output (repeatable)\n"
-    "  -f, --config FILE  configuration file (default " DEFAULT_CONFIG "; a missing default is fine)\n"
-    "t --topology SRC     host topology: hwloc XML file or synthetic string (default: live host)\n"
-    "u --uri URI          libvirt URI (default qemu:///system)\n"
-    "s --socket PATH      control socket (default /run/llcd/llcd.sock)\n"
-    "p --period-ms MS     sampling period (default 1000)\n"
-    "o --oneshot          run one period and exit\n"
-    "D --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n"
-    "S --simulate FILE    moved: run llcd-sim FILE instead (llcd-sim(8)); exits 2\n"
-    "  -h, --help         this help\n"
-    "On a simulated host: llcd-sim SCENARIO.json (llcd-sim(8)).\n";
+enum { OPT_SIMULATE = DAEMON_CLI_OPT_LAST };
+
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt opts[] = {
+	DAEMON_CLI_ROW_DEBUG,
+	{ 'n', "check", NULL, "check the configuration and exit (-nv: print it normalised)" },
+	DAEMON_CLI_ROW_VERBOSE,
+	{ 'f', "config", "FILE", "configuration file (default " DEFAULT_CONFIG "; a missing default is fine)" },
+	{ DAEMON_CLI_OPT_TOPOLOGY, "topology", "SRC",
+	  "host topology: hwloc XML file or synthetic string (default: live host)" },
+	{ DAEMON_CLI_OPT_URI, "uri", "URI", "libvirt URI (default qemu:///system)" },
+	{ DAEMON_CLI_OPT_SOCKET, "socket", "PATH", "control socket (default /run/llcd/llcd.sock)" },
+	{ DAEMON_CLI_OPT_PERIOD, "period-ms", "MS", "sampling period (default 1000)" },
+	DAEMON_CLI_ROW_ONESHOT,
+	DAEMON_CLI_ROW_DRY_RUN,
+	{ OPT_SIMULATE, "simulate", "FILE", "moved: run llcd-sim FILE instead (llcd-sim(8)); exits 2" },
+	DAEMON_CLI_ROW_HELP,
+	CLIOPT_END
+};
 
 static void
 usage(FILE *f)
 {
-	cliopt_print(usage_text, f);
+	fputs("usage: llcd [-d] [-n] [-v] [-f FILE] [--topology SPEC|FILE.xml] [--uri URI]\n"
+	      "            [--socket PATH] [--period-ms MS] [--oneshot] [--dry-run]\n", f);
+	cliopt_help(opts, f);
+	fputs("On a simulated host: llcd-sim SCENARIO.json (llcd-sim(8)).\n", f);
 }
 
 /* A topology given in the configuration (synthetic string or hwloc XML)
@@ -82,7 +86,7 @@ static int
 simulate_moved(struct daemon_cli *cli, int c, const char *arg)
 {
 	(void)cli;
-	if (c != 'S')
+	if (c != OPT_SIMULATE)
 		return -1;
 	fprintf(stderr, "llcd: --simulate is a program of its own now: llcd-sim %s [options] (llcd-sim(8))\n", arg);
 	return 2;
@@ -91,7 +95,7 @@ simulate_moved(struct daemon_cli *cli, int c, const char *arg)
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	struct daemon_cli cli = { .prog = "llcd", .default_config = DEFAULT_CONFIG };
 	int rc;
 	struct config cfg;
@@ -100,7 +104,7 @@ main(int argc, char **argv)
 	struct live *live = NULL;
 	struct daemon_backend be;
 
-	cliopt_build(&co, "llcd", usage_text);
+	cliopt_build(&co, "llcd", opts, false);
 	if ((rc = daemon_cli_options(&cli, argc, argv, &co, usage, simulate_moved)) >= 0)
 		return rc;
 	if ((rc = daemon_cli_check_args(&cli, argc, argv, optind, usage)) != 0)

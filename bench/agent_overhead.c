@@ -42,7 +42,7 @@
  * alternating runs each.
  *
  * It prints numbers; it never passes or fails on a time. Its options:
- * usage_text below (before main).
+ * options[] below (before main).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -575,40 +575,41 @@ numad_run(int seconds, double *cpu_ms_per_scan, int *scans)
 	return 0;
 }
 
-/* the options, once: the getopt table is read from this text (cliopt.h);
- * a long-only option's code is in column 0 */
-static const char usage_text[] =
-    "usage: bench_agent_overhead [options]\n"
-    "       bench_agent_overhead --storm ROUNDS\n"
-    "t --threads N,N..    thread counts (default 1000,4000,8000)\n"
-    "p --per-proc T       threads per stand-in process (default 16)\n"
-    "n --periods M        periods per measurement (default 20)\n"
-    "N --numad            also run numad on the same processes\n"
-    "s --numad-s S        for S seconds (default 10)\n"
-    "S --sampler proc|bpf with bpf, add the in-kernel tracer (default proc)\n"
-    "w --wake-hz H        with bpf: stand-in threads wake H times a second (default 0)\n"
-    "b --bpf-s S          with bpf: the programs' run time over S seconds (default 5)\n"
-    "x --storm ROUNDS     what the programs add to a context switch, instead\n";
+enum { OPT_THREADS = CLIOPT_LONG, OPT_PER_PROC, OPT_PERIODS, OPT_NUMAD, OPT_NUMAD_S, OPT_SAMPLER, OPT_WAKE_HZ, OPT_BPF_S, OPT_STORM };
+
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt options[] = {
+	{ OPT_THREADS, "threads", "N,N..", "thread counts (default 1000,4000,8000)" },
+	{ OPT_PER_PROC, "per-proc", "T", "threads per stand-in process (default 16)" },
+	{ OPT_PERIODS, "periods", "M", "periods per measurement (default 20)" },
+	{ OPT_NUMAD, "numad", NULL, "also run numad on the same processes" },
+	{ OPT_NUMAD_S, "numad-s", "S", "for S seconds (default 10)" },
+	{ OPT_SAMPLER, "sampler", "proc|bpf", "with bpf, add the in-kernel tracer (default proc)" },
+	{ OPT_WAKE_HZ, "wake-hz", "H", "with bpf: stand-in threads wake H times a second (default 0)" },
+	{ OPT_BPF_S, "bpf-s", "S", "with bpf: the programs' run time over S seconds (default 5)" },
+	{ OPT_STORM, "storm", "ROUNDS", "what the programs add to a context switch, instead" },
+	CLIOPT_END
+};
 
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	char list[256] = "1000,4000,8000";
 	int per_proc = 16, periods = 20, with_numad = 0, numad_s = 10, c, bpf = 0, bpf_s = 5;
 	int storm_rounds = 0, stats_old = -1;
 	struct llcd_err err;
 	struct topo *t;
 
-	cliopt_build(&co, "bench_agent_overhead", usage_text);
+	cliopt_build(&co, "bench_agent_overhead", options, false);
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
-		case 't': snprintf(list, sizeof(list), "%s", optarg); break;
-		case 'p': per_proc = atoi(optarg); break;
-		case 'n': periods = atoi(optarg); break;
-		case 'N': with_numad = 1; break;
-		case 's': numad_s = atoi(optarg); break;
-		case 'S': {
+		case OPT_THREADS: snprintf(list, sizeof(list), "%s", optarg); break;
+		case OPT_PER_PROC: per_proc = atoi(optarg); break;
+		case OPT_PERIODS: periods = atoi(optarg); break;
+		case OPT_NUMAD: with_numad = 1; break;
+		case OPT_NUMAD_S: numad_s = atoi(optarg); break;
+		case OPT_SAMPLER: {
 			enum agent_sampler s;
 			if (agent_sampler_from_name(optarg, &s) < 0 || s == AGENT_SAMPLER_AUTO) {
 				fprintf(stderr, "--sampler: bpf or proc, not '%s'\n", optarg);
@@ -617,11 +618,13 @@ main(int argc, char **argv)
 			bpf = s == AGENT_SAMPLER_BPF;
 			break;
 		}
-		case 'w': wake_hz = atoi(optarg); break;
-		case 'b': bpf_s = atoi(optarg); break;
-		case 'x': storm_rounds = atoi(optarg); break;
+		case OPT_WAKE_HZ: wake_hz = atoi(optarg); break;
+		case OPT_BPF_S: bpf_s = atoi(optarg); break;
+		case OPT_STORM: storm_rounds = atoi(optarg); break;
 		default:
-			cliopt_print(usage_text, stderr);
+			fputs("usage: bench_agent_overhead [options]\n"
+			      "       bench_agent_overhead --storm ROUNDS\n", stderr);
+			cliopt_help(options, stderr);
 			return 2;
 		}
 	}

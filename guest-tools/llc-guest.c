@@ -66,32 +66,35 @@ sleep_until(uint64_t t)
 		;
 }
 
-/* the options, once: the getopt table is read from this text (cliopt.h);
- * a long-only option's code is in column 0 */
-static const char usage_text[] =
-    "usage: llc-guest [options]\n"
-    "  -p, --period SEC        sampling period (default 1)\n"
-    "  -w, --window SEC        CPU time is measured over this window (default 2)\n"
-    "  -T, --threshold SHARE   a process is hot from SHARE of one CPU (default 0.5)\n"
-    "  -b, --busy SHARE        a thread is busy from SHARE of one CPU (default 0.25)\n"
-    "  -P, --port NAME         virtio-serial port (default " GUESTPROTO_PORT ")\n"
-    "  -D, --device PATH       write to PATH instead of looking the port up\n"
-    "  -a, --aggregate[=force] confine each hot process to one virtual LLC\n"
-    "  -t, --tolerance N       aggregation size guard (default 1; 0 off, >=100 no guard)\n"
-    "O     --timeout N         periods not hot before a process is released (default 5)\n"
-    "  -r, --report-only       never change affinities (with -a: say what it would do)\n"
-    "  -1, --once              one window, one report, exit\n"
-    "  -s, --stdout            write reports to stdout instead of the port\n"
-    "R     --proc DIR          proc root (default /proc)\n"
-    "S     --sys DIR           sysfs root (default /sys)\n"
-    "  -v, --verbose           say what happens (repeat for every report on stderr)\n"
-    "  -V, --version           print the version\n"
-    "  -h, --help              this text\n";
+enum { OPT_TIMEOUT = CLIOPT_LONG, OPT_PROC, OPT_SYS };
+
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt options[] = {
+	{ 'p', "period", "SEC", "sampling period (default 1)" },
+	{ 'w', "window", "SEC", "CPU time is measured over this window (default 2)" },
+	{ 'T', "threshold", "SHARE", "a process is hot from SHARE of one CPU (default 0.5)" },
+	{ 'b', "busy", "SHARE", "a thread is busy from SHARE of one CPU (default 0.25)" },
+	{ 'P', "port", "NAME", "virtio-serial port (default " GUESTPROTO_PORT ")" },
+	{ 'D', "device", "PATH", "write to PATH instead of looking the port up" },
+	{ 'a', "aggregate", "[=force]", "confine each hot process to one virtual LLC" },
+	{ 't', "tolerance", "N", "aggregation size guard (default 1; 0 off, >=100 no guard)" },
+	{ OPT_TIMEOUT, "timeout", "N", "periods not hot before a process is released (default 5)" },
+	{ 'r', "report-only", NULL, "never change affinities (with -a: say what it would do)" },
+	{ '1', "once", NULL, "one window, one report, exit" },
+	{ 's', "stdout", NULL, "write reports to stdout instead of the port" },
+	{ OPT_PROC, "proc", "DIR", "proc root (default /proc)" },
+	{ OPT_SYS, "sys", "DIR", "sysfs root (default /sys)" },
+	{ 'v', "verbose", NULL, "say what happens (repeat for every report on stderr)" },
+	{ 'V', "version", NULL, "print the version" },
+	{ 'h', "help", NULL, "this text" },
+	CLIOPT_END
+};
 
 static void
 usage(FILE *f)
 {
-	cliopt_print(usage_text, f);
+	fputs("usage: llc-guest [options]\n", f);
+	cliopt_help(options, f);
 }
 
 static int
@@ -111,11 +114,11 @@ parse_double(const char *s, double lo, double hi, double *out)
 static int
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	int c;
 	double d;
 
-	cliopt_build(&co, "llc-guest", usage_text);
+	cliopt_build(&co, "llc-guest", options, false);
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':
@@ -153,7 +156,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 				goto bad;
 			o->tolerance = (int)d;
 			break;
-		case 'O':
+		case OPT_TIMEOUT:
 			if (parse_double(optarg, 1, 100000, &d) < 0 || d != floor(d))
 				goto bad;
 			o->timeout = (int)d;
@@ -167,10 +170,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 's':
 			o->to_stdout = true;
 			break;
-		case 'R':
+		case OPT_PROC:
 			o->proc_root = optarg;
 			break;
-		case 'S':
+		case OPT_SYS:
 			o->sys_root = optarg;
 			break;
 		case 'v':

@@ -15,32 +15,33 @@
  * never answer in place of the real one */
 #define SIM_SOCKET "/run/llcd-sim/llcd.sock"
 
-/* the options, once: the getopt table is read from this text (cliopt.h);
- * a long-only option's code is in column 0 */
-static const char usage_text[] =
-    "usage: llcd-sim [-d] [-n] [-v] [-f FILE] [--socket PATH] [--period-ms MS]\n"
-    "                [--oneshot] [--dry-run] SCENARIO.json\n"
-    "  -d, --debug        stay in the foreground and log to stderr (-dv: debug messages)\n"
-    "  -n, --check        check the configuration against the scenario's host and exit\n"
-    "                     (-nv: print it normalised)\n"
-    "  -v, --verbose      more output (repeatable)\n"
-    "  -f, --config FILE  an llcd.conf(5) file (default: none, the built-in defaults)\n"
-    "s --socket PATH      control socket (default " SIM_SOCKET ")\n"
-    "p --period-ms MS     period (default: the scenario's)\n"
-    "o --oneshot          run one period and exit\n"
-    "D --dry-run          with --oneshot: print the plan as JSON lines, apply nothing\n"
-    "  -h, --help         this help\n";
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt opts[] = {
+	DAEMON_CLI_ROW_DEBUG,
+	{ 'n', "check", NULL, "check the configuration against the scenario's host and exit\n"
+	  "(-nv: print it normalised)" },
+	DAEMON_CLI_ROW_VERBOSE,
+	{ 'f', "config", "FILE", "an llcd.conf(5) file (default: none, the built-in defaults)" },
+	{ DAEMON_CLI_OPT_SOCKET, "socket", "PATH", "control socket (default " SIM_SOCKET ")" },
+	{ DAEMON_CLI_OPT_PERIOD, "period-ms", "MS", "period (default: the scenario's)" },
+	DAEMON_CLI_ROW_ONESHOT,
+	DAEMON_CLI_ROW_DRY_RUN,
+	DAEMON_CLI_ROW_HELP,
+	CLIOPT_END
+};
 
 static void
 usage(FILE *f)
 {
-	cliopt_print(usage_text, f);
+	fputs("usage: llcd-sim [-d] [-n] [-v] [-f FILE] [--socket PATH] [--period-ms MS]\n"
+	      "                [--oneshot] [--dry-run] SCENARIO.json\n", f);
+	cliopt_help(opts, f);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	struct daemon_cli cli = { .prog = "llcd-sim", .default_config = NULL };
 	const char *scenario;
 	int rc;
@@ -49,7 +50,7 @@ main(int argc, char **argv)
 	struct simbe *sim;
 	struct daemon_backend be;
 
-	cliopt_build(&co, "llcd-sim", usage_text);
+	cliopt_build(&co, "llcd-sim", opts, false);
 	if ((rc = daemon_cli_options(&cli, argc, argv, &co, usage, NULL)) >= 0)
 		return rc;
 	if (optind >= argc) {

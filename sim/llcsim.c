@@ -13,25 +13,30 @@
 
 #define MAX_POLICIES 8
 
-/* the options, once: the getopt table is read from this text (cliopt.h) */
-static const char usage_text[] =
-    "usage: llcsim SCENARIO.json [--policy NAME] [--seed N] [--trace FILE.jsonl] [--json]\n"
-    "       llcsim SCENARIO.json --compare NAME[,NAME...] [--seed N] [--json]\n"
-    "       llcsim [SCENARIO.json] --demo [--seed N]\n"
-    "  -p, --policy NAME         the policy to run (default llcd)\n"
-    "  -c, --compare NAME[,NAME...] run each policy and print them side by side\n"
-    "  -s, --seed N              seed of the simulation's random choices\n"
-    "  -t, --trace FILE.jsonl    write every move, rate, action and violation as JSON lines\n"
-    "  -j, --json                print the summary as JSON\n"
-    "  -d, --demo                the README demo, on SCENARIO.json or the embedded 8-LLC host\n"
-    "  -h, --help                this help\n"
-    "policies: llcd (default), none, static, kernel-cas\n"
-    "exit: 0 ok, 1 invariant violated, 2 bad scenario or usage, 3 internal error\n";
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt options[] = {
+	{ 'p', "policy", "NAME", "the policy to run (default llcd)" },
+	{ 'c', "compare", "NAME[,NAME...]", "run each policy and print them side by side" },
+	{ 's', "seed", "N", "seed of the simulation's random choices" },
+	{ 't', "trace", "FILE.jsonl", "write every move, rate, action and violation as JSON lines" },
+	{ 'j', "json", NULL, "print the summary as JSON" },
+	{ 'd', "demo", NULL, "the README demo, on SCENARIO.json or the embedded 8-LLC host" },
+	{ 'h', "help", NULL, "this help" },
+	CLIOPT_END
+};
 
 static void
 usage(FILE *f)
 {
-	cliopt_print(usage_text, f);
+	char names[128];
+
+	llcd_names_list(&sim_policy_names, names, sizeof(names));
+	fputs("usage: llcsim SCENARIO.json [--policy NAME] [--seed N] [--trace FILE.jsonl] [--json]\n"
+	      "       llcsim SCENARIO.json --compare NAME[,NAME...] [--seed N] [--json]\n"
+	      "       llcsim [SCENARIO.json] --demo [--seed N]\n", f);
+	cliopt_help(options, f);
+	fprintf(f, "policies: %s (default llcd)\n"
+	    "exit: 0 ok, 1 invariant violated, 2 bad scenario or usage, 3 internal error\n", names);
 }
 
 static int
@@ -271,7 +276,7 @@ demo(const struct sim_scenario *sc, uint64_t seed)
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	enum sim_policy policy = SIM_POLICY_LLCD, cmp[MAX_POLICIES];
 	const char *trace_path = NULL, *compare_list = NULL;
 	bool json = false, have_seed = false, do_demo = false;
@@ -280,7 +285,7 @@ main(int argc, char **argv)
 	struct llcd_err err;
 	int c, ncmp = 0, rc;
 
-	cliopt_build(&co, "llcsim", usage_text);
+	cliopt_build(&co, "llcsim", options, false);
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':

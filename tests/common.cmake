@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of common/ (the error record, CPU sets, the clock, the JSON getters,
-# the getopt table read from a usage text, files in directories others might
+# getopt's tables and the help from an option table, files in directories others might
 # write).
 llcd_unit_test(test_cpuset SOURCES unit/test_cpuset.c LIBS llcommon)
 llcd_unit_test(test_jsonget SOURCES unit/test_jsonget.c LIBS llcommon_json)

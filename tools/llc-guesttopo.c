@@ -24,33 +24,32 @@
 #include "policy.h"
 #include "topo_hwloc.h"
 
-/* the options, once: the getopt table is read from this text (cliopt.h) */
-static const char usage_text[] =
-    "usage: llc-guesttopo [--topology SPEC|FILE.xml] [--reserved LIST] [--mode MODE]\n"
-    "                     [--isolation core|none] [--guest-only]\n"
-    "                     [--dry-run | --apply | --check]\n"
-    "                     (DOMAIN.xml | --vcpus N)\n"
-    "  -t, --topology SPEC|FILE.xml\n"
-    "                         hwloc synthetic description or XML file (default: this host)\n"
-    "  -r, --reserved LIST    host CPUs never used for vCPUs\n"
-    "  -n, --vcpus N          a domain of N vCPUs instead of DOMAIN.xml\n"
-    "  -m, --mode MODE        aggregate|spread|static (default: the domain's llc-policy\n"
-    "                         annotation, else aggregate)\n"
-    "  -i, --isolation core|none\n"
-    "                         (default: the annotation's, else none)\n"
-    "  -g, --guest-only       write only <topology>, <cache> and <numa>, not the host\n"
-    "                         bindings (<cputune> pins, <numatune>)\n"
-    "  -d, --dry-run          print the diff of DOMAIN.xml\n"
-    "  -a, --apply            print the rewritten DOMAIN.xml\n"
-    "  -c, --check            compare DOMAIN.xml's guest topology with its vCPU pins\n"
-    "                         (<cputune>; of a running domain: virsh dumpxml); exit 1\n"
-    "                         when they disagree\n"
-    "  -h, --help             this help\n";
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt options[] = {
+	{ 't', "topology", "SPEC|FILE.xml", "hwloc synthetic description or XML file (default: this host)" },
+	{ 'r', "reserved", "LIST", "host CPUs never used for vCPUs" },
+	{ 'n', "vcpus", "N", "a domain of N vCPUs instead of DOMAIN.xml" },
+	{ 'm', "mode", "MODE", "aggregate|spread|static (default: the domain's llc-policy\n"
+	  "annotation, else aggregate)" },
+	{ 'i', "isolation", "core|none", "(default: the annotation's, else none)" },
+	{ 'g', "guest-only", NULL, "write only <topology>, <cache> and <numa>, not the host\n"
+	  "bindings (<cputune> pins, <numatune>)" },
+	{ 'd', "dry-run", NULL, "print the diff of DOMAIN.xml" },
+	{ 'a', "apply", NULL, "print the rewritten DOMAIN.xml" },
+	{ 'c', "check", NULL, "compare DOMAIN.xml's guest topology with its vCPU pins\n"
+	  "(<cputune>; of a running domain: virsh dumpxml); exit 1\nwhen they disagree" },
+	{ 'h', "help", NULL, "this help" },
+	CLIOPT_END
+};
 
 static void
 usage(FILE *f)
 {
-	cliopt_print(usage_text, f);
+	fputs("usage: llc-guesttopo [--topology SPEC|FILE.xml] [--reserved LIST] [--mode MODE]\n"
+	      "                     [--isolation core|none] [--guest-only]\n"
+	      "                     [--dry-run | --apply | --check]\n"
+	      "                     (DOMAIN.xml | --vcpus N)\n", f);
+	cliopt_help(options, f);
 }
 
 static char *
@@ -101,7 +100,7 @@ parse_mode(const char *s, enum policy_mode *m)
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	const char *topology = "", *reserved = "", *mode = NULL, *iso = NULL, *path = NULL;
 	bool guest_only = false, dry = false, apply = false, check = false;
 	int c, vcpus = 0, rc = 1;
@@ -115,7 +114,7 @@ main(int argc, char **argv)
 	struct policy_domain_in dom;
 	struct policy_host host;
 
-	cliopt_build(&co, "llc-guesttopo", usage_text);
+	cliopt_build(&co, "llc-guesttopo", options, false);
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 't': topology = optarg; break;

@@ -10,35 +10,42 @@
 
 enum { EXIT_CMDERR = 1, EXIT_USAGE = 2, EXIT_CONN = 3 };
 
-/* the options, once: the getopt table is read from this text (cliopt.h) */
-static const char usage[] =
-	"usage: llc-qmp [OPTIONS] SOCKET COMMAND [JSON-ARGS]\n"
-	"       llc-qmp [OPTIONS] SOCKET -\n"
-	"\n"
-	"Connect to the QMP monitor socket SOCKET of a QEMU (made with\n"
-	"-qmp unix:SOCKET,server=on,wait=off), negotiate capabilities, run COMMAND\n"
-	"with the JSON object JSON-ARGS as its arguments and pretty-print the\n"
-	"\"return\" value on stdout.  With '-' instead of COMMAND, read one\n"
-	"\"COMMAND [JSON-ARGS]\" per line from stdin and run them in order ('#'\n"
-	"starts a comment line).\n"
-	"\n"
-	"  -t, --timeout MS       time limit for connecting and for each command\n"
-	"                         (default 5000)\n"
-	"  -c, --compact          print JSON on one line\n"
-	"  -e, --events           also print the events QEMU sends, as they arrive\n"
-	"  -w, --wait-event NAME  after the last command, wait for event NAME\n"
-	"  -T, --transcript FILE  append every message, as sent and received, to\n"
-	"                         FILE: '> ' lines to QEMU, '< ' lines from QEMU\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"Examples:\n"
-	"  llc-qmp /run/vm.qmp query-cpus-fast\n"
-	"  llc-qmp /run/vm.qmp query-status\n"
-	"  llc-qmp /run/vm.qmp qom-get '{\"path\": \"/machine\", \"property\": \"type\"}'\n"
-	"\n"
-	"Exit status: 0 success, 1 QEMU answered a command with an error (printed\n"
-	"on stderr as CLASS: description), 2 usage error, 3 connection failed,\n"
-	"protocol error or timeout.\n";
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt options[] = {
+	{ 't', "timeout", "MS", "time limit for connecting and for each command\n(default 5000)" },
+	{ 'c', "compact", NULL, "print JSON on one line" },
+	{ 'e', "events", NULL, "also print the events QEMU sends, as they arrive" },
+	{ 'w', "wait-event", "NAME", "after the last command, wait for event NAME" },
+	{ 'T', "transcript", "FILE", "append every message, as sent and received, to\n"
+	  "FILE: '> ' lines to QEMU, '< ' lines from QEMU" },
+	{ 'h', "help", NULL, "show this help" },
+	CLIOPT_END
+};
+
+static void
+usage(FILE *f)
+{
+	fputs("usage: llc-qmp [OPTIONS] SOCKET COMMAND [JSON-ARGS]\n"
+	      "       llc-qmp [OPTIONS] SOCKET -\n"
+	      "\n"
+	      "Connect to the QMP monitor socket SOCKET of a QEMU (made with\n"
+	      "-qmp unix:SOCKET,server=on,wait=off), negotiate capabilities, run COMMAND\n"
+	      "with the JSON object JSON-ARGS as its arguments and pretty-print the\n"
+	      "\"return\" value on stdout.  With '-' instead of COMMAND, read one\n"
+	      "\"COMMAND [JSON-ARGS]\" per line from stdin and run them in order ('#'\n"
+	      "starts a comment line).\n"
+	      "\n", f);
+	cliopt_help(options, f);
+	fputs("\n"
+	      "Examples:\n"
+	      "  llc-qmp /run/vm.qmp query-cpus-fast\n"
+	      "  llc-qmp /run/vm.qmp query-status\n"
+	      "  llc-qmp /run/vm.qmp qom-get '{\"path\": \"/machine\", \"property\": \"type\"}'\n"
+	      "\n"
+	      "Exit status: 0 success, 1 QEMU answered a command with an error (printed\n"
+	      "on stderr as CLASS: description), 2 usage error, 3 connection failed,\n"
+	      "protocol error or timeout.\n", f);
+}
 
 struct opts {
 	int timeout_ms;
@@ -171,7 +178,7 @@ wait_event(struct qmp *q, const struct opts *o)
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	struct opts o = { 5000, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE, 0, NULL, NULL, 0 };
 	struct llcd_err err;
 	struct qmp *q;
@@ -179,7 +186,7 @@ main(int argc, char **argv)
 	long l;
 	int c, status;
 
-	cliopt_build(&co, "llc-qmp", usage);
+	cliopt_build(&co, "llc-qmp", options, false);
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 't':
@@ -209,15 +216,15 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			cliopt_print(usage, stdout);
+			usage(stdout);
 			return 0;
 		default:
-			cliopt_print(usage, stderr);
+			usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind < 2 || argc - optind > 3) {
-		cliopt_print(usage, stderr);
+		usage(stderr);
 		return EXIT_USAGE;
 	}
 	q = qmp_new();

@@ -18,21 +18,27 @@
 
 #define DEFAULT_TOPOLOGY "pack:1 [numa] l3:8 core:8 pu:2"
 
-/* the options, once: the getopt table is read from this text (cliopt.h) */
-static const char usage_text[] =
-    "usage: llcd-place [--topology SPEC|FILE.xml] [--reserved LIST] "
-    "[NAME:VCPUS[:MODE[:ISOLATION[:DIES]]] ...]\n"
-    "  -t, --topology SPEC|FILE.xml  host topology (default below)\n"
-    "  -r, --reserved LIST  host CPUs never used for vCPUs\n"
-    "  -h, --help           this help\n"
-    "  MODE: aggregate|spread|static|none (default aggregate)\n"
-    "  ISOLATION: core|none (default none)\n"
-    "  default: --topology '" DEFAULT_TOPOLOGY "' xs:128:aggregate:none:8\n";
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt options[] = {
+	{ 't', "topology", "SPEC|FILE.xml", "host topology (default below)" },
+	{ 'r', "reserved", "LIST", "host CPUs never used for vCPUs" },
+	{ 'h', "help", NULL, "this help" },
+	CLIOPT_END
+};
 
 static void
 usage(FILE *f)
 {
-	cliopt_print(usage_text, f);
+	char modes[64], isos[32];
+
+	llcd_names_list(&policy_mode_names, modes, sizeof(modes));
+	llcd_names_list(&policy_isolation_names, isos, sizeof(isos));
+	fputs("usage: llcd-place [--topology SPEC|FILE.xml] [--reserved LIST] "
+	      "[NAME:VCPUS[:MODE[:ISOLATION[:DIES]]] ...]\n", f);
+	cliopt_help(options, f);
+	fprintf(f, "  MODE: %s (default aggregate)\n"
+	    "  ISOLATION: %s (default none)\n"
+	    "  default: --topology '" DEFAULT_TOPOLOGY "' xs:128:aggregate:none:8\n", modes, isos);
 }
 
 static int
@@ -72,12 +78,12 @@ parse_domain(const char *arg, struct policy_domain_in *d, int key)
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	const char *topology = DEFAULT_TOPOLOGY, *reserved = "";
 	struct llcd_err err;
 	int c, nd, rc = 1;
 
-	cliopt_build(&co, "llcd-place", usage_text);
+	cliopt_build(&co, "llcd-place", options, false);
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 't': topology = optarg; break;

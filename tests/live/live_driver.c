@@ -7,7 +7,7 @@
  *
  *   live_driver --topology host.xml --periods 10 --period-ms 1000 -v
  *
- * Options: usage_text below (-v: debug log on stderr).
+ * Options: options[] below (-v: debug log on stderr).
  *
  * Output lines:
  *   {"period":3,"domain":"web","key":"...","action":"pin-vcpu","vcpu":1,
@@ -143,38 +143,37 @@ write_status(const char *path)
 		log_warn("rename %s", tmp);
 }
 
-/* the options, once: the getopt table is read from this text (cliopt.h);
- * a long-only option's code is in column 0 */
-static const char usage_text[] =
-    "usage: live_driver [options]\n"
-    "u --uri URI               libvirt URI (default qemu:///system)\n"
-    "t --topology SRC          hwloc XML file or synthetic string (default:\n"
-    "                          this host)\n"
-    "n --periods N             stop after N periods (default 0: until SIGTERM)\n"
-    "p --period-ms MS          sampling period (default 1000)\n"
-    "s --state-dir DIR         state file directory (\"\" for none; default\n"
-    "                          /var/lib/llcd)\n"
-    "r --reserved LIST         reserved CPUs\n"
-    "o --overcommit X          vCPUs per PU in the shared pool (default 1)\n"
-    "i --overcommit-isolated X vCPUs per PU for isolated domains (default 1)\n"
-    "S --status FILE           after every period, write live_describe() of\n"
-    "                          every domain to FILE (one JSON line each,\n"
-    "                          atomically)\n"
-    "D --dry-run               apply nothing\n"
-    "Q --allow-qmp             cross-check vCPU positions with QMP in --status\n"
-    "  -v                      debug log on stderr\n";
+enum { OPT_URI = CLIOPT_LONG, OPT_TOPOLOGY, OPT_PERIODS, OPT_PERIOD_MS, OPT_STATE_DIR, OPT_RESERVED, OPT_OVERCOMMIT, OPT_OVERCOMMIT_ISOLATED, OPT_STATUS, OPT_DRY_RUN, OPT_ALLOW_QMP };
+
+/* the options, once: getopt's tables and the help are built from them */
+static const struct cliopt options[] = {
+	{ OPT_URI, "uri", "URI", "libvirt URI (default qemu:///system)" },
+	{ OPT_TOPOLOGY, "topology", "SRC", "hwloc XML file or synthetic string (default:\nthis host)" },
+	{ OPT_PERIODS, "periods", "N", "stop after N periods (default 0: until SIGTERM)" },
+	{ OPT_PERIOD_MS, "period-ms", "MS", "sampling period (default 1000)" },
+	{ OPT_STATE_DIR, "state-dir", "DIR", "state file directory (\"\" for none; default\n/var/lib/llcd)" },
+	{ OPT_RESERVED, "reserved", "LIST", "reserved CPUs" },
+	{ OPT_OVERCOMMIT, "overcommit", "X", "vCPUs per PU in the shared pool (default 1)" },
+	{ OPT_OVERCOMMIT_ISOLATED, "overcommit-isolated", "X", "vCPUs per PU for isolated domains (default 1)" },
+	{ OPT_STATUS, "status", "FILE", "after every period, write live_describe() of\nevery domain to FILE (one JSON line each,\natomically)" },
+	{ OPT_DRY_RUN, "dry-run", NULL, "apply nothing" },
+	{ OPT_ALLOW_QMP, "allow-qmp", NULL, "cross-check vCPU positions with QMP in --status" },
+	{ 'v', NULL, NULL, "debug log on stderr" },
+	CLIOPT_END
+};
 
 static void
 usage(void)
 {
-	cliopt_print(usage_text, stderr);
+	fputs("usage: live_driver [options]\n", stderr);
+	cliopt_help(options, stderr);
 	exit(2);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct cliopt co;
+	struct cliopt_parser co;
 	struct live_config cfg;
 	struct policy_host host;
 	struct agent_loop *loop;
@@ -187,20 +186,20 @@ main(int argc, char **argv)
 	uint64_t next;
 
 	memset(&cfg, 0, sizeof(cfg));
-	cliopt_build(&co, "live_driver", usage_text);
+	cliopt_build(&co, "live_driver", options, false);
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
-		case 'u': cfg.uri = optarg; break;
-		case 't': topo_src = optarg; break;
-		case 'n': periods = strtol(optarg, NULL, 10); break;
-		case 'p': period_ms = strtol(optarg, NULL, 10); break;
-		case 's': cfg.state_dir = optarg; break;
-		case 'r': reserved = optarg; break;
-		case 'o': oc = strtod(optarg, NULL); break;
-		case 'i': oci = strtod(optarg, NULL); break;
-		case 'S': status = optarg; break;
-		case 'D': cfg.dry_run = true; break;
-		case 'Q': cfg.allow_qmp_passthrough = true; break;
+		case OPT_URI: cfg.uri = optarg; break;
+		case OPT_TOPOLOGY: topo_src = optarg; break;
+		case OPT_PERIODS: periods = strtol(optarg, NULL, 10); break;
+		case OPT_PERIOD_MS: period_ms = strtol(optarg, NULL, 10); break;
+		case OPT_STATE_DIR: cfg.state_dir = optarg; break;
+		case OPT_RESERVED: reserved = optarg; break;
+		case OPT_OVERCOMMIT: oc = strtod(optarg, NULL); break;
+		case OPT_OVERCOMMIT_ISOLATED: oci = strtod(optarg, NULL); break;
+		case OPT_STATUS: status = optarg; break;
+		case OPT_DRY_RUN: cfg.dry_run = true; break;
+		case OPT_ALLOW_QMP: cfg.allow_qmp_passthrough = true; break;
 		case 'v': verbose++; break;
 		default: usage();
 		}

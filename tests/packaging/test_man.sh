@@ -12,8 +12,9 @@
 #   TOOL's page  every long option of each TOOL given (llcsim.1, llc-qmp.1,
 #                ..., llc-guest.8 in guest-tools/)
 # and llc-guest's page, in packaging/man or guest-tools/, renders too.
-# A program's options are those its --help shows: each program writes them
-# once, as that text, and its getopt table is read from it (common/cliopt.h).
+# A program's options are those its --help shows: each program declares them
+# once, as a table, from which both its getopt tables and its help are built
+# (common/cliopt.h).
 # Usage: test_man.sh SRC_DIR LLCD LLCD_SIM LLCCTL [TOOL...]  (built programs)
 set -euo pipefail
 src=$1 llcd=$2 llcd_sim=$3 llcctl=$4
@@ -48,8 +49,8 @@ tagged() {
 	sec=$(text "$1" | awk -v s="$2" '/^[A-Z]/ { on = ($0 == s) } on')
 	grep -qE -- "^ {5,}$3( |,|\$)" <<<"$sec"
 }
-# helpopts PROGRAM [ARGS]: the long options its --help shows (cliopt.h: an
-# option line's first non-blank is '-', after a blank)
+# helpopts PROGRAM [ARGS]: the long options its --help shows (cliopt_help():
+# an option line's first non-blank is '-', after a blank)
 helpopts() {
 	local h
 	h=$("$@" --help) || fail "$* --help failed"
