@@ -3,6 +3,7 @@
 #include "control.h"
 
 #include "clock.h"
+#include "safefile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -207,6 +208,19 @@ control_new(const char *path, gid_t gid, control_handler h, void *ctx, struct ll
 	    snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
 		llcd_err_set(err, "control socket path too long: %s", path);
 		return NULL;
+	}
+	/* root creates, renames and chowns names in the socket's directory:
+	 * not in one others may write, unless sticky (/tmp: others cannot
+	 * rename or remove llcd's names there, and each is made O_EXCL) */
+	if (path[0] == '/') {
+		const char *base;
+		struct llcd_err e;
+		int dfd = safefile_opendir_of(path, SAFEFILE_STICKY_OK, &base, &e);
+		if (dfd < 0) {
+			llcd_err_set(err, "control socket %s: %s", path, e.msg);
+			return NULL;
+		}
+		close(dfd);
 	}
 	/* one server per path: with the lock held, a socket at path is a
 	 * stale one, which the rename below replaces */

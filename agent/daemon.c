@@ -18,6 +18,7 @@
 #include "daemon_int.h"
 #include "httpd.h"
 #include "log.h"
+#include "safefile.h"
 #include "topo_hwloc.h"
 
 /* the counters are indexed by the enums */
@@ -483,15 +484,22 @@ daemon_set_overrides(struct daemon *d, const char *const *kv, int npairs, struct
 int
 daemon_read_tunes(const char *path, char kv[][2][CONFIG_PATH_MAX], int max)
 {
-	char line[2 * CONFIG_PATH_MAX + 8];
-	FILE *f = path[0] ? fopen(path, "re") : NULL;
+	struct llcd_err err;
+	char *text, *save = NULL;
 	int n = 0;
 
-	if (f == NULL)
+	/* root's file in the state directory: not through a symbolic link,
+	 * not in a directory others may write (safefile.h) */
+	if (path[0] == '\0')
 		return 0;
-	while (n < max && fgets(line, sizeof(line), f)) {
+	if (safefile_read_path(path, (size_t)(DAEMON_MAX_TUNES + 2) * (2 * CONFIG_PATH_MAX + 2), &text, NULL,
+	    &err) < 0) {
+		if (errno != ENOENT)
+			log_warnx("runtime tunes not read: %s", err.msg);
+		return 0;
+	}
+	for (char *line = strtok_r(text, "\n", &save); line != NULL && n < max; line = strtok_r(NULL, "\n", &save)) {
 		char *k = line, *v;
-		line[strcspn(line, "\n")] = '\0';
 		if (*k == '#' || *k == '\0' || (v = strchr(k, ' ')) == NULL)
 			continue;
 		*v++ = '\0';
@@ -499,40 +507,44 @@ daemon_read_tunes(const char *path, char kv[][2][CONFIG_PATH_MAX], int max)
 		snprintf(kv[n][1], CONFIG_PATH_MAX, "%.*s", CONFIG_PATH_MAX - 1, v);
 		n++;
 	}
-	fclose(f);
+	free(text);
 	return n;
 }
 
+/* The tunes file: a new file of its own renamed over it (never the fixed
+ * name tunes.tmp, opened through whatever was planted there), or removed. */
 static int
 write_tunes(const struct daemon *d, struct llcd_err *err)
 {
-	char tmp[CONFIG_PATH_MAX + 8];
+	char *text = NULL;
+	size_t len = 0;
 	FILE *f;
+	int rc;
 
 	if (d->tunes_file[0] == '\0')
 		return 0;
 	if (d->ntunes == 0) {
-		if (unlink(d->tunes_file) < 0 && errno != ENOENT)
-			return llcd_err_set(err, "%s: %s", d->tunes_file, strerror(errno));
-		return 0;
+		const char *base;
+		int dfd = safefile_opendir_of(d->tunes_file, 0, &base, err);
+		if (dfd < 0)
+			return -1;
+		rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? llcd_err_set(err, "%s: %s", d->tunes_file,
+		    strerror(errno)) : 0;
+		close(dfd);
+		return rc;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", d->tunes_file);
-	if ((f = fopen(tmp, "we")) == NULL)
-		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return llcd_err_set(err, "out of memory");
 	fprintf(f, "# llcctl tune settings kept across restarts until a reload or `llcctl tune --reset`\n");
 	for (int i = 0; i < d->ntunes; i++)
 		fprintf(f, "%s %s\n", d->tunes[i][0], d->tunes[i][1]);
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0) {
-		fclose(f);
-		unlink(tmp);
-		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+	if (fclose(f) != 0) {
+		free(text);
+		return llcd_err_set(err, "out of memory");
 	}
-	fclose(f);
-	if (rename(tmp, d->tunes_file) < 0) {
-		unlink(tmp);
-		return llcd_err_set(err, "%s: %s", d->tunes_file, strerror(errno));
-	}
-	return 0;
+	rc = safefile_replace_path(d->tunes_file, text, len, 0644, err);
+	free(text);
+	return rc;
 }
 
 int

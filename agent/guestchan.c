@@ -16,6 +16,7 @@
 
 #include "guestproto.h"
 #include "jsonget.h"
+#include "safefile.h"
 
 #define PID_LIMIT 4194304               /* PID_MAX_LIMIT on 64-bit Linux */
 #define SHARE_LIMIT 4096.0              /* cpu_share: CPUs */
@@ -445,28 +446,28 @@ one_line(struct guestchan *c, const char *line, size_t len, uint64_t now, int *e
 	*ev |= GUESTCHAN_EV_REPORT;
 }
 
+/* Connect to the channel's socket: its directory checked (not writable
+ * by others or a non-root group; its owner may be QEMU's user, whose
+ * directory libvirt's is), the socket opened O_PATH|O_NOFOLLOW there and
+ * connected as that inode (safefile_connect): a symbolic link swapped in
+ * is refused, never followed, at any moment. */
 static void
 try_connect(struct guestchan *c, uint64_t now, int *ev)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
+	struct llcd_err e;
+	const char *base;
 	struct stat st;
+	int dfd, fd = -1;
 
-	memcpy(sa.sun_path, c->path, sizeof(sa.sun_path));
-	/* connect() follows symbolic links: refuse one (QEMU's user owns the
-	 * directory and could swap its socket for a link to another) */
-	if (lstat(c->path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
-		snprintf(c->st.last_error, sizeof(c->st.last_error), "%s is %s, not a socket: not connected",
-		    c->path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
-		c->state = GUESTCHAN_DISCONNECTED;
-		c->next_ns = now + c->lim.reconnect_ns;
-		return;
+	if ((dfd = safefile_opendir_of(c->path, SAFEFILE_ANY_OWNER, &base, &e)) >= 0) {
+		fd = safefile_connect(dfd, base, &st, &e);
+		if (fd < 0 && errno == ENOTSOCK)
+			snprintf(c->st.last_error, sizeof(c->st.last_error), "%.120s is %.120s", c->path, e.msg);
+		close(dfd);
+	} else if (errno != ENOENT) {
+		snprintf(c->st.last_error, sizeof(c->st.last_error), "%.230s: not connected", e.msg);
 	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
 		c->state = GUESTCHAN_DISCONNECTED;
 		c->next_ns = now + c->lim.reconnect_ns;
 		return;

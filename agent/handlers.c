@@ -353,6 +353,38 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	}
 }
 
+/* A check's trial (policy_trial_info): its state, the load shape it
+ * watches or judges in, and the failed trials it remembers. */
+static json_object *
+trial_json(const struct policy_trial_info *t, bool home)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	json_object_object_add(o, "state", jstr(policy_trial_state_name(t->state)));
+	json_object_object_add(o, "periods", json_object_new_int(t->periods));
+	json_object_object_add(o, "window", json_object_new_int(t->window));
+	if (t->busy >= 0) {
+		json_object_object_add(o, "busy_vcpus", json_object_new_int(t->busy));
+		json_object_object_add(o, "cpus", json_object_new_double(round(t->cpus * 10) / 10));
+	}
+	for (int i = 0; i < t->nmemo; i++) {
+		const struct policy_trial_memo *m = &t->memo[i];
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "busy_vcpus", json_object_new_int(m->busy));
+		json_object_object_add(e, "cpus", json_object_new_double(round(m->cpus * 10) / 10));
+		json_object_object_add(e, "change", jstr(!home ? "gather" : m->wider ? "wider" : "narrower"));
+		if (home)
+			json_object_object_add(e, "from_llcs", json_object_new_int(m->from_llcs));
+		json_object_object_add(e, "ratio", json_object_new_double(round(m->ratio * 1000) / 1000));
+		json_object_object_add(e, "fails", json_object_new_int(m->fails));
+		json_object_object_add(e, "age_s", json_object_new_int64((int64_t)m->age_s));
+		json_object_object_add(e, "retry_in_s", json_object_new_int64((int64_t)ceil(m->retry_in_s)));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(o, "failed", a);
+	return o;
+}
+
 static json_object *
 groups_json(const struct policy_domain_info *info)
 {
@@ -376,6 +408,7 @@ groups_json(const struct policy_domain_info *info)
 			json_object_object_add(o, "wakeup_pairs", json_object_new_int(gi->wakeup_pairs));
 		}
 		json_object_object_add(o, "why", jstr(gi->why));
+		json_object_object_add(o, "trial", trial_json(&gi->trial, false));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -485,6 +518,7 @@ h_dominfo(struct daemon *d, struct control_request *req)
 		if (info.home_why[0] != '\0') {
 			json_object_object_add(req->reply, "home", json_object_new_string(info.home_why));
 			json_object_object_add(req->reply, "home_widened", json_object_new_boolean(info.home_widened));
+			json_object_object_add(req->reply, "home_trial", trial_json(&info.home_trial, true));
 		}
 	}
 	return CTL_OK;
@@ -1076,12 +1110,17 @@ h_tune(struct daemon *d, struct control_request *req)
 		return CTL_E_INVAL;
 	}
 	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
-	if (daemon_keep_tune(d, k, v, &err) < 0)
+	bool kept = d->tunes_file[0] != '\0';
+	if (daemon_keep_tune(d, k, v, &err) < 0) {
 		log_warnx("tune %s %s holds until llcd restarts: cannot keep it: %s", k, v, err.msg);
+		kept = false;
+	}
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "knob", jstr(k));
 	json_object_object_add(req->reply, "value", jstr(v));
-	json_object_object_add(req->reply, "kept", json_object_new_boolean(d->tunes_file[0] != '\0'));
+	json_object_object_add(req->reply, "kept", json_object_new_boolean(kept));
+	if (d->tunes_file[0] != '\0' && !kept)
+		json_object_object_add(req->reply, "not_kept", jstr(err.msg));
 	return CTL_OK;
 }
 

@@ -273,6 +273,34 @@ print_groups(json_object *a)
 	}
 }
 
+/* A trial object of dominfo (home_trial, a group's trial) as lines:
+ * "home_trial  measuring (2 of 5 periods) at 8 busy vCPUs, 8.2 CPUs" and
+ * one line per failed trial it remembers. */
+static void
+print_trial(const char *label, json_object *t)
+{
+	json_object *a = ja(t, "failed"), *v;
+	char what[64];
+
+	if (json_object_object_get_ex(t, "busy_vcpus", &v))
+		printf("%-23s %s (%lld of %lld periods) at %lld busy vCPU%s, %.1f CPUs\n", label, js(t, "state"),
+		    (long long)ji(t, "periods"), (long long)ji(t, "window"), (long long)ji(t, "busy_vcpus"),
+		    ji(t, "busy_vcpus") == 1 ? "" : "s", json_object_get_double(json_object_object_get(t, "cpus")));
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		if (json_object_object_get_ex(e, "from_llcs", &v))
+			snprintf(what, sizeof(what), "%s from %lld LLC%s", js(e, "change"), (long long)ji(e, "from_llcs"),
+			    ji(e, "from_llcs") == 1 ? "" : "s");
+		else
+			snprintf(what, sizeof(what), "%s", js(e, "change"));
+		printf("%-23s %s at %lld busy vCPU%s, %.1f CPUs: %+.0f%% (%lld failure%s, %lld s ago); again in %lld s\n",
+		    "  failed", what, (long long)ji(e, "busy_vcpus"), ji(e, "busy_vcpus") == 1 ? "" : "s",
+		    json_object_get_double(json_object_object_get(e, "cpus")),
+		    100.0 * (json_object_get_double(json_object_object_get(e, "ratio")) - 1.0), (long long)ji(e, "fails"),
+		    ji(e, "fails") == 1 ? "" : "s", (long long)ji(e, "age_s"), (long long)ji(e, "retry_in_s"));
+	}
+}
+
 static void
 print_dominfo(json_object *r)
 {
@@ -313,7 +341,19 @@ print_dominfo(json_object *r)
 		if (json_object_object_get_ex(g, "error", &n) && n)
 			printf("%-23s %s\n", "cpu_bound_error", json_object_get_string(n));
 	}
+	if (json_object_object_get_ex(r, "home_trial", &g) && g)
+		print_trial("home_trial", g);
 	print_groups(ja(r, "groups"));
+	json_object *ga = ja(r, "groups");
+	for (size_t i = 0; ga && i < json_object_array_length(ga); i++) {
+		json_object *gr = json_object_array_get_idx(ga, i), *t;
+		char label[64];
+		if (!json_object_object_get_ex(gr, "trial", &t) || ja(t, "failed") == NULL ||
+		    json_object_array_length(ja(t, "failed")) == 0)
+			continue;
+		snprintf(label, sizeof(label), "group %s", js(gr, "name"));
+		print_trial(label, t);
+	}
 }
 
 static void
@@ -510,6 +550,8 @@ print_tune(json_object *r)
 		printf("%s set to %s%s\n", js(r, "knob"), js(r, "value"),
 		    json_object_get_boolean(json_object_object_get(r, "kept")) ?
 		    " (kept across restarts until a reload or 'llcctl tune --reset')" : " (until the next reload)");
+		if (*js(r, "not_kept"))
+			printf("not kept across a restart: %s\n", js(r, "not_kept"));
 		return;
 	}
 	if (*js(r, "message"))

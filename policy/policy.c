@@ -100,6 +100,10 @@ LLCD_NAME_FUNCTION(policy_action_name, enum policy_action_type, POLICY_ACT_BACKO
     [POLICY_ACT_RELEASE] = "release", [POLICY_ACT_REFUSE] = "refuse",
     [POLICY_ACT_PREFER] = "prefer", [POLICY_ACT_BACKOFF] = "backoff")
 
+LLCD_NAME_FUNCTION(policy_trial_state_name, enum policy_trial_state, POLICY_TRIAL_MEASURING,
+    [POLICY_TRIAL_WATCHING] = "watching", [POLICY_TRIAL_SETTLING] = "settling",
+    [POLICY_TRIAL_MEASURING] = "measuring")
+
 LLCD_NAME_FUNCTION(policy_stage_name, enum policy_stage, POLICY_STAGE_WIDEN,
     [POLICY_STAGE_NARROW] = "narrow", [POLICY_STAGE_ISOLATE] = "isolate",
     [POLICY_STAGE_WIDEN] = "widen")
@@ -133,6 +137,8 @@ dom_free(struct dom *d)
 	free(d->want);
 	free(d->sent);
 	free(d->vutil);
+	free(d->origin);
+	free(d->pin_step);
 	wakeups_state_free(d->wk);
 	free(d);
 }
@@ -223,10 +229,14 @@ dom_new(const struct policy_domain_in *in)
 	d->want = calloc(n, sizeof(struct cpuset));
 	d->sent = calloc(n, sizeof(struct cpuset));
 	d->vutil = calloc(n, sizeof(double));
-	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil) {
+	d->origin = malloc(n * sizeof(int));
+	d->pin_step = calloc(n, sizeof(uint64_t));
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step) {
 		dom_free(d);
 		return NULL;
 	}
+	for (size_t v = 0; v < n; v++)
+		d->origin[v] = -1;
 	return d;
 }
 
@@ -461,6 +471,36 @@ policy_action_not_applied(struct policy_state *s, const struct policy_action *ac
 
 /* --- introspection -------------------------------------------------------- */
 
+/* A check's trial for llcctl; home: the keys are home.c's (LLCs * 2 +
+ * narrower). */
+static void
+trial_info(const struct trial *t, bool home, uint64_t now_ns, struct policy_trial_info *out)
+{
+	const struct trial_shape *sh = t->phase == TRIAL_IDLE ? trial_shape(t) : &t->ref;
+
+	out->state = t->phase == TRIAL_SETTLE ? POLICY_TRIAL_SETTLING :
+	             t->phase == TRIAL_MEASURE ? POLICY_TRIAL_MEASURING : POLICY_TRIAL_WATCHING;
+	out->periods = t->phase == TRIAL_SETTLE ? 0 : t->ring_n;
+	out->window = t->win;
+	out->busy = sh ? sh->busy : -1;
+	out->cpus = sh ? sh->demand : 0;
+	out->nmemo = 0;
+	for (int i = 0; i < TRIAL_MEMO; i++) {
+		const struct trial_memo *m = &t->memo[i];
+		if (!m->used || now_ns >= m->until_ns)
+			continue;
+		struct policy_trial_memo *o = &out->memo[out->nmemo++];
+		o->busy = m->shape.busy;
+		o->cpus = m->shape.demand;
+		o->from_llcs = home ? m->key / 2 : 0;
+		o->wider = home && m->key % 2 == 0;
+		o->ratio = m->ratio;
+		o->fails = m->fails;
+		o->age_s = now_ns >= m->at_ns ? (double)(now_ns - m->at_ns) / 1e9 : 0;
+		o->retry_in_s = (double)(m->until_ns - now_ns) / 1e9;
+	}
+}
+
 bool
 policy_domain_isolated(const struct policy_state *s, uint64_t key)
 {
@@ -491,6 +531,7 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 	info->vcpu_moves = d->moves;
 	info->home_widened = d->hc.widened;
 	snprintf(info->home_why, sizeof(info->home_why), "%s", d->hc.why);
+	trial_info(&d->hc.tr, true, s->now_ns, &info->home_trial);
 	info->ngroups = d->ngroups;
 	for (int i = 0; i < d->ngroups; i++) {
 		const struct grp *g = &d->groups[i];
@@ -508,6 +549,7 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 		if (g->rule == POLICY_GROUP_WAKEUPS && d->wk != NULL)
 			gi->wakeups_hz = wakeups_set_rate_hz(d->wk, &g->vcpus, &gi->wakeup_pairs);
 		snprintf(gi->why, sizeof(gi->why), "%s", g->why);
+		trial_info(&g->tr, false, s->now_ns, &gi->trial);
 	}
 	return 0;
 }

@@ -199,6 +199,38 @@ enum policy_group_rule {
 	POLICY_GROUP_WAKEUPS,           /* inferred from vCPU wakeups (wakeups.h) */
 };
 
+/* A trial (an adaptive change: a wider or narrower home, a gathered
+ * group) that did not pay, remembered for the load shape it was judged in
+ * (docs/design.md, "Trials"). */
+#define POLICY_TRIAL_MEMO 8
+struct policy_trial_memo {
+	int busy;                       /* the load shape: busy vCPUs ... */
+	double cpus;                    /* ... and CPUs demanded */
+	int from_llcs;                  /* home: the LLCs of the home it was tried from */
+	bool wider;                     /* home: a wider home was tried (else narrower) */
+	double ratio;                   /* progress per demand, tried / as it was */
+	int fails;                      /* failures at that load */
+	double age_s;                   /* failed that long ago */
+	double retry_in_s;              /* not tried again at that load for this long */
+};
+
+enum policy_trial_state {
+	POLICY_TRIAL_WATCHING,          /* the arrangement in place is watched */
+	POLICY_TRIAL_SETTLING,          /* a tried arrangement settles */
+	POLICY_TRIAL_MEASURING,         /* ... and is measured */
+};
+
+struct policy_trial_info {
+	enum policy_trial_state state;
+	int periods;                    /* watching or measuring: alike periods so far ... */
+	int window;                     /* ... of a window this long */
+	int busy;                       /* the load shape watched (or judged in, while
+	                                 * on trial); -1 none yet */
+	double cpus;
+	int nmemo;
+	struct policy_trial_memo memo[POLICY_TRIAL_MEMO];
+};
+
 struct policy_group_info {
 	char name[POLICY_GROUP_NAME];
 	enum policy_group_rule rule;
@@ -216,6 +248,8 @@ struct policy_group_info {
 	                                 * formed pairs inside the group */
 	int wakeup_pairs;               /* ... and how many pairs */
 	char why[POLICY_REASON];        /* last decision about this group */
+	struct policy_trial_info trial; /* the benefit check's trial (no memo's
+	                                 * from_llcs or wider) */
 };
 
 struct policy_domain_info {
@@ -232,6 +266,7 @@ struct policy_domain_info {
 	uint64_t vcpu_moves;
 	bool home_widened;              /* the home check widened the home */
 	char home_why[POLICY_REASON];   /* the home check's last decision ("" none) */
+	struct policy_trial_info home_trial; /* the home check's trial */
 };
 
 /* The caller did not carry out act (held it back, or it failed with
@@ -285,6 +320,7 @@ const struct topo *policy_state_topo(const struct policy_state *s);
 bool policy_domain_isolated(const struct policy_state *s, uint64_t key);
 
 const char *policy_action_name(enum policy_action_type t);
+const char *policy_trial_state_name(enum policy_trial_state st);
 const char *policy_stage_name(enum policy_stage st);
 const char *policy_group_rule_name(enum policy_group_rule r);
 

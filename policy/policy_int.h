@@ -45,12 +45,125 @@
 #define ACTIVE_VCPU 0.05        /* ... unless it uses this per vCPU */
 #define ACTIVE_PERIODS 2        /* active periods before a preference */
 
+/* --- trials (trial.c) ---------------------------------------------------- */
+
+#define TRIAL_WINDOW MEASURE_PERIODS /* periods of a window at most ... */
+#define TRIAL_WINDOW_MIN 3      /* ... at least ... */
+#define TRIAL_WINDOW_NS 500000000ull /* ... and enough for half a second */
+/* a trial waits one window's periods beyond its window for an alike shape */
+#define TRIAL_BUSY_TOL 0.10     /* alike: busy vCPUs within 10 % (below 10: equal) */
+#define TRIAL_DEMAND_TOL 0.10   /* alike: demand within 10 % ... */
+#define TRIAL_DEMAND_MIN 0.25   /* ... or a quarter of a CPU */
+#define TRIAL_MAX_ABORTS 3      /* abandoned trials in a row before a pause */
+#define TRIAL_MEMO 8            /* failed trials remembered per check */
+#define TRIAL_BACKOFF_SHIFT 6   /* a failure is remembered for 2^fails hold-downs, fails <= 6 */
+
+/* The load shape of a period: what must stay alike for a verdict. */
+struct trial_shape {
+	int busy;               /* the domain's vCPUs with demand >= BUSY_VCPU */
+	double demand;          /* the domain's demand in CPUs: runtime + run delay */
+	uint32_t sig;           /* the processes and groups that share data (home.c) */
+};
+
+/* Progress and demand summed over periods. */
+struct trial_sum {
+	double instr;           /* instructions of the measured threads (counters) */
+	double bytes;           /* the domain's memory bytes (bandwidth monitoring) */
+	double run, delay;      /* ns: runtime and run delay of the measured threads */
+	double bdemand;         /* ns: the domain's demand, the bytes' divisor */
+	double dinstr, ddemand; /* the whole domain's instructions and demand (ns),
+	                         * where the measured threads are a group of it */
+	int n, nbytes;          /* periods; periods with a bandwidth figure */
+};
+
+enum trial_phase {
+	TRIAL_IDLE,             /* watching the arrangement in place (the ring) */
+	TRIAL_SETTLE,           /* the tried arrangement settles */
+	TRIAL_MEASURE,          /* its window is being measured */
+};
+
+enum trial_event { TRIAL_NONE, TRIAL_DONE, TRIAL_ABANDON };
+enum trial_signal { TRIAL_SIG_INSTR, TRIAL_SIG_BYTES, TRIAL_SIG_RUN };
+
+/* A trial whose change did not pay, remembered for its load shape. */
+struct trial_memo {
+	bool used;
+	int key;                /* which change (the caller's numbering) */
+	struct trial_shape shape;
+	double ratio;           /* progress per demand, tried / in place */
+	int fails;              /* failures at this shape, 1..TRIAL_BACKOFF_SHIFT */
+	uint64_t at_ns, until_ns; /* failed at; not tried again before */
+};
+
+struct trial {
+	enum trial_phase phase;
+	/* the last periods of the arrangement in place, alike each other */
+	struct trial_sum ring[TRIAL_WINDOW];
+	struct trial_shape ring_shape[TRIAL_WINDOW];
+	int ring_n, ring_head;
+	int win;                /* periods of a window at this sampling period */
+	int skip;               /* periods not watched (just rearranged) */
+	int key;                /* the change on trial */
+	int settle;             /* periods the tried arrangement settles */
+	struct trial_shape ref; /* the shape it is judged in */
+	struct trial_sum first, second; /* the arrangement it had; the tried one */
+	int periods;            /* in this phase */
+	int aborts;             /* trials abandoned in a row */
+	bool has_verdict;
+	struct trial_shape verdict_shape; /* the shape of the last verdict */
+	struct trial_memo memo[TRIAL_MEMO];
+};
+
+void trial_init(struct trial *t);
+/* The periods of a window at a sampling period. */
+int trial_window_len(uint64_t period_ns);
+bool trial_alike(const struct trial_shape *a, const struct trial_shape *b);
+/* One period of period_ns: watched (TRIAL_IDLE), settled or measured. */
+enum trial_event trial_observe(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one,
+                               uint64_t period_ns);
+/* The arrangement changed outside a trial: watch it afresh after settling. */
+void trial_rearranged(struct trial *t);
+/* A full window of the arrangement in place: a trial may start from it. */
+bool trial_ready(const struct trial *t);
+/* The newest watched period's shape (NULL none). */
+const struct trial_shape *trial_shape(const struct trial *t);
+/* Ready, and the shape is not alike the last verdict's. */
+bool trial_shape_changed(const struct trial *t);
+void trial_window(const struct trial *t, struct trial_sum *out);
+/* Start from the ready window (the caller changes the arrangement);
+ * the tried arrangement is measured after settle periods. */
+void trial_begin(struct trial *t, int key, int settle);
+/* Moves still (or again) under way: the settling starts again. */
+void trial_moving(struct trial *t);
+/* The verdict is taken: tried_kept says which arrangement is in place. */
+void trial_conclude(struct trial *t, bool tried_kept);
+/* The trial is given up: undone (back to the first arrangement) or not
+ * (the tried one stays, watched from its last periods); true when
+ * TRIAL_MAX_ABORTS were given up in a row. */
+bool trial_abandon(struct trial *t, bool undone);
+/* Stopped from outside (the arrangement was changed by something else). */
+void trial_cancel(struct trial *t);
+enum trial_signal trial_pick(const struct trial_sum *a, const struct trial_sum *b, bool counters);
+/* Progress per unit of demand: instructions per demanded CPU-ns, bytes
+ * per demanded CPU-ns of the domain, or the share of demand that ran. */
+double trial_value(const struct trial_sum *s, enum trial_signal sig);
+double trial_delay_share(const struct trial_sum *s);
+/* The tried arrangement's value over the first's. */
+double trial_ratio(const struct trial *t, enum trial_signal sig);
+/* A failure of change key remembered for an alike shape and not expired. */
+const struct trial_memo *trial_recall(const struct trial *t, const struct trial_shape *sh, int key,
+                                      uint64_t now_ns);
+const struct trial_memo *trial_fail(struct trial *t, const struct trial_shape *sh, int key, double ratio,
+                                    uint64_t now_ns, uint64_t holddown_ns);
+/* Forget the failures remembered for shapes alike sh (NULL: all). */
+void trial_forget(struct trial *t, const struct trial_shape *sh);
+
 /* The benefit check of one group (benefit.c). */
 enum benefit_state {
-	BENEFIT_IDLE,           /* as placed; learning the baseline rate */
+	BENEFIT_IDLE,           /* as placed; watching it (the trial's ring) */
 	BENEFIT_AGGREGATING,    /* moves into the preferred LLC under way */
 	BENEFIT_SETTLING,       /* all in; waiting SETTLE_PERIODS */
-	BENEFIT_MEASURING,      /* summing progress over MEASURE_PERIODS */
+	BENEFIT_MEASURING,      /* measuring the gathered group's window */
 	BENEFIT_KEPT,           /* measured no loss: aggregation kept */
 	BENEFIT_HOLD,           /* measured a loss: released until hold_until_ns */
 };
@@ -81,57 +194,75 @@ struct grp {
 	uint64_t retry_after_ns;        /* no moves into the preferred LLC before */
 	/* benefit check */
 	enum benefit_state bstate;
-	int bstate_periods;             /* periods spent settling / measuring */
-	double rate_ewma;               /* instructions per wall ns while placed */
-	bool rate_valid;                /* rate_ewma holds a sample */
-	double base_rate;               /* rate_ewma when aggregation began */
-	double meas_instr, meas_wall_ns; /* summed while measuring */
-	double meas_load;               /* CPUs in use when last measured */
-	int load_changed_periods;       /* consecutive periods the load differs */
-	uint64_t recheck_after_ns;      /* no re-measurement before */
+	enum benefit_state bseen;       /* bstate as the check last left it */
+	int outside;                    /* vCPUs outside the preferred LLC, last period */
+	struct trial tr;                /* the gathering on trial (trial.c) */
 	uint64_t hold_until_ns;         /* BENEFIT_HOLD until */
+	int restore_periods;            /* released vCPUs held on their origin LLC */
+	uint64_t own_step;              /* the last step the check itself moved or
+	                                 * released the group's vCPUs */
 	char why[POLICY_REASON];        /* last decision about this group */
 };
 
-#define HOME_BUSY_CPUS 1.0      /* home check: CPUs in use for a busy domain */
-#define HOME_GAIN 0.05          /* widen when progress rises by > 5 % */
-#define HOME_DROP 0.20          /* re-check when progress falls by > 20 % ... */
-#define HOME_DROP_PERIODS 3     /* ... for this many periods, load unchanged */
+#define HOME_BUSY_CPUS 1.0      /* home check: CPUs demanded by a busy domain */
+#define HOME_GAIN 0.05          /* a wider home pays when progress rises by > 5 % */
+#define HOME_DROP 0.20          /* look again when progress falls by > 20 % ... */
+#define HOME_DROP_PERIODS 3     /* ... for this many periods, the load alike */
 #define HOME_DELAY 0.10         /* run delay alone: widen above 10 % waiting */
+#define HOME_PROCS 8            /* processes that share data, tracked per domain */
+#define HOME_PROC_GRACE 1       /* periods a process missing from the reports stays */
+#define HOME_SETTLE_PERIODS 1   /* a new home (every vCPU re-pinned at once) settles */
+#define HOME_WIDEN_STEP 4       /* a wider home on trial: this many times the LLCs */
+#define HOME_DOUBLED_PERIODS 2  /* busy vCPUs sharing a core while one of the
+                                 * home idles this long: placed one per core */
 
 /* The home check of a domain (home.c). */
 enum home_state {
-	HOME_WATCH,             /* as placed; armed by a placement or a drop */
-	HOME_BASE,              /* measuring the home as it is */
-	HOME_SETTLE,            /* widened; waiting SETTLE_PERIODS */
-	HOME_MEASURE,           /* measuring the wider home */
-	HOME_HOLD,              /* decided; until hold_until_ns */
+	HOME_WATCH,             /* the home in place is watched (the trial's ring) */
+	HOME_TRIAL,             /* another home is on trial (settling, measuring) */
 };
 
-/* Progress signals summed over the periods of a measurement. */
-struct home_meas {
-	double instr;           /* instructions (counters) */
-	double bytes;           /* memory bytes (bandwidth monitoring) */
-	double delay, run;      /* run delay and runtime, ns */
-	double wall;            /* ns */
-	int n, nbytes;          /* periods; periods with a bandwidth figure */
+enum home_dir { HOME_WIDER, HOME_NARROWER };
+
+/* A guest process that shares data (reported with two or more vCPUs). */
+struct home_proc {
+	bool used;
+	int pid;
+	uint32_t hash;                  /* of pid and name */
+	uint64_t last_step;             /* last reported */
 };
 
 struct home_check {
 	enum home_state st;
-	int periods;                    /* in this state */
-	bool armed;                     /* a new home, or a drop: check when busy */
-	const char *armed_by;           /* "a new home", ... (static strings) */
-	int busy_periods;               /* consecutive busy periods */
-	double ewma;                    /* primary signal per wall ns, watching */
-	bool ewma_valid;
-	double ewma_load;               /* CPUs in use with it */
-	int drop_periods;
-	struct home_meas base, meas;
-	struct cpuset narrow;           /* the allotment before widening */
-	char narrow_where[64];          /* "LLC 0" */
+	struct trial tr;                /* the home on trial (trial.c) */
+	/* a reason to look at the home (NULL none: static strings) */
+	const char *pending;
+	enum home_dir pending_dir;
+	char pending_what[96];          /* its details, "" none */
+	/* the trial under way */
+	enum home_dir dir;
+	struct cpuset before;           /* the allotment before it */
+	int before_llcs, tried_llcs;
+	char before_where[64];          /* "LLC 0" */
+	int placed_llcs;                /* LLCs of the home as placed */
 	bool widened;                   /* the home is wider than placed */
-	uint64_t hold_until_ns;
+	/* drops of progress per demand, watched while the load stays alike:
+	 * [0] instructions, [1] memory bandwidth */
+	double ewma[2];
+	bool ewma_valid[2];
+	int drop_periods[2];
+	struct trial_shape ewma_shape;
+	/* processes and groups that share data: the shape's signature */
+	struct home_proc procs[HOME_PROCS];
+	/* this period (home_sample()) */
+	struct trial_shape shape;
+	struct trial_sum sum;
+	uint64_t paused_until_ns;       /* no trial before (TRIAL_MAX_ABORTS) */
+	int doubled_periods;            /* busy vCPUs shared a core while one idled */
+	uint64_t respread_until_ns;     /* no placement_respread() before */
+	uint64_t own_step;              /* the last step the check itself re-pinned */
+	bool no_room;                   /* the last try found no wider home ... */
+	uint64_t room_gen;              /* ... at this policy_state.res_gen */
 	char why[POLICY_REASON];        /* last decision about the home */
 };
 
@@ -158,6 +289,10 @@ struct dom {
 	struct cpuset *home, *want;     /* per vCPU pins */
 	struct cpuset *sent;            /* per vCPU: the pin last emitted (empty: none) */
 	double *vutil;                  /* per vCPU: busy fraction, EWMA */
+	uint64_t *pin_step;             /* per vCPU: the last step that pinned it away
+	                                 * from the PU it ran on */
+	int *origin;                    /* per vCPU: the LLC it ran on when its group
+	                                 * began gathering, -1 none (benefit.c) */
 	struct cpuset emu_want;
 	bool emu_sent;
 	int ngroups;
@@ -170,6 +305,12 @@ struct dom {
 	int step_moves;                 /* vCPU moves this step */
 	bool budget_denied;             /* a move this step found no budget */
 	struct home_check hc;           /* the home check (home.c) */
+	uint64_t pinned_step;           /* the last step that pinned a vCPU away from
+	                                 * the PU it ran on: the period after it ran
+	                                 * another arrangement */
+	int hint_periods;               /* a new home's busy vCPUs are held on the
+	                                 * LLC share placement_reshape() gave them
+	                                 * for this many more periods */
 	bool mbm_seen;                  /* a memory bandwidth figure came (resctrl):
 	                                 * the benefit check measures by it
 	                                 * where there are no counters */
@@ -203,6 +344,8 @@ struct policy_state {
 	int nwords;                     /* cpuset words that can hold host PUs */
 	struct cpuset pool, prev_pool;  /* shared pool this step and the last */
 	uint64_t step;
+	const struct policy_input *in;  /* the step's input while it runs, else NULL */
+	uint64_t now_ns;                /* the last step's now */
 	int moves_left;                 /* of the step's move budget */
 	/* Sharing the budget (issue 14 item 10): after a step in which it ran
 	 * out, the next starts steering at the first domain it denied (key
@@ -260,18 +403,31 @@ void rebuild_ownership(struct policy_state *s);
 
 void placement_stage(struct policy_state *s, const struct policy_input *in,
                      struct policy_plan *plan);
-/* An isolated domain's cores spread over as many LLCs as its core count
- * and the free cores allow (its own cores kept where it can); false when
- * that is no more LLCs than it has. The homes and wanted pins follow; the
- * groups are released. */
-bool placement_widen(struct policy_state *s, const struct policy_host *h, struct dom *d);
-/* Back onto the PUs of allot (a narrower home it had) when those cores are
- * still its own or free; false otherwise. */
+/* The LLCs an allotment touches. */
+int placement_llcs(const struct policy_state *s, const struct cpuset *allot);
+/* The LLCs an isolated domain's home would have spread over want LLCs
+ * (want 0: the fewest that hold its cores), with the same number of whole
+ * cores (its own kept where the plan allows, LLCs it has cores in first,
+ * then LLCs another isolated domain has broken already, so that whole
+ * LLCs stay whole): 0 when it cannot be done (not isolated, topology
+ * "match", no room). */
+int placement_plan_llcs(const struct policy_state *s, const struct policy_host *h,
+                        const struct dom *d, int want);
+/* Carry out that plan: the homes and wanted pins follow, the groups are
+ * released. Returns the LLCs of the new home, 0 (nothing changed) when it
+ * cannot be done. */
+int placement_reshape(struct policy_state *s, const struct policy_host *h, struct dom *d, int want);
+/* An isolated domain's busy vCPUs placed one per core over its home again
+ * (as placement_reshape() does), held there for a few periods; false when
+ * there is nothing to place. */
+bool placement_respread(struct policy_state *s, struct dom *d);
+/* The end of a new home's hold on its busy vCPUs: once hint_periods ran
+ * out, every vCPU's home is the whole allotment again. */
+void placement_hint_tick(struct policy_state *s, struct dom *d);
+/* Back onto the PUs of allot (a home it had) when those cores are still
+ * its own or free; false otherwise. */
 bool placement_restore(struct policy_state *s, const struct policy_host *h, struct dom *d,
                        const struct cpuset *allot);
-/* Whether placement_widen() could spread d over more LLCs. */
-bool placement_can_widen(const struct policy_state *s, const struct policy_host *h,
-                         const struct dom *d);
 
 /* groups.c: the vCPU groups -------------------------------------------------- */
 
@@ -330,15 +486,33 @@ void order_stage(struct policy_state *s, const struct policy_input *in, struct p
 
 /* A new home for d (placed, re-placed): the home check measures it once the
  * domain is busy. */
-void home_placed(struct dom *d);
+void home_placed(struct policy_state *s, struct dom *d);
+/* The period's load shape and progress of a placed domain (before its
+ * groups are steered: the benefit check judges in the same shape). */
+void home_sample(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                 const struct policy_domain_in *di);
 /* One period of the home check of a placed domain. */
 void home_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                  const struct policy_domain_in *di, struct policy_plan *plan);
+/* d's home was rearranged to make room for another domain (why says
+ * how): a trial under way is cancelled. */
+void home_rearranged(struct policy_state *s, struct dom *d, const char *why);
 
-/* One period of the benefit check. outside: vCPUs of the group outside
- * the preferred LLC; moved: some moved this period; load: CPUs in use. */
-void benefit_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
-                    const struct policy_domain_in *di, struct grp *g, int outside, bool moved,
-                    double load, struct policy_plan *plan);
+/* One period of the benefit check of a group, before it is steered: the
+ * period observed, a verdict taken, a gathering given up or looked at
+ * again. */
+void benefit_observe(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                     const struct policy_domain_in *di, struct grp *g, struct policy_plan *plan);
+/* After the group was steered towards its preferred LLC: outside, its
+ * vCPUs outside it; moved, whether some moved in this period (the first
+ * move begins the trial). */
+void benefit_moved(struct policy_state *s, struct dom *d, const struct policy_domain_in *di, struct grp *g,
+                   int outside, bool moved);
+/* Whether the group may move into its preferred LLC now: not while it is
+ * held back, while its home is on trial, while the check has no full
+ * window of it as placed, or when aggregating lost at this load shape
+ * before (then it is held back, and why says so). */
+bool benefit_may_aggregate(struct policy_state *s, const struct policy_input *in, struct dom *d,
+                           struct grp *g);
 
 #endif

@@ -449,13 +449,13 @@ spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc
 static void
 steer_preferred(struct policy_state *s, const struct policy_input *in, struct dom *d,
                 const struct policy_domain_in *di, struct grp *g, const struct llc_rules *r,
-                double epochs_per_period, double occ_pref, double cpus_in_use,
-                const struct cpuset *allowed, struct policy_plan *plan)
+                double epochs_per_period, double occ_pref, const struct cpuset *allowed,
+                struct policy_plan *plan)
 {
 	/* measured by instruction counters, else by the domain's achieved
 	 * memory bandwidth (resctrl) once the host has shown it */
 	bool counters = d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen);
-	bool hold = counters && g->bstate == BENEFIT_HOLD;
+	bool hold = counters && !benefit_may_aggregate(s, in, d, g);
 	int P = g->pref_llc;
 	struct aggr_moves m = { 0, 0, 0 };
 	struct cpuset dst;
@@ -488,7 +488,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
 bench:
 	if (counters)
-		benefit_update(s, in, d, di, g, m.outside, m.moved > 0, cpus_in_use, plan);
+		benefit_moved(s, d, di, g, m.outside, m.moved > 0);
 	free(order);
 }
 
@@ -504,6 +504,8 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	int best;
 
 	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
+	if (d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen))
+		benefit_observe(s, in, d, di, g, plan);
 	occ = calloc((size_t)s->nllc, sizeof(double));
 	if (occ == NULL) {
 		s->stats.nomem++;
@@ -519,8 +521,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (!grp_unjudged_hold(s, in, d, g, plan) && !grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
 		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, allowed, plan);
 		if (g->pref_llc >= 0)
-			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, smp.cpus_in_use,
-			    allowed, plan);
+			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
 	}
 	free(occ);
 }

@@ -309,6 +309,8 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		d->mbm_seen = true;
 	double epoch_ms = d->annot.tune.epoch_ms > 0 ? d->annot.tune.epoch_ms : cx->period_ms;
 	double epochs = cx->period_ms / epoch_ms;
+	if (d->annot.mode == POLICY_MODE_AGGREGATE || d->annot.mode == POLICY_MODE_SPREAD)
+		home_sample(s, cx->in, d, di);
 	if (d->annot.mode == POLICY_MODE_AGGREGATE) {
 		double kd = llc_decay(cx->period_ms, epoch_ms);
 		steer_view(s, &allowed, cx->in->period_ns);
@@ -354,14 +356,22 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		if (d->confined)
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
 		else if (cpuset_equal(&d->want[v], &d->home[v]))
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s%s)",
+			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s%s%s)",
 			    where, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool",
-			    d->hc.st == HOME_SETTLE ? "; home widened on trial by the home check" :
-			    d->hc.widened ? "; home widened by the home check" : "");
+			    d->hc.st == HOME_TRIAL ? "; home on trial by the home check" :
+			    d->hc.widened ? "; home widened by the home check" : "",
+			    d->hint_periods > 0 ? "; busy vCPUs one per core while the home settles" : "");
 		else
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
 			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
 		d->sent[v] = d->want[v];
+		/* a pin away from where it ran moves the thread: another
+		 * arrangement for the trials (trial.c) */
+		int c = di->vcpus[v].last_cpu;
+		if (c < 0 || c >= CPUSET_MAX || !cpuset_isset(&d->want[v], c)) {
+			d->pinned_step = s->step;
+			d->pin_step[v] = s->step;
+		}
 		s->stats.pins++;
 	}
 }
@@ -510,6 +520,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	policy_plan_clear(plan);
 	s->step++;
 	s->stats.steps++;
+	s->now_ns = in->now_ns;
 	s->moves_left = in->host.max_moves_total > 0 ? in->host.max_moves_total : 256;
 	period_ms = (double)in->period_ns / 1e6;
 	note_room(s, &in->host);
@@ -531,12 +542,16 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	rebuild_ownership(s);
 
 	/* 3. place */
+	s->in = in;
 	placement_stage(s, in, plan);
 
 	/* 4. steer and emit */
+	s->in = in;
 	steer_stage(s, in, plan, period_ms);
 
 	/* 5. order */
 	order_stage(s, in, plan);
+
+	s->in = NULL;
 	return 0;
 }

@@ -20,7 +20,7 @@ llcd_fuzz_target(fuzz_guestxml
   SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/guestxml_apply.c ../policy/xmlsafe.c
           ../policy/guesttopo.c
           ../policy/policy.c ../policy/step.c ../policy/placement.c ../policy/groups.c
-          ../policy/steer.c ../policy/benefit.c ../policy/home.c ../policy/order.c ../policy/wakeups.c ../policy/llcrules.c ../policy/topo.c
+          ../policy/steer.c ../policy/benefit.c ../policy/home.c ../policy/trial.c ../policy/order.c ../policy/wakeups.c ../policy/llcrules.c ../policy/topo.c
           ../policy/annotation.c ../common/cpuset.c ../common/err.c
   INCLUDES ../policy ../common
   PKGS libxml-2.0

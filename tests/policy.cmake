@@ -6,6 +6,7 @@ llcd_unit_test(test_wakeups SOURCES unit/test_wakeups.c LIBS llcpolicy)
 llcd_unit_test(test_policy_wakeups SOURCES unit/test_policy_wakeups.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy_numa SOURCES unit/test_policy_numa.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy_home SOURCES unit/test_policy_home.c LIBS llcpolicy_io)
+llcd_unit_test(test_trial SOURCES unit/test_trial.c LIBS llcpolicy)
 llcd_unit_test(test_policy_order SOURCES unit/test_policy_order.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy_bound SOURCES unit/test_policy_bound.c LIBS llcpolicy_io)
 # Allocation failures inside a step are reported, never silent: a fake seam

@@ -18,6 +18,30 @@ foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-ser
                    $<TARGET_FILE:llcsim> ${_scen} ${s})
   set_tests_properties(sim_${s} PROPERTIES LABELS "sim" TIMEOUT 120)
 endforeach()
+# issue 23 items 1-2: the trial scenarios at 1 s periods and with bandwidth
+# monitoring instead of counters too (check_sim.py --variant), and the
+# benefit check on the wakeup scenarios that have a judge
+foreach(s trial-phase trial-dip trial-extra-load home-narrow home-room)
+  foreach(v "" 1s mbm 1s-mbm)
+    if(v STREQUAL "")
+      set(_name sim_${s})
+      set(_args)
+    else()
+      set(_name sim_${s}_${v})
+      set(_args --variant ${v})
+    endif()
+    add_test(NAME ${_name}
+             COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
+                     $<TARGET_FILE:llcsim> ${_scen} ${s} ${_args})
+    set_tests_properties(${_name} PROPERTIES LABELS "sim" TIMEOUT 120)
+  endforeach()
+endforeach()
+foreach(s wake-rr-pairs-counters wake-rr-pairs-mbm)
+  add_test(NAME sim_${s}
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_sim.py
+                   $<TARGET_FILE:llcsim> ${_scen} ${s})
+  set_tests_properties(sim_${s} PROPERTIES LABELS "sim" TIMEOUT 120)
+endforeach()
 add_test(NAME sim_determinism
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/check_determinism.sh
                  $<TARGET_FILE:llcsim> ${_scen}/xiangshan-8ccx.json)

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "perfcount.h"
+#include "safefile.h"
 
 /* "allowed everywhere" = every CPU of the topology this host has online
  * (an hwloc XML or synthetic host may name CPUs it lacks). */
@@ -133,6 +135,15 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 			llcd_err_set(err, "state directory %s: %s", dir, strerror(errno));
 			goto fail;
 		}
+		/* root writes the state file and the tunes there: a directory
+		 * others may write (or one below such) is refused, with why */
+		int sdfd = dir[0] == '/' ? safefile_opendir(dir, 0, &e) : -2;
+		if (sdfd == -1) {
+			llcd_err_set(err, "state-dir: %s", e.msg);
+			goto fail;
+		}
+		if (sdfd >= 0)
+			close(sdfd);
 		l->state_enabled = true;
 		if (live_state_read(l->state_path, &l->saved, &e) < 0)
 			log_warnx("state file ignored: %s", e.msg);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "safefile.h"
 
 void
 live_state_clear(struct live_state *s)
@@ -45,9 +46,13 @@ live_state_read(const char *path, struct live_state *s, struct llcd_err *err)
 	struct live_state_dom *cur = NULL;
 
 	memset(s, 0, sizeof(*s));
-	if ((f = fopen(path, "re")) == NULL) {
-		if (errno == ENOENT)
-			return 0;
+	/* not through a symbolic link, in a directory only root may write
+	 * (safefile.h): the file says which threads llcd pins */
+	int fd = safefile_open_path(path, O_RDONLY, 0, err);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if ((f = fdopen(fd, "r")) == NULL) {
+		close(fd);
 		return llcd_err_set(err, "%s: %s", path, strerror(errno));
 	}
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -137,50 +142,19 @@ out:
 	return rc;
 }
 
-static int
-fsync_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	char *slash;
-	int fd, rc;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 int
 live_state_write(const char *path, const struct live_state *s, struct llcd_err *err)
 {
-	char tmp[PATH_MAX + 16], buf[16384];
+	char buf[16384], *text = NULL;
+	size_t len = 0;
 	FILE *f;
-	int fd;
+	int rc;
 
-	/* a temporary file of this writer's own (never a fixed name two
-	 * instances would share), renamed over path when complete */
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return llcd_err_set(err, "state file path too long");
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
-		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
-	if (fchmod(fd, 0644) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return llcd_err_set(err, "%s: %s", tmp, strerror(e));
-	}
-	if ((f = fdopen(fd, "w")) == NULL) {
-		close(fd);
-		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
-	}
+	/* made in memory, then a file of its own (O_EXCL, never a fixed name
+	 * two instances would share nor one planted there) renamed over path
+	 * (safefile_replace) */
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return llcd_err_set(err, "out of memory");
 	fprintf(f, "llcd-live-state 1\n"
 	    "# written by llcd (docs/agent.md): the pins llcd last applied per domain\n");
 	for (int i = 0; i < s->n; i++) {
@@ -198,24 +172,13 @@ live_state_write(const char *path, const struct live_state *s, struct llcd_err *
 		if (!cpuset_empty(&d->emulator) && cpuset_format(&d->emulator, buf, sizeof(buf)) == 0)
 			fprintf(f, "emulator %s\n", buf);
 	}
-	if (fflush(f) != 0 || fsync(fd) != 0) {
-		llcd_err_set(err, "%s: %s", tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
-		return -1;
-	}
 	if (fclose(f) != 0) {
-		unlink(tmp);
-		return llcd_err_set(err, "%s: %s", tmp, strerror(errno));
+		free(text);
+		return llcd_err_set(err, "out of memory");
 	}
-	if (rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		return llcd_err_set(err, "rename %s -> %s: %s", tmp, path, strerror(e));
-	}
-	if (fsync_dir(path) < 0)
-		return llcd_err_set(err, "fsync of the directory of %s: %s", path, strerror(errno));
-	return 0;
+	rc = safefile_replace_path(path, text, len, 0644, err);
+	free(text);
+	return rc;
 }
 
 int

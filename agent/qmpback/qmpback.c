@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <glob.h>
+#include <dirent.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "log.h"
 #include "qmp.h"
+#include "safefile.h"
 #include "virt.h"
 
 #define RESCAN_NS 5000000000ull
@@ -33,6 +34,10 @@
 #define BACKOFF_MAX_MS 60000
 #define NQUERIES 4
 #define REQUERY_MS 5000                 /* hot-plug: at most one re-read per VM this often */
+#define GONE_KEEP_NS 60000000000ull     /* a vanished socket's back-off is kept this long */
+#define GONE_MAX 256                    /* ... for this many sockets at most */
+
+static struct log_ratelimit refuse_rl = LOG_RATELIMIT_INIT("QMP socket refusals");
 
 /* A socket's life (struct qvm.st):
  *   WAIT       not connected; connect at retry_ns
@@ -68,6 +73,10 @@ struct qvm {
 	struct stat pol_st;
 	bool pol_have;
 	bool seen;
+	bool gone;                      /* its socket is gone: kept GONE_KEEP_NS with
+	                                 * its back-off and reason (a socket flipped
+	                                 * away and back is no new socket) */
+	uint64_t gone_ns, tried_ns;     /* gone since; last connect begun */
 	bool shut_down;                 /* hold: SHUTDOWN heard */
 	bool requery;                   /* hold: a DEVICE_ADDED / DEVICE_DELETED heard */
 	uint64_t requery_ns;            /* hot-plug: no re-read before */
@@ -76,6 +85,10 @@ struct qvm {
 struct qmpback {
 	struct live *live;
 	char glob[PATH_MAX], dir[PATH_MAX], policy_dir[PATH_MAX], channel[PATH_MAX];
+	const char *pattern;            /* the glob's last component */
+	int dfd, pol_dfd;               /* the two directories, checked (safefile.h) at
+	                                 * each scan; -1 absent or refused */
+	char dir_why[LLCD_ERR_MSG], pol_why[LLCD_ERR_MSG];      /* refused: said once */
 	bool hold;
 	int timeout_ms, requery_ms;
 	const char *proc_root;
@@ -229,8 +242,8 @@ refuse(struct qmpback *q, struct qvm *v, uint64_t now, const char *fmt, ...)
 	close_conn(q, v);
 	q->st.refusals++;
 	if (strcmp(msg, v->why) != 0)
-		log_warnx("QMP socket %s: %s; tried again after a back-off (up to %d s)", v->path, msg,
-		    BACKOFF_MAX_MS / 1000);
+		log_rl(&refuse_rl, LOG_WARNING, "QMP socket %s: %s; tried again after a back-off (up to %d s)", v->path,
+		    msg, BACKOFF_MAX_MS / 1000);
 	else
 		log_debug("QMP socket %s: %s (again)", v->path, msg);
 	snprintf(v->why, sizeof(v->why), "%s", msg);
@@ -241,11 +254,14 @@ refuse(struct qmpback *q, struct qvm *v, uint64_t now, const char *fmt, ...)
 
 /* ---- the policy file ------------------------------------------------------- */
 
+/* The files of the policy directory are read through its descriptor
+ * (q->pol_dfd, checked at each scan): never through a symbolic link, and
+ * not at all from a directory others may write. */
 static void
 policy_check(struct qmpback *q, struct qvm *v, bool force)
 {
-	char cand[2][PATH_MAX];
-	const char *path = "";
+	char cand[2][PATH_MAX], file[2][NAME_MAX + 1];
+	const char *path = "", *fname = "";
 	struct stat st;
 	int nc = 0;
 
@@ -256,14 +272,17 @@ policy_check(struct qmpback *q, struct qvm *v, bool force)
 			live_ext_annotation(q->live, v->key, NULL, 0, "");
 		return;
 	}
-	if (snprintf(cand[nc], sizeof(cand[0]), "%s/%s.xml", q->policy_dir, v->id) < (int)sizeof(cand[0]))
+	if (snprintf(file[nc], sizeof(file[0]), "%s.xml", v->id) < (int)sizeof(file[0]) &&
+	    snprintf(cand[nc], sizeof(cand[0]), "%s/%s", q->policy_dir, file[nc]) < (int)sizeof(cand[0]))
 		nc++;
 	if (plain_name(v->name) && strcmp(v->name, v->id) != 0 &&
-	    snprintf(cand[nc], sizeof(cand[0]), "%s/%s.xml", q->policy_dir, v->name) < (int)sizeof(cand[0]))
+	    snprintf(file[nc], sizeof(file[0]), "%s.xml", v->name) < (int)sizeof(file[0]) &&
+	    snprintf(cand[nc], sizeof(cand[0]), "%s/%s", q->policy_dir, file[nc]) < (int)sizeof(cand[0]))
 		nc++;
-	for (int i = 0; i < nc; i++) {
-		if (stat(cand[i], &st) == 0) {
+	for (int i = 0; q->pol_dfd >= 0 && i < nc; i++) {
+		if (fstatat(q->pol_dfd, file[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
 			path = cand[i];
+			fname = file[i];
 			break;
 		}
 	}
@@ -286,17 +305,20 @@ policy_check(struct qmpback *q, struct qvm *v, bool force)
 	memcpy(v->pol_path, path, strlen(path) + 1);      /* both PATH_MAX */
 	q->st.policy_reads++;
 	char *buf = malloc(ANNOT_XML_MAX + 2);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct llcd_err e;
+	int fd = buf ? safefile_open(q->pol_dfd, fname, O_RDONLY, &e) : -1;
 	ssize_t n = -1;
-	if (buf != NULL && fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+	if (fd >= 0) {
 		n = read(fd, buf, ANNOT_XML_MAX + 1);
-	else if (fd >= 0)
-		errno = EINVAL;
-	if (fd >= 0)
+		if (n < 0)
+			snprintf(e.msg, sizeof(e.msg), "%s", strerror(errno));
 		close(fd);
+	}
 	if (n < 0) {
+		/* the reason, never the file's content (a link to /etc/shadow
+		 * is refused before the parser could quote it) */
 		log_dom(LOG_WARNING, v->name, -1, 0, "policy file %s: %s; left unannotated", path,
-		    buf == NULL ? "out of memory" : errno == EINVAL ? "not a regular file" : strerror(errno));
+		    buf == NULL ? "out of memory" : e.msg);
 		live_ext_annotation(q->live, v->key, NULL, 0, path);
 	} else {
 		/* over ANNOT_XML_MAX: the parser says so */
@@ -492,24 +514,45 @@ send_queries(struct qmpback *q, struct qvm *v, uint64_t now)
 	v->deadline_ns = now + (uint64_t)q->timeout_ms * 1000000ull;
 }
 
+/* Connect to the socket the directory holds under v's name: the name is
+ * opened O_PATH|O_NOFOLLOW in the directory checked at the scan and the
+ * connection made to that inode through /proc/self/fd (safefile_connect),
+ * so the peer whose credentials are checked is the socket found, never
+ * one a symbolic link swapped in meanwhile points to. */
 static void
 start_connect(struct qmpback *q, struct qvm *v, uint64_t now)
 {
 	struct llcd_err e;
 	struct stat st;
+	const char *name = strrchr(v->path, '/') + 1;
+	int fd;
 
-	if (lstat(v->path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+	v->tried_ns = now;
+	if (q->dfd < 0) {               /* the directory is gone or refused */
 		v->st = QVM_WAIT;
 		v->retry_ns = now + RESCAN_NS;
 		return;
 	}
-	if ((v->q = qmp_new()) == NULL) {
-		v->retry_ns = now + 1000000000ull;
+	q->st.connects++;
+	if ((fd = safefile_connect(q->dfd, name, &st, &e)) < 0) {
+		if (errno == ENOENT || errno == ENOTSOCK) {
+			v->st = QVM_WAIT;       /* not a socket (now): the scan decides */
+			v->retry_ns = now + RESCAN_NS;
+			return;
+		}
+		refuse(q, v, now, "%s", e.msg);
 		return;
 	}
-	q->st.connects++;
-	if (qmp_connect_start(v->q, v->path, &e) < 0) {
-		refuse(q, v, now, "%s", e.msg);
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		close(fd);
+		refuse(q, v, now, "the socket file is owned by uid %u, not root or llcd's user", (unsigned)st.st_uid);
+		return;
+	}
+	if ((v->q = qmp_new()) == NULL || qmp_attach(v->q, fd, &e) < 0) {
+		close(fd);
+		qmp_free(v->q);
+		v->q = NULL;
+		v->retry_ns = now + 1000000000ull;
 		return;
 	}
 	v->st = QVM_HANDSHAKE;
@@ -666,11 +709,33 @@ vm_free(struct qmpback *q, struct qvm *v, const char *why)
 	free(v);
 }
 
+/* (Re)open a directory of the back-end, checked (safefile.h); a refusal
+ * is said once per reason, in why. -1: absent or refused. */
+static int
+reopen_dir(int *fdp, const char *path, const char *what, char *why, size_t len)
+{
+	struct llcd_err e;
+
+	if (*fdp >= 0)
+		close(*fdp);
+	*fdp = safefile_opendir(path, 0, &e);
+	if (*fdp >= 0) {
+		if (why[0])
+			log_info("%s %s: usable again", what, path);
+		why[0] = '\0';
+	} else if (errno != ENOENT && strcmp(why, e.msg) != 0) {
+		log_warnx("%s: %s; %s", what, e.msg, what[0] == 'Q' ? "no socket in it is connected" :
+		    "its files are not read (the VMs fall back to the policy-rules)");
+		snprintf(why, len, "%s", e.msg);
+	}
+	return *fdp;
+}
+
 static void
 scan(struct qmpback *q, uint64_t now)
 {
-	glob_t gl;
-	int rc;
+	struct dirent *de;
+	DIR *dir = NULL;
 
 	q->st.scans++;
 	q->next_scan_ns = now + RESCAN_NS;
@@ -681,16 +746,34 @@ scan(struct qmpback *q, uint64_t now)
 	if (q->policy_dir[0] && q->wd_pol < 0)
 		q->wd_pol = inotify_add_watch(q->infd, q->policy_dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE |
 		    IN_DELETE | IN_MOVED_FROM | IN_ATTRIB);
+	if (q->policy_dir[0])
+		reopen_dir(&q->pol_dfd, q->policy_dir, "policy-dir", q->pol_why, sizeof(q->pol_why));
+	if (reopen_dir(&q->dfd, q->dir, "QMP socket directory", q->dir_why, sizeof(q->dir_why)) < 0 &&
+	    q->dir_why[0])
+		return;         /* refused: no socket is connected (start_connect); the VMs known stay */
 	for (int i = 0; i < q->n; i++)
 		q->vms[i]->seen = false;
-	rc = glob(q->glob, GLOB_NOSORT, NULL, &gl);
-	for (size_t i = 0; rc == 0 && i < gl.gl_pathc; i++) {
-		const char *p = gl.gl_pathv[i];
+	/* the names of the directory that match the glob's last component and
+	 * are sockets (not followed: a symbolic link or a file is never
+	 * connected) */
+	int lfd = q->dfd >= 0 ? fcntl(q->dfd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (lfd >= 0 && (dir = fdopendir(lfd)) == NULL)
+		close(lfd);
+	while (dir != NULL && (de = readdir(dir)) != NULL) {
+		char p[PATH_MAX];
 		struct stat st;
 		struct qvm *v;
-		if (lstat(p, &st) < 0 || !S_ISSOCK(st.st_mode) || strlen(p) >= sizeof(v->path))
-			continue;       /* not a socket (a symlink, a file): never connected */
+		if (fnmatch(q->pattern, de->d_name, FNM_PERIOD) != 0 ||
+		    fstatat(q->dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISSOCK(st.st_mode) ||
+		    snprintf(p, sizeof(p), "%s%s%s", q->dir, strcmp(q->dir, "/") ? "/" : "", de->d_name) >=
+		    (int)sizeof(p))
+			continue;
 		if ((v = vm_find(q, p)) != NULL) {
+			if (v->gone) {  /* back: its back-off and reason kept */
+				v->gone = false;
+				v->st = QVM_WAIT;
+				log_debug("QMP socket %s back", p);
+			}
 			v->seen = true;
 			continue;
 		}
@@ -705,8 +788,7 @@ scan(struct qmpback *q, uint64_t now)
 		if ((v = calloc(1, sizeof(*v))) == NULL)
 			break;
 		snprintf(v->path, sizeof(v->path), "%s", p);
-		const char *base = strrchr(p, '/');
-		snprintf(v->id, sizeof(v->id), "%s", base ? base + 1 : p);
+		snprintf(v->id, sizeof(v->id), "%s", de->d_name);
 		size_t bl = strlen(v->id);
 		if (bl > 4 && strcmp(v->id + bl - 4, ".qmp") == 0)
 			v->id[bl - 4] = '\0';
@@ -718,13 +800,31 @@ scan(struct qmpback *q, uint64_t now)
 		q->vms[q->n++] = v;
 		log_debug("QMP socket %s found", p);
 	}
-	if (rc == 0)
-		globfree(&gl);
+	if (dir != NULL)
+		closedir(dir);
+	int ngone = 0;
+	for (int i = q->n - 1; i >= 0; i--)
+		ngone += q->vms[i]->gone;
 	for (int i = 0; i < q->n; i++) {
-		if (q->vms[i]->seen)
+		struct qvm *v = q->vms[i];
+		if (v->seen)
 			continue;
-		log_debug("QMP socket %s gone", q->vms[i]->path);
-		vm_free(q, q->vms[i], "its QMP socket is gone");
+		if (!v->gone) {
+			log_debug("QMP socket %s gone", v->path);
+			drop_vm_domain(q, v, "its QMP socket is gone");
+			close_conn(q, v);
+			if (v->why[0] && ngone < GONE_MAX) {
+				/* refused before: keep what it taught */
+				v->gone = true;
+				v->gone_ns = now;
+				v->st = QVM_CLOSED;
+				ngone++;
+				continue;
+			}
+		} else if (now - v->gone_ns < GONE_KEEP_NS) {
+			continue;
+		}
+		vm_free(q, v, "its QMP socket is gone");
 		memmove(&q->vms[i], &q->vms[i + 1], sizeof(q->vms[0]) * (size_t)(q->n - i - 1));
 		q->n--;
 		i--;
@@ -732,7 +832,7 @@ scan(struct qmpback *q, uint64_t now)
 }
 
 static void
-drain_inotify(struct qmpback *q)
+drain_inotify(struct qmpback *q, uint64_t now)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	ssize_t n;
@@ -750,9 +850,15 @@ drain_inotify(struct qmpback *q)
 				struct qvm *v = NULL;
 				if (snprintf(path, sizeof(path), "%s/%s", q->dir, ie->name) < (int)sizeof(path))
 					v = vm_find(q, path);
-				if (v != NULL && (v->st == QVM_WAIT || v->st == QVM_CLOSED) && v->key == 0) {
-					v->retry_ns = 0;
-					v->backoff_ms = BACKOFF_MIN_MS;
+				/* connect soon, whatever its back-off, but at most once
+				 * a second: a socket flipped away and back in a loop
+				 * makes no connect loop; the back-off itself is reset
+				 * only by a socket that answered (or never refused) */
+				if (v != NULL && !v->gone && (v->st == QVM_WAIT || v->st == QVM_CLOSED) && v->key == 0) {
+					uint64_t soon = v->tried_ns + (uint64_t)BACKOFF_MIN_MS * 1000000ull;
+					if (v->why[0] == '\0')
+						v->backoff_ms = BACKOFF_MIN_MS;
+					v->retry_ns = soon > now ? soon : now;
 					v->st = QVM_WAIT;
 				}
 			}
@@ -768,7 +874,7 @@ qmpback_handle(struct qmpback *q, uint64_t now)
 	/* the epoll fd is level-triggered and only tells the daemon to call
 	 * here: every connection and pidfd is looked at below, which is what
 	 * clears its readiness */
-	drain_inotify(q);
+	drain_inotify(q, now);
 	if (q->scan_now || now >= q->next_scan_ns)
 		scan(q, now);
 	/* hot-plug: the VMs are looked up in the live back-end only when one
@@ -778,6 +884,8 @@ qmpback_handle(struct qmpback *q, uint64_t now)
 	q->requery_due = false;
 	for (int i = 0; i < q->n; i++) {
 		struct qvm *v = q->vms[i];
+		if (v->gone)
+			continue;
 		/* QEMU exited (pidfd readable) */
 		if (v->pidfd >= 0) {
 			struct pollfd p = { .fd = v->pidfd, .events = POLLIN };
@@ -826,7 +934,9 @@ qmpback_handle(struct qmpback *q, uint64_t now)
 			q->listed = true;
 		}
 	}
-	q->st.sockets = q->n;
+	q->st.sockets = 0;
+	for (int i = 0; i < q->n; i++)
+		q->st.sockets += !q->vms[i]->gone;
 	q->st.vms = 0;
 	for (int i = 0; i < q->n; i++)
 		q->st.vms += q->vms[i]->key != 0;
@@ -849,7 +959,7 @@ qmpback_new(struct live *l, const struct qmpback_config *cfg, struct llcd_err *e
 	if ((q = calloc(1, sizeof(*q))) == NULL)
 		return llcd_err_set(err, "out of memory"), NULL;
 	q->live = l;
-	q->epfd = q->infd = q->wd_sock = q->wd_pol = -1;
+	q->epfd = q->infd = q->wd_sock = q->wd_pol = q->dfd = q->pol_dfd = -1;
 	if (snprintf(q->glob, sizeof(q->glob), "%s", g) >= (int)sizeof(q->glob) ||
 	    snprintf(q->policy_dir, sizeof(q->policy_dir), "%s", cfg->policy_dir ? cfg->policy_dir : "") >=
 	    (int)sizeof(q->policy_dir) ||
@@ -867,6 +977,26 @@ qmpback_new(struct live *l, const struct qmpback_config *cfg, struct llcd_err *e
 	if (strpbrk(q->dir, "*?[") != NULL) {
 		llcd_err_set(err, "qmp-socket-glob '%s': wildcards only in the file name (inotify watches one directory)", g);
 		goto fail;
+	}
+	q->pattern = strrchr(q->glob, '/') + 1;
+	/* root connects to what is there and reads its policy: directories
+	 * others may write are refused now (and at every scan after) */
+	{
+		struct llcd_err e;
+		int fd = safefile_opendir(q->dir, 0, &e);
+		if (fd < 0 && errno != ENOENT) {
+			llcd_err_set(err, "qmp-socket-glob: %s", e.msg);
+			goto fail;
+		}
+		if (fd >= 0)
+			close(fd);
+		fd = q->policy_dir[0] ? safefile_opendir(q->policy_dir, 0, &e) : -1;
+		if (fd < 0 && q->policy_dir[0] && errno != ENOENT) {
+			llcd_err_set(err, "policy-dir: %s", e.msg);
+			goto fail;
+		}
+		if (fd >= 0)
+			close(fd);
 	}
 	q->hold = cfg->hold;
 	q->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : QMPBACK_TIMEOUT_MS;
@@ -906,6 +1036,10 @@ qmpback_free(struct qmpback *q)
 		free(q->vms[i]);
 	}
 	free(q->vms);
+	if (q->dfd >= 0)
+		close(q->dfd);
+	if (q->pol_dfd >= 0)
+		close(q->pol_dfd);
 	if (q->infd >= 0)
 		close(q->infd);
 	if (q->epfd >= 0)
@@ -1013,13 +1147,15 @@ h_get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
 		struct qvm *v = q->vms[i];
 		if (v->key != key || !v->pol_have)
 			continue;
-		FILE *f = fopen(v->pol_path, "re");
-		if (f == NULL)
-			return llcd_err_set(err, "%s: %s", v->pol_path, strerror(errno));
+		/* as policy_check() read it: no symbolic link followed */
+		int fd = q->pol_dfd >= 0 ? safefile_open(q->pol_dfd, strrchr(v->pol_path, '/') + 1, O_RDONLY, err) : -1;
+		if (fd < 0)
+			return q->pol_dfd >= 0 ? llcd_err_prefix(err, "%s", q->policy_dir) :
+			    llcd_err_set(err, "%s: the policy directory is refused or gone", v->pol_path);
 		char *buf = calloc(1, ANNOT_XML_MAX + 1);
 		if (buf != NULL)
-			(void)!fread(buf, 1, ANNOT_XML_MAX, f);
-		fclose(f);
+			(void)!read(fd, buf, ANNOT_XML_MAX);
+		close(fd);
 		*xml = buf;
 		return buf ? 0 : llcd_err_set(err, "out of memory");
 	}

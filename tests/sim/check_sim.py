@@ -2,17 +2,57 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Check the expected ordering of policies on one shipped llcsim scenario.
 
-usage: check_sim.py LLCSIM SCENARIO_DIR NAME [--seed N]
+usage: check_sim.py LLCSIM SCENARIO_DIR NAME [--seed N] [--variant V]
 
 Runs `llcsim SCENARIO --compare none,kernel-cas,static,llcd --json` and
 asserts what docs/benchmarks.md promises for NAME. Prints every check and
 the failing seed, exits 1 on the first failed assertion group.
+
+--variant runs the scenario changed first (written to a temporary file,
+its path printed with the command): `1s` (1 s periods, every time in it
+five times longer), `mbm` (bandwidth monitoring instead of perf
+counters), `1s-mbm` (both). The trial scenarios are checked under each, so
+that their rules are not tuned to one period or one signal.
 """
 import json
+import os
 import subprocess
 import sys
+import tempfile
 
 POLICIES = ["none", "kernel-cas", "static", "llcd"]
+
+
+def scale_times(sc, f):
+    sc["duration_s"] = sc["duration_s"] * f
+    for d in sc["domains"]:
+        for k in ("start_s", "stop_s"):
+            if d.get(k) is not None:
+                d[k] = d[k] * f
+        for e in d["load"]:
+            for k in ("from_s", "to_s"):
+                if e.get(k) is not None:
+                    e[k] = e[k] * f
+
+
+def variant(path, name):
+    """The scenario at path changed as variant name says, in a temporary file."""
+    with open(path) as f:
+        sc = json.load(f)
+    parts = name.split("-")
+    for p in parts:
+        if p == "1s":
+            scale_times(sc, 1000 / sc["period_ms"] / 2)
+            sc["period_ms"] = 1000
+        elif p == "mbm":
+            sc["host"]["perf_counters"] = False
+            sc["host"]["mbm"] = True
+        else:
+            sys.exit(f"check_sim.py: unknown variant '{p}'")
+    fd, out = tempfile.mkstemp(prefix=os.path.basename(path)[:-5] + "-" + name + "-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(sc, f)
+    return out, sc
 
 
 def run(llcsim, path, seed):
@@ -81,6 +121,18 @@ class Checker:
             n = d["pref_llc_switches"]
             self.check(n <= most, f'{d["name"]}: {pol} at most {most} preference switch(es), {why} ({n})')
 
+    def goal(self, scenario):
+        """Issue 23's goal: every group at least 0.98x of none, or, in an
+        isolated domain, 0.98x of the better of none and static."""
+        iso = {d["name"]: "isolation='core'" in d.get("llc_policy", "") for d in scenario["domains"]}
+        for i, g in enumerate(self.runs["none"]["groups"]):
+            name = f'{g["domain"]}/{g["group"]}'
+            n, st = g["throughput"], self.runs["static"]["groups"][i]["throughput"]
+            ref, base = (st, "static") if iso[g["domain"]] and st > n else (n, "none")
+            a = self.runs["llcd"]["groups"][i]["throughput"]
+            self.check(a >= 0.98 * ref, f"{name}: llcd {a:.4f} >= 0.98 x {base} {ref:.4f} (ratio {a / ref:.3f})"
+                       + (" (isolated: the better of none and static)" if iso[g["domain"]] else ""))
+
     def no_violations(self):
         for pol in POLICIES:
             v = self.runs[pol]["invariant_violations"]
@@ -91,8 +143,16 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     llcsim, sdir, name = sys.argv[1:4]
-    seed = int(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[4] == "--seed" else None
-    cmd, data, runs = run(llcsim, f"{sdir}/{name}.json", seed)
+    opts = dict(zip(sys.argv[4::2], sys.argv[5::2]))
+    seed = int(opts["--seed"]) if "--seed" in opts else None
+    path = f"{sdir}/{name}.json"
+    with open(path) as f:
+        scenario = json.load(f)
+    tmp = None
+    if "--variant" in opts:
+        tmp, scenario = variant(path, opts["--variant"])
+        path = tmp
+    cmd, data, runs = run(llcsim, path, seed)
     c = Checker(cmd, runs)
     c.no_violations()
     if name == "xiangshan-8ccx":
@@ -217,12 +277,27 @@ def main():
     elif name == "genoa-churn":
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")
+    elif name in ("wake-rr-pairs-counters", "wake-rr-pairs-mbm"):
+        # issue 23 item 1: with a judge, groups the wakeups rightly find but
+        # that lose are backed off, and their threads go back where they ran
+        c.goal(scenario)
+    elif name in ("trial-phase", "trial-dip", "trial-extra-load", "home-narrow"):
+        # issue 23 items 1 and 2: trials on like-for-like load, homes that
+        # narrow again
+        c.goal(scenario)
+    elif name == "home-room":
+        # issue 23 item 2: the later isolated domain gets a whole LLC
+        c.goal(scenario)
+        s = c.group("llcd", "solver/solver")["llc_spread_avg"]
+        c.check(s <= 1.05, f"solver/solver: llcd keeps the 8 sharing threads on one LLC (llc_spread_avg {s:.2f})")
     else:
         sys.exit(f"check_sim.py: no expectations for scenario '{name}'")
     if c.failed:
         print(f"{len(c.failed)} check(s) failed; reproduce with: {' '.join(cmd)}"
-              f" (seed {data['seed']})")
+              f" (seed {data['seed']})" + (f"; the variant is kept in {tmp}" if tmp else ""))
         sys.exit(1)
+    if tmp:
+        os.unlink(tmp)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -347,7 +348,7 @@ test_dominfo_home_widened(void **state)
 	const char *home = json_object_get_string(json_object_object_get(req.reply, "home"));
 	assert_non_null(home);
 	assert_non_null(strstr(home, "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): "
-	    "instructions per second "));
+	    "instructions per demanded CPU-second "));
 	assert_true(json_object_get_boolean(json_object_object_get(req.reply, "home_widened")));
 	request_done(&req);
 	daemon_free(d);
@@ -775,6 +776,68 @@ test_tunes_kept_across_restart(void **state)
 }
 
 
+/* The tunes file is root's, beside the state file: a tunes.tmp planted as
+ * a symbolic link to a root-only file is not written through (it was, by
+ * root's `llcctl tune`), a tunes file that is a link is not read, and in a
+ * directory others may write nothing is written (issue 26 item 7). */
+static void
+test_tunes_hostile(void **state)
+{
+	struct llcd_err err;
+	struct config cfg;
+	struct daemon_backend be;
+	char dir[] = "/tmp/llcd-tunes-XXXXXX", path[64], tmp[80], victim[80], buf[64] = "";
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
+	json_object *r;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/tunes", dir);
+	snprintf(tmp, sizeof(tmp), "%s/tunes.tmp", dir);
+	snprintf(victim, sizeof(victim), "%s/shadow", dir);
+	FILE *f = fopen(victim, "w");
+	fprintf(f, "root's own\n");
+	fclose(f);
+	chmod(victim, 0600);
+	assert_int_equal(symlink(victim, tmp), 0);
+	config_defaults(&cfg);
+	struct daemon *d = daemon_on(&cfg, s, &be);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 0);
+	assert_int_equal(tune(d, "period-ms", "250", false, NULL), CTL_OK);
+	f = fopen(victim, "r");
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "root's own\n");      /* untouched */
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	daemon_free(d);
+	/* the tunes file itself a link: not read */
+	unlink(path);
+	f = fopen(victim, "w");
+	fprintf(f, "period-ms 123\n");
+	fclose(f);
+	assert_int_equal(symlink(victim, path), 0);
+	d = daemon_on(&cfg, s, &be);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 0);
+	assert_int_equal(stat_int(d, "period_ms"), cfg.period_ms);
+	daemon_free(d);
+	/* a directory others may write: the tune is refused, with why */
+	unlink(path);
+	assert_int_equal(chmod(dir, 0777), 0);
+	d = daemon_on(&cfg, s, &be);
+	assert_int_equal(daemon_set_tunes_file(d, path, &err), 0);
+	assert_int_equal(tune(d, "period-ms", "250", false, &r), CTL_OK);      /* applied, not kept */
+	assert_false(json_object_get_boolean(json_object_object_get(r, "kept")));
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(r, "not_kept")), "is writable by others"));
+	json_object_put(r);
+	assert_int_equal(access(path, F_OK), -1);
+	daemon_free(d);
+	unlink(tmp);
+	unlink(victim);
+	rmdir(dir);
+	simbe_free(s);
+}
+
 /* A back-end whose domain carries an annotation llcd cannot use, and whose
  * guest channel is connected but has reported no hot process. */
 
@@ -956,6 +1019,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_list_pages),
 	cmocka_unit_test(test_release_ends_on_new_annotation),
 	cmocka_unit_test(test_tunes_kept_across_restart),
+	cmocka_unit_test(test_tunes_hostile),
 	cmocka_unit_test(test_policy_invalid_and_hot_channel),
 	cmocka_unit_test(test_vcpuinfo_shows_affinity),
 	cmocka_unit_test(test_tune_retries_refused),

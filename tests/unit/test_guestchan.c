@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,6 +509,45 @@ test_channel_allowed(void **state)
 	rmdir(base);
 }
 
+/* A channel directory others may write is refused (the socket there
+ * could be anyone's), and a socket swapped for a symbolic link is never
+ * followed: llcd connected to whatever the path led to (issue 26 item 7). */
+static void
+test_channel_hostile_dir(void **state)
+{
+	struct srv s, other;
+	struct guestchan *c;
+	struct guestchan_stats st;
+	char want[300], link[128];
+	uint64_t t = 1000 * S;
+
+	srv_up(&s);
+	srv_up(&other);
+	assert_int_equal(chmod(s.dir, 0777), 0);
+	c = guestchan_new("d", 8, s.path, NULL);
+	assert_int_equal(guestchan_handle(c, t), 0);
+	guestchan_stats(c, &st);
+	assert_int_equal(st.connects, 0);
+	snprintf(want, sizeof(want), "directory %s is writable by others (mode 0777, owner uid 0, group 0): llcd, as root, "
+	    "does not use files in it (chmod go-w): not connected", s.dir);
+	assert_string_equal(st.last_error, want);
+	/* 0755 again, the socket swapped for a link to another's: refused */
+	assert_int_equal(chmod(s.dir, 0755), 0);
+	snprintf(link, sizeof(link), "%s.new", s.path);
+	assert_int_equal(symlink(other.path, link), 0);
+	assert_int_equal(rename(link, s.path), 0);
+	assert_int_equal(guestchan_handle(c, t + 10 * S), 0);
+	guestchan_stats(c, &st);
+	assert_int_equal(st.connects, 0);
+	snprintf(want, sizeof(want), "%s is a symbolic link, not a socket: not connected", s.path);
+	assert_string_equal(st.last_error, want);
+	struct pollfd p = { .fd = other.lfd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 0), 0);     /* nobody knocked */
+	guestchan_free(c);
+	srv_down(&s);
+	srv_down(&other);
+}
+
 TEST_MAIN(
 	cmocka_unit_test(test_parse_good),
 	cmocka_unit_test(test_channel_allowed),
@@ -515,4 +555,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_names_xml),
 	cmocka_unit_test(test_channel_reports),
 	cmocka_unit_test(test_channel_rate_backoff),
-	cmocka_unit_test(test_channel_flood_bounded))
+	cmocka_unit_test(test_channel_flood_bounded),
+	cmocka_unit_test(test_channel_hostile_dir))

@@ -170,7 +170,6 @@ test_slowloris_every_slot(void **state)
 	struct loris l;
 	int ok = 0;
 
-	(void)state;
 	log_set_sink(log_discard, NULL);
 	loris_start(&l, httpd_port(h), HTTPD_MAX_CLIENTS, HTTPD_MAX_CLIENTS / HTTPD_MAX_PER_IP, 250);
 	usleep(1500000);
@@ -199,7 +198,6 @@ test_header_deadline(void **state)
 	struct httpd_limits lim;
 	struct httpd_stats st;
 
-	(void)state;
 	httpd_limits_default(&lim);
 	lim.header_ms = 800;
 	struct httpd *h = start(&lim);
@@ -238,7 +236,6 @@ test_reply_deadline(void **state)
 	size_t big = 16u << 20;
 	char *text = malloc(big + 1), buf[512];
 
-	(void)state;
 	httpd_limits_default(&lim);
 	lim.request_ms = 1000;
 	struct httpd *h = start(&lim);
@@ -300,7 +297,6 @@ test_refused_flood(void **state)
 	size_t big = 16u << 20;
 	char *text = malloc(big + 1);
 
-	(void)state;
 	httpd_limits_default(&lim);
 	lim.request_ms = 60000;
 	lim.idle_ms = 60000;            /* libmicrohttpd's own timeout: no write progress */

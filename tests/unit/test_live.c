@@ -450,6 +450,54 @@ test_loop_real_threads(void **state)
 /* The state directory is full (a 4 KiB tmpfs): the write fails, the state
  * stays dirty, the failure is counted, and once there is room again the
  * file is written without any new change (issue 15 item 9). */
+/* The state file is root's: not read through a symbolic link planted in
+ * its place (it was, at start), and a state directory others may write is
+ * refused at start with the reason (issue 26 item 7). */
+static void
+test_state_hostile(void **state)
+{
+	struct llcd_err err;
+	struct live_state r;
+	char *d = tmpdir(), path[512], victim[512], want[700];
+	struct live_config cfg;
+
+	snprintf(victim, sizeof(victim), "%s/elsewhere", d);
+	write_file(victim, "llcd-live-state 1\ndomain 1 - 1 planted\nvcpu 0 0\n");
+	snprintf(path, sizeof(path), "%s/live.state", d);
+	assert_int_equal(symlink(victim, path), 0);
+	assert_int_equal(live_state_read(path, &r, &err), -1);
+	snprintf(want, sizeof(want), "%s: live.state is a symbolic link: not followed", d);
+	assert_string_equal(err.msg, want);
+	/* written: the link replaced, its target untouched */
+	struct live_state_dom dom = { .key = 7, .nvcpus = 1 };
+	struct cpuset v0;
+	cpuset_zero(&v0);
+	cpuset_set(&v0, 1);
+	dom.vcpus = &v0;
+	snprintf(dom.name, sizeof(dom.name), "web");
+	struct live_state s = { .n = 1, .doms = &dom };
+	assert_int_equal(live_state_write(path, &s, &err), 0);
+	assert_int_equal(live_state_read(victim, &r, &err), 0);
+	assert_string_equal(r.doms[0].name, "planted");
+	live_state_clear(&r);
+	struct stat st;
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	/* a state directory others may write */
+	struct topo *t = topo_load("pack:1 l3:1 core:1 pu:1", &err);
+	assert_int_equal(chmod(d, 0777), 0);
+	live_config_none(&cfg, t, LIVE_SAMPLER_PROC);
+	cfg.state_dir = d;
+	assert_null(live_new(&cfg, &err));
+	snprintf(want, sizeof(want), "state-dir: directory %s is writable by others (mode 0777, owner uid 0, group 0): "
+	    "llcd, as root, does not use files in it (chmod go-w)", d);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(live_state_write(path, &s, &err), -1);
+	topo_free(t);
+	rmtree(d);
+	free(d);
+}
+
 static void
 test_state_write_disk_full(void **state)
 {
@@ -464,7 +512,7 @@ test_state_write_disk_full(void **state)
 
 	if (getuid() != 0)
 		fail_msg("this test needs root to mount a small tmpfs (run the suite as root)");
-	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, "size=4k"), 0);
+	assert_int_equal(mount("tmpfs", dir, "tmpfs", 0, "size=4k,mode=0755"), 0);
 	snprintf(fill, sizeof(fill), "%s/fill", dir);
 	snprintf(sf, sizeof(sf), "%s/live.state", dir);
 	FILE *f = fopen(fill, "w");
@@ -769,6 +817,7 @@ main(void)
 		cmocka_unit_test(test_state_roundtrip),
 		cmocka_unit_test(test_loop_real_threads),
 		cmocka_unit_test(test_state_write_disk_full),
+		cmocka_unit_test(test_state_hostile),
 		cmocka_unit_test(test_transient_backoff),
 		cmocka_unit_test(test_invalid_without_libvirt),
 		cmocka_unit_test(test_mbm_fixture),

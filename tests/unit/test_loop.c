@@ -231,14 +231,15 @@ test_failed_narrowing_holds_isolation(void **state)
 struct trial {
 	const struct topo *t;
 	struct cpuset pin[3][TV];       /* per key: empty = every CPU */
-	int fail_wide;                  /* this many stream pins onto several LLCs fail (transient) */
+	int fail_wide;                  /* this many stream pins off its first LLC fail (transient) */
+	int stream_llc;                 /* the LLC of stream's first home, -1 before its first pin */
 	bool fail_web_onto_old;         /* a web pin onto stream's old LLC fails permanently */
 	struct cpuset old_llc;          /* PUs of stream's first home */
 	int steps;
 	int bad;                        /* actions that broke isolation */
 	char bad_what[256];
 	int wide_fails, web_waits, web_permanent, rollbacks;
-	int stream_wide_pins;           /* stream pins onto several LLCs applied */
+	int stream_wide_pins;           /* stream pins off its first LLC (the trial's) applied */
 };
 
 static int
@@ -320,7 +321,12 @@ trial_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 
 	if (a->type != POLICY_ACT_PIN_VCPU)
 		return AGENT_OK;
+	/* the home trial's pins: onto several LLCs, or (a new home's busy
+	 * vCPUs are first pinned one per core) onto another LLC */
 	bool wide = pin_spans_llcs(f->t, &a->cpus);
+	if (a->key == KEY_STREAM && f->stream_llc < 0 && !wide)
+		f->stream_llc = topo_llc_of(f->t, cpuset_first(&a->cpus));
+	wide = a->key == KEY_STREAM && (wide || topo_llc_of(f->t, cpuset_first(&a->cpus)) != f->stream_llc);
 	if (a->key == KEY_STREAM && wide && f->wide_fails < f->fail_wide) {
 		f->wide_fails++;
 		llcd_err_set(err, "virDomainPinVcpu: timed out");
@@ -360,6 +366,7 @@ trial_loop(struct trial *f, const struct topo *t)
 	struct llcd_err err;
 
 	memset(f, 0, sizeof(*f));
+	f->stream_llc = -1;
 	f->t = t;
 	policy_host_defaults(&host, t);
 	host.counters = true;

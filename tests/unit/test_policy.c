@@ -667,13 +667,15 @@ test_benefit_check_backs_off(void **state)
 	stream_mbm = false;
 	assert_int_equal(backoffs, 1);
 	assert_true(llcs >= 3);
-	assert_non_null(strstr(stream_why, "backed off: progress per second (the domain's memory bandwidth) "));
+	assert_non_null(strstr(stream_why, "backed off: progress per demanded CPU-second (the domain's memory bandwidth) "));
 }
 
-/* Issue 14 item 3: progress is measured per wall second. A group whose
- * threads get less CPU once together (here: each runs 60 % of the period
- * when it shares its LLC with another of the group, at the same rate per
- * CPU-second) loses progress that a rate per CPU-second cannot see. */
+/* Issue 14 item 3: progress is measured per unit of demand, not per
+ * CPU-second of runtime. A group whose threads get less CPU once together
+ * (here: each runs 60 % of the period when it shares its LLC with another
+ * of the group, at the same rate per CPU-second, and waits the other 40 %:
+ * run delay) loses progress that a rate per CPU-second of runtime cannot
+ * see. */
 static void
 test_benefit_check_sees_starvation(void **state)
 {
@@ -694,12 +696,13 @@ test_benefit_check_sees_starvation(void **state)
 			for (int j = 0; j < 4; j++)
 				n += l >= 0 && h_llc(h, d, vc[j]) == l;
 			h->dom[d].demand[vc[i]] = n > 1 ? 0.6 : 1.0;
+			h->dom[d].s[vc[i]].run_delay_ns = n > 1 ? (uint64_t)(0.4 * (double)h->period) : 0;
 		}
 	}
 	assert_int_equal(backoffs, 1);
 	struct policy_domain_info info = h_info(h, d);
 	assert_true(info.groups[0].backed_off);
-	assert_non_null(strstr(info.groups[0].why, "backed off: progress per second"));
+	assert_non_null(strstr(info.groups[0].why, "backed off: progress per demanded CPU-second"));
 	h_free(h);
 }
 
@@ -728,7 +731,87 @@ test_benefit_check_keeps_gain(void **state)
 	for (int i = 1; i < 4; i++)
 		assert_int_equal(h_llc(h, d, vc[i]), h_llc(h, d, vc[0]));
 	struct policy_domain_info info = h_info(h, d);
-	assert_non_null(strstr(info.groups[0].why, "kept: progress per second"));
+	assert_non_null(strstr(info.groups[0].why, "kept: progress per demanded CPU-second"));
+	h_free(h);
+}
+
+/* Issue 23 item 1: a gathering that lost is remembered for the load shape
+ * it lost in: at that load it is not tried again every hold-down (2, 4, 8
+ * hold-downs), while a new load shape is tried at once. */
+static int
+stream_backoffs(int holddown_s, int steps, int busy_from, int *second_at)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int vc[4] = { 0, 8, 16, 24 }, n = 0;
+
+	a.tune.holddown_s = holddown_s;
+	h_one_group(&a, "stream", vc, 4);
+	h->host.counters = true;
+	h->rate = bw_rate;
+	int d = h_add(h, "st", 32, 4, 4, 2, &a);
+	h_busy(h, d, vc, 4);
+	*second_at = -1;
+	for (int step = 0; step < steps; step++) {
+		if (step == busy_from)
+			h_busy_range(h, d, 1, 2);       /* another busy vCPU: another load */
+		assert_int_equal(h_step(h), 0);
+		int b = h_count(h, POLICY_ACT_BACKOFF);
+		if (b && ++n == 2)
+			*second_at = step;
+	}
+	h_free(h);
+	return n;
+}
+
+static void
+test_benefit_loss_remembered_per_shape(void **state)
+{
+	int second;
+
+	(void)state;
+	/* 80 periods of 1 s, a hold-down of 5 s: lost at ~10 s, tried again
+	 * at ~20 s and ~40 s, not every 5 s */
+	int n = stream_backoffs(5, 80, -1, &second);
+	if (n < 2 || n > 3)
+		fail_msg("%d back-offs in 80 s with a 5 s hold-down", n);
+	/* a hold-down far longer than the run, and the load changes at 30 s:
+	 * the new load is judged at once, and aggregation loses there too */
+	n = stream_backoffs(1000, 60, 30, &second);
+	assert_int_equal(n, 2);
+	assert_true(second > 30 && second < 50);
+	assert_int_equal(stream_backoffs(1000, 60, -1, &second), 1);
+}
+
+/* Issue 23 item 1: two of a group's four vCPUs pause while its gathering
+ * is measured. No verdict across the pause (the group gains from
+ * gathering, as share_rate has it): no back-off, and it is kept. */
+static void
+test_benefit_no_verdict_across_a_pause(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int vc[4] = { 0, 8, 16, 24 }, gathered_at = -1;
+
+	(void)state;
+	a.tune.holddown_s = 1000;
+	h_one_group(&a, "sim", vc, 4);
+	h->host.counters = true;
+	h->rate = share_rate;
+	int d = h_add(h, "v", 32, 4, 4, 2, &a);
+	for (int step = 0; step < 60; step++) {
+		bool pause = gathered_at >= 0 && step >= gathered_at + 3 && step < gathered_at + 11;
+		h_busy(h, d, vc, 2);
+		for (int i = 2; i < 4; i++)
+			h->dom[d].demand[vc[i]] = pause ? 0.02 : 1.0;
+		assert_int_equal(h_step(h), 0);
+		assert_int_equal(h_count(h, POLICY_ACT_BACKOFF), 0);
+		if (gathered_at < 0 && h_llc(h, d, vc[1]) >= 0 && h_llc(h, d, vc[1]) == h_llc(h, d, vc[0]))
+			gathered_at = step;
+	}
+	assert_true(gathered_at >= 0);
+	struct policy_domain_info info = h_info(h, d);
+	assert_non_null(strstr(info.groups[0].why, "kept: progress per demanded CPU-second"));
 	h_free(h);
 }
 
@@ -758,7 +841,7 @@ test_partly_aggregated_group_measured(void **state)
 	assert_int_equal(in0, 5);               /* partly aggregated */
 	struct policy_domain_info info = h_info(h, d);
 	assert_int_equal(info.groups[0].pref_llc, 0);
-	if (strstr(info.groups[0].why, "kept: progress per second") == NULL)
+	if (strstr(info.groups[0].why, "kept: progress per demanded CPU-second") == NULL)
 		fail_msg("not measured: %s", info.groups[0].why);
 	assert_non_null(strstr(info.groups[0].why, "3 of 8 vCPUs could not move"));
 	h_free(h);
@@ -1385,6 +1468,8 @@ TEST_MAIN(
 	cmocka_unit_test(test_benefit_check_keeps_gain),
 	cmocka_unit_test(test_benefit_check_sees_starvation),
 	cmocka_unit_test(test_partly_aggregated_group_measured),
+	cmocka_unit_test(test_benefit_loss_remembered_per_shape),
+	cmocka_unit_test(test_benefit_no_verdict_across_a_pause),
 	cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
 	cmocka_unit_test(test_guest_report_hostile_and_dissolve),
 	cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),

@@ -134,7 +134,9 @@ test_trial_keeps_isolation(void **state)
 	assert_true(tr.split >= 16);                    /* web narrowed first ... */
 	assert_true(tr.isolate >= 16);                  /* ... stream moved ... */
 	assert_true(tr.widen >= 16);                    /* ... and web widened */
-	assert_true(tr.held_iso >= 16);
+	/* those onto cores web still runs on (a new home's busy vCPUs are
+	 * pinned one per core first, so not every vCPU's pin is one) */
+	assert_true(tr.held_iso > 0);
 	assert_non_null(strstr(tr.held_reason, "not applied: domain 'web' vCPU 0 is to run on core "));
 	assert_non_null(strstr(tr.held_reason, "so isolation=core would not hold there; planned again next period"));
 }

@@ -417,12 +417,7 @@ test_judges_act(void **state)
 			a.tune.benefit_check = false;
 		}
 		int d = xs_domain(h, &a);
-		for (int step = 0; step < 30; step++) {
-			wk_begin(h, d);
-			wk_noise(128);
-			wk_clique(xs, 8, 140);
-			assert_int_equal(h_step(h), 0);
-		}
+		wk_periods(h, d, 30, 8, 140);
 		struct policy_domain_info info = h_info(h, d);
 		const struct policy_group_info *g = find_rule(&info, POLICY_GROUP_WAKEUPS);
 		assert_non_null(g);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -725,16 +726,305 @@ test_hotplug(void **state)
 	topo_free(t);
 }
 
+/* ---- hostile directories and names (issue 26 items 4, 5, 7) ---------------- */
+
+static atomic_int nlines;
+static char line_match[128];
+
+static void
+count_sink(int pri, const char *msg, void *arg)
+{
+	(void)pri;
+	(void)arg;
+	if (strstr(msg, line_match) != NULL)
+		nlines++;
+}
+
+/* A socket directory others may write is refused, at start with the
+ * reason, and at a scan when it becomes so: no socket in it is
+ * connected (a non-member planted names there and made llcd pin a root
+ * QEMU's threads under its policy). */
+static void
+test_dir_refused(void **state)
+{
+	char buf[1024], conf[512], want[700];
+	struct llcd_err e;
+	struct topo *t;
+	struct qmpback_stats st;
+	struct peer good;
+	pthread_t sp[2];
+
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock && chmod 0777 %s/sock", tmp, tmp);
+	assert_int_equal(system(buf), 0);
+	struct live *l = qmp_live(&t);
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .timeout_ms = 300 };
+	assert_null(qmpback_new(l, &qc, &e));
+	snprintf(want, sizeof(want), "qmp-socket-glob: directory %s/sock is writable by others (mode 0777, owner uid 0, "
+	    "group 0): llcd, as root, does not use files in it (chmod go-w)", tmp);
+	assert_string_equal(e.msg, want);
+	/* safe at start, writable later: nothing new is connected */
+	snprintf(buf, sizeof(buf), "chmod 0755 %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	struct qmpback *q = qmpback_new(l, &qc, &e);
+	assert_non_null(q);
+	snprintf(buf, sizeof(buf), "chmod 0777 %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	good_peer_start(&good, sp);
+	run_until(q, 1, 1500, &st);
+	assert_int_equal(st.vms, 0);
+	assert_int_equal(st.connects, 0);
+	/* made safe again: found */
+	snprintf(buf, sizeof(buf), "chmod 0755 %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	qmpback_handle(q, llcd_mono_ns() + 6000000000ull);     /* the next rescan */
+	run_until(q, 1, 3000, &st);
+	assert_int_equal(st.vms, 1);
+	qmpback_free(q);
+	peer_stop(&good);
+	spinners_stop(sp);
+	live_free(l);
+	topo_free(t);
+}
+
+/* an "outside" QEMU: a listening socket outside the glob that counts the
+ * connections made to it */
+struct outside {
+	int lfd;
+	atomic_int accepted, stop;
+	pthread_t th;
+};
+
+static void *
+outside_main(void *arg)
+{
+	struct outside *o = arg;
+
+	while (!o->stop) {
+		int c = accept(o->lfd, NULL, NULL);
+		if (c < 0)
+			break;
+		o->accepted++;
+		(void)!send(c, GREETING, strlen(GREETING), MSG_NOSIGNAL);
+		close(c);
+	}
+	return NULL;
+}
+
+struct flipper {
+	char dir[128];
+	int n;
+	atomic_int stop;
+	atomic_long flips;
+	pthread_t th;
+};
+
+/* every name sock/8NN.qmp flips between a socket (a hard link of .s, a
+ * peer that talks garbage) and a symbolic link to the outside socket,
+ * each change one atomic rename */
+static void *
+flipper_main(void *arg)
+{
+	struct flipper *f = arg;
+	char a[256], b[256], name[256], s[256], out[256];
+
+	snprintf(s, sizeof(s), "%s/.s", f->dir);
+	snprintf(out, sizeof(out), "%s/../outside.sock", f->dir);
+	while (!f->stop) {
+		for (int i = 0; i < f->n; i++) {
+			snprintf(name, sizeof(name), "%s/8%02d.qmp", f->dir, i);
+			snprintf(a, sizeof(a), "%s/.a%d", f->dir, i);
+			snprintf(b, sizeof(b), "%s/.b%d", f->dir, i);
+			unlink(a);
+			unlink(b);
+			if (link(s, a) == 0)
+				rename(a, name);
+			if (symlink(out, b) == 0)
+				rename(b, name);
+		}
+		f->flips++;
+	}
+	return NULL;
+}
+
+/* Names swapped between a socket and a symbolic link to a socket outside
+ * the glob, as fast as rename() goes: llcd never connects outside (it
+ * did, 28-67 times in 30 s, taking a root QEMU outside the glob for a VM
+ * of the attacker's file name: the glob was checked with lstat(), then
+ * connected by path). */
+static void
+test_symlink_race(void **state)
+{
+	char buf[1024], conf[512];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct llcd_err e;
+	struct topo *t;
+	struct qmpback_stats st;
+	struct outside o = { 0 };
+	struct peer garbage;
+	struct flipper f = { .n = 16 };
+
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.60s/outside.sock", tmp);
+	assert_true((o.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(o.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(o.lfd, 64), 0);
+	assert_int_equal(pthread_create(&o.th, NULL, outside_main, &o), 0);
+	peer_start(&garbage, PEER_GARBAGE, ".s");
+	snprintf(f.dir, sizeof(f.dir), "%s/sock", tmp);
+	assert_int_equal(pthread_create(&f.th, NULL, flipper_main, &f), 0);
+	struct live *l = qmp_live(&t);
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .timeout_ms = 300 };
+	struct qmpback *q = qmpback_new(l, &qc, &e);
+	assert_non_null(q);
+	log_set_sink(log_discard, NULL);
+	uint64_t end = llcd_mono_ns() + 4000000000ull;
+	while (llcd_mono_ns() < end) {
+		qmpback_handle(q, llcd_mono_ns());
+		usleep(500);
+	}
+	log_set_sink(NULL, NULL);
+	qmpback_stats(q, &st);
+	f.stop = 1;
+	pthread_join(f.th, NULL);
+	print_message("%ld flips of 16 names, %llu connects, %d of them to the socket outside the glob\n",
+	    (long)f.flips, (unsigned long long)st.connects, (int)o.accepted);
+	assert_true(f.flips > 100);
+	assert_true(st.connects > 0);
+	assert_int_equal(o.accepted, 0);
+	assert_int_equal(st.vms, 0);
+	qmpback_free(q);
+	live_free(l);
+	o.stop = 1;
+	shutdown(o.lfd, SHUT_RDWR);
+	pthread_join(o.th, NULL);
+	close(o.lfd);
+	peer_stop(&garbage);
+	topo_free(t);
+}
+
+/* A socket that vanishes and comes back in a loop (refused each time)
+ * says its reason once and is connected about once a second: it used to
+ * start afresh each time (260,301 log lines in 30 s). */
+static void
+test_flip_flood(void **state)
+{
+	char buf[1024], conf[512], name[256], a[256];
+	struct llcd_err e;
+	struct topo *t;
+	struct qmpback_stats st;
+	struct peer garbage;
+
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
+	assert_int_equal(system(buf), 0);
+	peer_start(&garbage, PEER_GARBAGE, ".s");
+	struct live *l = qmp_live(&t);
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .timeout_ms = 300 };
+	struct qmpback *q = qmpback_new(l, &qc, &e);
+	assert_non_null(q);
+	snprintf(name, sizeof(name), "%s/sock/777.qmp", tmp);
+	snprintf(a, sizeof(a), "%s/sock/.a", tmp);
+	snprintf(line_match, sizeof(line_match), "777.qmp");
+	nlines = 0;
+	log_set_sink(count_sink, NULL);
+	uint64_t t0 = llcd_mono_ns(), end = t0 + 3000000000ull;
+	int flips = 0;
+	while (llcd_mono_ns() < end) {
+		if (link(garbage.path, a) == 0 && rename(a, name) == 0) {
+			qmpback_handle(q, llcd_mono_ns());
+			usleep(2000);
+			qmpback_handle(q, llcd_mono_ns());
+		}
+		unlink(name);
+		qmpback_handle(q, llcd_mono_ns());
+		usleep(1000);
+		flips++;
+	}
+	log_set_sink(NULL, NULL);
+	qmpback_stats(q, &st);
+	print_message("%d flips in 3 s: %d log lines about the socket, %llu connects\n", flips, (int)nlines,
+	    (unsigned long long)st.connects);
+	assert_true(flips > 200);
+	assert_true(nlines >= 1 && nlines <= 3);
+	assert_true(st.connects <= 8);
+	qmpback_free(q);
+	live_free(l);
+	peer_stop(&garbage);
+	topo_free(t);
+}
+
+/* A policy file that is a symbolic link (vm1.xml -> a root-only file) is
+ * not followed: the VM is left unannotated with the reason, and nothing
+ * of the target's content reaches the annotation error a member can read
+ * (the parser's first error quoted it). */
+static void
+test_policy_symlink(void **state)
+{
+	char buf[1024], conf[512], pol[512], want[700];
+	struct llcd_err e;
+	struct topo *t;
+	struct qmpback_stats st;
+	struct peer good;
+	pthread_t sp[2];
+	uint64_t key;
+	struct agent_dominfo di;
+
+	snprintf(buf, sizeof(buf), "mkdir -p %s/sock %s/pol && printf 'root:$y$j9T$secret:19000::::::\\n' > %s/shadow && "
+	    "chmod 0600 %s/shadow && ln -s %s/shadow %s/pol/100.xml", tmp, tmp, tmp, tmp, tmp, tmp);
+	assert_int_equal(system(buf), 0);
+	struct live *l = qmp_live(&t);
+	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
+	snprintf(pol, sizeof(pol), "%s/pol", tmp);
+	struct qmpback_config qc = { .socket_glob = conf, .policy_dir = pol, .timeout_ms = 300 };
+	struct qmpback *q = qmpback_new(l, &qc, &e);
+	assert_non_null(q);
+	good_peer_start(&good, sp);
+	run_until(q, 1, 3000, &st);
+	assert_int_equal(st.vms, 1);
+	assert_int_equal(live_domains(l, &key, 1), 1);
+	agent_dominfo_init(&di);
+	assert_int_equal(live_describe(l, key, &di), 0);
+	assert_false(di.annotated);
+	assert_null(strstr(di.annotation_error, "secret"));
+	assert_null(strstr(di.annotation_error, "root:"));
+	agent_dominfo_clear(&di);
+	char *xml = NULL;
+	assert_int_equal(qmpback_agent_ops.get_annotation(q, key, &xml, &e), -1);
+	assert_null(xml);
+	snprintf(want, sizeof(want), "%s/pol: 100.xml is a symbolic link: not followed", tmp);
+	assert_string_equal(e.msg, want);
+	/* a policy directory others may write is refused at start */
+	snprintf(buf, sizeof(buf), "chmod 0777 %s/pol", tmp);
+	assert_int_equal(system(buf), 0);
+	assert_null(qmpback_new(l, &qc, &e));
+	assert_non_null(strstr(e.msg, "policy-dir: directory "));
+	assert_non_null(strstr(e.msg, "is writable by others"));
+	qmpback_free(q);
+	peer_stop(&good);
+	spinners_stop(sp);
+	live_free(l);
+	topo_free(t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_cgcpuset, setup_tmp, teardown_tmp),
 		cmocka_unit_test(test_expand),
+		/* first: the refusals of the others would use up the log's burst */
+		cmocka_unit_test_setup_teardown(test_flip_flood, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_backend, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_hold, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_hotplug, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_dir_refused, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_symlink_race, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_policy_symlink, setup_tmp, teardown_tmp),
 	};
 	log_init(true, 0);
+	signal(SIGPIPE, SIG_IGN);       /* the peers write to connections llcd closed */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
