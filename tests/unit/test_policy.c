@@ -815,6 +815,45 @@ test_benefit_no_verdict_across_a_pause(void **state)
 	h_free(h);
 }
 
+/* Issue 23 item 1: a kept gathering is looked at again when the load
+ * shape changes (two more busy vCPUs in the domain), not only after a
+ * drop: released ("load changed from 4 busy vCPUs, 4.0 CPUs to 6 ...:
+ * measuring again"), watched as placed, gathered and kept again at the
+ * new load. */
+static void
+test_benefit_kept_looked_at_again(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int vc[4] = { 0, 8, 16, 24 };
+	bool again = false;
+
+	(void)state;
+	a.tune.holddown_s = 1000;
+	h_one_group(&a, "sim", vc, 4);
+	h->host.counters = true;
+	h->rate = share_rate;
+	int d = h_add(h, "v", 32, 4, 4, 2, &a);
+	h_busy(h, d, vc, 4);
+	for (int step = 0; step < 60; step++) {
+		if (step == 25)
+			h_busy_range(h, d, 1, 3);
+		assert_int_equal(h_step(h), 0);
+		struct policy_domain_info info = h_info(h, d);
+		if (step == 24)
+			assert_non_null(strstr(info.groups[0].why, "kept: progress per demanded CPU-second"));
+		/* released and watched as placed at the new load */
+		again |= step > 25 && strstr(info.groups[0].why, "measuring its progress as placed") != NULL;
+	}
+	assert_true(again);
+	struct policy_domain_info info = h_info(h, d);
+	assert_non_null(strstr(info.groups[0].why, "kept: progress per demanded CPU-second"));
+	assert_non_null(strstr(info.groups[0].why, "at 6 busy vCPUs"));
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(h_llc(h, d, vc[i]), h_llc(h, d, vc[0]));
+	h_free(h);
+}
+
 /* Issue 14 item 5: a group that is only partly aggregated (the rest
  * cannot move: both LLCs busy) is measured all the same. Guest die i on
  * host LLC i (16 PUs each); the group is 4 busy vCPUs on each; other busy
@@ -1470,6 +1509,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_partly_aggregated_group_measured),
 	cmocka_unit_test(test_benefit_loss_remembered_per_shape),
 	cmocka_unit_test(test_benefit_no_verdict_across_a_pause),
+	cmocka_unit_test(test_benefit_kept_looked_at_again),
 	cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
 	cmocka_unit_test(test_guest_report_hostile_and_dissolve),
 	cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),
