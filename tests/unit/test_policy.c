@@ -21,46 +21,46 @@ test_rules_match_kernel_code(void **state)
 {
 	struct llc_rules k = { .aggr_tolerance = 1, .overaggr_pct = 0, .imb_pct = 20, .smt = 2, .kernel = true };
 	/* research/cache-aware-sched.md §4.2: the code, not the matrix */
-	assert_int_equal(llc_can_migrate(&k, 4, 10, 6, 10, 0, true), LLC_MIG_FORBID);   /* src 40 %, dst 60 % */
-	assert_int_equal(llc_can_migrate(&k, 3, 10, 5, 10, 0, true), LLC_MIG_FORBID);   /* src 30 %, dst 50 % */
-	assert_int_equal(llc_can_migrate(&k, 6, 10, 4, 10, 0, false), LLC_MIG_LLC);     /* out: src 60 %, dst 40 % */
-	assert_int_equal(llc_can_migrate(&k, 3, 10, 3, 10, 0, true), LLC_MIG_LLC);
-	assert_int_equal(llc_can_migrate(&k, 3, 10, 3, 10, 0, false), LLC_MIG_FORBID);
-	assert_int_equal(llc_can_migrate(&k, 6, 10, 6, 10, 0, true), LLC_MIG_UNRESTRICTED);
-	assert_int_equal(llc_overaggr_pct(&k), 50);
+	assert_int_equal(llcrules_can_migrate(&k, 4, 10, 6, 10, 0, true), LLC_MIG_FORBID);   /* src 40 %, dst 60 % */
+	assert_int_equal(llcrules_can_migrate(&k, 3, 10, 5, 10, 0, true), LLC_MIG_FORBID);   /* src 30 %, dst 50 % */
+	assert_int_equal(llcrules_can_migrate(&k, 6, 10, 4, 10, 0, false), LLC_MIG_LLC);     /* out: src 60 %, dst 40 % */
+	assert_int_equal(llcrules_can_migrate(&k, 3, 10, 3, 10, 0, true), LLC_MIG_LLC);
+	assert_int_equal(llcrules_can_migrate(&k, 3, 10, 3, 10, 0, false), LLC_MIG_FORBID);
+	assert_int_equal(llcrules_can_migrate(&k, 6, 10, 6, 10, 0, true), LLC_MIG_UNRESTRICTED);
+	assert_int_equal(llcrules_overaggr_pct(&k), 50);
 	k.smt = 1;
-	assert_int_equal(llc_overaggr_pct(&k), 75);
+	assert_int_equal(llcrules_overaggr_pct(&k), 75);
 	/* invalid_llc_nr: 8 busy threads, SMT2, 16-PU LLC: excluded by the kernel */
 	k.smt = 2;
-	assert_true(llc_invalid_nr(&k, 8, 8.0, 16));
-	assert_false(llc_invalid_nr(&k, 8, 6.0, 16));
-	assert_true(llc_invalid_nr(&k, 1, 1.0, 16));            /* single thread */
+	assert_true(llcrules_invalid_nr(&k, 8, 8.0, 16));
+	assert_false(llcrules_invalid_nr(&k, 8, 6.0, 16));
+	assert_true(llcrules_invalid_nr(&k, 1, 1.0, 16));            /* single thread */
 	k.aggr_tolerance = 100;
-	assert_false(llc_invalid_nr(&k, 8, 8.0, 16));
+	assert_false(llcrules_invalid_nr(&k, 8, 8.0, 16));
 	k.aggr_tolerance = 0;
-	assert_true(llc_invalid_nr(&k, 8, 1.0, 16));
+	assert_true(llcrules_invalid_nr(&k, 8, 1.0, 16));
 	/* llcd's adaptation accepts one busy thread per core exactly */
 	struct llc_rules a = { .aggr_tolerance = 1, .imb_pct = 20, .smt = 2, .kernel = false };
-	assert_false(llc_invalid_nr(&a, 8, 8.0, 16));
-	assert_true(llc_invalid_nr(&a, 9, 8.5, 16));
+	assert_false(llcrules_invalid_nr(&a, 8, 8.0, 16));
+	assert_true(llcrules_invalid_nr(&a, 9, 8.5, 16));
 	/* issue 14 item 6: compared as shown (to a tenth of a thread):
 	 * 1.0 busy threads do not exceed an LLC of 1 PU */
 	a.smt = 1;
-	assert_false(llc_invalid_nr(&a, 2, 1.0000001, 1));
-	assert_false(llc_invalid_nr(&a, 2, 1.04, 1));
-	assert_true(llc_invalid_nr(&a, 2, 1.1, 1));
+	assert_false(llcrules_invalid_nr(&a, 2, 1.0000001, 1));
+	assert_false(llcrules_invalid_nr(&a, 2, 1.04, 1));
+	assert_true(llcrules_invalid_nr(&a, 2, 1.1, 1));
 	a.smt = 2;
-	assert_true(llc_fits(&a, 8, 16));
-	assert_false(llc_fits(&k, 8, 16));
+	assert_true(llcrules_fits(&a, 8, 16));
+	assert_false(llcrules_fits(&k, 8, 16));
 	/* decay: 1/2 per epoch */
-	assert_true(llc_decay(100, 10) < 0.001);
-	assert_true(llc_decay(1000, 1000) == 0.5);
-	assert_true(llc_should_switch(2.1, 1.0));
-	assert_false(llc_should_switch(2.0, 1.0));
-	assert_true(llc_should_switch(0.01, 0));
-	assert_int_equal(llc_nr_avg_div(16), 4);
-	assert_int_equal(llc_nr_avg_div(4), 2);
-	assert_int_equal(llc_nr_avg_div(128), 8);
+	assert_true(llcrules_decay(100, 10) < 0.001);
+	assert_true(llcrules_decay(1000, 1000) == 0.5);
+	assert_true(llcrules_should_switch(2.1, 1.0));
+	assert_false(llcrules_should_switch(2.0, 1.0));
+	assert_true(llcrules_should_switch(0.01, 0));
+	assert_int_equal(llcrules_nr_avg_div(16), 4);
+	assert_int_equal(llcrules_nr_avg_div(4), 2);
+	assert_int_equal(llcrules_nr_avg_div(128), 8);
 }
 
 /* issue 14 item 11: the kernel's nr_running_avg is an integer EWMA that
@@ -72,21 +72,21 @@ test_rules_kernel_nr_avg_stalls(void **state)
 	long avg = 0;
 
 	for (int i = 0; i < 100; i++)
-		avg = llc_nr_avg_kernel(avg, 8, 16);
+		avg = llcrules_nr_avg_kernel(avg, 8, 16);
 	assert_int_equal(avg, 5);                       /* 0, 2, 3, 4, 5, 5, ... */
 	/* so the size guard lets a steady 8 busy threads on SMT2 16-PU LLCs
 	 * keep a preference: 5 x 2 < 0.8 x 16 */
-	assert_false(llc_invalid_nr(&k, 8, (double)avg, 16));
+	assert_false(llcrules_invalid_nr(&k, 8, (double)avg, 16));
 	/* from above it stops as short: 12 falling to 8 stays at 11 */
 	avg = 12;
 	for (int i = 0; i < 100; i++)
-		avg = llc_nr_avg_kernel(avg, 8, 16);
+		avg = llcrules_nr_avg_kernel(avg, 8, 16);
 	assert_int_equal(avg, 11);
 	/* 2 threads never move it on a 16-PU LLC; on a 4-PU LLC (divisor 2) 2 settles at 1 */
-	assert_int_equal(llc_nr_avg_kernel(0, 2, 16), 0);
+	assert_int_equal(llcrules_nr_avg_kernel(0, 2, 16), 0);
 	avg = 0;
 	for (int i = 0; i < 100; i++)
-		avg = llc_nr_avg_kernel(avg, 2, 4);
+		avg = llcrules_nr_avg_kernel(avg, 2, 4);
 	assert_int_equal(avg, 1);
 }
 
