@@ -935,86 +935,93 @@ percentiles(const uint64_t *hist, int count, uint64_t *p50, uint64_t *p99, uint6
 		*max = v[n - 1];
 }
 
+/* round x to one decimal of a microsecond, from ns */
+static double
+us1(uint64_t ns)
+{
+	return round((double)ns / 100) / 10;
+}
+
 static void
-stats_fill(struct daemon *d, json_object *o)
+stats_fill(struct daemon *d, struct llcd_stats *st)
 {
 	const struct agent_obs *ob = agent_loop_obs(d->loop);
+	struct stats_values *v = &st->v;
 	struct policy_stats ps;
-	int managed = 0;
 	uint64_t p50, p99, l50, l99, lmax, c50, c99, cmax;
 
+	memset(st, 0, sizeof(*st));
+	st->backend = d->be.ops->name;
 	policy_stats(agent_loop_policy(d->loop), &ps);
 	for (int i = 0; ob && i < ob->ndomains; i++) {
 		struct policy_domain_info info;
 		if (policy_domain_info(agent_loop_policy(d->loop), ob->domains[i].key, &info) == 0 && info.managed)
-			managed++;
+			v->domains_managed++;
 	}
 	percentiles(d->step_ns, d->nstep, &p50, &p99, NULL);
 	percentiles(d->late_ns, d->nlate, &l50, &l99, &lmax);
 	percentiles(d->period_ns, d->nperiod, &c50, &c99, &cmax);
-	json_object_object_add(o, "backend", jstr(d->be.ops->name));
-	json_object_object_add(o, "uptime_s", json_object_new_double(round((double)(d->now_ns - d->start_ns) / 1e7) / 100));
-	json_object_object_add(o, "periods", json_object_new_int64((int64_t)d->periods));
-	json_object_object_add(o, "period_ms", json_object_new_int(d->cfg.period_ms));
-	json_object_object_add(o, "domains", json_object_new_int(ob ? ob->ndomains : 0));
-	json_object_object_add(o, "domains_managed", json_object_new_int(managed));
-	json_object_object_add(o, "pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_VCPU]));
-	json_object_object_add(o, "emulator_pins", json_object_new_int64((int64_t)d->actions[POLICY_ACT_PIN_EMULATOR]));
+	v->uptime_s = round((double)(d->now_ns - d->start_ns) / 1e7) / 100;
+	v->periods = d->periods;
+	v->period_ms = (uint64_t)d->cfg.period_ms;
+	v->domains = ob ? (uint64_t)ob->ndomains : 0;
+	v->pins = d->actions[POLICY_ACT_PIN_VCPU];
+	v->emulator_pins = d->actions[POLICY_ACT_PIN_EMULATOR];
 	if (d->be.ops->pin_counts) {
-		uint64_t calls, in_place;
-		d->be.ops->pin_counts(d->be.ctx, &calls, &in_place);
-		json_object_object_add(o, "pin_calls", json_object_new_int64((int64_t)calls));
-		json_object_object_add(o, "pins_in_place", json_object_new_int64((int64_t)in_place));
+		st->blocks |= STATS_PINS;
+		d->be.ops->pin_counts(d->be.ctx, &v->pin_calls, &v->pins_in_place);
 	}
-	json_object_object_add(o, "releases", json_object_new_int64((int64_t)d->actions[POLICY_ACT_RELEASE]));
-	json_object_object_add(o, "refusals", json_object_new_int64((int64_t)d->actions[POLICY_ACT_REFUSE]));
-	json_object_object_add(o, "preference_switches", json_object_new_int64((int64_t)ps.pref_switches));
-	json_object_object_add(o, "backoffs", json_object_new_int64((int64_t)ps.backoffs));
-	json_object_object_add(o, "errors_transient", json_object_new_int64((int64_t)d->results[AGENT_TRANSIENT]));
-	json_object_object_add(o, "errors_gone", json_object_new_int64((int64_t)d->results[AGENT_GONE]));
-	json_object_object_add(o, "errors_permanent", json_object_new_int64((int64_t)d->results[AGENT_PERMANENT]));
-	json_object_object_add(o, "period_errors", json_object_new_int64((int64_t)d->errors));
-	json_object_object_add(o, "isolation_held", json_object_new_int64((int64_t)d->isolation_held));
-	json_object_object_add(o, "isolation_overlaps", json_object_new_int(d->isolation_overlaps));
-	json_object_object_add(o, "isolation_overlap_periods", json_object_new_int64((int64_t)d->isolation_overlap_periods));
-	json_object_object_add(o, "policy_step_us_p50", json_object_new_double(round((double)p50 / 100) / 10));
-	json_object_object_add(o, "policy_step_us_p99", json_object_new_double(round((double)p99 / 100) / 10));
-	json_object_object_add(o, "policy_step_us_max", json_object_new_double(round((double)d->step_max_ns / 100) / 10));
-	json_object_object_add(o, "period_us_p50", json_object_new_double(round((double)c50 / 100) / 10));
-	json_object_object_add(o, "period_us_p99", json_object_new_double(round((double)c99 / 100) / 10));
-	json_object_object_add(o, "period_us_max", json_object_new_double(round((double)cmax / 100) / 10));
-	json_object_object_add(o, "period_late_us_p50", json_object_new_double(round((double)l50 / 100) / 10));
-	json_object_object_add(o, "period_late_us_p99", json_object_new_double(round((double)l99 / 100) / 10));
-	json_object_object_add(o, "period_late_us_max", json_object_new_double(round((double)lmax / 100) / 10));
-	json_object_object_add(o, "recommend_computed", json_object_new_int64((int64_t)d->rec_computed));
-	json_object_object_add(o, "recommend_cached", json_object_new_int64((int64_t)d->rec_cached));
-	json_object_object_add(o, "recommend_compute_s_max", json_object_new_double(round(d->rec_compute_max_s * 1000) / 1000));
-	json_object_object_add(o, "log_suppressed", json_object_new_int64((int64_t)log_suppressed_total()));
+	v->releases = d->actions[POLICY_ACT_RELEASE];
+	v->refusals = d->actions[POLICY_ACT_REFUSE];
+	v->preference_switches = ps.pref_switches;
+	v->backoffs = ps.backoffs;
+	v->errors_transient = d->results[AGENT_TRANSIENT];
+	v->errors_gone = d->results[AGENT_GONE];
+	v->errors_permanent = d->results[AGENT_PERMANENT];
+	v->period_errors = d->errors;
+	v->isolation_held = d->isolation_held;
+	v->isolation_overlaps = (uint64_t)d->isolation_overlaps;
+	v->isolation_overlap_periods = d->isolation_overlap_periods;
+	v->policy_step_us_p50 = us1(p50);
+	v->policy_step_us_p99 = us1(p99);
+	v->policy_step_us_max = us1(d->step_max_ns);
+	v->period_us_p50 = us1(c50);
+	v->period_us_p99 = us1(c99);
+	v->period_us_max = us1(cmax);
+	v->period_late_us_p50 = us1(l50);
+	v->period_late_us_p99 = us1(l99);
+	v->period_late_us_max = us1(lmax);
+	v->recommend_computed = d->rec_computed;
+	v->recommend_cached = d->rec_cached;
+	v->recommend_compute_s_max = round(d->rec_compute_max_s * 1000) / 1000;
+	v->log_suppressed = log_suppressed_total();
 	if (d->httpd) {
 		struct httpd_stats hs;
+		st->blocks |= STATS_HTTP;
 		httpd_get_stats(d->httpd, &hs);
-		json_object_object_add(o, "http_accepted", json_object_new_int64((int64_t)hs.accepted));
-		json_object_object_add(o, "http_refused", json_object_new_int64((int64_t)hs.refused));
-		json_object_object_add(o, "http_evicted", json_object_new_int64((int64_t)hs.evicted));
-		json_object_object_add(o, "http_header_timeouts", json_object_new_int64((int64_t)hs.header_timeouts));
-		json_object_object_add(o, "http_request_timeouts", json_object_new_int64((int64_t)hs.request_timeouts));
-		json_object_object_add(o, "http_idle_closed", json_object_new_int64((int64_t)hs.idle_closed));
-		json_object_object_add(o, "http_connections", json_object_new_int(hs.connections));
+		v->http_accepted = hs.accepted;
+		v->http_refused = hs.refused;
+		v->http_evicted = hs.evicted;
+		v->http_header_timeouts = hs.header_timeouts;
+		v->http_request_timeouts = hs.request_timeouts;
+		v->http_idle_closed = hs.idle_closed;
+		v->http_connections = (uint64_t)hs.connections;
 	}
 	if (d->ctl) {
 		struct control_stats cs;
+		st->blocks |= STATS_CONTROL;
 		control_get_stats(d->ctl, &cs);
-		json_object_object_add(o, "control_requests", json_object_new_int64((int64_t)cs.requests));
-		json_object_object_add(o, "control_refused", json_object_new_int64((int64_t)cs.refused));
-		json_object_object_add(o, "control_malformed", json_object_new_int64((int64_t)cs.malformed));
-		json_object_object_add(o, "control_dropped_clients", json_object_new_int64((int64_t)cs.dropped_clients));
-		json_object_object_add(o, "control_busy_refused", json_object_new_int64((int64_t)cs.busy_refused));
-		json_object_object_add(o, "control_idle_closed", json_object_new_int64((int64_t)cs.idle_closed));
-		json_object_object_add(o, "control_deferred", json_object_new_int64((int64_t)cs.deferred));
-		json_object_object_add(o, "control_request_timeouts", json_object_new_int64((int64_t)cs.request_timeouts));
-		json_object_object_add(o, "control_reply_timeouts", json_object_new_int64((int64_t)cs.reply_timeouts));
-		json_object_object_add(o, "control_hangups", json_object_new_int64((int64_t)cs.hangups));
-		json_object_object_add(o, "control_queued_bytes", json_object_new_int64((int64_t)control_queued(d->ctl)));
+		v->control_requests = cs.requests;
+		v->control_refused = cs.refused;
+		v->control_malformed = cs.malformed;
+		v->control_dropped_clients = cs.dropped_clients;
+		v->control_busy_refused = cs.busy_refused;
+		v->control_idle_closed = cs.idle_closed;
+		v->control_deferred = cs.deferred;
+		v->control_request_timeouts = cs.request_timeouts;
+		v->control_reply_timeouts = cs.reply_timeouts;
+		v->control_hangups = cs.hangups;
+		v->control_queued_bytes = control_queued(d->ctl);
 	}
 }
 
@@ -1022,13 +1029,10 @@ stats_fill(struct daemon *d, json_object *o)
 char *
 daemon_metrics_text(struct daemon *d)
 {
-	json_object *st = json_object_new_object();
-	char *text;
+	struct llcd_stats st;
 
-	stats_fill(d, st);
-	text = metrics_render(st, &d->step_hist, LLCD_VERSION);
-	json_object_put(st);
-	return text;
+	stats_fill(d, &st);
+	return metrics_render(&st, &d->step_hist, LLCD_VERSION);
 }
 
 static int
@@ -1164,10 +1168,13 @@ daemon_handle(void *ctx, struct control_request *req)
 	case CTL_WAKEUPS: return h_wakeups(d, req);
 	case CTL_MAP: return h_map(d, req);
 	case CTL_EVENTS: return CTL_OK;
-	case CTL_STATS:
+	case CTL_STATS: {
+		struct llcd_stats st;
+		stats_fill(d, &st);
 		req->reply = json_object_new_object();
-		stats_fill(d, req->reply);
+		stats_json(&st, req->reply);
 		return CTL_OK;
+	}
 	case CTL_METRICS: return h_metrics(d, req);
 	case CTL_TUNE: return h_tune(d, req);
 	case CTL_RELOAD: {

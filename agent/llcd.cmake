@@ -15,6 +15,7 @@ add_library(llcd_core STATIC
   ${CMAKE_CURRENT_LIST_DIR}/daemon_cli.c
   ${CMAKE_CURRENT_LIST_DIR}/httpd.c
   ${CMAKE_CURRENT_LIST_DIR}/metrics.c
+  ${CMAKE_CURRENT_LIST_DIR}/stats.c
   ${CMAKE_CURRENT_LIST_DIR}/recommend.c)
 target_include_directories(llcd_core PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(llcd_core PUBLIC LLCD_VERSION="${PROJECT_VERSION}")

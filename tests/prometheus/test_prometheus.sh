@@ -11,7 +11,7 @@
 #   - llcd's series are there, with the exposition's types (counters
 #     rising, the step-time histogram usable by histogram_quantile);
 #   - every numeric member of `llcctl stats` is exported under a Prometheus
-#     name (none falls back to llcd_<member>), `llcctl metrics` and the HTTP
+#     name (agent/stats.c's table), `llcctl metrics` and the HTTP
 #     body name the same series, and no value is printed like
 #     18.899999999999999;
 #   - promtool check rules passes, every series each rule names exists for
@@ -72,7 +72,7 @@ names() { grep -v '^#' "$1" | sed 's/[{ ].*//' | sort -u; }
 diff <(names "$work/ctl.txt") <(names "$work/http.txt" | grep -vx llcd_metrics_age_seconds) ||
 	fail "llcctl metrics and GET /metrics name different series (above)"
 ! grep -q 'llcctl stats member' "$work/http.txt" ||
-	fail "stats members without a Prometheus name (metrics.c rows): $(grep 'llcctl stats member' "$work/http.txt")"
+	fail "stats members without a Prometheus name (stats.c rows): $(grep 'llcctl stats member' "$work/http.txt")"
 nstats=$(jq '[to_entries[] | select(.value | type == "number" or type == "boolean")] | length' "$work/stats.json")
 # the samples made from stats members: all but llcd_info, the histogram and the age
 nsamples=$(grep -v '^#' "$work/http.txt" | grep -Evc '^(llcd_info|llcd_policy_step_seconds_|llcd_metrics_age_seconds)')
