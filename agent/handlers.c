@@ -973,6 +973,9 @@ stats_fill(struct daemon *d, json_object *o)
 		json_object_object_add(o, "pin_calls", json_object_new_int64((int64_t)calls));
 		json_object_object_add(o, "pins_in_place", json_object_new_int64((int64_t)in_place));
 	}
+	if (d->be.ops->state_write_errors)
+		json_object_object_add(o, "state_write_errors",
+		    json_object_new_int64((int64_t)d->be.ops->state_write_errors(d->be.ctx)));
 	json_object_object_add(o, "releases", json_object_new_int64((int64_t)d->actions[POLICY_ACT_RELEASE]));
 	json_object_object_add(o, "refusals", json_object_new_int64((int64_t)d->actions[POLICY_ACT_REFUSE]));
 	json_object_object_add(o, "preference_switches", json_object_new_int64((int64_t)ps.pref_switches));

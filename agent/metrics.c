@@ -46,6 +46,8 @@ static const struct metric_row {
 	  "Pin calls made to libvirt (vCPU and emulator); not made where kernel and libvirt had the pin already." },
 	{ "pins_in_place", "llcd_pins_in_place_total", NULL, "counter", 1,
 	  "Pins not made: the thread was on the planned CPUs for the kernel and for libvirt already." },
+	{ "state_write_errors", "llcd_state_write_errors_total", NULL, "counter", 1,
+	  "State file writes that failed (the file is kept dirty and written again; the log says why)." },
 	{ "releases", "llcd_releases_total", NULL, "counter", 1, "Domains given back to the default scheduler." },
 	{ "refusals", "llcd_refusals_total", NULL, "counter", 1, "Placements refused for lack of room." },
 	{ "preference_switches", "llcd_preference_switches_total", NULL, "counter", 1,
