@@ -144,19 +144,14 @@ proc_cgroup(const char *proc_root, int pid, int v, char *buf, size_t len, struct
 int
 cgbound_read_cpus(const char *dir, const char *name, struct cpuset *s, struct llcd_err *err)
 {
-	char path[PATH_MAX + 64], buf[4096];
+	char path[PATH_MAX + 64];
 	struct llcd_err e;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (llcd_read_small(path, buf, sizeof(buf)) < 0) {
-		if (errno == ENOENT)
-			return 1;
-		return llcd_err_set(err, "%s: %s", path, strerror(errno));
-	}
-	buf[strcspn(buf, "\n")] = '\0';
-	if (cpuset_parse(s, buf, &e) < 0)
-		return llcd_err_set(err, "%s: %s", path, e.msg);
-	return 0;
+	if ((rc = llcd_read_cpulist(path, s, &e)) < 0)
+		return llcd_err_set(err, "%s", e.msg);
+	return rc;
 }
 
 int

@@ -24,9 +24,9 @@ config_defaults(struct config *c)
 	c->overcommit = 1.0;
 	c->overcommit_isolated = 1.0;
 	c->max_moves = 256;
-	c->counters = CONFIG_COUNTERS_AUTO;
+	c->counters = AGENT_COUNTERS_AUTO;
 	c->unjudged_groups = CONFIG_UNJUDGED_SHOW;
-	c->sampler = CONFIG_SAMPLER_AUTO;
+	c->sampler = AGENT_SAMPLER_AUTO;
 	snprintf(c->socket, sizeof(c->socket), "/run/llcd/llcd.sock");
 	snprintf(c->socket_group, sizeof(c->socket_group), "llcd");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/llcd");
@@ -147,27 +147,21 @@ p_cpus(const struct config_directive *dir, void *field, const char *v, struct ll
 static int
 p_choice(const struct config_directive *dir, void *field, const char *v, struct llcd_err *err)
 {
-	char names[256] = "";
+	long x = llcd_from_name(dir->choices, v);
+	char names[256];
 
-	for (const struct config_choice *c = dir->choices; c->name; c++) {
-		if (!strcmp(v, c->name)) {
-			*(int *)field = c->value;
-			return 0;
-		}
-		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-		    c == dir->choices ? "" : ", ", c->name);
+	if (x >= 0) {
+		*(int *)field = (int)x;
+		return 0;
 	}
+	llcd_names_list(dir->choices, names, sizeof(names));
 	return llcd_err_set(err, "'%s': '%s' is not one of %s", dir->name, v, names);
 }
 
 static void
 f_choice(const struct config_directive *dir, const void *field, char *buf, size_t len)
 {
-	const struct config_choice *c;
-
-	for (c = dir->choices; c->name && c->value != *(const int *)field; c++)
-		;
-	snprintf(buf, len, "%s", c->name ? c->name : "?");
+	snprintf(buf, len, "%s", llcd_name(dir->choices->names, dir->choices->n, *(const int *)field));
 }
 
 static int
@@ -266,32 +260,16 @@ f_rule(const struct config_directive *dir, const void *field, char *buf, size_t 
 /* --- the directives ---------------------------------------------------------- */
 
 _Static_assert(sizeof(enum policy_mode) == sizeof(int) && sizeof(enum policy_isolation) == sizeof(int) &&
-    sizeof(enum config_counters) == sizeof(int) && sizeof(enum config_sampler) == sizeof(int) &&
+    sizeof(enum agent_counters) == sizeof(int) && sizeof(enum agent_sampler) == sizeof(int) &&
     sizeof(enum config_backend) == sizeof(int) && sizeof(enum config_unjudged) == sizeof(int),
     "p_choice writes an int");
 
-static const struct config_choice modes[] = {
-	{ "none", POLICY_MODE_NONE }, { "static", POLICY_MODE_STATIC },
-	{ "aggregate", POLICY_MODE_AGGREGATE }, { "spread", POLICY_MODE_SPREAD }, { NULL, 0 },
-};
-static const struct config_choice isolations[] = {
-	{ "core", POLICY_ISO_CORE }, { "none", POLICY_ISO_NONE }, { NULL, 0 },
-};
-static const struct config_choice counter_modes[] = {
-	{ "auto", CONFIG_COUNTERS_AUTO }, { "on", CONFIG_COUNTERS_ON }, { "off", CONFIG_COUNTERS_OFF }, { NULL, 0 },
-};
-static const struct config_choice unjudged_modes[] = {
-	{ "show", CONFIG_UNJUDGED_SHOW }, { "act", CONFIG_UNJUDGED_ACT }, { NULL, 0 },
-};
-static const struct config_choice samplers[] = {
-	{ "auto", CONFIG_SAMPLER_AUTO }, { "bpf", CONFIG_SAMPLER_BPF }, { "proc", CONFIG_SAMPLER_PROC }, { NULL, 0 },
-};
-static const struct config_choice backends[] = {
-	{ "libvirt", CONFIG_BACKEND_LIBVIRT }, { "qmp", CONFIG_BACKEND_QMP }, { NULL, 0 },
-};
-static const struct config_choice log_levels[] = {
-	{ "warning", 0 }, { "info", 1 }, { "debug", 2 }, { NULL, 0 },
-};
+LLCD_NAMES(config_unjudged, enum config_unjudged, CONFIG_UNJUDGED_ACT,
+    [CONFIG_UNJUDGED_SHOW] = "show", [CONFIG_UNJUDGED_ACT] = "act")
+LLCD_NAMES(config_backend, enum config_backend, CONFIG_BACKEND_QMP,
+    [CONFIG_BACKEND_LIBVIRT] = "libvirt", [CONFIG_BACKEND_QMP] = "qmp")
+static const char *const log_level_tab[] = { [0] = "warning", [1] = "info", [2] = "debug" };
+static const struct llcd_names log_levels = { log_level_tab, 3 };
 
 #define RELOAD CONFIG_RELOAD
 #define TUNE (CONFIG_RELOAD | CONFIG_TUNE)
@@ -304,28 +282,28 @@ static const struct config_choice log_levels[] = {
 /* One row per directive (test_man.sh and test_config.sh read the names,
  * and TUNE, from these lines). */
 const struct config_directive config_directives[] = {
-	DIRECTIVE("backend", choice, backend, RESTART, .choices = backends),
+	DIRECTIVE("backend", choice, backend, RESTART, .choices = &config_backend_names),
 	DIRECTIVE("uri", string, uri, RESTART),
 	DIRECTIVE("libvirt-socket-glob", optpath, libvirt_socket_glob, RESTART, .empty = "none"),
 	DIRECTIVE("libvirt-socket-uri", string, libvirt_socket_uri, RESTART),
 	DIRECTIVE("topology", string, topology, RESTART, .empty = "live"),
 	DIRECTIVE("period-ms", int, period_ms, TUNE, .lo = 10, .hi = 600000, .what = "a number of milliseconds"),
-	DIRECTIVE("default-mode", choice, default_mode, TUNE, .choices = modes),
-	DIRECTIVE("default-isolation", choice, default_isolation, TUNE, .choices = isolations),
+	DIRECTIVE("default-mode", choice, default_mode, TUNE, .choices = &policy_mode_names),
+	DIRECTIVE("default-isolation", choice, default_isolation, TUNE, .choices = &policy_isolation_names),
 	DIRECTIVE("reserved-cpus", cpus, reserved, TUNE, .empty = "none"),
 	DIRECTIVE("shared-pool", cpus, shared_pool, TUNE, .empty = "dynamic"),
 	DIRECTIVE("overcommit", double, overcommit, TUNE, .lo = 0.1, .hi = 64, .what = "a ratio of vCPUs per CPU"),
 	DIRECTIVE("overcommit-isolated", double, overcommit_isolated, TUNE, .lo = 0.1, .hi = 64,
 	    .what = "a ratio of vCPUs per CPU"),
 	DIRECTIVE("max-moves", int, max_moves, TUNE, .lo = 1, .hi = 100000, .what = "a number"),
-	DIRECTIVE("counters", choice, counters, TUNE, .choices = counter_modes),
-	DIRECTIVE("unjudged-groups", choice, unjudged_groups, TUNE, .choices = unjudged_modes),
-	DIRECTIVE("sampler", choice, sampler, RESTART, .choices = samplers),
+	DIRECTIVE("counters", choice, counters, TUNE, .choices = &agent_counters_names),
+	DIRECTIVE("unjudged-groups", choice, unjudged_groups, TUNE, .choices = &config_unjudged_names),
+	DIRECTIVE("sampler", choice, sampler, RESTART, .choices = &agent_sampler_names),
 	DIRECTIVE("socket", path, socket, RESTART, .hi = 107),
 	DIRECTIVE("socket-group", string, socket_group, RESTART, .empty = "none"),
 	DIRECTIVE("state-dir", path, state_dir, RESTART),
 	DIRECTIVE("guest-channel-dir", path, guest_channel_dir, RESTART),
-	DIRECTIVE("log-level", choice, log_level, TUNE, .choices = log_levels),
+	DIRECTIVE("log-level", choice, log_level, TUNE, .choices = &log_levels),
 	DIRECTIVE("qmp-passthrough", bool, qmp_passthrough, RESTART),
 	DIRECTIVE("qmp-socket-glob", path, qmp_socket_glob, RESTART),
 	DIRECTIVE("qmp-hold", bool, qmp_hold, RESTART),

@@ -13,6 +13,8 @@
 #include "annotation.h"
 #include "cpuset.h"
 #include "err.h"
+#include "modes.h"
+#include "names.h"
 #include "policyrule.h"
 
 #define CONFIG_PATH_MAX 256
@@ -32,32 +34,20 @@ struct config_rules {
 	} r[CONFIG_RULES];
 };
 
-/* sampler: how vCPU threads are sampled (live_config.sampler, live.h) */
-enum config_sampler {
-	CONFIG_SAMPLER_AUTO = 0,                /* the in-kernel tracer where it loads, else /proc */
-	CONFIG_SAMPLER_BPF = 1,                 /* the tracer or nothing: llcd does not start */
-	CONFIG_SAMPLER_PROC = 2,                /* /proc only */
-};
-
-/* counters: the values are live_config.counters' (live.h) */
-enum config_counters {
-	CONFIG_COUNTERS_OFF = -1,
-	CONFIG_COUNTERS_AUTO = 0,               /* where the host has them */
-	CONFIG_COUNTERS_ON = 1,                 /* warn when missing */
-};
-
 /* unjudged-groups: groups inferred from wakeups where nothing can judge
  * them (policy_host.act_unjudged) */
 enum config_unjudged {
 	CONFIG_UNJUDGED_SHOW = 0,               /* shown, not acted on */
 	CONFIG_UNJUDGED_ACT = 1,                /* acted on without a judge */
 };
+LLCD_NAMES_DECLARE(config_unjudged, enum config_unjudged);
 
 /* backend: where domains come from (llcd.c) */
 enum config_backend {
 	CONFIG_BACKEND_LIBVIRT = 0,             /* libvirt (agent/live/) */
 	CONFIG_BACKEND_QMP = 1,                 /* QMP sockets, no libvirt (agent/qmpback/) */
 };
+LLCD_NAMES_DECLARE(config_backend, enum config_backend);
 
 struct config {
 	enum config_backend backend;
@@ -70,9 +60,9 @@ struct config {
 	char shared_pool[CONFIG_PATH_MAX];      /* CPU list, "" = dynamic */
 	double overcommit, overcommit_isolated;
 	int max_moves;                          /* vCPU moves per period, all domains */
-	enum config_counters counters;
+	enum agent_counters counters;
 	enum config_unjudged unjudged_groups;
-	enum config_sampler sampler;
+	enum agent_sampler sampler;
 	char socket[CONFIG_PATH_MAX];
 	char socket_group[64];                  /* "" = leave root's group */
 	char state_dir[CONFIG_PATH_MAX];
@@ -99,10 +89,6 @@ enum {
 	CONFIG_LIST = 1 << 2,                   /* repeatable: each line adds one (policy-rule);
 	                                         * -nv prints one line per value */
 };
-struct config_choice {
-	const char *name;
-	int value;
-};
 struct config_directive {
 	const char *name;
 	/* parse v into field; err says "'name': reason" */
@@ -115,7 +101,7 @@ struct config_directive {
 	double lo, hi;                          /* numbers: the range; paths: hi is the longest */
 	const char *what;                       /* numbers: "a number of milliseconds" */
 	const char *empty;                      /* strings, CPU lists: the word for "" ("live") */
-	const struct config_choice *choices;    /* one of these names, { NULL } last */
+	const struct llcd_names *choices;       /* one of these names (names.h) */
 };
 /* Every directive, in the order -nv prints them; { NULL } last. */
 extern const struct config_directive config_directives[];

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "daemon_int.h"
+#include "fileio.h"
 #include "httpd.h"
 #include "log.h"
 #include "safefile.h"
@@ -56,7 +57,7 @@ host_from_config(const struct config *c, const struct topo *t, bool counters, st
 	h->overcommit = c->overcommit;
 	h->overcommit_isolated = c->overcommit_isolated;
 	h->max_moves_total = c->max_moves;
-	h->counters = c->counters == CONFIG_COUNTERS_ON || (c->counters == CONFIG_COUNTERS_AUTO && counters);
+	h->counters = c->counters == AGENT_COUNTERS_ON || (c->counters == AGENT_COUNTERS_AUTO && counters);
 	h->act_unjudged = c->unjudged_groups == CONFIG_UNJUDGED_ACT;
 	return 0;
 }
@@ -701,28 +702,23 @@ daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err
 	return 0;
 }
 
-static void read_online(char *buf, size_t len);
+static void read_online(struct daemon *d);
 
 void
 daemon_watch_cpus(struct daemon *d, bool on)
 {
 	d->watch_cpus = on;
 	if (on)
-		read_online(d->online, sizeof(d->online));
+		read_online(d);
 }
 
+/* The online CPUs into d->online; have_online false when unreadable. */
 static void
-read_online(char *buf, size_t len)
+read_online(struct daemon *d)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	struct llcd_err e;
 
-	buf[0] = '\0';
-	if (f == NULL)
-		return;
-	if (fgets(buf, (int)len, f) == NULL)
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
+	d->have_online = llcd_online_cpus(NULL, &d->online, &e) == 0;
 }
 
 int
@@ -746,16 +742,17 @@ daemon_hotplug(struct daemon *d, struct topo *t, struct llcd_err *err)
 static void
 check_cpus(struct daemon *d)
 {
-	char now[sizeof(d->online)];
+	struct cpuset was = d->online;
+	bool had = d->have_online;
+	char was_s[256], now_s[256];
 	struct llcd_err err;
 
-	read_online(now, sizeof(now));
-	if (d->online[0] == '\0' || strcmp(now, d->online) == 0) {
-		snprintf(d->online, sizeof(d->online), "%s", now);
+	read_online(d);
+	if (!had || !d->have_online || cpuset_equal(&was, &d->online))
 		return;
-	}
-	log_info("online CPUs changed from %s to %s: re-reading the host topology", d->online, now);
-	snprintf(d->online, sizeof(d->online), "%s", now);
+	cpuset_format(&was, was_s, sizeof(was_s));
+	cpuset_format(&d->online, now_s, sizeof(now_s));
+	log_info("online CPUs changed from %s to %s: re-reading the host topology", was_s, now_s);
 	struct topo *t = topo_load(NULL, &err);
 	if (t == NULL || daemon_hotplug(d, t, &err) < 0)
 		log_warnx("topology: %s; keeping the previous one", err.msg);

@@ -35,7 +35,8 @@ struct daemon {
 	char overrides[8][2][CONFIG_PATH_MAX];
 	int noverrides;
 	bool watch_cpus;
-	char online[4096];              /* /sys/devices/system/cpu/online, last read */
+	struct cpuset online;           /* the online CPUs, last read ... */
+	bool have_online;               /* ... if it could be */
 	struct topo *owned_topo;        /* a topology the daemon re-read itself */
 	struct topo *retired[2];        /* re-read ones replaced while the engine
 	                                 * may still refer to them */

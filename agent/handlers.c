@@ -693,32 +693,25 @@ h_policy_set(struct daemon *d, struct control_request *req)
 		    annot_parse_metadata(cur, strlen(cur), in->nvcpus, &a, &err) < 0)
 			policy_annotation_defaults(&a);
 		free(cur);
-		struct { const char *key; const char *const *names; int n; int *field; } sel[] = {
-			{ "mode", (const char *const[]){ "none", "static", "aggregate", "spread" }, 4, (int *)&a.mode },
-			{ "isolation", (const char *const[]){ "none", "core" }, 2, (int *)&a.isolation },
-			{ "topology", (const char *const[]){ "keep", "match" }, 2, (int *)&a.topology },
-			{ "infer", (const char *const[]){ "wakeups", "none" }, 2, (int *)&a.infer },
+		_Static_assert(sizeof(a.mode) == sizeof(int) && sizeof(a.isolation) == sizeof(int) &&
+		    sizeof(a.topology) == sizeof(int) && sizeof(a.infer) == sizeof(int), "sel writes an int");
+		const struct { const char *key; const struct llcd_names *names; int *field; } sel[] = {
+			{ "mode", &policy_mode_names, (int *)&a.mode },
+			{ "isolation", &policy_isolation_names, (int *)&a.isolation },
+			{ "topology", &policy_topology_names, (int *)&a.topology },
+			{ "infer", &policy_infer_names, (int *)&a.infer },
 		};
 		for (size_t i = 0; i < sizeof(sel) / sizeof(sel[0]); i++) {
+			long k;
 			if ((v = arg_str(req, sel[i].key)) == NULL)
 				continue;
-			int k;
-			for (k = 0; k < sel[i].n && strcmp(v, sel[i].names[k]); k++)
-				;
-			if (k == sel[i].n) {
-				char allowed[128] = "";
-				for (int j = 0; j < sel[i].n; j++)
-					snprintf(allowed + strlen(allowed), sizeof(allowed) - strlen(allowed), "%s%s",
-					    j ? ", " : "", sel[i].names[j]);
+			if ((k = llcd_from_name(sel[i].names, v)) < 0) {
+				char allowed[128];
+				llcd_names_list(sel[i].names, allowed, sizeof(allowed));
 				snprintf(req->error, sizeof(req->error), "--%s: '%.64s' is not one of %s", sel[i].key, v, allowed);
 				return CTL_E_INVAL;
 			}
-			/* enum values follow the order of names */
-			static const int modes[] = { POLICY_MODE_NONE, POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD };
-			static const int isos[] = { POLICY_ISO_NONE, POLICY_ISO_CORE };
-			static const int topos[] = { POLICY_TOPO_KEEP, POLICY_TOPO_MATCH };
-			static const int infers[] = { POLICY_INFER_WAKEUPS, POLICY_INFER_NONE };
-			*sel[i].field = i == 0 ? modes[k] : i == 1 ? isos[k] : i == 2 ? topos[k] : infers[k];
+			*sel[i].field = (int)k;
 		}
 	}
 	if (annot_check(&a, in->nvcpus, &err) < 0 || annot_format_metadata(&a, out, sizeof(out), &err) < 0) {

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "daemon_cli.h"
+#include "fileio.h"
 #include "live.h"
 #include "qmpback.h"
 #include "topo_hwloc.h"
@@ -56,25 +57,16 @@ usage(FILE *f)
 static int
 check_topology_cpus(const struct config *cfg, const struct topo *t)
 {
-	char line[4096] = "", missing_s[256], online_s[256];
+	char missing_s[256], online_s[256];
 	struct cpuset online, missing;
 	struct llcd_err err;
-	FILE *f;
 
 	if (cfg->topology[0] == '\0')
 		return 0;               /* the live host itself */
 	if (strncmp(cfg->uri, "test:", 5) == 0)
 		return 0;               /* libvirt's test driver: no kernel pins */
-	f = fopen("/sys/devices/system/cpu/online", "re");
-	if (f == NULL || fgets(line, sizeof(line), f) == NULL) {
-		if (f)
-			fclose(f);
+	if (llcd_online_cpus(NULL, &online, &err) != 0)
 		return 0;               /* nothing to check against */
-	}
-	fclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	if (cpuset_parse(&online, line, &err) < 0)
-		return 0;
 	cpuset_andnot(&missing, &t->all, &online);
 	if (cpuset_empty(&missing))
 		return 0;
@@ -148,10 +140,8 @@ main(int argc, char **argv)
 	lc.guest_channel_dir = cfg.guest_channel_dir;
 	lc.socket_glob = cfg.backend == CONFIG_BACKEND_QMP ? NULL : cfg.libvirt_socket_glob;
 	lc.socket_uri = cfg.libvirt_socket_uri;
-	lc.counters = (int)cfg.counters;        /* the same values */
-	lc.sampler = (int)cfg.sampler;          /* the same values */
-	_Static_assert((int)CONFIG_SAMPLER_AUTO == (int)LIVE_SAMPLER_AUTO && (int)CONFIG_SAMPLER_BPF == (int)LIVE_SAMPLER_BPF &&
-	    (int)CONFIG_SAMPLER_PROC == (int)LIVE_SAMPLER_PROC, "sampler values");
+	lc.counters = cfg.counters;
+	lc.sampler = cfg.sampler;
 	if (cpuset_parse(&lc.reserved, cfg.reserved, &err) < 0 ||
 	    (live = live_new(&lc, &err)) == NULL) {
 		fprintf(stderr, "llcd: %s\n", err.msg);

@@ -199,7 +199,7 @@ baseline(const pid_t *pids, int nproc, int per_proc, int periods, int ncpus)
  * added as an aggregate domain "standin-P"; exits when live_new fails and,
  * if strict, when adding a process fails. */
 static struct live *
-standin_live(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int sampler, bool strict)
+standin_live(const struct topo *t, const pid_t *pids, int nproc, int per_proc, enum agent_sampler sampler, bool strict)
 {
 	struct live_config cfg;
 	struct policy_annotation a;
@@ -226,7 +226,7 @@ standin_live(const struct topo *t, const pid_t *pids, int nproc, int per_proc, i
 }
 
 static double
-llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, int sampler,
+llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, enum agent_sampler sampler,
      double *policy_us, int *actions_steady, int *actions_warm)
 {
 	struct policy_host host;
@@ -273,7 +273,7 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
  * apply) with the given sampler, CPU time per thread per period after 3
  * warm-up periods. */
 static double
-observe_only(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, int sampler)
+observe_only(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, enum agent_sampler sampler)
 {
 	struct llcd_err err;
 	struct agent_obs *obs = agent_obs_new();
@@ -608,16 +608,15 @@ main(int argc, char **argv)
 		case 'n': periods = atoi(optarg); break;
 		case 'N': with_numad = 1; break;
 		case 's': numad_s = atoi(optarg); break;
-		case 'S':
-			if (strcmp(optarg, "bpf") == 0)
-				bpf = 1;
-			else if (strcmp(optarg, "proc") == 0)
-				bpf = 0;
-			else {
+		case 'S': {
+			enum agent_sampler s;
+			if (agent_sampler_from_name(optarg, &s) < 0 || s == AGENT_SAMPLER_AUTO) {
 				fprintf(stderr, "--sampler: bpf or proc, not '%s'\n", optarg);
 				return 2;
 			}
+			bpf = s == AGENT_SAMPLER_BPF;
 			break;
+		}
 		case 'w': wake_hz = atoi(optarg); break;
 		case 'b': bpf_s = atoi(optarg); break;
 		case 'x': storm_rounds = atoi(optarg); break;
@@ -680,7 +679,7 @@ main(int argc, char **argv)
 		}
 		n = nproc * per_proc;
 		b = baseline(pids, nproc, per_proc, periods, t->max_cpu + 1);
-		lc = llcd(t, pids, nproc, per_proc, periods, bpf ? LIVE_SAMPLER_BPF : LIVE_SAMPLER_PROC, &pol, &acts,
+		lc = llcd(t, pids, nproc, per_proc, periods, bpf ? AGENT_SAMPLER_BPF : AGENT_SAMPLER_PROC, &pol, &acts,
 		    &warm);
 		if (bpf) {
 			struct llcd_err e;
@@ -691,8 +690,8 @@ main(int argc, char **argv)
 			}
 			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &brs);
 			tracer_free(tr);
-			op = observe_only(t, pids, nproc, per_proc, periods, LIVE_SAMPLER_PROC);
-			ob = observe_only(t, pids, nproc, per_proc, periods, LIVE_SAMPLER_BPF);
+			op = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_PROC);
+			ob = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_BPF);
 		}
 		if (with_numad && numad_run(numad_s, &nm, &scans) < 0)
 			nm = -1;

@@ -220,3 +220,11 @@ cpuset_format(const struct cpuset *s, char *buf, size_t len)
 	}
 	return 0;
 }
+
+const char *
+cpuset_str(const struct cpuset *s, char *buf, size_t len)
+{
+	if (cpuset_format(s, buf, len) < 0 && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
+}

@@ -38,6 +38,8 @@ void cpuset_set_range(struct cpuset *s, int lo, int hi);   /* inclusive */
 int cpuset_parse(struct cpuset *s, const char *list, struct llcd_err *err);
 /* Format as a CPU list; returns -1 on truncation (buf still terminated). */
 int cpuset_format(const struct cpuset *s, char *buf, size_t len);
+/* The same for messages: a list cut short ends in "..."; returns buf. */
+const char *cpuset_str(const struct cpuset *s, char *buf, size_t len);
 
 #define CPUSET_FOREACH(cpu, set) \
 	for ((cpu) = cpuset_first(set); (cpu) >= 0; (cpu) = cpuset_next((set), (cpu)))

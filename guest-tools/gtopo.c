@@ -2,6 +2,8 @@
 /* gtopo.c - the guest's virtual LLCs from sysfs (see gtopo.h). */
 #include "gtopo.h"
 
+#include "fileio.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +51,11 @@ cpu_llc_list(const char *sys_root, int cpu, struct cpuset *out, int *level,
 			continue;
 		snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list",
 		         sys_root, cpu, i);
-		if (read_small(path, buf, sizeof(buf)) < 0)
+		int rc = llcd_read_cpulist(path, out, err);
+		if (rc > 0)
 			continue;
-		if (cpuset_parse(out, buf, err) < 0)
-			return llcd_err_prefix(err, "%s", path);
+		if (rc < 0)
+			return -1;
 		best = lvl;
 	}
 	*level = best;
@@ -62,7 +65,7 @@ cpu_llc_list(const char *sys_root, int cpu, struct cpuset *out, int *level,
 int
 gtopo_read(struct gtopo *t, const char *sys_root, struct llcd_err *err)
 {
-	char path[512], buf[4096];
+	char path[512];
 	int cpu;
 
 	memset(t, 0, sizeof(*t));
@@ -70,13 +73,10 @@ gtopo_read(struct gtopo *t, const char *sys_root, struct llcd_err *err)
 		t->cpu_llc[i] = -1;
 	t->max_cpu = -1;
 	t->smt = 1;
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", sys_root);
-	if (read_small(path, buf, sizeof(buf)) < 0)
-		return llcd_err_set(err, "%s: %s", path, strerror(errno));
-	if (cpuset_parse(&t->online, buf, err) < 0)
-		return llcd_err_prefix(err, "%s", path);
+	if (llcd_online_cpus(sys_root, &t->online, err) != 0)
+		return -1;
 	if (cpuset_empty(&t->online))
-		return llcd_err_set(err, "%s: no online CPU", path);
+		return llcd_err_set(err, "%s/devices/system/cpu/online: no online CPU", sys_root);
 	t->max_cpu = cpuset_last(&t->online);
 
 	CPUSET_FOREACH(cpu, &t->online) {
@@ -111,8 +111,7 @@ gtopo_read(struct gtopo *t, const char *sys_root, struct llcd_err *err)
 
 		snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu%d/topology/thread_siblings_list",
 		         sys_root, cpu);
-		if (read_small(path, buf, sizeof(buf)) == 0 && cpuset_parse(&sib, buf, NULL) == 0 &&
-		    cpuset_count(&sib) > t->smt)
+		if (llcd_read_cpulist(path, &sib, NULL) == 0 && cpuset_count(&sib) > t->smt)
 			t->smt = cpuset_count(&sib);
 	}
 	return 0;

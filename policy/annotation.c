@@ -29,24 +29,12 @@ policy_annotation_defaults(struct policy_annotation *a)
 	policy_tune_defaults(&a->tune);
 }
 
-LLCD_NAME_FUNCTION(policy_mode_name, enum policy_mode, POLICY_MODE_SPREAD,
+LLCD_NAMES(policy_mode, enum policy_mode, POLICY_MODE_SPREAD,
     [POLICY_MODE_NONE] = "none", [POLICY_MODE_STATIC] = "static",
     [POLICY_MODE_AGGREGATE] = "aggregate", [POLICY_MODE_SPREAD] = "spread")
-
-const char *
-policy_isolation_name(enum policy_isolation i)
-{
-	return i == POLICY_ISO_CORE ? "core" : "none";
-}
-
-const char *
-policy_topology_name(enum policy_topology t)
-{
-	return t == POLICY_TOPO_MATCH ? "match" : "keep";
-}
-
-const char *
-policy_infer_name(enum policy_infer i)
-{
-	return i == POLICY_INFER_NONE ? "none" : "wakeups";
-}
+LLCD_NAMES(policy_isolation, enum policy_isolation, POLICY_ISO_CORE,
+    [POLICY_ISO_NONE] = "none", [POLICY_ISO_CORE] = "core")
+LLCD_NAMES(policy_topology, enum policy_topology, POLICY_TOPO_MATCH,
+    [POLICY_TOPO_KEEP] = "keep", [POLICY_TOPO_MATCH] = "match")
+LLCD_NAMES(policy_infer, enum policy_infer, POLICY_INFER_NONE,
+    [POLICY_INFER_WAKEUPS] = "wakeups", [POLICY_INFER_NONE] = "none")

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "cpuset.h"
+#include "names.h"
 
 #define POLICY_NS "urn:llcd:llc-policy:1"
 #define POLICY_MAX_GROUPS 64
@@ -76,9 +77,12 @@ void policy_tune_defaults(struct policy_tune *t);
 /* An annotation with every default (mode none, no isolation, keep). */
 void policy_annotation_defaults(struct policy_annotation *a);
 
-const char *policy_mode_name(enum policy_mode m);
-const char *policy_isolation_name(enum policy_isolation i);
-const char *policy_topology_name(enum policy_topology t);
-const char *policy_infer_name(enum policy_infer i);
+/* Their names (names.h: X_name(), X_from_name(), the table X_names), the
+ * words of the annotation's attributes, llcd.conf's default-mode and
+ * default-isolation, and llcctl policy's options. */
+LLCD_NAMES_DECLARE(policy_mode, enum policy_mode);
+LLCD_NAMES_DECLARE(policy_isolation, enum policy_isolation);
+LLCD_NAMES_DECLARE(policy_topology, enum policy_topology);
+LLCD_NAMES_DECLARE(policy_infer, enum policy_infer);
 
 #endif

@@ -24,42 +24,10 @@
 /* Parser options: no network, no DTD loading or validation, no entity
  * substitution, no XInclude; errors are collected, never printed. */
 
-struct enum_value {
-	const char *name;
-	int value;
-};
-
-static const struct enum_value modes[] = {
-	{ "aggregate", POLICY_MODE_AGGREGATE },
-	{ "spread", POLICY_MODE_SPREAD },
-	{ "static", POLICY_MODE_STATIC },
-	{ "none", POLICY_MODE_NONE },
-	{ NULL, 0 },
-};
-
-static const struct enum_value isolations[] = {
-	{ "core", POLICY_ISO_CORE },
-	{ "none", POLICY_ISO_NONE },
-	{ NULL, 0 },
-};
-
-static const struct enum_value topologies[] = {
-	{ "match", POLICY_TOPO_MATCH },
-	{ "keep", POLICY_TOPO_KEEP },
-	{ NULL, 0 },
-};
-
-static const struct enum_value infers[] = {
-	{ "wakeups", POLICY_INFER_WAKEUPS },
-	{ "none", POLICY_INFER_NONE },
-	{ NULL, 0 },
-};
-
-static const struct enum_value on_off[] = {
-	{ "on", 1 },
-	{ "off", 0 },
-	{ NULL, 0 },
-};
+/* The names of the annotation's enums are the engine's (annotation.h:
+ * policy_mode_names, ...); benefit-check is on or off. */
+static const char *const on_off_tab[] = { [0] = "off", [1] = "on" };
+static const struct llcd_names on_off = { on_off_tab, 2 };
 
 /* The integer knobs of <tune>; "auto" is stored as 0 where allowed. */
 struct tune_knob {
@@ -102,22 +70,6 @@ knob_get(const struct policy_tune *t, const struct tune_knob *k)
 	return v;
 }
 
-/* "a, b, c" into buf. */
-static const char *
-join_enum(const struct enum_value *e, char *buf, size_t len)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (; e->name != NULL; e++) {
-		int n = snprintf(buf + off, len - off, "%s%s", off ? ", " : "", e->name);
-		if (n < 0 || (size_t)n >= len - off)
-			break;
-		off += (size_t)n;
-	}
-	return buf;
-}
-
 static const char *
 join_names(const char *const *names, char *buf, size_t len)
 {
@@ -149,12 +101,13 @@ in_list(const char *const *names, const char *s)
 
 static int
 enum_error(struct llcd_err *err, const char *where, const char *attr,
-    const char *value, const struct enum_value *allowed)
+    const char *value, const struct llcd_names *allowed)
 {
 	char list[128];
 
+	llcd_names_list(allowed, list, sizeof(list));
 	return llcd_err_set(err, "%s: attribute '%s': '%.*s%s' is not one of %s",
-	    where, attr, SHOW(value), join_enum(allowed, list, sizeof(list)));
+	    where, attr, SHOW(value), list);
 }
 
 static int
@@ -164,18 +117,6 @@ range_error(struct llcd_err *err, const char *where, const struct tune_knob *k,
 	return llcd_err_set(err, "%s: attribute '%s': '%.*s%s' is not an integer "
 	    "in %d..%d%s", where, k->attr, SHOW(value), k->lo, k->hi,
 	    k->has_auto ? " or auto" : "");
-}
-
-static int
-parse_enum(const char *value, const struct enum_value *allowed, int *out)
-{
-	for (; allowed->name != NULL; allowed++) {
-		if (strcmp(value, allowed->name) == 0) {
-			*out = allowed->value;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 /* Strict decimal: digits only, no sign, no space, lo..hi. */
@@ -281,19 +222,19 @@ annot_check(const struct policy_annotation *a, int nvcpus, struct llcd_err *err)
 
 	if (a->mode < POLICY_MODE_NONE || a->mode > POLICY_MODE_SPREAD) {
 		snprintf(v, sizeof(v), "%d", (int)a->mode);
-		return enum_error(err, ROOT, "mode", v, modes);
+		return enum_error(err, ROOT, "mode", v, &policy_mode_names);
 	}
 	if (a->isolation != POLICY_ISO_NONE && a->isolation != POLICY_ISO_CORE) {
 		snprintf(v, sizeof(v), "%d", (int)a->isolation);
-		return enum_error(err, ROOT, "isolation", v, isolations);
+		return enum_error(err, ROOT, "isolation", v, &policy_isolation_names);
 	}
 	if (a->topology != POLICY_TOPO_KEEP && a->topology != POLICY_TOPO_MATCH) {
 		snprintf(v, sizeof(v), "%d", (int)a->topology);
-		return enum_error(err, ROOT, "topology", v, topologies);
+		return enum_error(err, ROOT, "topology", v, &policy_topology_names);
 	}
 	if (a->infer != POLICY_INFER_WAKEUPS && a->infer != POLICY_INFER_NONE) {
 		snprintf(v, sizeof(v), "%d", (int)a->infer);
-		return enum_error(err, ROOT, "infer", v, infers);
+		return enum_error(err, ROOT, "infer", v, &policy_infer_names);
 	}
 	for (size_t k = 0; k < NKNOBS; k++) {
 		int x = knob_get(&a->tune, &knobs[k]);
@@ -435,15 +376,18 @@ attr(const xmlNode *n, const char *name)
 
 static int
 parse_enum_attr(const xmlNode *n, const char *where, const char *name,
-    const struct enum_value *allowed, int *out, struct llcd_err *err)
+    const struct llcd_names *allowed, int *out, struct llcd_err *err)
 {
 	char *v = attr(n, name);
+	long x;
 	int rc = 0;
 
 	if (v == NULL)
 		return 0;
-	if (parse_enum(v, allowed, out) < 0)
+	if ((x = llcd_from_name(allowed, v)) < 0)
 		rc = enum_error(err, where, name, v, allowed);
+	else
+		*out = (int)x;
 	xmlFree(v);
 	return rc;
 }
@@ -472,7 +416,7 @@ parse_tune(const xmlNode *n, struct policy_tune *t, struct llcd_err *err)
 			return -1;
 	}
 	on = t->benefit_check;
-	if (parse_enum_attr(n, where, "benefit-check", on_off, &on, err) < 0)
+	if (parse_enum_attr(n, where, "benefit-check", &on_off, &on, err) < 0)
 		return -1;
 	t->benefit_check = on;
 	return 0;
@@ -535,19 +479,19 @@ parse_element(const xmlNode *root, int nvcpus, struct policy_annotation *a,
 	if (check_attrs(root, ROOT, root_attrs, err) < 0)
 		return -1;
 	v = a->mode;
-	if (parse_enum_attr(root, ROOT, "mode", modes, &v, err) < 0)
+	if (parse_enum_attr(root, ROOT, "mode", &policy_mode_names, &v, err) < 0)
 		return -1;
 	a->mode = v;
 	v = a->isolation;
-	if (parse_enum_attr(root, ROOT, "isolation", isolations, &v, err) < 0)
+	if (parse_enum_attr(root, ROOT, "isolation", &policy_isolation_names, &v, err) < 0)
 		return -1;
 	a->isolation = v;
 	v = a->topology;
-	if (parse_enum_attr(root, ROOT, "topology", topologies, &v, err) < 0)
+	if (parse_enum_attr(root, ROOT, "topology", &policy_topology_names, &v, err) < 0)
 		return -1;
 	a->topology = v;
 	v = a->infer;
-	if (parse_enum_attr(root, ROOT, "infer", infers, &v, err) < 0)
+	if (parse_enum_attr(root, ROOT, "infer", &policy_infer_names, &v, err) < 0)
 		return -1;
 	a->infer = v;
 
@@ -805,15 +749,6 @@ put(struct outbuf *o, const char *fmt, ...)
 		o->off += (size_t)n;
 }
 
-static const char *
-enum_name(const struct enum_value *e, int v)
-{
-	for (; e->name != NULL; e++)
-		if (e->value == v)
-			return e->name;
-	return "?";
-}
-
 static int
 format(const struct policy_annotation *a, bool prefixed, char *buf,
     size_t len, struct llcd_err *err)
@@ -836,13 +771,13 @@ format(const struct policy_annotation *a, bool prefixed, char *buf,
 	else
 		put(&o, "<" ROOT " xmlns=\"" POLICY_NS "\"");
 	if (a->mode != POLICY_MODE_NONE)
-		put(&o, " mode=\"%s\"", enum_name(modes, a->mode));
+		put(&o, " mode=\"%s\"", policy_mode_name(a->mode));
 	if (a->isolation != POLICY_ISO_NONE)
-		put(&o, " isolation=\"%s\"", enum_name(isolations, a->isolation));
+		put(&o, " isolation=\"%s\"", policy_isolation_name(a->isolation));
 	if (a->topology != POLICY_TOPO_KEEP)
-		put(&o, " topology=\"%s\"", enum_name(topologies, a->topology));
+		put(&o, " topology=\"%s\"", policy_topology_name(a->topology));
 	if (a->infer != POLICY_INFER_WAKEUPS)
-		put(&o, " infer=\"%s\"", enum_name(infers, a->infer));
+		put(&o, " infer=\"%s\"", policy_infer_name(a->infer));
 	for (size_t k = 0; k < NKNOBS; k++)
 		tune |= knob_get(&a->tune, &knobs[k]) != knob_get(&def, &knobs[k]);
 	tune |= a->tune.benefit_check != def.benefit_check;

@@ -61,14 +61,6 @@ fmt_range(char *buf, size_t len, int first, int n)
 	return buf;
 }
 
-static const char *
-fmt_set(const struct cpuset *s, char *buf, size_t len)
-{
-	if (cpuset_format(s, buf, len) < 0 && len > 4)
-		snprintf(buf + len - 4, 4, "...");
-	return buf;
-}
-
 /* Append to buf at *off, keeping it terminated; sets *trunc on overflow. */
 static void append(char *buf, size_t len, size_t *off, bool *trunc, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -168,7 +160,7 @@ pick_threads(const struct topo *t, const struct guesttopo_alloc *a, struct guest
 	for (int i = 0; i < smt; i++)
 		cpuset_set(&c0, a->slots[i]);
 	reason(r, "threads=%d: every %d consecutive vCPUs sit on the %d sibling PUs of one host core "
-	    "(vCPUs 0-%d on PUs %s of core %d)", smt, smt, smt, smt - 1, fmt_set(&c0, b, sizeof(b)),
+	    "(vCPUs 0-%d on PUs %s of core %d)", smt, smt, smt, smt - 1, cpuset_str(&c0, b, sizeof(b)),
 	    t->pu_core[a->slots[0]]);
 	return smt;
 }
@@ -248,10 +240,10 @@ guesttopo_compute(const struct topo *t, const struct guesttopo_alloc *a,
 		int pu = a->slots[v];
 		if (pu < 0 || pu > t->max_cpu || t->pu_llc[pu] < 0)
 			return llcd_err_set(err, "guesttopo: vCPU %d: slot %d is not a PU of the host (%s)",
-			    v, pu, fmt_set(&t->all, b1, sizeof(b1)));
+			    v, pu, cpuset_str(&t->all, b1, sizeof(b1)));
 		if (a->pins && (cpuset_empty(&a->pins[v]) || !cpuset_subset(&a->pins[v], &t->all)))
 			return llcd_err_set(err, "guesttopo: vCPU %d: pin [%s] is empty or not within the "
-			    "host's PUs", v, fmt_set(&a->pins[v], b1, sizeof(b1)));
+			    "host's PUs", v, cpuset_str(&a->pins[v], b1, sizeof(b1)));
 	}
 	rec->nvcpus = n;
 	rec->cache_mode = "emulate";
@@ -438,16 +430,16 @@ guesttopo_format(const struct topo *t, const struct guesttopo_rec *rec, char *bu
 		append(buf, len, &off, &tr, "die %-3d  socket %d, vCPUs %s -> host LLC %d (package %d), "
 		    "pins [%s]\n", i, i / rec->topo.dies,
 		    fmt_range(b, sizeof(b), d->first_vcpu, d->nvcpus), d->host_llc, d->host_pkg,
-		    fmt_set(&pus, b + 64, sizeof(b) - 64));
+		    cpuset_str(&pus, b + 64, sizeof(b) - 64));
 	}
 	if (rec->ncells == 0)
 		append(buf, len, &off, &tr, "numa:     no guest cells\n");
 	for (int c = 0; c < rec->ncells; c++)
 		append(buf, len, &off, &tr, "cell %-3d vCPUs %s -> host node %d\n", c,
-		    fmt_set(&rec->cells[c].vcpus, b, sizeof(b)), rec->cells[c].host_node);
-	append(buf, len, &off, &tr, "emulatorpin: %s\n", fmt_set(&rec->emulator, b, sizeof(b)));
+		    cpuset_str(&rec->cells[c].vcpus, b, sizeof(b)), rec->cells[c].host_node);
+	append(buf, len, &off, &tr, "emulatorpin: %s\n", cpuset_str(&rec->emulator, b, sizeof(b)));
 	if (!cpuset_empty(&rec->nodeset))
-		append(buf, len, &off, &tr, "numatune: nodeset %s\n", fmt_set(&rec->nodeset, b, sizeof(b)));
+		append(buf, len, &off, &tr, "numatune: nodeset %s\n", cpuset_str(&rec->nodeset, b, sizeof(b)));
 	append(buf, len, &off, &tr, "why:\n");
 	for (int i = 0; i < rec->nreasons; i++)
 		append(buf, len, &off, &tr, "  - %s\n", rec->reasons[i]);
@@ -664,7 +656,7 @@ guesttopo_check(const struct topo *t, const struct policy_guest_topo *g, int nvc
 		    "guest die %ld (socket %ld, vCPUs %s) is pinned across %d host LLCs (%s, PUs %s): "
 		    "the guest believes these vCPUs share one L3",
 		    d, d / g->dies, fmt_range(b1, sizeof(b1), first, (int)per_die), cpuset_count(&llcs),
-		    fmt_set(&llcs, b2, sizeof(b2)), fmt_set(&pus, b3, sizeof(b3))) < 0)
+		    cpuset_str(&llcs, b2, sizeof(b2)), cpuset_str(&pus, b3, sizeof(b3))) < 0)
 			goto oom;
 	}
 	if (g->threads > 1) {
@@ -689,7 +681,7 @@ guesttopo_check(const struct topo *t, const struct policy_guest_topo *g, int nvc
 				b2[0] = '\0';
 				for (int v = first; v < first + g->threads; v++)
 					append(b2, sizeof(b2), &off, &tr, "%svCPU %d on PU %s (core %d)",
-					    v > first ? ", " : "", v, fmt_set(&pins[v], b3, sizeof(b3)),
+					    v > first ? ", " : "", v, cpuset_str(&pins[v], b3, sizeof(b3)),
 					    t->pu_core[cpuset_first(&pins[v])]);
 				if (issue(out, max_issues, GUESTTOPO_SMT_SPLIT, first, g->threads,
 				    "guest SMT siblings %s (die %d, core %d) are pinned to different host "
@@ -709,7 +701,7 @@ guesttopo_check(const struct topo *t, const struct policy_guest_topo *g, int nvc
 		    "%d of %d guest SMT sibling groups have pins spanning several host cores (e.g. "
 		    "vCPUs %s on PUs %s): the host may run siblings on different cores; mode=\"static\" "
 		    "pins each vCPU to its PU", loose, nvcpus / g->threads,
-		    fmt_range(b1, sizeof(b1), ex_first, g->threads), fmt_set(&ex_pin, b2, sizeof(b2))) < 0)
+		    fmt_range(b1, sizeof(b1), ex_first, g->threads), cpuset_str(&ex_pin, b2, sizeof(b2))) < 0)
 			goto oom;
 		if (loose > 0)
 			out->notes++;

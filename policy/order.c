@@ -436,7 +436,7 @@ order_items(struct order *o, const struct policy_plan *plan)
 			struct policy_action *na = &o->acts[o->n - 1];
 			na->cpus = nar;
 			x->from = o->reach[f];
-			fmt_set(&nar, buf, sizeof(buf));
+			cpuset_str(&nar, buf, sizeof(buf));
 			reason_printf(na->reason, sizeof(na->reason), "narrowed to [%s] first: cores an isolated domain "
 			    "takes are left before cores it leaves are taken (%s)", buf, a->reason);
 			o->it0[f] = o->n - 1;
@@ -529,7 +529,7 @@ need(struct order *o, int k, const struct cpuset *K, enum who who)
 				char pus[64];
 				cpuset_and(&x, after ? T : R, K);
 				int c = topo_core_of(o->t, cpuset_first(&x));
-				fmt_set(&topo_get(o->t, TOPO_CORE, c)->cpus, pus, sizeof(pus));
+				cpuset_str(&topo_get(o->t, TOPO_CORE, c)->cpus, pus, sizeof(pus));
 				hold(o, k, "domain '%s' vCPU %d %s core %d [%s]%s", in->domains[j].name, v,
 				    after ? "is to run on" : "may still run on", c, pus,
 				    after ? "" : " and no pin of this period takes it off");

@@ -317,7 +317,7 @@ refuse_domain(struct policy_state *s, const struct policy_host *h, struct dom *d
 
 	for (int i = 0; i < b->nc; i++)
 		total += b->c[i].free;
-	fmt_set(&h->reserved, rs, sizeof(rs));
+	cpuset_str(&h->reserved, rs, sizeof(rs));
 	if (d->isolated)
 		snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 		    "needs %d whole cores for %d vCPUs (isolation=core, SMT%d, overcommit %.2g); "
@@ -332,7 +332,7 @@ refuse_domain(struct policy_state *s, const struct policy_host *h, struct dom *d
 	if (!cpuset_empty(&d->bound)) {
 		char bs[64];
 		size_t len = strlen(d->refuse_reason);
-		fmt_set(&d->bound, bs, sizeof(bs));
+		cpuset_str(&d->bound, bs, sizeof(bs));
 		snprintf(d->refuse_reason + len, sizeof(d->refuse_reason) - len, " inside its CPU bound [%s]", bs);
 	}
 	d->state = DOM_REFUSED;

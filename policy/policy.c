@@ -402,15 +402,8 @@ pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size
 	CPUSET_FOREACH(cpu, pin)
 		if ((l = topo_llc_of(s->topo, cpu)) >= 0)
 			cpuset_set(&llcs, l);
-	fmt_set(&llcs, list, sizeof(list));
+	cpuset_str(&llcs, list, sizeof(list));
 	snprintf(buf, len, "%s %s", cpuset_count(&llcs) == 1 ? "LLC" : "LLCs", list);
-}
-
-void
-fmt_set(const struct cpuset *c, char *buf, size_t len)
-{
-	if (cpuset_format(c, buf, len) < 0 && len > 4)
-		memcpy(buf + len - 4, "...", 4);
 }
 
 /* The PUs that non-isolated domains may use now. */

@@ -385,7 +385,6 @@ bool set_sub(const struct policy_state *s, const struct cpuset *sub, const struc
 int pin_llc(const struct policy_state *s, const struct cpuset *pin);
 /* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */
 void pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len);
-void fmt_set(const struct cpuset *c, char *buf, size_t len);
 void shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out);
 void dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out);
 /* The shared pool as far as d may use it (inside its bound). */

@@ -247,7 +247,7 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 		for (int v = 0; v < d->nvcpus; v++)
 			d->want[v] = *pool;
 		if (!cpuset_empty(pool) && (!d->confined || !cpuset_equal(&d->emu_want, pool))) {
-			fmt_set(pool, buf, sizeof(buf));
+			cpuset_str(pool, buf, sizeof(buf));
 			plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, pool,
 			    "unmanaged domain confined to the shared pool [%s] while isolated domains exist", buf);
 			d->emu_want = *pool;
@@ -289,7 +289,7 @@ pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 		emu = *reserved;
 	if (cpuset_empty(&emu) || (d->emu_sent && cpuset_equal(&emu, &d->emu_want)))
 		return;
-	fmt_set(&emu, buf, sizeof(buf));
+	cpuset_str(&emu, buf, sizeof(buf));
 	plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, &emu, "emulator threads on %s [%s]",
 	    d->isolated && !cpuset_empty(reserved) ? "the reserved CPUs" : "the domain's PUs", buf);
 	d->emu_want = emu;
@@ -352,7 +352,7 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 			continue;       /* never pin to nothing */
 		char where[64];
 		pin_llcs(s, &d->want[v], where, sizeof(where));
-		fmt_set(&d->want[v], buf, sizeof(buf));
+		cpuset_str(&d->want[v], buf, sizeof(buf));
 		if (d->confined)
 			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
 		else if (cpuset_equal(&d->want[v], &d->home[v]))

@@ -84,7 +84,7 @@ parse_policies(const char *list, enum sim_policy *out, int *n)
 	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
 		return -1;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (*n == MAX_POLICIES || sim_policy_parse(tok, &out[*n]) < 0) {
+		if (*n == MAX_POLICIES || sim_policy_from_name(tok, &out[*n]) < 0) {
 			fprintf(stderr, "llcsim: --compare: unknown policy '%s' (llcd, none, static, kernel-cas)\n", tok);
 			return -1;
 		}
@@ -284,7 +284,7 @@ main(int argc, char **argv)
 	while ((c = cliopt_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 'p':
-			if (sim_policy_parse(optarg, &policy) < 0) {
+			if (sim_policy_from_name(optarg, &policy) < 0) {
 				fprintf(stderr, "llcsim: --policy: unknown policy '%s' (llcd, none, static, kernel-cas)\n", optarg);
 				return 2;
 			}

@@ -9,22 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-LLCD_NAME_FUNCTION(sim_policy_name, enum sim_policy, SIM_POLICY_KCAS,
+LLCD_NAMES(sim_policy, enum sim_policy, SIM_POLICY_KCAS,
     [SIM_POLICY_LLCD] = "llcd", [SIM_POLICY_NONE] = "none", [SIM_POLICY_STATIC] = "static",
     [SIM_POLICY_KCAS] = "kernel-cas")
-
-int
-sim_policy_parse(const char *name, enum sim_policy *p)
-{
-	static const enum sim_policy all[] = { SIM_POLICY_LLCD, SIM_POLICY_NONE,
-		SIM_POLICY_STATIC, SIM_POLICY_KCAS };
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (strcmp(name, sim_policy_name(all[i])) == 0) {
-			*p = all[i];
-			return 0;
-		}
-	return -1;
-}
 
 /* --- pure pieces of the cost model -------------------------------------- */
 

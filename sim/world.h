@@ -15,6 +15,7 @@
 
 #include "annotation.h"
 #include "llcrules.h"
+#include "names.h"
 #include "rng.h"
 #include "scenario.h"
 #include "topo.h"
@@ -26,8 +27,7 @@ enum sim_policy {
 	SIM_POLICY_KCAS,
 };
 
-const char *sim_policy_name(enum sim_policy p);
-int sim_policy_parse(const char *name, enum sim_policy *p);
+LLCD_NAMES_DECLARE(sim_policy, enum sim_policy);
 
 struct sim_thread {
 	int dom, vcpu;                  /* vcpu -1: a QEMU thread that is no vCPU */

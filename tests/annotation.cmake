@@ -7,7 +7,7 @@ llcd_unit_test(test_policyrule SOURCES unit/test_policyrule.c LIBS llcpolicy_io)
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 # the annotation parser, which both fuzz targets build in
 set(annotation_fuzz_sources ../policy/annotation_xml.c ../policy/xmlsafe.c
-    ../policy/annotation.c ../common/cpuset.c ../common/err.c)
+    ../policy/annotation.c ../common/cpuset.c ../common/err.c ../common/names.c)
 # libFuzzer: annot_parse() and annot_from_domain_xml() on every input, with
 # the format/parse round trip checked whenever the parse succeeds.
 llcd_fuzz_target(fuzz_annotation

@@ -11,12 +11,12 @@ llcd_fuzz_target(fuzz_ctl
   SECONDS 10)
 llcd_fuzz_target(fuzz_config
   SOURCES fuzz/fuzz_config.c ../agent/config.c ../policy/annotation.c ../policy/annotation_xml.c
-          ../policy/policyrule.c ../policy/xmlsafe.c ../common/cpuset.c ../common/err.c
+          ../policy/policyrule.c ../policy/xmlsafe.c ../common/cpuset.c ../common/err.c ../common/names.c ../agent/modes.c
   INCLUDES ../agent ../policy ../common
   PKGS libxml-2.0
   CORPUS fuzz/corpus/config
   SECONDS 10)
-llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llcpolicy_io)
+llcd_unit_test(test_config SOURCES unit/test_config.c ../agent/config.c LIBS llcpolicy_io llcagent_core)
 target_include_directories(test_config PRIVATE ${CMAKE_SOURCE_DIR}/agent)
 llcd_unit_test(test_perfcount SOURCES unit/test_perfcount.c ../agent/perfcount.c LIBS llcpolicy)
 target_include_directories(test_perfcount PRIVATE ${CMAKE_SOURCE_DIR}/agent)

@@ -91,18 +91,11 @@ out:
 	return buf;
 }
 
+/* a mode that places vCPUs (none places nothing to show the guest) */
 static int
 parse_mode(const char *s, enum policy_mode *m)
 {
-	if (!strcmp(s, "aggregate"))
-		*m = POLICY_MODE_AGGREGATE;
-	else if (!strcmp(s, "spread"))
-		*m = POLICY_MODE_SPREAD;
-	else if (!strcmp(s, "static"))
-		*m = POLICY_MODE_STATIC;
-	else
-		return -1;
-	return 0;
+	return policy_mode_from_name(s, m) < 0 || *m == POLICY_MODE_NONE ? -1 : 0;
 }
 
 int
@@ -177,16 +170,12 @@ main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (iso) {
-		if (!strcmp(iso, "core"))
-			dom.annot.isolation = POLICY_ISO_CORE;
-		else if (!strcmp(iso, "none"))
-			dom.annot.isolation = POLICY_ISO_NONE;
-		else {
-			fprintf(stderr, "llc-guesttopo: --isolation: '%s' is not one of core, none\n", iso);
-			rc = 2;
-			goto out;
-		}
+	if (iso && policy_isolation_from_name(iso, &dom.annot.isolation) < 0) {
+		char names[64];
+		llcd_names_list(&policy_isolation_names, names, sizeof(names));
+		fprintf(stderr, "llc-guesttopo: --isolation: '%s' is not one of %s\n", iso, names);
+		rc = 2;
+		goto out;
 	}
 	if ((t = topo_load(topology, &err)) == NULL) {
 		fprintf(stderr, "llc-guesttopo: %s\n", err.msg);

@@ -52,15 +52,12 @@ parse_domain(const char *arg, struct policy_domain_in *d, int key)
 		case 0: snprintf(d->name, sizeof(d->name), "%s", tok); break;
 		case 1: d->nvcpus = atoi(tok); break;
 		case 2:
-			if (!strcmp(tok, "aggregate")) d->annot.mode = POLICY_MODE_AGGREGATE;
-			else if (!strcmp(tok, "spread")) d->annot.mode = POLICY_MODE_SPREAD;
-			else if (!strcmp(tok, "static")) d->annot.mode = POLICY_MODE_STATIC;
-			else if (!strcmp(tok, "none")) d->annot.mode = POLICY_MODE_NONE;
-			else return -1;
+			if (policy_mode_from_name(tok, &d->annot.mode) < 0)
+				return -1;
 			break;
 		case 3:
-			if (!strcmp(tok, "core")) d->annot.isolation = POLICY_ISO_CORE;
-			else if (strcmp(tok, "none")) return -1;
+			if (policy_isolation_from_name(tok, &d->annot.isolation) < 0)
+				return -1;
 			break;
 		case 4: dies = atoi(tok); break;
 		default: return -1;

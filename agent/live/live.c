@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "perfcount.h"
 #include "safefile.h"
@@ -19,20 +20,12 @@
 static void
 set_everywhere(struct live *l)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	char buf[4096];
 	struct cpuset on;
 	struct llcd_err e;
 
 	l->everywhere = l->cfg.topo->all;
-	if (f == NULL)
-		return;
-	if (fgets(buf, sizeof(buf), f) != NULL) {
-		buf[strcspn(buf, "\n")] = '\0';
-		if (cpuset_parse(&on, buf, &e) == 0 && cpuset_intersects(&on, &l->cfg.topo->all))
-			cpuset_and(&l->everywhere, &l->everywhere, &on);
-	}
-	fclose(f);
+	if (llcd_online_cpus(NULL, &on, &e) == 0 && cpuset_intersects(&on, &l->cfg.topo->all))
+		cpuset_and(&l->everywhere, &l->everywhere, &on);
 }
 
 void
@@ -45,7 +38,7 @@ live_set_topology(struct live *l, const struct topo *t)
 }
 
 void
-live_config_none(struct live_config *cfg, const struct topo *t, int sampler)
+live_config_none(struct live_config *cfg, const struct topo *t, enum agent_sampler sampler)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->uri = LIVE_URI_NONE;
@@ -98,11 +91,11 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 	if (l->kcas != LIVE_KCAS_ABSENT)
 		log_info("%s", l->kcas_detail);
 	/* instruction counters for the benefit check */
-	if (cfg->counters < 0) {
+	if (cfg->counters == AGENT_COUNTERS_OFF) {
 		snprintf(l->counters_reason, sizeof(l->counters_reason), "instruction counters off (counters off)");
 	} else {
 		l->counters = perfcount_available(l->counters_reason, sizeof(l->counters_reason));
-		if (!l->counters && cfg->counters > 0)
+		if (!l->counters && cfg->counters == AGENT_COUNTERS_ON)
 			log_warnx("counters on: %s", l->counters_reason);
 		else
 			log_info("%s", l->counters_reason);
@@ -110,13 +103,13 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 	/* memory bandwidth per domain (resctrl), for the home check */
 	live_mbm_open(l);
 	/* the in-kernel tracer (sampler in llcd.conf); said once */
-	if (cfg->sampler == LIVE_SAMPLER_PROC) {
+	if (cfg->sampler == AGENT_SAMPLER_PROC) {
 		snprintf(l->sampler_reason, sizeof(l->sampler_reason), "sampler proc in llcd.conf");
 		log_info("sampling vCPU threads from /proc (sampler proc)");
 	} else if ((l->tracer = tracer_new(&e)) != NULL) {
 		log_info("sampling vCPU threads with the in-kernel tracer (BPF: llcd_sample once a period, sched_waking)%s",
 		    tracer_irq_check(l->tracer) ? "" : "; wakeups in interrupt context are not told apart");
-	} else if (cfg->sampler == LIVE_SAMPLER_BPF) {
+	} else if (cfg->sampler == AGENT_SAMPLER_BPF) {
 		llcd_err_set(err, "sampler bpf: %s", e.msg);
 		goto fail;
 	} else {

@@ -55,6 +55,7 @@
 #include "coresched.h"
 #include "cpuset.h"
 #include "err.h"
+#include "modes.h"
 #include "ops.h"
 #include "policy.h"
 #include "topo.h"
@@ -75,8 +76,8 @@ struct live_config {
 	int affinity_refresh;           /* periods between kernel affinity
 	                                 * re-reads; 0: 10 */
 	const char *guest_channel_dir;  /* guest helper sockets; NULL or "": none */
-	int counters;                   /* instruction counters: -1 off, 0 auto, 1 on */
-	int sampler;                    /* LIVE_SAMPLER_*: how vCPU threads are sampled */
+	enum agent_counters counters;   /* instruction counters (modes.h) */
+	enum agent_sampler sampler;     /* how vCPU threads are sampled (modes.h) */
 	/* tests */
 	const char *pid_dir;            /* NULL: libvirt's (virt.h) */
 	const char *proc_root;          /* NULL: /proc */
@@ -96,20 +97,13 @@ struct live_config {
 	const char *socket_uri;
 };
 
-/* sampler (the values of llcd.conf's, config.h enum config_sampler) */
-enum {
-	LIVE_SAMPLER_AUTO = 0,          /* the in-kernel tracer where it loads, else /proc */
-	LIVE_SAMPLER_BPF = 1,           /* the tracer, or live_new() fails */
-	LIVE_SAMPLER_PROC = 2,          /* /proc only */
-};
-
 struct live;
 
 /* *cfg zeroed, then: no libvirt (LIVE_URI_NONE), host topology t, no state
- * file, the given LIVE_SAMPLER_*; the caller sets anything else. For the
+ * file, the given sampler; the caller sets anything else. For the
  * tests and benchmarks that drive the back-end on their own processes
  * (live_add_process). */
-void live_config_none(struct live_config *cfg, const struct topo *t, int sampler);
+void live_config_none(struct live_config *cfg, const struct topo *t, enum agent_sampler sampler);
 struct live *live_new(const struct live_config *cfg, struct llcd_err *err);
 /* Saves the state file if it changed. NULL is a no-op. */
 void live_free(struct live *l);

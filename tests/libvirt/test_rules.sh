@@ -140,7 +140,7 @@ ok "a reload re-matches: project rule for instance-0000000e, web-1 now rule 3"
 # a bad rule: the reload is refused with file:line, the rules stay
 echo "policy-rule flavor=x mode=fast" >> "$work/llcd.conf"
 if ctl reload > "$work/out" 2>&1; then fail "reload accepted a bad rule"; fi
-grep -qF "$work/llcd.conf:6: 'policy-rule': llc-policy: attribute 'mode': 'fast' is not one of aggregate, spread, static, none" "$work/out" ||
+grep -qF "$work/llcd.conf:6: 'policy-rule': llc-policy: attribute 'mode': 'fast' is not one of none, static, aggregate, spread" "$work/out" ||
 	fail "reload error: $(cat "$work/out")"
 [ "$(field web-1 '["policy_rule"]["number"]')" = 3 ] || fail "the rules changed after a refused reload"
 ok "a bad rule is refused at reload as file:line, the running rules stay"

@@ -341,7 +341,7 @@ session_live(const struct topo *t, const char *chan_dir)
 	cfg.topo = t;
 	cfg.state_dir = "";
 	cfg.counters = -1;
-	cfg.sampler = LIVE_SAMPLER_PROC;
+	cfg.sampler = AGENT_SAMPLER_PROC;
 	cfg.guest_channel_dir = chan_dir;
 	if ((l = live_new(&cfg, &err)) == NULL)
 		fail_msg("live_new: %s", err.msg);

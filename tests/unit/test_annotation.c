@@ -218,15 +218,15 @@ struct bad {
 static const struct bad bad[] = {
 	/* the root element's attributes */
 	{ P("mode='fast'/>"), 0,
-	  "llc-policy: attribute 'mode': 'fast' is not one of aggregate, spread, static, none" },
+	  "llc-policy: attribute 'mode': 'fast' is not one of none, static, aggregate, spread" },
 	{ P("mode='Aggregate'/>"), 0,
-	  "llc-policy: attribute 'mode': 'Aggregate' is not one of aggregate, spread, static, none" },
+	  "llc-policy: attribute 'mode': 'Aggregate' is not one of none, static, aggregate, spread" },
 	{ P("mode=''/>"), 0,
-	  "llc-policy: attribute 'mode': '' is not one of aggregate, spread, static, none" },
+	  "llc-policy: attribute 'mode': '' is not one of none, static, aggregate, spread" },
 	{ P("isolation='socket'/>"), 0,
-	  "llc-policy: attribute 'isolation': 'socket' is not one of core, none" },
+	  "llc-policy: attribute 'isolation': 'socket' is not one of none, core" },
 	{ P("topology='yes'/>"), 0,
-	  "llc-policy: attribute 'topology': 'yes' is not one of match, keep" },
+	  "llc-policy: attribute 'topology': 'yes' is not one of keep, match" },
 	{ P("infer='off'/>"), 0,
 	  "llc-policy: attribute 'infer': 'off' is not one of wakeups, none" },
 	{ P("infer='Wakeups'/>"), 0,
@@ -259,7 +259,7 @@ static const struct bad bad[] = {
 	{ P("><tune holddown-s='auto'/></llc-policy>"), 0,
 	  "llc-policy: tune: attribute 'holddown-s': 'auto' is not an integer in 1..86400" },
 	{ P("><tune benefit-check='yes'/></llc-policy>"), 0,
-	  "llc-policy: tune: attribute 'benefit-check': 'yes' is not one of on, off" },
+	  "llc-policy: tune: attribute 'benefit-check': 'yes' is not one of off, on" },
 	{ P("><tune epoch='10'/></llc-policy>"), 0,
 	  "llc-policy: tune: unknown attribute 'epoch' (allowed, without prefix: aggr-tolerance, "
 	  "overaggr-pct, imb-pct, epoch-ms, affinity-timeout, max-moves, benefit-check, holddown-s)" },
@@ -494,7 +494,7 @@ test_domain_errors(void **state)
 	    "<vcpu>2</vcpu>", &nvcpus, &found, &a, &err), -1);
 	assert_true(found);
 	assert_string_equal(err.msg, "llc-policy: attribute 'mode': 'fast' is not one of "
-	    "aggregate, spread, static, none");
+	    "none, static, aggregate, spread");
 
 	/* the annotation is only looked for directly in <metadata> */
 	assert_int_equal(domain("<x:ext xmlns:x='urn:example'><llc-policy "
@@ -549,7 +549,7 @@ test_format(void **state)
 	a.mode = (enum policy_mode)7;
 	assert_int_equal(annot_format(&a, buf, sizeof(buf), &err), -1);
 	assert_string_equal(err.msg, "llc-policy: attribute 'mode': '7' is not one of "
-	    "aggregate, spread, static, none");
+	    "none, static, aggregate, spread");
 	a.mode = POLICY_MODE_AGGREGATE;
 	a.infer = (enum policy_infer)2;
 	assert_int_equal(annot_format(&a, buf, sizeof(buf), &err), -1);

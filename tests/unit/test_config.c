@@ -36,8 +36,8 @@ test_defaults_and_directives(void **state)
 	assert_string_equal(c.shared_pool, "2-31");
 	assert_true(c.overcommit == 2.5);
 	assert_int_equal(c.max_moves, 16);
-	assert_int_equal(c.counters, CONFIG_COUNTERS_ON);
-	assert_int_equal(c.sampler, CONFIG_SAMPLER_PROC);
+	assert_int_equal(c.counters, AGENT_COUNTERS_ON);
+	assert_int_equal(c.sampler, AGENT_SAMPLER_PROC);
 	assert_string_equal(c.socket_group, "kvm");
 	assert_int_equal(c.log_level, 2);
 	assert_true(c.qmp_passthrough && c.release_on_exit);
@@ -114,7 +114,7 @@ test_table(void **state)
 		config_defaults(&c);
 		c.period_ms = 20, c.max_moves = 7, c.overcommit = c.overcommit_isolated = 3;
 		c.default_mode = POLICY_MODE_SPREAD, c.default_isolation = POLICY_ISO_CORE;
-		c.counters = CONFIG_COUNTERS_OFF, c.unjudged_groups = CONFIG_UNJUDGED_ACT, c.sampler = CONFIG_SAMPLER_BPF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
+		c.counters = AGENT_COUNTERS_OFF, c.unjudged_groups = CONFIG_UNJUDGED_ACT, c.sampler = AGENT_SAMPLER_BPF, c.log_level = 0, c.qmp_passthrough = c.release_on_exit = true;
 		snprintf(c.uri, sizeof(c.uri), "x"), snprintf(c.topology, sizeof(c.topology), "y");
 		snprintf(c.reserved, sizeof(c.reserved), "1"), snprintf(c.shared_pool, sizeof(c.shared_pool), "2");
 		snprintf(c.socket, sizeof(c.socket), "/s"), snprintf(c.socket_group, sizeof(c.socket_group), "g");
@@ -232,7 +232,7 @@ test_policy_rules(void **state)
 	assert_int_equal(config_parse(&c2, "policy-rule name=a mode=static\n\npolicy-rule flavor=x mode=quick\n",
 	    "t.conf", &err), -1);
 	assert_string_equal(err.msg, "t.conf:3: 'policy-rule': llc-policy: attribute 'mode': 'quick' is not one of "
-	    "aggregate, spread, static, none");
+	    "none, static, aggregate, spread");
 	assert_int_equal(config_parse(&c2, "policy-rule mode=static\n", "t.conf", &err), -1);
 	assert_string_equal(err.msg, "t.conf:1: 'policy-rule': 'mode=static' does not start with a MATCH "
 	    "(name=GLOB, flavor=GLOB, meta={URI}ELEMENT..., namespace=GLOB, label=KEY[=GLOB] or annotation=KEY[=GLOB])");

@@ -301,7 +301,7 @@ mk_live(const struct topo *t, const char *dir, const struct coresched_ops *cso)
 	struct llcd_err err;
 	struct live *l;
 
-	live_config_none(&cfg, t, LIVE_SAMPLER_AUTO);
+	live_config_none(&cfg, t, AGENT_SAMPLER_AUTO);
 	cfg.state_dir = dir;
 	cfg.coresched_ops = cso;
 	l = live_new(&cfg, &err);
@@ -486,7 +486,7 @@ test_state_hostile(void **state)
 	/* a state directory others may write */
 	struct topo *t = topo_load("pack:1 l3:1 core:1 pu:1", &err);
 	assert_int_equal(chmod(d, 0777), 0);
-	live_config_none(&cfg, t, LIVE_SAMPLER_PROC);
+	live_config_none(&cfg, t, AGENT_SAMPLER_PROC);
 	cfg.state_dir = d;
 	assert_null(live_new(&cfg, &err));
 	snprintf(want, sizeof(want), "state-dir: directory %s is writable by others (mode 0777, owner uid 0, group 0): "
@@ -658,7 +658,7 @@ two_vcpu_live(struct vth v[2], struct topo **t, struct agent_obs **obs,
 	assert_non_null(*obs);
 	vth_start(&v[0], 0);
 	vth_start(&v[1], 1);
-	live_config_none(&cfg, *t, LIVE_SAMPLER_PROC);
+	live_config_none(&cfg, *t, AGENT_SAMPLER_PROC);
 	cfg.resctrl_root = resctrl_root;
 	l = live_new(&cfg, &err);
 	if (l == NULL)

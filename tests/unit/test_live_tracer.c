@@ -169,7 +169,7 @@ test_bpf_sampling(void **state)
 
 	assert_non_null(t);
 	start_threads();
-	l = mk_live(t, LIVE_SAMPLER_BPF, &err);
+	l = mk_live(t, AGENT_SAMPLER_BPF, &err);
 	if (l == NULL)
 		fail_msg("sampler bpf: live_new: %s", err.msg);
 	assert_string_equal(host_str(l, "sampler"), "bpf");
@@ -219,7 +219,7 @@ test_bpf_sampling(void **state)
 	live_free(l);
 
 	/* sampler proc: the same figures from /proc, no edges */
-	l = mk_live(t, LIVE_SAMPLER_PROC, &err);
+	l = mk_live(t, AGENT_SAMPLER_PROC, &err);
 	assert_non_null(l);
 	assert_string_equal(host_str(l, "sampler"), "proc");
 	assert_string_equal(host_str(l, "sampler_reason"), "sampler proc in llcd.conf");
@@ -255,13 +255,13 @@ test_fallback(void **state)
 		d[1].effective &= ~((1u << (38 - 32)) | (1u << (39 - 32)));     /* CAP_PERFMON, CAP_BPF */
 		if (syscall(SYS_capset, &h, d) != 0)
 			_exit(11);
-		if ((l = mk_live(t, LIVE_SAMPLER_BPF, &err)) != NULL)
+		if ((l = mk_live(t, AGENT_SAMPLER_BPF, &err)) != NULL)
 			_exit(12);
 		if (strcmp(err.msg, "sampler bpf: llcd lacks CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)") != 0) {
 			fprintf(stderr, "unexpected: %s\n", err.msg);
 			_exit(13);
 		}
-		if ((l = mk_live(t, LIVE_SAMPLER_AUTO, &err)) == NULL)
+		if ((l = mk_live(t, AGENT_SAMPLER_AUTO, &err)) == NULL)
 			_exit(14);
 		if (strcmp(host_str(l, "sampler"), "proc") != 0)
 			_exit(15);

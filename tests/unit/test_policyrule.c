@@ -189,8 +189,8 @@ test_parse_errors(void **state)
 		{ "", "'policy-rule': '' does not start with a MATCH (name=GLOB, flavor=GLOB, meta={URI}ELEMENT..., namespace=GLOB, label=KEY[=GLOB] or annotation=KEY[=GLOB])" },
 		{ "name=x", "'policy-rule': no policy after 'name=x' (an <llc-policy> element, @FILE or "
 		  "mode=... isolation=...)" },
-		{ "name=x mode=fast", "'policy-rule': llc-policy: attribute 'mode': 'fast' is not one of aggregate, "
-		  "spread, static, none" },
+		{ "name=x mode=fast", "'policy-rule': llc-policy: attribute 'mode': 'fast' is not one of none, static, "
+		  "aggregate, spread" },
 		{ "name=x bogus=1", "'policy-rule': llc-policy: unknown attribute 'bogus' (allowed, without prefix: "
 		  "mode, isolation, topology, infer)" },
 		{ "name=x static", "'policy-rule': 'static' is not ATTRIBUTE=VALUE (or name=, flavor=, meta=, "

@@ -324,7 +324,7 @@ qmp_live(struct topo **t)
 	struct live *l;
 
 	assert_non_null(*t = topo_load("pack:1 l3:2 core:1 pu:1", &e));
-	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = *t, .state_dir = "", .sampler = LIVE_SAMPLER_PROC,
+	struct live_config lc = { .uri = LIVE_URI_NONE, .topo = *t, .state_dir = "", .sampler = AGENT_SAMPLER_PROC,
 	    .counters = -1, .dry_run = true, .cgroup_root = "" };
 	assert_non_null(l = live_new(&lc, &e));
 	return l;
@@ -396,8 +396,8 @@ test_backend(void **state)
 	assert_int_equal(di.guest.cores, 2);
 	assert_int_equal(di.guest.sockets, 1);
 	assert_int_equal(di.state, AGENT_DOM_ERROR);
-	snprintf(buf, sizeof(buf), "%s/pol/100.xml: llc-policy: attribute 'mode': 'sideways' is not one of aggregate, "
-	    "spread, static, none", tmp);
+	snprintf(buf, sizeof(buf), "%s/pol/100.xml: llc-policy: attribute 'mode': 'sideways' is not one of none, static, "
+	    "aggregate, spread", tmp);
 	assert_string_equal(di.annotation_error, buf);
 	agent_dominfo_clear(&di);
 
