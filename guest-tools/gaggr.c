@@ -201,11 +201,11 @@ gaggr_step(struct gaggr *a, const struct gscan_hotlist *hot,
 			p->nr_avg = h->share;
 			p->nr_init = true;
 		} else {
-			p->nr_avg += (h->share - p->nr_avg) / llc_nr_avg_div(w);
+			p->nr_avg += (h->share - p->nr_avg) / llcrules_nr_avg_div(w);
 		}
 		if (t->nllc < 2)
 			continue;               /* one LLC: nothing to aggregate */
-		if (llc_invalid_nr(&a->o.rules, h->busy_threads, p->nr_avg, w)) {
+		if (llcrules_invalid_nr(&a->o.rules, h->busy_threads, p->nr_avg, w)) {
 			if (!p->guarded) {
 				snprintf(msg, sizeof(msg), ": %d busy threads, %.2f CPUs in use, LLC of %d CPUs (SMT%d)",
 				         h->busy_threads, p->nr_avg, w, a->o.rules.smt);
@@ -217,7 +217,7 @@ gaggr_step(struct gaggr *a, const struct gscan_hotlist *hot,
 			continue;
 		}
 		p->guarded = false;
-		if (best != p->pref && (p->pref < 0 || llc_should_switch(p->occ[best], p->occ[p->pref]))) {
+		if (best != p->pref && (p->pref < 0 || llcrules_should_switch(p->occ[best], p->occ[p->pref]))) {
 			snprintf(msg, sizeof(msg), " %d (occupancy %.2f, was %d at %.2f)", best,
 			         p->occ[best], p->pref, p->pref >= 0 ? p->occ[p->pref] : 0.0);
 			say(a, p, "prefer LLC", msg);

@@ -9,11 +9,11 @@
  *    attributed to the CPU each thread last ran on (decay 1/2 per period,
  *    the epoch being one period as in llcd);
  *  - active threads: EWMA of CPUs in use (share), divisor
- *    llc_nr_avg_div(llc weight), started from the first sample;
- *  - size guard llc_invalid_nr(busy threads, active threads, weight of the
+ *    llcrules_nr_avg_div(llc weight), started from the first sample;
+ *  - size guard llcrules_invalid_nr(busy threads, active threads, weight of the
  *    LLC considered): a process that does not fit gets no preference, and
  *    a confined one is released;
- *  - switch llc_should_switch(): the preferred LLC changes only when the
+ *  - switch llcrules_should_switch(): the preferred LLC changes only when the
  *    best one's occupancy is more than twice the current one's;
  *  - confine: every thread of the process gets the preferred LLC's CPUs
  *    (sched_setaffinity), new threads included, each period;

@@ -29,6 +29,33 @@ policy_annotation_defaults(struct policy_annotation *a)
 	policy_tune_defaults(&a->tune);
 }
 
+/* The annotation fields whose change means placing the domain afresh. */
+bool
+policy_annotation_shape_changed(const struct policy_annotation *a, const struct policy_annotation *b)
+{
+	if (a->mode != b->mode || a->isolation != b->isolation || a->ngroups != b->ngroups)
+		return true;
+	for (int i = 0; i < a->ngroups; i++)
+		if (strcmp(a->groups[i].name, b->groups[i].name) != 0 ||
+		    !cpuset_equal(&a->groups[i].vcpus, &b->groups[i].vcpus))
+			return true;
+	return false;
+}
+
+/* Copy only the groups in use (the struct has room for 64). */
+void
+policy_annotation_copy(struct policy_annotation *dst, const struct policy_annotation *src)
+{
+	dst->mode = src->mode;
+	dst->isolation = src->isolation;
+	dst->topology = src->topology;
+	dst->infer = src->infer;
+	dst->tune = src->tune;
+	dst->ngroups = src->ngroups;
+	for (int i = 0; i < src->ngroups && i < POLICY_MAX_GROUPS; i++)
+		dst->groups[i] = src->groups[i];
+}
+
 LLCD_NAMES(policy_mode, enum policy_mode, POLICY_MODE_SPREAD,
     [POLICY_MODE_NONE] = "none", [POLICY_MODE_STATIC] = "static",
     [POLICY_MODE_AGGREGATE] = "aggregate", [POLICY_MODE_SPREAD] = "spread")

@@ -74,6 +74,11 @@ struct policy_annotation {
 };
 
 void policy_tune_defaults(struct policy_tune *t);
+/* Whether b changes a's mode, isolation or groups: fields whose change
+ * places the domain afresh. */
+bool policy_annotation_shape_changed(const struct policy_annotation *a, const struct policy_annotation *b);
+/* Copy only the groups in use (the struct has room for POLICY_MAX_GROUPS). */
+void policy_annotation_copy(struct policy_annotation *dst, const struct policy_annotation *src);
 /* An annotation with every default (mode none, no isolation, keep). */
 void policy_annotation_defaults(struct policy_annotation *a);
 

@@ -154,7 +154,7 @@ origin_share(const struct policy_state *s, const struct dom *d, int v, struct cp
 {
 	if (d->origin[v] < 0)
 		return false;
-	cpuset_and(x, &d->home[v], llc_cpus(s, d->origin[v]));
+	cpuset_and(x, &d->home[v], policy_llc_cpus(s, d->origin[v]));
 	return !cpuset_empty(x);
 }
 
@@ -167,7 +167,7 @@ release_to_origin(struct dom *d, struct grp *g, const struct policy_state *s)
 {
 	int v;
 
-	grp_release(d, g);
+	groups_release(d, g);
 	g->own_step = s->step;
 	CPUSET_FOREACH(v, &g->vcpus) {
 		struct cpuset x;
@@ -231,11 +231,11 @@ benefit_verdict(struct policy_state *s, const struct policy_input *in, struct do
 		trial_conclude(t, false);
 		g->bstate = BENEFIT_HOLD;
 		g->hold_until_ns = m->until_ns;
-		reason_printf(g->why, sizeof(g->why),
+		policy_reason_printf(g->why, sizeof(g->why),
 		    "backed off: progress per demanded CPU-second%s %.3g after aggregation vs %.3g before (-%.0f%%%s) "
 		    "at %s; not aggregated at this load for %.0f s%s", by_what(in), after * 1e9, before * 1e9,
 		    100.0 * (1.0 - r), rest, shape, (double)(m->until_ns - in->now_ns) / 1e9, part);
-		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, NULL, "group '%s': %s", g->name, g->why);
+		policy_plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, NULL, "group '%s': %s", g->name, g->why);
 		s->stats.backoffs++;
 		return;
 	}

@@ -16,7 +16,7 @@
 #include <string.h>
 
 void
-grp_clear(struct grp *g)
+groups_clear(struct grp *g)
 {
 	free(g->rt_ns);
 	free(g->tot_ns);
@@ -38,7 +38,7 @@ grp_init(struct policy_state *s, struct grp *g, const char *name, enum policy_gr
 	g->tot_ns = malloc(sizeof(double) * (size_t)s->ncpu);
 	g->born_step = s->step;
 	if (g->rt_ns == NULL || g->tot_ns == NULL) {
-		grp_clear(g);
+		groups_clear(g);
 		return -1;
 	}
 	memcpy(g->tot_ns, s->cpu_rt, sizeof(double) * (size_t)s->ncpu);
@@ -69,7 +69,7 @@ grp_add(struct policy_state *s, struct dom *d, const char *name, enum policy_gro
 }
 
 void
-grp_send_home(struct dom *d, const struct grp *g)
+groups_send_home(struct dom *d, const struct grp *g)
 {
 	int v;
 
@@ -79,9 +79,9 @@ grp_send_home(struct dom *d, const struct grp *g)
 }
 
 void
-grp_release(struct dom *d, struct grp *g)
+groups_release(struct dom *d, struct grp *g)
 {
-	grp_send_home(d, g);
+	groups_send_home(d, g);
 	g->pref_llc = -1;
 	g->forbid_fails = 0;
 	if (g->bstate != BENEFIT_HOLD)
@@ -89,23 +89,23 @@ grp_release(struct dom *d, struct grp *g)
 }
 
 bool
-grp_judged(const struct policy_input *in, const struct dom *d)
+groups_judged(const struct policy_input *in, const struct dom *d)
 {
 	return d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen);
 }
 
 bool
-grp_unjudged_hold(struct policy_state *s, const struct policy_input *in, struct dom *d,
+groups_unjudged_hold(struct policy_state *s, const struct policy_input *in, struct dom *d,
                   struct grp *g, struct policy_plan *plan)
 {
-	g->unjudged = g->rule == POLICY_GROUP_WAKEUPS && !grp_judged(in, d) && !in->host.act_unjudged;
+	g->unjudged = g->rule == POLICY_GROUP_WAKEUPS && !groups_judged(in, d) && !in->host.act_unjudged;
 	if (!g->unjudged)
 		return false;
 	if (g->pref_llc >= 0) {
-		plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
+		policy_plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
 		    "group '%s': preference for LLC %d dropped: inferred from wakeups, and nothing can judge it "
 		    "any more", g->name, g->pref_llc);
-		grp_release(d, g);
+		groups_release(d, g);
 	}
 	snprintf(g->why, sizeof(g->why), "inferred from wakeups, not acted on: %s can judge whether "
 	    "gathering it pays (llcd.conf unjudged-groups act acts on it; an <llc:group> in the annotation names it)",
@@ -120,8 +120,8 @@ grp_remove(struct dom *d, int i)
 {
 	struct grp *g = &d->groups[i];
 
-	grp_release(d, g);
-	grp_clear(g);
+	groups_release(d, g);
+	groups_clear(g);
 	memmove(g, g + 1, sizeof(*g) * (size_t)(d->ngroups - i - 1));
 	d->ngroups--;
 }

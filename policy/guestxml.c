@@ -20,7 +20,7 @@
 /* --- growable string ------------------------------------------------------ */
 
 void
-gx_sb_printf(struct sbuf *b, const char *fmt, ...)
+guestxml_sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int need;
@@ -53,37 +53,37 @@ gx_sb_printf(struct sbuf *b, const char *fmt, ...)
 }
 
 void
-gx_sb_mem(struct sbuf *b, const char *s, size_t n)
+guestxml_sb_mem(struct sbuf *b, const char *s, size_t n)
 {
 	if (n > INT_MAX) {
 		b->oom = true;
 		return;
 	}
-	gx_sb_printf(b, "%.*s", (int)n, s);
+	guestxml_sb_printf(b, "%.*s", (int)n, s);
 }
 
 /* --- reading: libxml2 for well-formedness and content --------------------- */
 
 xmlDocPtr
-gx_read_doc(const char *buf, size_t len, struct llcd_err *err)
+guestxml_read_doc(const char *buf, size_t len, struct llcd_err *err)
 {
 	return xmlsafe_read_domain(buf, len, err);
 }
 
 bool
-gx_is_el(const xmlNode *n, const char *name)
+guestxml_is_el(const xmlNode *n, const char *name)
 {
 	return n && n->type == XML_ELEMENT_NODE && n->ns == NULL &&
 	       strcmp((const char *)n->name, name) == 0;
 }
 
 xmlNodePtr
-gx_child(const xmlNode *parent, const char *name)
+guestxml_child(const xmlNode *parent, const char *name)
 {
 	if (parent == NULL)
 		return NULL;
 	for (xmlNodePtr c = parent->children; c; c = c->next)
-		if (gx_is_el(c, name))
+		if (guestxml_is_el(c, name))
 			return c;
 	return NULL;
 }
@@ -162,22 +162,22 @@ out:
 }
 
 int
-gx_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err)
+guestxml_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err)
 {
 	xmlNodePtr root = xmlDocGetRootElement(doc), n, cpu, topo;
 	xmlChar *v;
 
 	memset(d, 0, sizeof(*d));
-	if (!gx_is_el(root, "domain"))
+	if (!guestxml_is_el(root, "domain"))
 		return llcd_err_set(err, WHAT ": the root element is <%s>, not <domain>",
 		    root ? (const char *)root->name : "");
-	if ((n = gx_child(root, "name")) != NULL) {
+	if ((n = guestxml_child(root, "name")) != NULL) {
 		v = xmlNodeGetContent(n);
 		snprintf(d->name, sizeof(d->name), "%s", v ? (const char *)v : "");
 		xmlFree(v);
 	}
 	d->vcpus = 1;
-	if ((n = gx_child(root, "vcpu")) != NULL) {
+	if ((n = guestxml_child(root, "vcpu")) != NULL) {
 		char *end;
 		long x;
 		v = xmlNodeGetContent(n);
@@ -197,25 +197,25 @@ gx_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err)
 	d->vcpus_current = d->vcpus;
 	if (n && gx_attr_int(n, "current", 1, d->vcpus, &d->vcpus_current, err) < 0)
 		return -1;
-	if ((n = gx_child(root, "memory")) != NULL && parse_memory(n, &d->memory_kib, err) < 0)
+	if ((n = guestxml_child(root, "memory")) != NULL && parse_memory(n, &d->memory_kib, err) < 0)
 		return -1;
 	d->topo = (struct policy_guest_topo){ d->vcpus, 1, 1, 1, 1 };
-	cpu = gx_child(root, "cpu");
+	cpu = guestxml_child(root, "cpu");
 	if (cpu) {
 		if ((v = xmlGetProp(cpu, (const xmlChar *)"mode")) != NULL) {
 			snprintf(d->cpu_mode, sizeof(d->cpu_mode), "%s", (const char *)v);
 			xmlFree(v);
 		}
-		if ((n = gx_child(cpu, "model")) != NULL && (v = xmlNodeGetContent(n)) != NULL) {
+		if ((n = guestxml_child(cpu, "model")) != NULL && (v = xmlNodeGetContent(n)) != NULL) {
 			snprintf(d->cpu_model, sizeof(d->cpu_model), "%s", (const char *)v);
 			xmlFree(v);
 		}
-		if ((n = gx_child(cpu, "numa")) != NULL)
+		if ((n = guestxml_child(cpu, "numa")) != NULL)
 			for (xmlNodePtr c = n->children; c; c = c->next)
-				if (gx_is_el(c, "cell"))
+				if (guestxml_is_el(c, "cell"))
 					d->ncells++;
 	}
-	if ((topo = gx_child(cpu, "topology")) != NULL) {
+	if ((topo = guestxml_child(cpu, "topology")) != NULL) {
 		struct policy_guest_topo g = { 1, 1, 1, 1, 1 };
 		d->has_topology = true;
 		if (gx_attr_int(topo, "sockets", 1, XMLSAFE_MAX_VCPUS, &g.sockets, err) < 0 ||
@@ -232,12 +232,12 @@ gx_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err)
 int
 guestxml_read(const char *xml, size_t len, struct guestxml_domain *d, struct llcd_err *err)
 {
-	xmlDocPtr doc = gx_read_doc(xml, len, err);
+	xmlDocPtr doc = guestxml_read_doc(xml, len, err);
 	int rc;
 
 	if (doc == NULL)
 		return -1;
-	rc = gx_read_domain(doc, d, err);
+	rc = guestxml_read_domain(doc, d, err);
 	xmlFreeDoc(doc);
 	return rc;
 }
@@ -283,7 +283,7 @@ int
 guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset *all,
                    struct cpuset *pins, struct cpuset *emulator, struct llcd_err *err)
 {
-	xmlDocPtr doc = gx_read_doc(xml, len, err);
+	xmlDocPtr doc = guestxml_read_doc(xml, len, err);
 	struct guestxml_domain d;
 	struct cpuset def = *all;
 	xmlNodePtr root, n;
@@ -292,14 +292,14 @@ guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset 
 
 	if (doc == NULL)
 		return -1;
-	if (gx_read_domain(doc, &d, err) < 0)
+	if (guestxml_read_domain(doc, &d, err) < 0)
 		goto out;
 	if (d.vcpus != nvcpus) {
 		llcd_err_set(err, WHAT ": domain '%s' has %d vCPUs, not %d", d.name, d.vcpus, nvcpus);
 		goto out;
 	}
 	root = xmlDocGetRootElement(doc);
-	if ((n = gx_child(root, "vcpu")) != NULL && (c = xmlGetProp(n, (const xmlChar *)"cpuset")) != NULL) {
+	if ((n = guestxml_child(root, "vcpu")) != NULL && (c = xmlGetProp(n, (const xmlChar *)"cpuset")) != NULL) {
 		if (parse_libvirt_cpuset("<vcpu cpuset>", (const char *)c, &def, err) < 0)
 			goto out;
 	}
@@ -307,10 +307,10 @@ guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset 
 		pins[i] = def;
 	if (emulator)
 		*emulator = def;
-	n = gx_child(root, "cputune");
+	n = guestxml_child(root, "cputune");
 	for (n = n ? n->children : NULL; n; n = n->next) {
 		int vcpu = -1;
-		if (gx_is_el(n, "emulatorpin") && emulator) {
+		if (guestxml_is_el(n, "emulatorpin") && emulator) {
 			xmlFree(c);
 			if ((c = xmlGetProp(n, (const xmlChar *)"cpuset")) == NULL ||
 			    parse_libvirt_cpuset("<emulatorpin>", (const char *)c, emulator, err) < 0) {
@@ -319,7 +319,7 @@ guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset 
 				goto out;
 			}
 		}
-		if (!gx_is_el(n, "vcpupin"))
+		if (!guestxml_is_el(n, "vcpupin"))
 			continue;
 		if (gx_attr_int(n, "vcpu", 0, nvcpus - 1, &vcpu, err) < 0)
 			goto out;
@@ -461,16 +461,16 @@ guestxml_diff(const char *a, size_t alen, const char *b, size_t blen, const char
 			nb += ops[q].c != '-';
 		}
 		if (!any)
-			gx_sb_printf(&o, "--- %s\n+++ %s\n", label_a ? label_a : "a", label_b ? label_b : "b");
+			guestxml_sb_printf(&o, "--- %s\n+++ %s\n", label_a ? label_a : "a", label_b ? label_b : "b");
 		any = true;
-		gx_sb_printf(&o, "@@ -%d,%d +%d,%d @@\n", na ? ops[h0].ai + 1 : ops[h0].ai, na,
+		guestxml_sb_printf(&o, "@@ -%d,%d +%d,%d @@\n", na ? ops[h0].ai + 1 : ops[h0].ai, na,
 		    nb ? ops[h0].bi + 1 : ops[h0].bi, nb);
 		for (int q = h0; q <= h1; q++) {
 			const char *p = ops[q].c == '+' ? lb.p[ops[q].bi] : la.p[ops[q].ai];
 			size_t n = ops[q].c == '+' ? lb.len[ops[q].bi] : la.len[ops[q].ai];
-			gx_sb_printf(&o, "%c", ops[q].c);
-			gx_sb_mem(&o, p, n);
-			gx_sb_printf(&o, "\n");
+			guestxml_sb_printf(&o, "%c", ops[q].c);
+			guestxml_sb_mem(&o, p, n);
+			guestxml_sb_printf(&o, "\n");
 		}
 		k = h1 + 1;
 	}

@@ -244,7 +244,7 @@ insert_line(struct editor *ed, size_t at, const char *ind, const char *text)
 {
 	struct sbuf t = { 0 };
 
-	gx_sb_printf(&t, "\n%s%s", ind, text);
+	guestxml_sb_printf(&t, "\n%s%s", ind, text);
 	add_edit(ed, at, at, t.p ? t.p : "");
 	ed->oom |= t.oom;
 	free(t.p);
@@ -338,7 +338,7 @@ append_children(struct editor *ed, const struct el *p, const char *text)
 		char ind[128];
 		indent_of(ed->sc, p, ind, sizeof(ind));
 		struct sbuf b = { 0 };
-		gx_sb_printf(&b, "\n%s", ind);
+		guestxml_sb_printf(&b, "\n%s", ind);
 		if (b.oom)
 			ed->oom = true;
 		else
@@ -355,7 +355,7 @@ open_empty(struct editor *ed, const struct el *p, const char *text)
 	struct sbuf b = { 0 };
 
 	indent_of(ed->sc, p, ind, sizeof(ind));
-	gx_sb_printf(&b, ">%s\n%s</%.*s>", text, ind, (int)p->namelen, p->name);
+	guestxml_sb_printf(&b, ">%s\n%s</%.*s>", text, ind, (int)p->namelen, p->name);
 	if (b.oom)
 		ed->oom = true;
 	else
@@ -399,19 +399,19 @@ cell_extra_attrs(struct sbuf *b, const xmlNode *cell)
 		if (skip)
 			continue;
 		xmlChar *v = xmlNodeGetContent((const xmlNode *)a);
-		gx_sb_printf(b, " %s%s%s='", a->ns && a->ns->prefix ? (const char *)a->ns->prefix : "",
+		guestxml_sb_printf(b, " %s%s%s='", a->ns && a->ns->prefix ? (const char *)a->ns->prefix : "",
 		    a->ns && a->ns->prefix ? ":" : "", (const char *)a->name);
 		for (const char *p = v ? (const char *)v : ""; *p; p++) {
 			if (*p == '\'')
-				gx_sb_printf(b, "&apos;");
+				guestxml_sb_printf(b, "&apos;");
 			else if (*p == '&')
-				gx_sb_printf(b, "&amp;");
+				guestxml_sb_printf(b, "&amp;");
 			else if (*p == '<')
-				gx_sb_printf(b, "&lt;");
+				guestxml_sb_printf(b, "&lt;");
 			else
-				gx_sb_printf(b, "%c", *p);
+				guestxml_sb_printf(b, "%c", *p);
 		}
-		gx_sb_printf(b, "'");
+		guestxml_sb_printf(b, "'");
 		xmlFree(v);
 	}
 }
@@ -427,21 +427,21 @@ numa_text(struct sbuf *b, const char *ind, const char *unit, const struct guestt
 	int nold = 0;
 
 	for (const xmlNode *c = old_numa ? old_numa->children : NULL; c && nold < 64; c = c->next)
-		if (gx_is_el(c, "cell"))
+		if (guestxml_is_el(c, "cell"))
 			old[nold++] = c;
-	gx_sb_printf(b, "<numa>");
+	guestxml_sb_printf(b, "<numa>");
 	for (int c = 0; c < rec->ncells; c++) {
 		if (fmt_cpus(&rec->cells[c].vcpus, cpus, sizeof(cpus)) == NULL) {
 			b->oom = true;
 			return;
 		}
-		gx_sb_printf(b, "\n%s%s<cell id='%d' cpus='%s' memory='%llu' unit='KiB'", ind, unit, c,
+		guestxml_sb_printf(b, "\n%s%s<cell id='%d' cpus='%s' memory='%llu' unit='KiB'", ind, unit, c,
 		    cpus, (unsigned long long)mem[c]);
 		if (nold > 0)
 			cell_extra_attrs(b, old[c < nold ? c : nold - 1]);
-		gx_sb_printf(b, "/>");
+		guestxml_sb_printf(b, "/>");
 	}
-	gx_sb_printf(b, "\n%s</numa>", ind);
+	guestxml_sb_printf(b, "\n%s</numa>", ind);
 }
 
 /* The <cpu> children we write, each as "\n<ind><element>". */
@@ -450,12 +450,12 @@ cpu_children(struct sbuf *b, const char *ind, const char *unit, const struct gue
              unsigned parts, const uint64_t *mem)
 {
 	if (parts & GUESTXML_TOPOLOGY)
-		gx_sb_printf(b, "\n%s<topology sockets='%d' dies='%d' cores='%d' threads='%d'/>", ind,
+		guestxml_sb_printf(b, "\n%s<topology sockets='%d' dies='%d' cores='%d' threads='%d'/>", ind,
 		    rec->topo.sockets, rec->topo.dies, rec->topo.cores, rec->topo.threads);
 	if (parts & GUESTXML_CACHE)
-		gx_sb_printf(b, "\n%s<cache level='3' mode='%s'/>", ind, rec->cache_mode);
+		guestxml_sb_printf(b, "\n%s<cache level='3' mode='%s'/>", ind, rec->cache_mode);
 	if ((parts & GUESTXML_NUMA) && rec->ncells > 0) {
-		gx_sb_printf(b, "\n%s", ind);
+		guestxml_sb_printf(b, "\n%s", ind);
 		numa_text(b, ind, unit, rec, mem, NULL);
 	}
 }
@@ -470,14 +470,14 @@ pins_text(struct sbuf *b, const char *ind, const struct guesttopo_rec *rec, bool
 			b->oom = true;
 			return;
 		}
-		gx_sb_printf(b, "%s%s<vcpupin vcpu='%d' cpuset='%s'/>", lead || v ? "\n" : "",
+		guestxml_sb_printf(b, "%s%s<vcpupin vcpu='%d' cpuset='%s'/>", lead || v ? "\n" : "",
 		    lead || v ? ind : "", v, cpus);
 	}
 	if (fmt_cpus(&rec->emulator, cpus, sizeof(cpus)) == NULL) {
 		b->oom = true;
 		return;
 	}
-	gx_sb_printf(b, "\n%s<emulatorpin cpuset='%s'/>", ind, cpus);
+	guestxml_sb_printf(b, "\n%s<emulatorpin cpuset='%s'/>", ind, cpus);
 }
 
 static void
@@ -491,18 +491,18 @@ numatune_text(struct sbuf *b, const char *ind, const char *unit, const struct gu
 		b->oom = true;
 		return;
 	}
-	gx_sb_printf(b, "<numatune>\n%s%s<memory mode='%s' nodeset='%s'/>", ind, unit, mode, nodes);
+	guestxml_sb_printf(b, "<numatune>\n%s%s<memory mode='%s' nodeset='%s'/>", ind, unit, mode, nodes);
 	for (int c = 0; c < rec->ncells; c++)
-		gx_sb_printf(b, "\n%s%s<memnode cellid='%d' mode='%s' nodeset='%d'/>", ind, unit, c,
+		guestxml_sb_printf(b, "\n%s%s<memnode cellid='%d' mode='%s' nodeset='%d'/>", ind, unit, c,
 		    cell_mode, rec->cells[c].host_node);
-	gx_sb_printf(b, "\n%s</numatune>", ind);
+	guestxml_sb_printf(b, "\n%s</numatune>", ind);
 }
 
 /* Root children: first of names present, by document order. */
 static const struct el *
 root_child(const struct scan *sc, xmlNodePtr root, const char *name)
 {
-	return el_of(sc, gx_child(root, name));
+	return el_of(sc, guestxml_child(root, name));
 }
 
 /* The latest-ending of the named root children, or NULL. */
@@ -524,7 +524,7 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
          const uint64_t *mem, uint64_t total_kib)
 {
 	const struct scan *sc = ed->sc;
-	xmlNodePtr cpu = gx_child(root, "cpu");
+	xmlNodePtr cpu = guestxml_child(root, "cpu");
 	const struct el *ce = el_of(sc, cpu), *root_el = el_of(sc, root);
 	char ind[128], cind[192];
 	struct sbuf b = { 0 };
@@ -540,7 +540,7 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 		struct sbuf kids = { 0 };
 		cpu_children(&kids, cind, ed->unit, rec, parts, mem);
 		if (kids.n > 0)
-			gx_sb_printf(&b, "\n%s<cpu>%s\n%s</cpu>", ind, kids.p, ind);
+			guestxml_sb_printf(&b, "\n%s<cpu>%s\n%s</cpu>", ind, kids.p, ind);
 		free(kids.p);
 		if (b.n > 0) {
 			if (anchor)
@@ -558,10 +558,10 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 		goto out;
 	}
 	/* <cpu> with content: replace in place, insert after model/vendor */
-	const struct el *topo = el_of(sc, gx_child(cpu, "topology"));
-	const struct el *model = el_of(sc, gx_child(cpu, "model"));
-	const struct el *vendor = el_of(sc, gx_child(cpu, "vendor"));
-	const struct el *numa = el_of(sc, gx_child(cpu, "numa"));
+	const struct el *topo = el_of(sc, guestxml_child(cpu, "topology"));
+	const struct el *model = el_of(sc, guestxml_child(cpu, "model"));
+	const struct el *vendor = el_of(sc, guestxml_child(cpu, "vendor"));
+	const struct el *numa = el_of(sc, guestxml_child(cpu, "numa"));
 	size_t anchor = ce->stag_end;
 	bool anchored = false, inserted = false;
 	if (model && model->end > anchor) {
@@ -573,7 +573,7 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 		anchored = true;
 	}
 	if (parts & GUESTXML_TOPOLOGY) {
-		gx_sb_printf(&b, "<topology sockets='%d' dies='%d' cores='%d' threads='%d'/>",
+		guestxml_sb_printf(&b, "<topology sockets='%d' dies='%d' cores='%d' threads='%d'/>",
 		    rec->topo.sockets, rec->topo.dies, rec->topo.cores, rec->topo.threads);
 		if (topo)
 			add_edit(ed, topo->start, topo->end, b.p ? b.p : "");
@@ -585,9 +585,9 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 	}
 	if (parts & GUESTXML_CACHE) {
 		bool done = false;
-		gx_sb_printf(&b, "<cache level='3' mode='%s'/>", rec->cache_mode);
+		guestxml_sb_printf(&b, "<cache level='3' mode='%s'/>", rec->cache_mode);
 		for (xmlNodePtr c = cpu->children; c; c = c->next) {
-			if (!gx_is_el(c, "cache"))
+			if (!guestxml_is_el(c, "cache"))
 				continue;
 			if (!done)
 				add_edit(ed, el_of(sc, c)->start, el_of(sc, c)->end, b.p);
@@ -614,7 +614,7 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 				one.ncells = 1;
 				one.cells = &cell;
 				indent_of(sc, numa, ind, sizeof(ind));
-				numa_text(&t, ind, ed->unit, &one, &total_kib, gx_child(cpu, "numa"));
+				numa_text(&t, ind, ed->unit, &one, &total_kib, guestxml_child(cpu, "numa"));
 				add_edit(ed, numa->start, numa->end, t.p ? t.p : "");
 				ed->oom |= t.oom;
 				free(t.p);
@@ -625,12 +625,12 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 			struct sbuf t = { 0 };
 			if (numa) {
 				indent_of(sc, numa, ind, sizeof(ind));
-				numa_text(&t, ind, ed->unit, rec, mem, gx_child(cpu, "numa"));
+				numa_text(&t, ind, ed->unit, rec, mem, guestxml_child(cpu, "numa"));
 				add_edit(ed, numa->start, numa->end, t.p ? t.p : "");
 			} else {
 				const struct el *last = last_child(sc, ce);
 				size_t where = last && last->end > anchor ? last->end : anchor;
-				gx_sb_printf(&t, "\n%s", cind);
+				guestxml_sb_printf(&t, "\n%s", cind);
 				numa_text(&t, cind, ed->unit, rec, mem, NULL);
 				add_edit(ed, where, where, t.p ? t.p : "");
 				inserted |= where == anchor;
@@ -656,7 +656,7 @@ edit_cputune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec
              const struct el **cputune_out)
 {
 	const struct scan *sc = ed->sc;
-	xmlNodePtr ct = gx_child(root, "cputune");
+	xmlNodePtr ct = guestxml_child(root, "cputune");
 	const struct el *cte = el_of(sc, ct), *root_el = el_of(sc, root);
 	char ind[128], cind[192];
 	struct sbuf b = { 0 };
@@ -667,9 +667,9 @@ edit_cputune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec
 		const struct el *anchor = last_of(sc, root, after);
 		child_indent(ed, root_el, ind, sizeof(ind));
 		snprintf(cind, sizeof(cind), "%s%s", ind, ed->unit);
-		gx_sb_printf(&b, "\n%s<cputune>", ind);
+		guestxml_sb_printf(&b, "\n%s<cputune>", ind);
 		pins_text(&b, cind, rec, true);
-		gx_sb_printf(&b, "\n%s</cputune>", ind);
+		guestxml_sb_printf(&b, "\n%s</cputune>", ind);
 		if (!b.oom) {
 			if (anchor)
 				add_edit(ed, anchor->end, anchor->end, b.p);
@@ -687,7 +687,7 @@ edit_cputune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec
 	}
 	bool replaced = false;
 	for (xmlNodePtr c = ct->children; c; c = c->next) {
-		if (!gx_is_el(c, "vcpupin") && !gx_is_el(c, "emulatorpin"))
+		if (!guestxml_is_el(c, "vcpupin") && !guestxml_is_el(c, "emulatorpin"))
 			continue;
 		if (!replaced) {
 			pins_text(&b, cind, rec, false);
@@ -704,7 +704,7 @@ edit_cputune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec
 		const struct el *next = NULL;
 		for (xmlNodePtr c = ct->children; c && next == NULL; c = c->next)
 			for (const char *const *nm = before; *nm && next == NULL; nm++)
-				if (gx_is_el(c, *nm))
+				if (guestxml_is_el(c, *nm))
 					next = el_of(sc, c);
 		pins_text(&b, cind, rec, true);
 		if (b.oom)
@@ -726,7 +726,7 @@ edit_numatune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *re
               const struct el *cputune)
 {
 	const struct scan *sc = ed->sc;
-	xmlNodePtr nt = gx_child(root, "numatune");
+	xmlNodePtr nt = guestxml_child(root, "numatune");
 	const struct el *nte = el_of(sc, nt), *root_el = el_of(sc, root);
 	char ind[128], mode[32] = "strict";
 	struct sbuf b = { 0 };
@@ -734,7 +734,7 @@ edit_numatune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *re
 	if (cpuset_empty(&rec->nodeset))
 		return 0;               /* nothing known about host NUMA nodes */
 	if (nt) {
-		xmlNodePtr mem = gx_child(nt, "memory");
+		xmlNodePtr mem = guestxml_child(nt, "memory");
 		xmlChar *m = mem ? xmlGetProp(mem, (const xmlChar *)"mode") : NULL;
 		if (m && (!strcmp((const char *)m, "strict") || !strcmp((const char *)m, "preferred") ||
 		          !strcmp((const char *)m, "interleave") || !strcmp((const char *)m, "restrictive")))
@@ -747,7 +747,7 @@ edit_numatune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *re
 		goto out;
 	}
 	child_indent(ed, root_el, ind, sizeof(ind));
-	gx_sb_printf(&b, "\n%s", ind);
+	guestxml_sb_printf(&b, "\n%s", ind);
 	numatune_text(&b, ind, ed->unit, rec, mode);
 	if (b.oom)
 		goto out;
@@ -801,9 +801,9 @@ guestxml_apply(const char *xml, size_t len, const struct guesttopo_rec *rec, uns
 		*outlen = 0;
 	if (rec == NULL || rec->nvcpus < 1)
 		return llcd_err_set(err, "guestxml: no recommendation");
-	if ((doc = gx_read_doc(xml, len, err)) == NULL)
+	if ((doc = guestxml_read_doc(xml, len, err)) == NULL)
 		return -1;
-	if (gx_read_domain(doc, &d, err) < 0)
+	if (guestxml_read_domain(doc, &d, err) < 0)
 		goto out;
 	if (d.vcpus != rec->nvcpus) {
 		llcd_err_set(err, WHAT ": domain '%s' has %d vCPUs (<vcpu>%d</vcpu>) but the "
@@ -856,11 +856,11 @@ guestxml_apply(const char *xml, size_t len, const struct guesttopo_rec *rec, uns
 			llcd_err_set(err, WHAT ": internal: overlapping edits at byte %zu", ed.e[i].at);
 			goto out;
 		}
-		gx_sb_mem(&o, xml + pos, ed.e[i].at - pos);
-		gx_sb_printf(&o, "%s", ed.e[i].text);
+		guestxml_sb_mem(&o, xml + pos, ed.e[i].at - pos);
+		guestxml_sb_printf(&o, "%s", ed.e[i].text);
 		pos = ed.e[i].at + ed.e[i].del;
 	}
-	gx_sb_mem(&o, xml + pos, len - pos);
+	guestxml_sb_mem(&o, xml + pos, len - pos);
 	if (o.oom) {
 		llcd_err_set(err, "guestxml: out of memory");
 		goto out;

@@ -21,13 +21,13 @@ struct sbuf {
 	bool oom;
 };
 
-void gx_sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void gx_sb_mem(struct sbuf *b, const char *s, size_t n);
+void guestxml_sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void guestxml_sb_mem(struct sbuf *b, const char *s, size_t n);
 
-xmlDocPtr gx_read_doc(const char *buf, size_t len, struct llcd_err *err);
-bool gx_is_el(const xmlNode *n, const char *name);
-xmlNodePtr gx_child(const xmlNode *parent, const char *name);
+xmlDocPtr guestxml_read_doc(const char *buf, size_t len, struct llcd_err *err);
+bool guestxml_is_el(const xmlNode *n, const char *name);
+xmlNodePtr guestxml_child(const xmlNode *parent, const char *name);
 /* The guest topology, memory and cells of a parsed domain document. */
-int gx_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err);
+int guestxml_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *err);
 
 #endif

@@ -99,14 +99,14 @@ home_rearranged(struct policy_state *s, struct dom *d, const char *why)
 	h->st = HOME_WATCH;
 	h->widened = placement_llcs(s, &d->allot) > h->placed_llcs;
 	h->ewma_valid[0] = h->ewma_valid[1] = false;
-	reason_printf(h->why, sizeof(h->why), "%s", why);
+	policy_reason_printf(h->why, sizeof(h->why), "%s", why);
 }
 
 /* "8 busy vCPUs, 8.2 CPUs" */
 static void
 fmt_shape(const struct trial_shape *sh, char *buf, size_t len)
 {
-	reason_printf(buf, len, "%d busy vCPU%s, %.1f CPUs", sh->busy, sh->busy == 1 ? "" : "s", sh->demand);
+	policy_reason_printf(buf, len, "%d busy vCPU%s, %.1f CPUs", sh->busy, sh->busy == 1 ? "" : "s", sh->demand);
 }
 
 /* "from 8 busy vCPUs, 8.2 CPUs to 2 busy vCPUs, 2.3 CPUs", or, where only
@@ -122,9 +122,9 @@ fmt_change(const struct trial_shape *a, const struct trial_shape *b, char *buf, 
 	fmt_shape(b, sb, sizeof(sb));
 	x.sig = a->sig;
 	if (a->sig != b->sig && trial_alike(a, &x))
-		reason_printf(buf, len, "in the processes that share data (%s)", sb);
+		policy_reason_printf(buf, len, "in the processes that share data (%s)", sb);
 	else
-		reason_printf(buf, len, "from %s to %s", sa, sb);
+		policy_reason_printf(buf, len, "from %s to %s", sa, sb);
 }
 
 /* --- the period's sample ---------------------------------------------------- */
@@ -196,7 +196,7 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 					          (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ? c : '_';
 				}
 				name[j] = '\0';
-				reason_printf(what, len, "the guest reports process '%s' on %d vCPUs", name, cpuset_count(&vc));
+				policy_reason_printf(what, len, "the guest reports process '%s' on %d vCPUs", name, cpuset_count(&vc));
 			}
 		}
 		h->procs[i].last_step = s->step;
@@ -215,7 +215,7 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 			continue;
 		sig += name_hash(gr->name);
 		if (gr->born_step == s->step && what[0] == '\0')
-			reason_printf(what, len, "group '%s' inferred from wakeups on %d vCPUs", gr->name, cpuset_count(&gr->vcpus));
+			policy_reason_printf(what, len, "group '%s' inferred from wakeups on %d vCPUs", gr->name, cpuset_count(&gr->vcpus));
 	}
 	return sig;
 }
@@ -282,7 +282,7 @@ watch_drops(const struct policy_input *in, struct dom *d)
 			if (++h->drop_periods[k] < HOME_DROP_PERIODS)
 				continue;
 			char what[96];
-			reason_printf(what, sizeof(what), "%.0f%% below what it was at this load", 100.0 * (1.0 - p[k] / h->ewma[k]));
+			policy_reason_printf(what, sizeof(what), "%.0f%% below what it was at this load", 100.0 * (1.0 - p[k] / h->ewma[k]));
 			look(h, why[k], h->widened ? HOME_NARROWER : HOME_WIDER, what);
 			/* the same load runs differently now: what failed at it may not */
 			trial_forget(&h->tr, &h->shape);
@@ -324,7 +324,7 @@ home_try(struct policy_state *s, const struct policy_input *in, struct dom *d)
 	enum home_dir dir = h->pending_dir;
 	struct trial_sum base;
 
-	pin_llcs(s, &d->allot, where, sizeof(where));
+	policy_pin_llcs(s, &d->allot, where, sizeof(where));
 	fmt_shape(sh, shape, sizeof(shape));
 	if (now_llcs <= h->placed_llcs || dir == HOME_WIDER) {
 		dir = HOME_WIDER;
@@ -337,7 +337,7 @@ home_try(struct policy_state *s, const struct policy_input *in, struct dom *d)
 		h->no_room = d->isolated && d->annot.topology != POLICY_TOPO_MATCH;
 		h->room_gen = s->res_gen;
 		if (h->pending != LADDER)
-			reason_printf(h->why, sizeof(h->why), "home on %s%s: no wider home (%s)", where,
+			policy_reason_printf(h->why, sizeof(h->why), "home on %s%s: no wider home (%s)", where,
 			    h->widened ? "" : " as placed",
 			    !d->isolated ? "the shared pool is its home" :
 			    d->annot.topology == POLICY_TOPO_MATCH ? "topology=\"match\" keeps guest die i on host LLC i" :
@@ -353,7 +353,7 @@ home_try(struct policy_state *s, const struct policy_input *in, struct dom *d)
 	if (dir == HOME_WIDER && !(in->host.counters && base.instr > 0) && base.nbytes == 0 &&
 	    trial_delay_share(&base) <= HOME_DELAY) {
 		if (h->pending != LADDER)
-			reason_printf(h->why, sizeof(h->why), "home on %s not measured: no instruction counters or "
+			policy_reason_printf(h->why, sizeof(h->why), "home on %s not measured: no instruction counters or "
 			    "bandwidth monitoring, and run delay %.1f%% (at most %.0f%%) shows no CPU wait a wider "
 			    "home would relieve; a memory-bound loss cannot be seen without them", where,
 			    100.0 * trial_delay_share(&base), 100.0 * HOME_DELAY);
@@ -362,7 +362,7 @@ home_try(struct policy_state *s, const struct policy_input *in, struct dom *d)
 	}
 	const struct trial_memo *m = trial_recall(&h->tr, sh, home_key(now_llcs, dir), in->now_ns);
 	if (m != NULL) {
-		reason_printf(h->why, sizeof(h->why), "home on %s: not %s again at this load (%s): the trial %.0f s ago "
+		policy_reason_printf(h->why, sizeof(h->why), "home on %s: not %s again at this load (%s): the trial %.0f s ago "
 		    "measured %+.0f%%; tried again in %.0f s", where, dir == HOME_WIDER ? "widened" : "narrowed", shape,
 		    (double)(in->now_ns - m->at_ns) / 1e9, 100.0 * (m->ratio - 1.0),
 		    (double)(m->until_ns - in->now_ns) / 1e9);
@@ -381,8 +381,8 @@ home_try(struct policy_state *s, const struct policy_input *in, struct dom *d)
 	}
 	trial_begin(&h->tr, home_key(now_llcs, dir), HOME_SETTLE_PERIODS);
 	h->st = HOME_TRIAL;
-	pin_llcs(s, &d->allot, wide, sizeof(wide));
-	reason_printf(h->why, sizeof(h->why), "home %s from %s to %s on trial (%s%s%s; %s): measuring",
+	policy_pin_llcs(s, &d->allot, wide, sizeof(wide));
+	policy_reason_printf(h->why, sizeof(h->why), "home %s from %s to %s on trial (%s%s%s; %s): measuring",
 	    dir == HOME_WIDER ? "widened" : "narrowed", where, wide, h->pending,
 	    h->pending_what[0] ? ": " : "", h->pending_what, shape);
 	h->pending = NULL;
@@ -415,15 +415,15 @@ home_verdict(struct policy_state *s, const struct policy_input *in, struct dom *
 	bool kept = wider == wide_wins;
 	char tried[64], wide_at[64], narrow_at[64], vals[192], shape[64];
 
-	pin_llcs(s, &d->allot, tried, sizeof(tried));
+	policy_pin_llcs(s, &d->allot, tried, sizeof(tried));
 	snprintf(wide_at, sizeof(wide_at), "%s", wider ? tried : h->before_where);
 	snprintf(narrow_at, sizeof(narrow_at), "%s", wider ? h->before_where : tried);
 	fmt_shape(&t->ref, shape, sizeof(shape));
 	if (sig == TRIAL_SIG_RUN)
-		reason_printf(vals, sizeof(vals), "run delay %.1f%% on %s vs %.1f%% on %s", 100.0 * trial_delay_share(w), wide_at,
+		policy_reason_printf(vals, sizeof(vals), "run delay %.1f%% on %s vs %.1f%% on %s", 100.0 * trial_delay_share(w), wide_at,
 		    100.0 * trial_delay_share(n), narrow_at);
 	else
-		reason_printf(vals, sizeof(vals), "%s per demanded CPU-second %.3g on %s vs %.3g on %s (%+.0f%%)",
+		policy_reason_printf(vals, sizeof(vals), "%s per demanded CPU-second %.3g on %s vs %.3g on %s (%+.0f%%)",
 		    sig == TRIAL_SIG_INSTR ? "instructions" : "memory bytes", vw * 1e9, wide_at, vn * 1e9, narrow_at,
 		    vn > 0 ? 100.0 * (vw / vn - 1.0) : 0.0);
 	h->st = HOME_WATCH;
@@ -431,18 +431,18 @@ home_verdict(struct policy_state *s, const struct policy_input *in, struct dom *
 		trial_conclude(t, true);
 		h->widened = h->tried_llcs > h->placed_llcs;
 		if (wider)
-			reason_printf(h->why, sizeof(h->why), "home widened from %s to %s%s: %s, at %s; kept while the load "
+			policy_reason_printf(h->why, sizeof(h->why), "home widened from %s to %s%s: %s, at %s; kept while the load "
 			    "stays alike", h->before_where, tried, d->isolated ? " (whole cores on other LLCs)" : "",
 			    vals, shape);
 		else {
 			/* the wider home lost: remembered as a failed widening */
 			const struct trial_memo *m = trial_fail(t, &t->ref, home_key(h->tried_llcs, HOME_WIDER),
 			    vn > 0 ? vw / vn : 1.0, in->now_ns, holddown_ns(d));
-			reason_printf(h->why, sizeof(h->why), "home narrowed from %s to %s: %s, no gain over %.0f%% on %s, at %s; "
+			policy_reason_printf(h->why, sizeof(h->why), "home narrowed from %s to %s: %s, no gain over %.0f%% on %s, at %s; "
 			    "not widened again at this load for %.0f s", h->before_where, tried, vals, 100.0 * HOME_GAIN,
 			    wide_at, shape, (double)(m->until_ns - in->now_ns) / 1e9);
 		}
-		plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, &d->allot, "%s", h->why);
+		policy_plan_add(s, plan, POLICY_ACT_BACKOFF, d, -1, &d->allot, "%s", h->why);
 		s->stats.backoffs++;
 		if (wider)
 			look(h, LADDER, HOME_WIDER, NULL);      /* wider still? */
@@ -453,13 +453,13 @@ home_verdict(struct policy_state *s, const struct policy_input *in, struct dom *
 	trial_conclude(t, false);
 	h->widened = placement_llcs(s, &d->allot) > h->placed_llcs;
 	char back[64];
-	pin_llcs(s, &d->allot, back, sizeof(back));
+	policy_pin_llcs(s, &d->allot, back, sizeof(back));
 	if (wider)
-		reason_printf(h->why, sizeof(h->why), "home kept on %s: %s, no gain over %.0f%%, at %s; not widened again at "
+		policy_reason_printf(h->why, sizeof(h->why), "home kept on %s: %s, no gain over %.0f%%, at %s; not widened again at "
 		    "this load for %.0f s", back, vals, 100.0 * HOME_GAIN, shape,
 		    (double)(m->until_ns - in->now_ns) / 1e9);
 	else
-		reason_printf(h->why, sizeof(h->why), "home kept on %s: %s, a gain over %.0f%% for the wider home, at %s; not "
+		policy_reason_printf(h->why, sizeof(h->why), "home kept on %s: %s, a gain over %.0f%% for the wider home, at %s; not "
 		    "narrowed again at this load for %.0f s", back, vals, 100.0 * HOME_GAIN, shape,
 		    (double)(m->until_ns - in->now_ns) / 1e9);
 	if (!wider)
@@ -478,18 +478,18 @@ home_abandon(struct policy_state *s, const struct policy_input *in, struct dom *
 	if (now)
 		fmt_change(&h->tr.ref, now, shape, sizeof(shape));
 	else
-		reason_printf(shape, sizeof(shape), "while it was on trial");
+		policy_reason_printf(shape, sizeof(shape), "while it was on trial");
 	h->widened = placement_llcs(s, &d->allot) > h->placed_llcs;
-	pin_llcs(s, &d->allot, back, sizeof(back));
+	policy_pin_llcs(s, &d->allot, back, sizeof(back));
 	h->st = HOME_WATCH;
 	enum home_dir dir = h->dir == HOME_WIDER ? HOME_NARROWER : HOME_WIDER;
 	if (trial_abandon(&h->tr, false)) {
 		h->paused_until_ns = in->now_ns + holddown_ns(d);
-		reason_printf(h->why, sizeof(h->why), "home on %s: no verdict, the load changed during %d trials in a row "
+		policy_reason_printf(h->why, sizeof(h->why), "home on %s: no verdict, the load changed during %d trials in a row "
 		    "(the last %s); no trial for %ds", back, TRIAL_MAX_ABORTS, shape, d->annot.tune.holddown_s);
 		return;
 	}
-	reason_printf(h->why, sizeof(h->why), "home on %s: no verdict, the load changed %s while it was on trial; "
+	policy_reason_printf(h->why, sizeof(h->why), "home on %s: no verdict, the load changed %s while it was on trial; "
 	    "judged against %s again", back, shape, h->before_where);
 	look(h, "the load changed during the last trial", dir, NULL);
 }
@@ -612,8 +612,8 @@ home_update(struct policy_state *s, const struct policy_input *in, struct dom *d
 		return;
 	if (!d->isolated || d->annot.topology == POLICY_TOPO_MATCH) {
 		char where[64];
-		pin_llcs(s, &d->allot, where, sizeof(where));
-		reason_printf(h->why, sizeof(h->why), "home on %s as placed: no wider home (%s)", where,
+		policy_pin_llcs(s, &d->allot, where, sizeof(where));
+		policy_reason_printf(h->why, sizeof(h->why), "home on %s as placed: no wider home (%s)", where,
 		    !d->isolated ? "the shared pool is its home" : "topology=\"match\" keeps guest die i on host LLC i");
 		decided(h);
 		return;

@@ -6,7 +6,7 @@
 #include <math.h>
 
 int
-llc_overaggr_pct(const struct llc_rules *r)
+llcrules_overaggr_pct(const struct llc_rules *r)
 {
 	if (r->overaggr_pct > 0)
 		return r->overaggr_pct;
@@ -15,9 +15,9 @@ llc_overaggr_pct(const struct llc_rules *r)
 }
 
 bool
-llc_fits(const struct llc_rules *r, double util, double cap)
+llcrules_fits(const struct llc_rules *r, double util, double cap)
 {
-	double lhs = util * 100.0, rhs = cap * llc_overaggr_pct(r);
+	double lhs = util * 100.0, rhs = cap * llcrules_overaggr_pct(r);
 
 	if (r->kernel)
 		return lhs < rhs;
@@ -31,7 +31,7 @@ util_greater(const struct llc_rules *r, double a, double b)
 }
 
 enum llc_mig
-llc_can_migrate(const struct llc_rules *r, double src_util, double src_cap,
+llcrules_can_migrate(const struct llc_rules *r, double src_util, double src_cap,
                 double dst_util, double dst_cap, double tutil, bool to_pref)
 {
 	double s = src_util - tutil, d = dst_util + tutil;
@@ -39,22 +39,22 @@ llc_can_migrate(const struct llc_rules *r, double src_util, double src_cap,
 	if (s < 0)
 		s = 0;
 	/* both LLCs busy: the generic balancer decides */
-	if (!llc_fits(r, d, dst_cap) && !llc_fits(r, s, src_cap))
+	if (!llcrules_fits(r, d, dst_cap) && !llcrules_fits(r, s, src_cap))
 		return LLC_MIG_UNRESTRICTED;
 	if (to_pref) {
 		/* do not pull into a busy preferred LLC that would end busier */
-		if (!llc_fits(r, d, dst_cap) && util_greater(r, d, s))
+		if (!llcrules_fits(r, d, dst_cap) && util_greater(r, d, s))
 			return LLC_MIG_FORBID;
 	} else {
 		/* leave the preferred LLC only if it is busy and >imb% busier */
-		if (llc_fits(r, s, src_cap) || !util_greater(r, s, d))
+		if (llcrules_fits(r, s, src_cap) || !util_greater(r, s, d))
 			return LLC_MIG_FORBID;
 	}
 	return LLC_MIG_LLC;
 }
 
 bool
-llc_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight)
+llcrules_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight)
 {
 	long scale;
 
@@ -73,19 +73,19 @@ llc_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_w
 }
 
 bool
-llc_size_guard(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight, bool guarded)
+llcrules_size_guard(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight, bool guarded)
 {
 	long scale;
 
 	if (!guarded || r->kernel || nthreads <= 1 || r->aggr_tolerance <= 0 || r->aggr_tolerance >= 100)
-		return llc_invalid_nr(r, nthreads, nr_avg, llc_weight);
+		return llcrules_invalid_nr(r, nthreads, nr_avg, llc_weight);
 	scale = 1 + (r->aggr_tolerance - 1);
 	/* leave only at or below LLC_GUARD_LEAVE_PCT % of the limit */
 	return lround(nr_avg * 10.0) * r->smt * 100L > scale * llc_weight * 10L * LLC_GUARD_LEAVE_PCT;
 }
 
 double
-llc_decay(double period_ms, double epoch_ms)
+llcrules_decay(double period_ms, double epoch_ms)
 {
 	if (epoch_ms <= 0)
 		return 0.5;
@@ -93,7 +93,7 @@ llc_decay(double period_ms, double epoch_ms)
 }
 
 int
-llc_nr_avg_div(int llc_weight)
+llcrules_nr_avg_div(int llc_weight)
 {
 	int d = llc_weight >> 2;
 
@@ -101,14 +101,14 @@ llc_nr_avg_div(int llc_weight)
 }
 
 long
-llc_nr_avg_kernel(long avg, long sample, int llc_weight)
+llcrules_nr_avg_kernel(long avg, long sample, int llc_weight)
 {
 	/* C division truncates toward zero, as div64_s64() does */
-	return avg + (sample - avg) / llc_nr_avg_div(llc_weight);
+	return avg + (sample - avg) / llcrules_nr_avg_div(llc_weight);
 }
 
 bool
-llc_should_switch(double best_occ, double cur_occ)
+llcrules_should_switch(double best_occ, double cur_occ)
 {
 	return best_occ > 2.0 * cur_occ;
 }

@@ -30,47 +30,47 @@ enum llc_mig {
 };
 
 /* Effective overaggr percentage (auto = 50, or 75 without SMT). */
-int llc_overaggr_pct(const struct llc_rules *r);
+int llcrules_overaggr_pct(const struct llc_rules *r);
 
 /* fits_llc_capacity(): util (in busy PUs) fits an LLC of cap PUs. */
-bool llc_fits(const struct llc_rules *r, double util, double cap);
+bool llcrules_fits(const struct llc_rules *r, double util, double cap);
 
 /* can_migrate_llc(): may a thread of utilisation tutil move from an LLC
  * with (src_util, src_cap) to one with (dst_util, dst_cap)? to_pref says
  * whether dst is the preferred LLC (else src is). */
-enum llc_mig llc_can_migrate(const struct llc_rules *r, double src_util, double src_cap,
+enum llc_mig llcrules_can_migrate(const struct llc_rules *r, double src_util, double src_cap,
                              double dst_util, double dst_cap, double tutil, bool to_pref);
 
 /* invalid_llc_nr(): true when a group of nthreads threads with nr_avg
  * threads running on average must not get a preferred LLC of llc_weight
  * PUs (too many threads for the LLC, or a single thread). */
-bool llc_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight);
+bool llcrules_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight);
 
 /* The size guard with hysteresis, for a group that is `guarded` now or
- * not. Not guarded: llc_invalid_nr(). Guarded (llcd's flavour): it stays
+ * not. Not guarded: llcrules_invalid_nr(). Guarded (llcd's flavour): it stays
  * guarded until nr_avg x smt is at most LLC_GUARD_LEAVE_PCT % of the
  * limit, so that a group at the limit does not flap in and out (issue 14
- * item 6). kernel = true: llc_invalid_nr() (the kernel has no hysteresis).
+ * item 6). kernel = true: llcrules_invalid_nr() (the kernel has no hysteresis).
  * In llcd's flavour nr_avg is compared to a tenth of a thread. */
 #define LLC_GUARD_LEAVE_PCT 90
-bool llc_size_guard(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight, bool guarded);
+bool llcrules_size_guard(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight, bool guarded);
 
 /* Decay factor for one sampling period: 1/2 per epoch. */
-double llc_decay(double period_ms, double epoch_ms);
+double llcrules_decay(double period_ms, double epoch_ms);
 
 /* EWMA divisor for nr_running_avg: clamp(llc_weight / 4, 2, 8). */
-int llc_nr_avg_div(int llc_weight);
+int llcrules_nr_avg_div(int llc_weight);
 
 /* The kernel's nr_running_avg update (update_avg_scale() in fair.c), in its
- * integer arithmetic: avg += (sample - avg) / llc_nr_avg_div(llc_weight),
+ * integer arithmetic: avg += (sample - avg) / llcrules_nr_avg_div(llc_weight),
  * the division truncating toward zero (div64_s64). The average therefore
  * stops up to divisor - 1 short of a steady sample, from below and from
  * above: a steady 8 on a 16-PU LLC (divisor 4) settles at 5. llcd's own
  * flavour (steer.c) keeps a real-valued average instead. */
-long llc_nr_avg_kernel(long avg, long sample, int llc_weight);
+long llcrules_nr_avg_kernel(long avg, long sample, int llc_weight);
 
 /* The 2x hysteresis: switch from the current preferred LLC (occupancy
  * cur_occ, 0 when there is none) to the best one (best_occ)? */
-bool llc_should_switch(double best_occ, double cur_occ);
+bool llcrules_should_switch(double best_occ, double cur_occ);
 
 #endif

@@ -158,7 +158,7 @@ observed_reach(const struct policy_state *s, const struct policy_domain_in *di, 
 {
 	const struct cpuset *p = &di->vcpus[v].pinned;
 
-	return set_empty(s, p) ? &s->topo->all : p;
+	return policy_set_empty(s, p) ? &s->topo->all : p;
 }
 
 /* No isolated domain placed (or nothing to pin): nothing can conflict, the
@@ -328,10 +328,10 @@ order_reach(struct order *o, const struct policy_plan *plan)
 			int f = o->base[i] + v;
 			const struct cpuset *p = &di->vcpus[v].pinned;
 			/* not observed and not pinned now: what the engine sent */
-			if (o->target[f] == NULL && d != NULL && set_empty(o->s, p) && !set_empty(o->s, &d->want[v]))
+			if (o->target[f] == NULL && d != NULL && policy_set_empty(o->s, p) && !policy_set_empty(o->s, &d->want[v]))
 				o->reach[f] = &d->want[v];
 			else
-				o->reach[f] = set_empty(o->s, p) ? &o->t->all : p;
+				o->reach[f] = policy_set_empty(o->s, p) ? &o->t->all : p;
 			if (o->target[f] == NULL)
 				o->target[f] = o->reach[f];
 			/* one pass over the words (this runs for every vCPU):
@@ -396,7 +396,7 @@ narrowing(const struct order *o, int i, int f, const struct cpuset *T, struct cp
 	const struct cpuset *R = o->reach[f];
 	struct cpuset rc, tc, x, safe;
 
-	if (set_sub(o->s, T, R))
+	if (policy_set_sub(o->s, T, R))
 		return false;                   /* only narrows */
 	whole(o->s, R, &rc);
 	whole(o->s, T, &tc);
@@ -409,11 +409,11 @@ narrowing(const struct order *o, int i, int f, const struct cpuset *T, struct cp
 	safe_for(o, i, false, &safe);
 	cpuset_or(&x, &rc, &safe);
 	cpuset_and(n, T, &x);                   /* where it goes, inside what is safe */
-	if (set_empty(o->s, n))
+	if (policy_set_empty(o->s, n))
 		cpuset_and(n, R, &safe);        /* where it is, inside what is safe */
-	if (set_empty(o->s, n))
+	if (policy_set_empty(o->s, n))
 		cpuset_and(n, &o->s->pool, &safe);
-	return !set_empty(o->s, n) && !set_eq(o->s, n, R);
+	return !policy_set_empty(o->s, n) && !policy_set_eq(o->s, n, R);
 }
 
 static int
@@ -437,7 +437,7 @@ order_items(struct order *o, const struct policy_plan *plan)
 			na->cpus = nar;
 			x->from = o->reach[f];
 			cpuset_str(&nar, buf, sizeof(buf));
-			reason_printf(na->reason, sizeof(na->reason), "narrowed to [%s] first: cores an isolated domain "
+			policy_reason_printf(na->reason, sizeof(na->reason), "narrowed to [%s] first: cores an isolated domain "
 			    "takes are left before cores it leaves are taken (%s)", buf, a->reason);
 			o->it0[f] = o->n - 1;
 			o->s->stats.pins++;
@@ -494,7 +494,7 @@ hold(struct order *o, int k, const char *fmt, ...)
 	o->why_item = k;
 	snprintf(o->why, sizeof(o->why), "%s", why);
 	snprintf(old, sizeof(old), "%s", a->reason);
-	reason_printf(a->reason, sizeof(a->reason), "not applied: %s, so isolation=core would not hold there; "
+	policy_reason_printf(a->reason, sizeof(a->reason), "not applied: %s, so isolation=core would not hold there; "
 	    "planned again next period (%s)", why, old);
 }
 
@@ -561,8 +561,8 @@ order_deps(struct order *o, int k)
 	if (a->type == POLICY_ACT_PIN_VCPU && x->narrow < 0 && x->flat >= 0) {
 		int m = o->memo;
 		o->memo = k;
-		if (m >= 0 && o->it[m].dom == i && set_eq(o->s, &o->acts[m].cpus, &a->cpus) &&
-		    set_eq(o->s, o->it[m].from, x->from)) {
+		if (m >= 0 && o->it[m].dom == i && policy_set_eq(o->s, &o->acts[m].cpus, &a->cpus) &&
+		    policy_set_eq(o->s, o->it[m].from, x->from)) {
 			x->dep0 = o->it[m].dep0;
 			x->ndeps = o->it[m].ndeps;
 			if (o->it[m].held && o->why_item == m) {
@@ -597,7 +597,7 @@ order_deps(struct order *o, int k)
 			need(o, k, &tc, WHO_ISOLATED);
 		}
 	} else if (a->type == POLICY_ACT_PIN_VCPU && x->flat >= 0) {
-		if (!set_sub(o->s, &a->cpus, x->from)) {
+		if (!policy_set_sub(o->s, &a->cpus, x->from)) {
 			whole(o->s, x->from, &rc);
 			cpuset_andnot(&K, &tc, &rc);
 			cpuset_and(&K, &K, &o->iso_touch);
@@ -667,7 +667,7 @@ order_positions(struct order *o, int *by_pos)
 		for (int k = 0; k < o->n && !progress; k++) {
 			struct item *x = &o->it[k];
 			if (x->stage != POLICY_STAGE_ISOLATE || x->pos >= 0 || x->flat < 0 ||
-			    !set_sub(o->s, &o->acts[k].cpus, x->from))
+			    !policy_set_sub(o->s, &o->acts[k].cpus, x->from))
 				continue;
 			/* its placed prerequisites only, in a list of its own
 			 * (lists are shared) */

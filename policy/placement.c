@@ -30,7 +30,7 @@ llc_free_cores(const struct policy_state *s, const struct policy_host *h, const 
 
 	for (int i = 0; i < ln->nchildren; i++) {
 		const struct topo_node *core = ln->children[i];
-		if (core->type != TOPO_CORE || s->core_owner[core->index] >= 0 || !dom_in_bound(d, &core->cpus))
+		if (core->type != TOPO_CORE || s->core_owner[core->index] >= 0 || !policy_dom_in_bound(d, &core->cpus))
 			continue;
 		if (cpuset_intersects(&core->cpus, &h->reserved) ||
 		    (!cpuset_empty(&h->shared_pool) && cpuset_intersects(&core->cpus, &h->shared_pool)))
@@ -70,7 +70,7 @@ llc_free_slots(const struct policy_state *s, const struct policy_host *h, int ll
 	if (d->isolated)
 		return llc_free_cores(s, h, d, llc, cores_buf) * slots_per_core(s, h);
 	struct cpuset x;
-	cpuset_and(&x, llc_cpus(s, llc), pool);
+	cpuset_and(&x, policy_llc_cpus(s, llc), pool);
 	int cap = (int)floor(cpuset_count(&x) * h->overcommit + 1e-9) - s->llc_load[llc];
 	return cap > 0 ? cap : 0;
 }
@@ -214,7 +214,7 @@ set_home(struct policy_state *s, struct dom *d, int v, const struct cpuset *pool
 	if (d->annot.mode == POLICY_MODE_STATIC)
 		cpuset_set(&pin, d->slot[v]);
 	else if (d->annot.topology == POLICY_TOPO_MATCH)
-		cpuset_and(&pin, llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), allowed);
+		cpuset_and(&pin, policy_llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), allowed);
 	else
 		pin = *allowed;
 	d->home[v] = pin;
@@ -289,7 +289,7 @@ choose_home_llcs(const struct policy_state *s, const struct policy_host *h, cons
 	if (d->isolated) {
 		/* the budget is the whole shared pool's, not the bound's share */
 		struct cpuset all;
-		shared_pool(s, h, &all);
+		policy_shared_pool(s, h, &all);
 		b->iso_budget = iso_budget_cores(s, h, d, &all, &b->pool_need_pus);
 	} else {
 		b->iso_budget = -1;
@@ -338,7 +338,7 @@ refuse_domain(struct policy_state *s, const struct policy_host *h, struct dom *d
 	d->state = DOM_REFUSED;
 	d->refused_gen = s->res_gen;
 	s->stats.refusals++;
-	plan_add(s, plan, POLICY_ACT_REFUSE, d, -1, NULL, "%s", d->refuse_reason);
+	policy_plan_add(s, plan, POLICY_ACT_REFUSE, d, -1, NULL, "%s", d->refuse_reason);
 }
 
 /* The PUs of a chosen LLC that the domain's next vCPUs fill, in order, into
@@ -450,7 +450,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		s->stats.nomem++;
 		goto out;
 	}
-	dom_pool(s, h, d, &pool);
+	policy_dom_pool(s, h, d, &pool);
 	choose_home_llcs(s, h, d, &pool, &b);
 	if (b.k == 0) {
 		refuse_domain(s, h, d, &b, plan);
@@ -462,7 +462,7 @@ place_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 		    "internal: placed only %d of %d vCPUs", v, n);
 		d->state = DOM_REFUSED;
-		plan_add(s, plan, POLICY_ACT_REFUSE, d, -1, NULL, "%s", d->refuse_reason);
+		policy_plan_add(s, plan, POLICY_ACT_REFUSE, d, -1, NULL, "%s", d->refuse_reason);
 		goto out;
 	}
 	if (d->isolated)
@@ -512,16 +512,16 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 	for (int v = 0; v < old; v++) {
 		const struct cpuset *p = &in->vcpus[v].pinned;
 		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved) ||
-		    !dom_in_bound(d, p))
+		    !policy_dom_in_bound(d, p))
 			return false;
 		if (d->annot.mode == POLICY_MODE_STATIC && cpuset_count(p) != 1)
 			return false;
-		if (d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH && pin_llc(s, p) < 0)
+		if (d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH && policy_pin_llc(s, p) < 0)
 			return false;
 		cpuset_or(&u, &u, p);
 	}
 	if (old < d->nvcpus && d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH &&
-	    pin_llc(s, &u) < 0)
+	    policy_pin_llc(s, &u) < 0)
 		return false;
 	cpuset_zero(&whole);
 	CPUSET_FOREACH(cpu, &u)
@@ -536,14 +536,14 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		/* exactly the cores it needs (libvirt's default pin, every CPU,
 		 * is not an allocation), within the shared pool's budget */
 		int ncores = cpuset_count(&whole) / t->smt, spc = slots_per_core(s, h);
-		if (d->nvcpus > ncores * spc || ncores > (d->nvcpus + spc - 1) / spc || !dom_in_bound(d, &whole))
+		if (d->nvcpus > ncores * spc || ncores > (d->nvcpus + spc - 1) / spc || !policy_dom_in_bound(d, &whole))
 			return false;
-		shared_pool(s, h, &pool);
+		policy_shared_pool(s, h, &pool);
 		int budget = iso_budget_cores(s, h, d, &pool, NULL);
 		if (budget >= 0 && ncores > budget)
 			return false;
 	} else {
-		dom_pool(s, h, d, &pool);
+		policy_dom_pool(s, h, d, &pool);
 		if (!cpuset_subset(&u, &pool))
 			return false;
 	}
@@ -610,7 +610,7 @@ place_and_group(struct policy_state *s, const struct policy_host *h, struct dom 
 	place_domain(s, h, d, plan);
 	if (d->state == DOM_PLACED)
 		groups_init(s, d);
-	rebuild_ownership(s);
+	step_rebuild_ownership(s);
 }
 
 /* Refused domains get another chance when resources were freed; new
@@ -622,7 +622,7 @@ adopt_stage(struct policy_state *s, const struct policy_input *in)
 		struct dom *d = s->doms[i];
 		if (d->state == DOM_REFUSED && d->refused_gen != s->res_gen)
 			d->state = DOM_NEW;
-		if (d->state == DOM_NEW && !d->no_adopt && dom_managed_mode(d) &&
+		if (d->state == DOM_NEW && !d->no_adopt && policy_dom_managed_mode(d) &&
 		    adopt_domain(s, &in->host, d, &in->domains[d->in_idx]))
 			groups_init(s, d);
 	}
@@ -635,13 +635,13 @@ replace_off_isolated(struct policy_state *s, const struct policy_host *h, struct
 {
 	struct cpuset pool;
 
-	shared_pool(s, h, &pool);
+	policy_shared_pool(s, h, &pool);
 	for (int i = 0; i < s->ndoms; i++) {
 		struct dom *d = s->doms[i];
 		if (d->state != DOM_PLACED || d->isolated || cpuset_subset(&d->allot, &pool))
 			continue;
-		dom_unplace(s, d);
-		rebuild_ownership(s);
+		policy_dom_unplace(s, d);
+		step_rebuild_ownership(s);
 		place_and_group(s, h, d, plan);
 	}
 }
@@ -657,7 +657,7 @@ placement_stage(struct policy_state *s, const struct policy_input *in, struct po
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < s->ndoms; i++) {
 			struct dom *d = s->doms[i];
-			if (d->state != DOM_NEW || !dom_managed_mode(d) || d->isolated != (pass == 0))
+			if (d->state != DOM_NEW || !policy_dom_managed_mode(d) || d->isolated != (pass == 0))
 				continue;
 			if (pass == 0)
 				make_room(s, &in->host, d, plan);
@@ -678,7 +678,7 @@ core_usable(const struct policy_state *s, const struct policy_host *h, int own, 
 
 	if (s->core_owner[c] == own)
 		return true;
-	if (s->core_owner[c] >= 0 || cpuset_intersects(pus, &h->reserved) || !dom_in_bound(s->doms[own], pus))
+	if (s->core_owner[c] >= 0 || cpuset_intersects(pus, &h->reserved) || !policy_dom_in_bound(s->doms[own], pus))
 		return false;
 	return cpuset_empty(&h->shared_pool) || !cpuset_intersects(pus, &h->shared_pool);
 }
@@ -712,7 +712,7 @@ llc_busy(const struct policy_state *s, int l)
 	double b = 0;
 	int cpu;
 
-	CPUSET_FOREACH(cpu, llc_cpus(s, l))
+	CPUSET_FOREACH(cpu, policy_llc_cpus(s, l))
 		b += s->cpu_busy[cpu];
 	return b;
 }
@@ -822,7 +822,7 @@ home_plan(const struct policy_state *s, const struct policy_host *h, const struc
 		}
 	for (int l = 0; l < nllc; l++) {
 		struct cpuset x;
-		cpuset_and(&x, out, llc_cpus(s, l));
+		cpuset_and(&x, out, policy_llc_cpus(s, l));
 		llcs += !cpuset_empty(&x);
 	}
 	if (cpuset_count(out) != cpuset_count(&d->allot))
@@ -836,7 +836,7 @@ placement_llcs(const struct policy_state *s, const struct cpuset *allot)
 	int n = 0;
 
 	for (int l = 0; l < s->nllc; l++)
-		n += cpuset_intersects(allot, llc_cpus(s, l));
+		n += cpuset_intersects(allot, policy_llc_cpus(s, l));
 	return n;
 }
 
@@ -866,7 +866,7 @@ hint_busy(struct policy_state *s, struct dom *d)
 	const struct policy_vcpu_sample *sm = in->domains[d->in_idx].vcpus;
 	for (int l = 0; l < s->nllc; l++) {
 		struct cpuset x;
-		cpuset_and(&x, &d->allot, llc_cpus(s, l));
+		cpuset_and(&x, &d->allot, policy_llc_cpus(s, l));
 		cap[l] = cpuset_count(&x) / t->smt;
 	}
 	/* the busy vCPUs' LLCs */
@@ -956,15 +956,15 @@ place_on(struct policy_state *s, const struct policy_host *h, struct dom *d, con
 	d->allot = *pus;
 	for (int v = 0; v < d->nvcpus; v++)
 		d->slot[v] = list[v % n];
-	dom_pool(s, h, d, &pool);
+	policy_dom_pool(s, h, d, &pool);
 	for (int v = 0; v < d->nvcpus; v++)
 		set_home(s, d, v, &pool);
 	for (int g = 0; g < d->ngroups; g++)
-		grp_release(d, &d->groups[g]);
+		groups_release(d, &d->groups[g]);
 	hint_busy(s, d);
 	for (int v = 0; v < d->nvcpus; v++)
 		d->want[v] = d->home[v];
-	rebuild_ownership(s);
+	step_rebuild_ownership(s);
 }
 
 bool
@@ -974,7 +974,7 @@ placement_respread(struct policy_state *s, struct dom *d)
 	if (d->hint_periods == 0)
 		return false;
 	for (int g = 0; g < d->ngroups; g++)
-		grp_release(d, &d->groups[g]);
+		groups_release(d, &d->groups[g]);
 	for (int v = 0; v < d->nvcpus; v++)
 		d->want[v] = d->home[v];
 	return true;
@@ -1050,7 +1050,7 @@ llc_room(const struct policy_state *s, const struct policy_host *h, const struct
 	for (int i = 0; i < ln->nchildren; i++) {
 		const struct topo_node *core = ln->children[i];
 		int o, j;
-		if (core->type != TOPO_CORE || !dom_in_bound(d, &core->cpus) ||
+		if (core->type != TOPO_CORE || !policy_dom_in_bound(d, &core->cpus) ||
 		    cpuset_intersects(&core->cpus, &h->reserved) ||
 		    (!cpuset_empty(&h->shared_pool) && cpuset_intersects(&core->cpus, &h->shared_pool)))
 			continue;
@@ -1104,7 +1104,7 @@ make_room(struct policy_state *s, const struct policy_host *h, struct dom *d, st
 	for (int i = 0; i < s->ndoms; i++) {
 		struct dom *w = s->doms[i];
 		struct cpuset out;
-		if (w->state != DOM_PLACED || !w->isolated || !cpuset_intersects(&w->allot, llc_cpus(s, best)))
+		if (w->state != DOM_PLACED || !w->isolated || !cpuset_intersects(&w->allot, policy_llc_cpus(s, best)))
 			continue;
 		int want = placement_llcs(s, &w->allot);
 		if (nmoved == ROOM_HOMES || home_plan(s, h, w, want, best, &out) == 0) {
@@ -1120,13 +1120,13 @@ make_room(struct policy_state *s, const struct policy_host *h, struct dom *d, st
 	for (int i = 0; i < nmoved; i++) {
 		struct dom *w = s->doms[moved[i]];
 		char from[64], to[64], why[POLICY_REASON + 128];
-		pin_llcs(s, &before[i], from, sizeof(from));
-		pin_llcs(s, &w->allot, to, sizeof(to));
+		policy_pin_llcs(s, &before[i], from, sizeof(from));
+		policy_pin_llcs(s, &w->allot, to, sizeof(to));
 		snprintf(why, sizeof(why), "home rearranged from %s to %s: LLC %d left whole for isolated domain "
 		    "'%s', which needs %d whole cores of one LLC", from, to, best, d->name, need);
 		w->moves += (uint64_t)w->nvcpus;
 		home_rearranged(s, w, why);
-		plan_add(s, plan, POLICY_ACT_BACKOFF, w, -1, &w->allot, "%s", why);
+		policy_plan_add(s, plan, POLICY_ACT_BACKOFF, w, -1, &w->allot, "%s", why);
 	}
 	return true;
 }

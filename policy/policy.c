@@ -54,7 +54,7 @@ policy_plan_deps(const struct policy_plan *p, int i, int *n)
 }
 
 struct policy_action *
-plan_add(struct policy_state *s, struct policy_plan *p, enum policy_action_type type,
+policy_plan_add(struct policy_state *s, struct policy_plan *p, enum policy_action_type type,
          const struct dom *d, int vcpu, const struct cpuset *cpus, const char *fmt, ...)
 {
 	struct policy_action *a;
@@ -86,7 +86,7 @@ plan_add(struct policy_state *s, struct policy_plan *p, enum policy_action_type 
 }
 
 void
-reason_printf(char *buf, size_t len, const char *fmt, ...)
+policy_reason_printf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -125,12 +125,12 @@ policy_host_defaults(struct policy_host *h, const struct topo *t)
 /* --- state -------------------------------------------------------------- */
 
 void
-dom_free(struct dom *d)
+policy_dom_free(struct dom *d)
 {
 	if (d == NULL)
 		return;
 	for (int i = 0; i < d->ngroups; i++)
-		grp_clear(&d->groups[i]);
+		groups_clear(&d->groups[i]);
 	free(d->groups);
 	free(d->slot);
 	free(d->home);
@@ -147,7 +147,7 @@ static void
 state_reset(struct policy_state *s)
 {
 	for (int i = 0; i < s->ndoms; i++)
-		dom_free(s->doms[i]);
+		policy_dom_free(s->doms[i]);
 	free(s->doms);
 	free(s->cpu_rt);
 	free(s->cpu_busy);
@@ -187,7 +187,7 @@ policy_state_free(struct policy_state *s)
 }
 
 int
-state_bind_topo(struct policy_state *s, const struct topo *t)
+policy_state_bind_topo(struct policy_state *s, const struct topo *t)
 {
 	if (s->topo == t)
 		return 0;
@@ -215,7 +215,7 @@ state_bind_topo(struct policy_state *s, const struct topo *t)
 }
 
 struct dom *
-dom_new(const struct policy_domain_in *in)
+policy_dom_new(const struct policy_domain_in *in)
 {
 	struct dom *d = calloc(1, sizeof(*d));
 	size_t n = (size_t)in->nvcpus;
@@ -232,7 +232,7 @@ dom_new(const struct policy_domain_in *in)
 	d->origin = malloc(n * sizeof(int));
 	d->pin_step = calloc(n, sizeof(uint64_t));
 	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step) {
-		dom_free(d);
+		policy_dom_free(d);
 		return NULL;
 	}
 	for (size_t v = 0; v < n; v++)
@@ -241,7 +241,7 @@ dom_new(const struct policy_domain_in *in)
 }
 
 int
-dom_find(const struct policy_state *s, uint64_t key)
+policy_dom_find(const struct policy_state *s, uint64_t key)
 {
 	int lo = 0, hi = s->ndoms - 1;
 
@@ -258,7 +258,7 @@ dom_find(const struct policy_state *s, uint64_t key)
 }
 
 int
-dom_insert(struct policy_state *s, struct dom *d)
+policy_dom_insert(struct policy_state *s, struct dom *d)
 {
 	struct dom **v = realloc(s->doms, sizeof(*v) * (size_t)(s->ndoms + 1));
 	int i;
@@ -274,44 +274,17 @@ dom_insert(struct policy_state *s, struct dom *d)
 }
 
 bool
-dom_managed_mode(const struct dom *d)
+policy_dom_managed_mode(const struct dom *d)
 {
 	return d->annotated && d->annot.mode != POLICY_MODE_NONE;
 }
 
-/* The annotation fields whose change means placing the domain afresh. */
-bool
-annot_shape_changed(const struct policy_annotation *a, const struct policy_annotation *b)
-{
-	if (a->mode != b->mode || a->isolation != b->isolation || a->ngroups != b->ngroups)
-		return true;
-	for (int i = 0; i < a->ngroups; i++)
-		if (strcmp(a->groups[i].name, b->groups[i].name) != 0 ||
-		    !cpuset_equal(&a->groups[i].vcpus, &b->groups[i].vcpus))
-			return true;
-	return false;
-}
-
-/* Copy only the groups in use (the struct has room for 64). */
-void
-annot_copy(struct policy_annotation *dst, const struct policy_annotation *src)
-{
-	dst->mode = src->mode;
-	dst->isolation = src->isolation;
-	dst->topology = src->topology;
-	dst->infer = src->infer;
-	dst->tune = src->tune;
-	dst->ngroups = src->ngroups;
-	for (int i = 0; i < src->ngroups && i < POLICY_MAX_GROUPS; i++)
-		dst->groups[i] = src->groups[i];
-}
-
 /* Forget placement and groups; the domain will be placed again. */
 void
-dom_unplace(struct policy_state *s, struct dom *d)
+policy_dom_unplace(struct policy_state *s, struct dom *d)
 {
 	for (int i = 0; i < d->ngroups; i++)
-		grp_clear(&d->groups[i]);
+		groups_clear(&d->groups[i]);
 	free(d->groups);
 	d->groups = NULL;
 	d->ngroups = 0;
@@ -325,7 +298,7 @@ dom_unplace(struct policy_state *s, struct dom *d)
 /* --- helpers shared by the stages ------------------------------------------------------------ */
 
 struct llc_rules
-rules_of(const struct policy_state *s, const struct dom *d)
+policy_rules_of(const struct policy_state *s, const struct dom *d)
 {
 	struct llc_rules r = {
 		.aggr_tolerance = d->annot.tune.aggr_tolerance,
@@ -338,7 +311,7 @@ rules_of(const struct policy_state *s, const struct dom *d)
 }
 
 const struct cpuset *
-llc_cpus(const struct policy_state *s, int llc)
+policy_llc_cpus(const struct policy_state *s, int llc)
 {
 	return &topo_get(s->topo, TOPO_LLC, llc)->cpus;
 }
@@ -346,7 +319,7 @@ llc_cpus(const struct policy_state *s, int llc)
 /* Set comparisons over the words that can hold host PUs only: every set
  * the engine builds lies within the host, so the rest is zero. */
 bool
-set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
+policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
 {
 	uint64_t diff = 0;
 
@@ -356,7 +329,7 @@ set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset
 }
 
 bool
-set_empty(const struct policy_state *s, const struct cpuset *a)
+policy_set_empty(const struct policy_state *s, const struct cpuset *a)
 {
 	for (int i = 0; i < s->nwords; i++)
 		if (a->w[i])
@@ -365,7 +338,7 @@ set_empty(const struct policy_state *s, const struct cpuset *a)
 }
 
 bool
-set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super)
+policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super)
 {
 	for (int i = 0; i < s->nwords; i++)
 		if (sub->w[i] & ~super->w[i])
@@ -375,24 +348,24 @@ set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpu
 
 /* The single LLC a pin lies in, or -1 when it spans several or none. */
 int
-pin_llc(const struct policy_state *s, const struct cpuset *pin)
+policy_pin_llc(const struct policy_state *s, const struct cpuset *pin)
 {
 	int first = cpuset_first(pin), llc;
 
 	if (first < 0)
 		return -1;
 	llc = topo_llc_of(s->topo, first);
-	if (llc < 0 || !set_sub(s, pin, &topo_get(s->topo, TOPO_LLC, llc)->cpus))
+	if (llc < 0 || !policy_set_sub(s, pin, &topo_get(s->topo, TOPO_LLC, llc)->cpus))
 		return -1;
 	return llc;
 }
 
 void
-pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len)
+policy_pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len)
 {
 	struct cpuset llcs;
 	char list[48];
-	int cpu, l = pin_llc(s, pin);
+	int cpu, l = policy_pin_llc(s, pin);
 
 	if (l >= 0) {
 		snprintf(buf, len, "LLC %d", l);
@@ -408,7 +381,7 @@ pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size
 
 /* The PUs that non-isolated domains may use now. */
 void
-shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out)
+policy_shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out)
 {
 	const struct topo *t = s->topo;
 
@@ -425,7 +398,7 @@ shared_pool(const struct policy_state *s, const struct policy_host *h, struct cp
 /* Where a managed domain's vCPUs may go: isolated ones stay on their cores,
  * shared ones anywhere in the shared pool (inside the domain's bound). */
 void
-dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out)
+policy_dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out)
 {
 	*out = d->isolated ? d->allot : s->pool;
 	if (!d->isolated && !cpuset_empty(&d->bound))
@@ -433,15 +406,15 @@ dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *ou
 }
 
 void
-dom_pool(const struct policy_state *s, const struct policy_host *h, const struct dom *d, struct cpuset *out)
+policy_dom_pool(const struct policy_state *s, const struct policy_host *h, const struct dom *d, struct cpuset *out)
 {
-	shared_pool(s, h, out);
+	policy_shared_pool(s, h, out);
 	if (!cpuset_empty(&d->bound))
 		cpuset_and(out, out, &d->bound);
 }
 
 bool
-dom_in_bound(const struct dom *d, const struct cpuset *pus)
+policy_dom_in_bound(const struct dom *d, const struct cpuset *pus)
 {
 	return cpuset_empty(&d->bound) || cpuset_subset(pus, &d->bound);
 }
@@ -449,7 +422,7 @@ dom_in_bound(const struct dom *d, const struct cpuset *pus)
 void
 policy_action_not_applied(struct policy_state *s, const struct policy_action *act)
 {
-	int idx = dom_find(s, act->key);
+	int idx = policy_dom_find(s, act->key);
 
 	if (idx < 0)
 		return;
@@ -497,7 +470,7 @@ trial_info(const struct trial *t, bool home, uint64_t now_ns, struct policy_tria
 bool
 policy_domain_isolated(const struct policy_state *s, uint64_t key)
 {
-	int idx = dom_find(s, key);
+	int idx = policy_dom_find(s, key);
 
 	return idx >= 0 && s->doms[idx]->state == DOM_PLACED && s->doms[idx]->isolated;
 }
@@ -505,7 +478,7 @@ policy_domain_isolated(const struct policy_state *s, uint64_t key)
 int
 policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_domain_info *info)
 {
-	int idx = dom_find(s, key);
+	int idx = policy_dom_find(s, key);
 	const struct dom *d;
 
 	if (idx < 0)
@@ -551,7 +524,7 @@ int
 policy_domain_wakeups(const struct policy_state *s, uint64_t key, struct policy_wakeups_info *info,
                       struct wakeups_pair_info *pairs, int max)
 {
-	int idx = dom_find(s, key);
+	int idx = policy_dom_find(s, key);
 	const struct dom *d;
 
 	if (idx < 0 || s->doms[idx]->wk == NULL)
@@ -570,7 +543,7 @@ int
 policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
                     struct cpuset *home, int n)
 {
-	int idx = dom_find(s, key);
+	int idx = policy_dom_find(s, key);
 	const struct dom *d;
 
 	if (idx < 0 || s->doms[idx]->state != DOM_PLACED)

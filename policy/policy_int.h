@@ -358,45 +358,43 @@ struct policy_state {
 /* policy.c: plan, state, helpers ------------------------------------------ */
 
 /* Append an action; NULL (and stats.nomem counted) when out of memory. */
-struct policy_action *plan_add(struct policy_state *s, struct policy_plan *p,
+struct policy_action *policy_plan_add(struct policy_state *s, struct policy_plan *p,
                                enum policy_action_type type, const struct dom *d, int vcpu,
                                const struct cpuset *cpus, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
 /* A reason string (an action's, a group's `why`), cut at its buffer's
  * size: reasons are cut, never an error. */
-void reason_printf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void policy_reason_printf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-int state_bind_topo(struct policy_state *s, const struct topo *t);
-struct dom *dom_new(const struct policy_domain_in *in);
-void dom_free(struct dom *d);
-int dom_find(const struct policy_state *s, uint64_t key);
-int dom_insert(struct policy_state *s, struct dom *d);
-bool dom_managed_mode(const struct dom *d);
-void dom_unplace(struct policy_state *s, struct dom *d);
-bool annot_shape_changed(const struct policy_annotation *a, const struct policy_annotation *b);
-void annot_copy(struct policy_annotation *dst, const struct policy_annotation *src);
+int policy_state_bind_topo(struct policy_state *s, const struct topo *t);
+struct dom *policy_dom_new(const struct policy_domain_in *in);
+void policy_dom_free(struct dom *d);
+int policy_dom_find(const struct policy_state *s, uint64_t key);
+int policy_dom_insert(struct policy_state *s, struct dom *d);
+bool policy_dom_managed_mode(const struct dom *d);
+void policy_dom_unplace(struct policy_state *s, struct dom *d);
 
-struct llc_rules rules_of(const struct policy_state *s, const struct dom *d);
-const struct cpuset *llc_cpus(const struct policy_state *s, int llc);
-bool set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b);
-bool set_empty(const struct policy_state *s, const struct cpuset *a);
-bool set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
-int pin_llc(const struct policy_state *s, const struct cpuset *pin);
+struct llc_rules policy_rules_of(const struct policy_state *s, const struct dom *d);
+const struct cpuset *policy_llc_cpus(const struct policy_state *s, int llc);
+bool policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b);
+bool policy_set_empty(const struct policy_state *s, const struct cpuset *a);
+bool policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
+int policy_pin_llc(const struct policy_state *s, const struct cpuset *pin);
 /* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */
-void pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len);
-void shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out);
-void dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out);
+void policy_pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len);
+void policy_shared_pool(const struct policy_state *s, const struct policy_host *h, struct cpuset *out);
+void policy_dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out);
 /* The shared pool as far as d may use it (inside its bound). */
-void dom_pool(const struct policy_state *s, const struct policy_host *h, const struct dom *d, struct cpuset *out);
+void policy_dom_pool(const struct policy_state *s, const struct policy_host *h, const struct dom *d, struct cpuset *out);
 /* Whether the PUs of pus are all inside d's bound (no bound: true). */
-bool dom_in_bound(const struct dom *d, const struct cpuset *pus);
+bool policy_dom_in_bound(const struct dom *d, const struct cpuset *pus);
 
 /* step.c: accounting --------------------------------------------------------- */
 
 /* Core ownership (isolated domains) and shared-pool slots from the placed
  * domains. */
-void rebuild_ownership(struct policy_state *s);
+void step_rebuild_ownership(struct policy_state *s);
 
 /* placement.c: stage 3 ------------------------------------------------------- */
 
@@ -439,20 +437,20 @@ void groups_init(struct policy_state *s, struct dom *d);
  * the groups it infers (annotation and guest groups win their vCPUs). */
 void groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                    const struct policy_domain_in *di, double epochs_per_period);
-void grp_clear(struct grp *g);
+void groups_clear(struct grp *g);
 /* Back to the placement: every vCPU of the group to its home pin, the
  * preference dropped. */
-void grp_release(struct dom *d, struct grp *g);
+void groups_release(struct dom *d, struct grp *g);
 /* Every vCPU of the group to its home pin (the preference kept). */
-void grp_send_home(struct dom *d, const struct grp *g);
+void groups_send_home(struct dom *d, const struct grp *g);
 /* Whether the benefit check can judge d's groups on this host: it is on
  * and there are instruction counters or bandwidth monitoring figures. */
-bool grp_judged(const struct policy_input *in, const struct dom *d);
+bool groups_judged(const struct policy_input *in, const struct dom *d);
 /* The no-judge rule (issue 23 item 4): a group inferred from wakeups that
  * nothing can judge is shown, not acted on, unless the operator opted in
  * (policy_host.act_unjudged). True when g is held back this period (its
  * preference dropped, its vCPUs at home, `why` says why). */
-bool grp_unjudged_hold(struct policy_state *s, const struct policy_input *in, struct dom *d,
+bool groups_unjudged_hold(struct policy_state *s, const struct policy_input *in, struct dom *d,
                        struct grp *g, struct policy_plan *plan);
 
 /* steer.c: stage 4 ----------------------------------------------------------- */
@@ -466,11 +464,11 @@ void steer_spread(struct policy_state *s, struct dom *d, const struct policy_dom
 /* Before a domain's groups are steered: the busy PUs and PUs of each LLC
  * within its allowed set (capacity is judged on those). */
 void steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns);
-int vcpu_llc(const struct policy_state *s, const struct dom *d,
+int steer_vcpu_llc(const struct policy_state *s, const struct dom *d,
              const struct policy_domain_in *in, int v);
 /* One move from the step's budget for d: false (and d->budget_denied)
  * when the budget is spent or d has its share. */
-bool budget_take(struct policy_state *s, struct dom *d);
+bool steer_budget_take(struct policy_state *s, struct dom *d);
 
 /* order.c: the last stage --------------------------------------------------- */
 

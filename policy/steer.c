@@ -15,15 +15,15 @@
 #include <string.h>
 
 int
-vcpu_llc(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *in, int v)
+steer_vcpu_llc(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *in, int v)
 {
-	int l = pin_llc(s, &d->want[v]);
+	int l = policy_pin_llc(s, &d->want[v]);
 
 	return l >= 0 ? l : topo_llc_of(s->topo, in->vcpus[v].last_cpu);
 }
 
 bool
-budget_take(struct policy_state *s, struct dom *d)
+steer_budget_take(struct policy_state *s, struct dom *d)
 {
 	if (s->moves_left <= 0 || d->step_moves >= s->budget_cap) {
 		d->budget_denied = true;
@@ -45,7 +45,7 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 
 	for (int l = 0; l < s->nllc; l++) {
 		struct cpuset x;
-		cpuset_and(&x, llc_cpus(s, l), allowed);
+		cpuset_and(&x, policy_llc_cpus(s, l), allowed);
 		s->av_cap[l] = cpuset_count(&x);
 		s->av_whole[l] = s->av_cap[l] == s->llc_cap[l];
 		s->av_util[l] = 0;
@@ -144,7 +144,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 		if (g->rt_ns[cpu] > 0)
 			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (g->tot_ns[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
-		if (!cpuset_intersects(llc_cpus(s, l), allowed) || (mnode >= 0 && t->llc_numa[l] != mnode))
+		if (!cpuset_intersects(policy_llc_cpus(s, l), allowed) || (mnode >= 0 && t->llc_numa[l] != mnode))
 			continue;
 		if (occ[l] > occ_best) {
 			occ_best = occ[l];
@@ -162,7 +162,7 @@ grp_busy_avg(struct grp *g, double cpus_in_use, int llc_weight)
 		g->busy_avg = cpus_in_use;      /* start from the first sample */
 		g->busy_avg_init = true;
 	} else {
-		g->busy_avg += (cpus_in_use - g->busy_avg) / llc_nr_avg_div(llc_weight > 0 ? llc_weight : 16);
+		g->busy_avg += (cpus_in_use - g->busy_avg) / llcrules_nr_avg_div(llc_weight > 0 ? llc_weight : 16);
 	}
 }
 
@@ -188,33 +188,33 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 	busy = g->busy_avg + others;
 	if (others > 0)
 		snprintf(with, sizeof(with), " with the domain's other groups there (%.1f of them)", g->busy_avg);
-	g->guarded = llc_size_guard(r, nthreads, busy, w, was);
+	g->guarded = llcrules_size_guard(r, nthreads, busy, w, was);
 	if (g->guarded) {
 		if (g->pref_llc >= 0) {
-			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
+			policy_plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
 			    "group '%s': preference for LLC %d dropped: %.1f busy threads%s x SMT%d exceed the %d PUs "
 			    "it may use there (aggr-tolerance %d)", g->name, g->pref_llc, busy, with, t->smt,
 			    w, r->aggr_tolerance);
-			grp_release(d, g);
+			groups_release(d, g);
 		} else {
-			grp_send_home(d, g);    /* vCPUs it took from another group */
+			groups_send_home(d, g);    /* vCPUs it took from another group */
 		}
 		/* the LLC's size, never its number: "LLC of 1 PUs" read as LLC 1 */
 		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, %s %d PU%s "
 		    "(aggr-tolerance %d)%s", nthreads, busy, with, t->smt,
 		    L >= 0 && !s->av_whole[L] ? "it may use in an LLC" : "an LLC has", w, w == 1 ? "" : "s",
 		    r->aggr_tolerance,
-		    was && !llc_invalid_nr(r, nthreads, busy, w) ? "; held until it is well below the limit" : "");
+		    was && !llcrules_invalid_nr(r, nthreads, busy, w) ? "; held until it is well below the limit" : "");
 		return true;
 	}
 	if (g->idle_epochs > d->annot.tune.affinity_timeout) {
 		if (g->pref_llc >= 0) {
-			plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
+			policy_plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
 			    "group '%s': preference for LLC %d dropped after %.0f idle epochs",
 			    g->name, g->pref_llc, g->idle_epochs);
-			grp_release(d, g);
+			groups_release(d, g);
 		} else {
-			grp_send_home(d, g);
+			groups_send_home(d, g);
 		}
 		snprintf(g->why, sizeof(g->why), "idle");
 		return true;
@@ -244,7 +244,7 @@ mem_node_least_busy(const struct policy_state *s, int mnode, const struct cpuset
 	double bu = 0;
 
 	for (int l = 0; l < s->nllc; l++) {
-		if (s->topo->llc_numa[l] != mnode || !cpuset_intersects(llc_cpus(s, l), allowed) || av_cap(s, l) <= 0)
+		if (s->topo->llc_numa[l] != mnode || !cpuset_intersects(policy_llc_cpus(s, l), allowed) || av_cap(s, l) <= 0)
 			continue;
 		double u = av_util(s, l) / av_cap(s, l);
 		if (best < 0 || u < bu) {
@@ -277,14 +277,14 @@ grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, doubl
 		numa_pick = best >= 0;
 	}
 	if (best >= 0 && best != g->pref_llc && g->active_periods >= ACTIVE_PERIODS &&
-	    (conflict || numa_pick || llc_should_switch(occ_best, occ_pref))) {
+	    (conflict || numa_pick || llcrules_should_switch(occ_best, occ_pref))) {
 		int os = mnode >= 0 ? topo_get(s->topo, TOPO_NUMA, mnode)->os_index : -1;
 		struct policy_action *a = conflict || numa_pick ?
-		    plan_add(s, plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
+		    policy_plan_add(s, plan, POLICY_ACT_PREFER, d, -1, policy_llc_cpus(s, best),
 		    "group '%s': preferred LLC %d -> %d: the domain's memory is on NUMA node %d (NUMA wins; "
 		    "occupancy %.2f there%s)", g->name, g->pref_llc, best, os, occ_best,
 		    numa_pick ? ", the node's least busy LLC" : "") :
-		    plan_add(s, plan, POLICY_ACT_PREFER, d, -1, llc_cpus(s, best),
+		    policy_plan_add(s, plan, POLICY_ACT_PREFER, d, -1, policy_llc_cpus(s, best),
 		    "group '%s': preferred LLC %d -> %d: occupancy %.2f > 2 x %.2f",
 		    g->name, g->pref_llc, best, occ_best, occ_pref);
 		if (a)
@@ -309,7 +309,7 @@ outside_busiest_first(const struct policy_state *s, const struct dom *d, const s
 	int no = 0, v;
 
 	CPUSET_FOREACH(v, &g->vcpus)
-		if (v < d->nvcpus && pin_llc(s, &d->want[v]) != P)
+		if (v < d->nvcpus && policy_pin_llc(s, &d->want[v]) != P)
 			order[no++] = v;
 	for (int i = 1; i < no; i++) {
 		int x = order[i], j = i - 1;
@@ -346,19 +346,19 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 	for (int i = 0; i < no; i++) {
 		int v = order[i];
 		/* where it runs now: its pin's LLC, or where it last ran */
-		int src = vcpu_llc(s, d, di, v);
+		int src = steer_vcpu_llc(s, d, di, v);
 		double tu = d->vutil[v];
 		if (src == P) {
 			there++;
 			continue;
 		}
 		enum llc_mig mig = src < 0 ? LLC_MIG_LLC :
-		    llc_can_migrate(r, av_util(s, src), av_cap(s, src), av_util(s, P), av_cap(s, P), tu, true);
+		    llcrules_can_migrate(r, av_util(s, src), av_cap(s, src), av_util(s, P), av_cap(s, P), tu, true);
 		if (mig == LLC_MIG_FORBID) {
 			m->forbid++;
 			continue;
 		}
-		if (mig != LLC_MIG_LLC || m->moved >= d->annot.tune.max_moves || !budget_take(s, d))
+		if (mig != LLC_MIG_LLC || m->moved >= d->annot.tune.max_moves || !steer_budget_take(s, d))
 			continue;
 		d->want[v] = *dst;
 		av_move(s, src, P, tu);
@@ -369,7 +369,7 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 	if (there == 0 || (m->moved == 0 && m->outside > there))
 		return;
 	for (int i = 0; i < no; i++)
-		if (pin_llc(s, &d->want[order[i]]) != P && vcpu_llc(s, d, di, order[i]) == P) {
+		if (policy_pin_llc(s, &d->want[order[i]]) != P && steer_vcpu_llc(s, d, di, order[i]) == P) {
 			d->want[order[i]] = *dst;
 			m->outside--;
 		}
@@ -419,7 +419,7 @@ spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc
 	double du = 0;
 
 	for (int l = 0; l < s->nllc; l++) {
-		if (l == P || !cpuset_intersects(llc_cpus(s, l), allowed))
+		if (l == P || !cpuset_intersects(policy_llc_cpus(s, l), allowed))
 			continue;
 		double u = av_util(s, l) / av_cap(s, l);
 		if (D < 0 || u < du) {
@@ -430,10 +430,10 @@ spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc
 	if (D < 0)
 		return;
 	CPUSET_FOREACH(v, &g->vcpus) {
-		if (v >= d->nvcpus || pin_llc(s, &d->want[v]) != P || pin_llc(s, &d->home[v]) == P)
+		if (v >= d->nvcpus || policy_pin_llc(s, &d->want[v]) != P || policy_pin_llc(s, &d->home[v]) == P)
 			continue;
 		double tu = d->vutil[v];
-		if (llc_can_migrate(r, av_util(s, P), av_cap(s, P), av_util(s, D), av_cap(s, D),
+		if (llcrules_can_migrate(r, av_util(s, P), av_cap(s, P), av_util(s, D), av_cap(s, D),
 		                    tu, false) == LLC_MIG_FORBID)
 			break;
 		d->want[v] = d->home[v];
@@ -461,7 +461,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 	struct cpuset dst;
 	int *order;
 
-	cpuset_and(&dst, llc_cpus(s, P), allowed);
+	cpuset_and(&dst, policy_llc_cpus(s, P), allowed);
 	order = calloc((size_t)d->nvcpus, sizeof(int));
 	if (order == NULL) {
 		s->stats.nomem++;
@@ -498,7 +498,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
             const struct cpuset *allowed, struct policy_plan *plan)
 {
 	const struct topo *t = s->topo;
-	struct llc_rules r = rules_of(s, d);
+	struct llc_rules r = policy_rules_of(s, d);
 	struct grp_sample smp;
 	double *occ;
 	int best;
@@ -518,7 +518,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	grp_busy_avg(g, smp.cpus_in_use, wbest);
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
-	if (!grp_unjudged_hold(s, in, d, g, plan) && !grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
+	if (!groups_unjudged_hold(s, in, d, g, plan) && !grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
 		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, allowed, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
@@ -541,23 +541,23 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 	}
 	for (int v = 0; v < d->nvcpus; v++)
 		if (d->vutil[v] >= BUSY_VCPU) {
-			int l = vcpu_llc(s, d, di, v);
+			int l = steer_vcpu_llc(s, d, di, v);
 			if (l >= 0)
 				nbusy[l]++;
 		}
 	for (int v = d->nvcpus - 1; v >= 0 && moved < d->annot.tune.max_moves; v--) {
-		int src = vcpu_llc(s, d, di, v), dst = -1;
+		int src = steer_vcpu_llc(s, d, di, v), dst = -1;
 		if (d->vutil[v] < BUSY_VCPU || src < 0 || nbusy[src] < 2)
 			continue;
 		for (int l = 0; l < nllc; l++) {
-			if (nbusy[l] != 0 || !cpuset_intersects(llc_cpus(s, l), allowed))
+			if (nbusy[l] != 0 || !cpuset_intersects(policy_llc_cpus(s, l), allowed))
 				continue;
 			if (dst < 0 || s->llc_util[l] / s->llc_cap[l] < s->llc_util[dst] / s->llc_cap[dst])
 				dst = l;
 		}
-		if (dst < 0 || !budget_take(s, d))
+		if (dst < 0 || !steer_budget_take(s, d))
 			break;
-		cpuset_and(&d->want[v], llc_cpus(s, dst), allowed);
+		cpuset_and(&d->want[v], policy_llc_cpus(s, dst), allowed);
 		nbusy[src]--;
 		nbusy[dst]++;
 		s->llc_util[src] -= d->vutil[v];

@@ -78,12 +78,12 @@ cmp_in_key(const void *a, const void *b, void *arg)
 static struct dom *
 reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 {
-	int idx = dom_find(s, di->key);
+	int idx = policy_dom_find(s, di->key);
 	struct dom *d = idx >= 0 ? s->doms[idx] : NULL;
 	int grown_from = 0;
 
 	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
-	          (di->annotated && annot_shape_changed(&d->annot, &di->annot)) ||
+	          (di->annotated && policy_annotation_shape_changed(&d->annot, &di->annot)) ||
 	          !cpuset_equal(&d->bound, &di->bound))) {
 		/* re-place: vCPU count, annotation shape or CPU bound changed */
 		bool was_managed = d->state == DOM_PLACED || d->confined;
@@ -96,18 +96,18 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 			for (int j = idx; j < s->ndoms - 1; j++)
 				s->doms[j] = s->doms[j + 1];
 			s->ndoms--;
-			dom_free(d);
+			policy_dom_free(d);
 			s->res_gen++;
 			d = NULL;
 		} else {
-			dom_unplace(s, d);
+			policy_dom_unplace(s, d);
 			d->released_sent = !was_managed;
 		}
 	}
 	if (d == NULL) {
-		d = dom_new(di);
-		if (d == NULL || dom_insert(s, d) < 0) {
-			dom_free(d);
+		d = policy_dom_new(di);
+		if (d == NULL || policy_dom_insert(s, d) < 0) {
+			policy_dom_free(d);
 			return NULL;
 		}
 		d->released_sent = true;
@@ -118,10 +118,10 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 	d->bound = di->bound;
 	d->annotated = di->annotated;
 	if (di->annotated)
-		annot_copy(&d->annot, &di->annot);
+		policy_annotation_copy(&d->annot, &di->annot);
 	else
 		policy_annotation_defaults(&d->annot);
-	d->isolated = dom_managed_mode(d) && d->annot.isolation == POLICY_ISO_CORE;
+	d->isolated = policy_dom_managed_mode(d) && d->annot.isolation == POLICY_ISO_CORE;
 	return d;
 }
 
@@ -143,7 +143,7 @@ reconcile(struct policy_state *s, const struct policy_input *in, const int *orde
 	for (int i = 0; i < s->ndoms; i++) {
 		if (s->doms[i]->seen)
 			continue;
-		dom_free(s->doms[i]);
+		policy_dom_free(s->doms[i]);
 		memmove(&s->doms[i], &s->doms[i + 1], sizeof(s->doms[0]) * (size_t)(s->ndoms - i - 1));
 		s->ndoms--;
 		s->res_gen++;
@@ -194,7 +194,7 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 }
 
 void
-rebuild_ownership(struct policy_state *s)
+step_rebuild_ownership(struct policy_state *s)
 {
 	const struct topo *t = s->topo;
 	int cpu;
@@ -248,7 +248,7 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 			d->want[v] = *pool;
 		if (!cpuset_empty(pool) && (!d->confined || !cpuset_equal(&d->emu_want, pool))) {
 			cpuset_str(pool, buf, sizeof(buf));
-			plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, pool,
+			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, pool,
 			    "unmanaged domain confined to the shared pool [%s] while isolated domains exist", buf);
 			d->emu_want = *pool;
 		}
@@ -263,7 +263,7 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 			cpuset_and(&all_host, &all_host, &d->bound);
 		if (cpuset_empty(&all_host))
 			all_host = d->bound;    /* the bound holds only reserved CPUs */
-		plan_add(s, cx->plan, POLICY_ACT_RELEASE, d, -1, &all_host,
+		policy_plan_add(s, cx->plan, POLICY_ACT_RELEASE, d, -1, &all_host,
 		    d->confined ? "no isolated domain left: back to the default scheduler"
 		                : "no longer managed: back to the default scheduler");
 		for (int v = 0; v < d->nvcpus; v++)
@@ -285,12 +285,12 @@ pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 	struct cpuset emu = d->allot;
 	char buf[128];
 
-	if (d->isolated && !cpuset_empty(reserved) && dom_in_bound(d, reserved))
+	if (d->isolated && !cpuset_empty(reserved) && policy_dom_in_bound(d, reserved))
 		emu = *reserved;
 	if (cpuset_empty(&emu) || (d->emu_sent && cpuset_equal(&emu, &d->emu_want)))
 		return;
 	cpuset_str(&emu, buf, sizeof(buf));
-	plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, &emu, "emulator threads on %s [%s]",
+	policy_plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, &emu, "emulator threads on %s [%s]",
 	    d->isolated && !cpuset_empty(reserved) ? "the reserved CPUs" : "the domain's PUs", buf);
 	d->emu_want = emu;
 	d->emu_sent = true;
@@ -304,7 +304,7 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 {
 	struct cpuset allowed;
 
-	dom_allowed(s, d, &allowed);
+	policy_dom_allowed(s, d, &allowed);
 	if (di->mbm_valid)
 		d->mbm_seen = true;
 	double epoch_ms = d->annot.tune.epoch_ms > 0 ? d->annot.tune.epoch_ms : cx->period_ms;
@@ -312,7 +312,7 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	if (d->annot.mode == POLICY_MODE_AGGREGATE || d->annot.mode == POLICY_MODE_SPREAD)
 		home_sample(s, cx->in, d, di);
 	if (d->annot.mode == POLICY_MODE_AGGREGATE) {
-		double kd = llc_decay(cx->period_ms, epoch_ms);
+		double kd = llcrules_decay(cx->period_ms, epoch_ms);
 		steer_view(s, &allowed, cx->in->period_ns);
 		groups_update(s, cx->in, d, di, epochs);
 		for (int g = 0; g < d->ngroups; g++)
@@ -347,22 +347,22 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		const struct cpuset *seen = &di->vcpus[v].pinned;
 		/* compare with what was observed, or, when the back-end
 		 * cannot observe pins, with what was last sent */
-		bool differs = !set_eq(s, set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
-		if (!differs || set_empty(s, &d->want[v]))
+		bool differs = !policy_set_eq(s, policy_set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
+		if (!differs || policy_set_empty(s, &d->want[v]))
 			continue;       /* never pin to nothing */
 		char where[64];
-		pin_llcs(s, &d->want[v], where, sizeof(where));
+		policy_pin_llcs(s, &d->want[v], where, sizeof(where));
 		cpuset_str(&d->want[v], buf, sizeof(buf));
 		if (d->confined)
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
+			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
 		else if (cpuset_equal(&d->want[v], &d->home[v]))
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s%s%s)",
+			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s%s%s)",
 			    where, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool",
 			    d->hc.st == HOME_TRIAL ? "; home on trial by the home check" :
 			    d->hc.widened ? "; home widened by the home check" : "",
 			    d->hint_periods > 0 ? "; busy vCPUs one per core while the home settles" : "");
 		else
-			plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
+			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
 			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
 		d->sent[v] = d->want[v];
 		/* a pin away from where it ran moves the thread: another
@@ -393,7 +393,7 @@ steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 	}
 	if (d->state == DOM_PLACED && !d->isolated && cx->pool_changed) {
 		struct cpuset bpool;
-		dom_allowed(s, d, &bpool);
+		policy_dom_allowed(s, d, &bpool);
 		clip_to_pool(d, &bpool);
 	}
 	emit_pins(s, cx, d, di);
@@ -466,9 +466,9 @@ steer_stage(struct policy_state *s, const struct policy_input *in, struct policy
 	for (int i = 0; i < s->ndoms; i++)
 		if (s->doms[i]->state == DOM_PLACED && s->doms[i]->isolated)
 			cx.any_isolated = true;
-	shared_pool(s, &in->host, &s->pool);
+	policy_shared_pool(s, &in->host, &s->pool);
 	cx.pool = s->pool;
-	cx.pool_changed = !set_eq(s, &s->pool, &s->prev_pool);
+	cx.pool_changed = !policy_set_eq(s, &s->pool, &s->prev_pool);
 	s->prev_pool = s->pool;
 	int start = budget_start(s), n0 = plan->n, nsplit = plan->n;
 	for (int i = 0; i < s->ndoms; i++) {
@@ -515,7 +515,7 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 
 	if (validate(in, err) < 0)
 		return -1;
-	if (state_bind_topo(s, in->host.topo) < 0)
+	if (policy_state_bind_topo(s, in->host.topo) < 0)
 		return llcd_err_set(err, "policy: out of memory");
 	policy_plan_clear(plan);
 	s->step++;
@@ -538,8 +538,8 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 		return -1;
 
 	/* 2. account */
-	account(s, in, llc_decay(period_ms, period_ms));   /* per-CPU totals decay per period */
-	rebuild_ownership(s);
+	account(s, in, llcrules_decay(period_ms, period_ms));   /* per-CPU totals decay per period */
+	step_rebuild_ownership(s);
 
 	/* 3. place */
 	s->in = in;

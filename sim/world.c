@@ -482,7 +482,7 @@ by_demand_desc(const void *a, const void *b, void *arg)
  * kernel's integers: per-PU runtimes in ns shifted right once per epoch,
  * occupancy in NICE_0_LOAD units, LLC utilisation and capacity in
  * SCHED_CAPACITY_SCALE units per PU, nr_running_avg an integer EWMA
- * (llc_nr_avg_kernel(), which stalls short of a steady sample). */
+ * (llcrules_nr_avg_kernel(), which stalls short of a steady sample). */
 
 #define KCAS_SCALE 1024UL       /* NICE_0_LOAD, SCHED_CAPACITY_SCALE */
 
@@ -505,12 +505,12 @@ llc_util(const struct sim_world *w, int l)
 	return u;
 }
 
-/* can_migrate_llc() of the final fair.c: llc_can_migrate(), kernel flavour,
+/* can_migrate_llc() of the final fair.c: llcrules_can_migrate(), kernel flavour,
  * on the kernel's integer utilisation and capacity (exact in a double) */
 static enum llc_mig
 kcas_can_migrate(const struct sim_world *w, int src, int dst, double tu, bool to_pref)
 {
-	return llc_can_migrate(&w->krules, (double)llc_util(w, src),
+	return llcrules_can_migrate(&w->krules, (double)llc_util(w, src),
 	    (double)((unsigned long)w->llc_npu[src] * KCAS_SCALE), (double)llc_util(w, dst),
 	    (double)((unsigned long)w->llc_npu[dst] * KCAS_SCALE), (double)kcas_util(tu), to_pref);
 }
@@ -646,18 +646,18 @@ kcas_update(struct sim_world *w)
 				if (best < 0 || occ[l] > occ[best])
 					best = l;
 			for (int s = 0; s < nep; s++) {
-				if (llc_invalid_nr(&w->krules, D->nthreads, (double)D->nr_avg, llc_size)) {
+				if (llcrules_invalid_nr(&w->krules, D->nthreads, (double)D->nr_avg, llc_size)) {
 					D->pref_llc = -1;
 					break;
 				}
 				/* the occupancy is the period's: only the first scan can switch */
 				if (s == 0 && occ[best] > 0 &&
-				    llc_should_switch((double)occ[best], D->pref_llc >= 0 ? (double)occ[D->pref_llc] : 0))
+				    llcrules_should_switch((double)occ[best], D->pref_llc >= 0 ? (double)occ[D->pref_llc] : 0))
 					D->pref_llc = best;
-				D->nr_avg = llc_nr_avg_kernel(D->nr_avg, kcas_sample(w, D), llc_size);
+				D->nr_avg = llcrules_nr_avg_kernel(D->nr_avg, kcas_sample(w, D), llc_size);
 			}
 			/* account_mm_sched() checks the guard on every runtime update */
-			if (llc_invalid_nr(&w->krules, D->nthreads, (double)D->nr_avg, llc_size))
+			if (llcrules_invalid_nr(&w->krules, D->nthreads, (double)D->nr_avg, llc_size))
 				D->pref_llc = -1;
 		}
 		if (D->pref_llc != old) {

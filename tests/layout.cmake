@@ -14,8 +14,11 @@ add_test(NAME layout_ctl_no_engine
 add_test(NAME layout_tracer_no_engine
          COMMAND ${_layout} engine llcagent_tracer "$<TARGET_PROPERTY:llcagent_tracer,LINK_LIBRARIES>"
                  $<TARGET_FILE:test_tracer> $<TARGET_FILE:llcd>)
+# every exported engine symbol carries its module's prefix
+add_test(NAME layout_engine_prefixes
+         COMMAND ${_layout} prefixes $<TARGET_FILE:llcpolicy> $<TARGET_FILE:llcpolicy_io>)
 set_tests_properties(layout_no_sim_in_llcd layout_bench_no_tests layout_ctl_no_engine
-                     layout_tracer_no_engine PROPERTIES LABELS "unit" TIMEOUT 60)
+                     layout_tracer_no_engine layout_engine_prefixes PROPERTIES LABELS "unit" TIMEOUT 60)
 # the BPF object builds without the build host's BTF (agent/live/vmlinux.h)
 add_test(NAME layout_bpf_no_host_btf
          COMMAND ${_layout} bpf ${CMAKE_SOURCE_DIR} ${LLCD_BPF_CLANG} ${LLCD_BPF_ARCH})

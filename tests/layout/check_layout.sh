@@ -19,6 +19,11 @@
 #       neither the policy engine (llcpolicy, llcpolicy_io) nor the agent,
 #       and BINARY, linked with it, has no engine symbol (policy_*, topo_*,
 #       annot_*), while llcd has them (so the check can fail)
+#   prefixes LIB.a...
+#       every symbol a library of the engine exports carries its module's
+#       prefix: the name of the file that defines it (topo_hwloc.c: topo_
+#       or topo_hwloc_), or policy_ (the engine's API and policy.c's
+#       helpers); annot_ is annotation's
 #   bpf SRC CLANG ARCH
 #       the tracer's BPF object builds without the build host's BTF: the
 #       compile runs in a mount namespace where /sys/kernel/btf is an empty
@@ -99,6 +104,26 @@ rule_engine() {
 	ok "$name links no engine ($libs); $(basename "$bin") has none of its symbols (llcd has $n)"
 }
 
+rule_prefixes() {
+	local bad= n=0 obj sym stem first
+	command -v nm >/dev/null || fail "no nm: install binutils (scripts/deps)"
+	for lib in "$@"; do
+		while read -r obj sym; do
+			n=$((n + 1))
+			stem=${obj%.c.o}
+			first=${stem%%_*}
+			[ "$first" = annotation ] && first=annot
+			case $sym in
+			"$stem"_*|"$first"_*|policy_*) ;;
+			*) bad+="$(basename "$lib") ${stem}.c: $sym"$'\n' ;;
+			esac
+		done < <(nm -g --defined-only -A "$lib" | awk '{ split($1, a, ":"); print a[2], $3 }')
+	done
+	[ "$n" -ge 50 ] || fail "found only $n exported symbols in $*"
+	[ -z "$bad" ] || fail "exported symbols without their module's prefix:"$'\n'"$bad"
+	ok "all $n symbols the engine exports carry their module's prefix"
+}
+
 rule_bpf() {
 	local src=$1 clang=$2 arch=$3 tmp out
 	command -v unshare >/dev/null || fail "no unshare: install util-linux"
@@ -127,6 +152,7 @@ case $rule in
 sim) rule_sim "$@" ;;
 bench) rule_bench "$@" ;;
 engine) rule_engine "$@" ;;
+prefixes) rule_prefixes "$@" ;;
 bpf) rule_bpf "$@" ;;
-*) fail "usage: check_layout.sh sim|bench|engine|bpf ARGS..." ;;
+*) fail "usage: check_layout.sh sim|bench|engine|prefixes|bpf ARGS..." ;;
 esac

@@ -21,46 +21,46 @@ test_rules_match_kernel_code(void **state)
 {
 	struct llc_rules k = { .aggr_tolerance = 1, .overaggr_pct = 0, .imb_pct = 20, .smt = 2, .kernel = true };
 	/* research/cache-aware-sched.md §4.2: the code, not the matrix */
-	assert_int_equal(llc_can_migrate(&k, 4, 10, 6, 10, 0, true), LLC_MIG_FORBID);   /* src 40 %, dst 60 % */
-	assert_int_equal(llc_can_migrate(&k, 3, 10, 5, 10, 0, true), LLC_MIG_FORBID);   /* src 30 %, dst 50 % */
-	assert_int_equal(llc_can_migrate(&k, 6, 10, 4, 10, 0, false), LLC_MIG_LLC);     /* out: src 60 %, dst 40 % */
-	assert_int_equal(llc_can_migrate(&k, 3, 10, 3, 10, 0, true), LLC_MIG_LLC);
-	assert_int_equal(llc_can_migrate(&k, 3, 10, 3, 10, 0, false), LLC_MIG_FORBID);
-	assert_int_equal(llc_can_migrate(&k, 6, 10, 6, 10, 0, true), LLC_MIG_UNRESTRICTED);
-	assert_int_equal(llc_overaggr_pct(&k), 50);
+	assert_int_equal(llcrules_can_migrate(&k, 4, 10, 6, 10, 0, true), LLC_MIG_FORBID);   /* src 40 %, dst 60 % */
+	assert_int_equal(llcrules_can_migrate(&k, 3, 10, 5, 10, 0, true), LLC_MIG_FORBID);   /* src 30 %, dst 50 % */
+	assert_int_equal(llcrules_can_migrate(&k, 6, 10, 4, 10, 0, false), LLC_MIG_LLC);     /* out: src 60 %, dst 40 % */
+	assert_int_equal(llcrules_can_migrate(&k, 3, 10, 3, 10, 0, true), LLC_MIG_LLC);
+	assert_int_equal(llcrules_can_migrate(&k, 3, 10, 3, 10, 0, false), LLC_MIG_FORBID);
+	assert_int_equal(llcrules_can_migrate(&k, 6, 10, 6, 10, 0, true), LLC_MIG_UNRESTRICTED);
+	assert_int_equal(llcrules_overaggr_pct(&k), 50);
 	k.smt = 1;
-	assert_int_equal(llc_overaggr_pct(&k), 75);
+	assert_int_equal(llcrules_overaggr_pct(&k), 75);
 	/* invalid_llc_nr: 8 busy threads, SMT2, 16-PU LLC: excluded by the kernel */
 	k.smt = 2;
-	assert_true(llc_invalid_nr(&k, 8, 8.0, 16));
-	assert_false(llc_invalid_nr(&k, 8, 6.0, 16));
-	assert_true(llc_invalid_nr(&k, 1, 1.0, 16));            /* single thread */
+	assert_true(llcrules_invalid_nr(&k, 8, 8.0, 16));
+	assert_false(llcrules_invalid_nr(&k, 8, 6.0, 16));
+	assert_true(llcrules_invalid_nr(&k, 1, 1.0, 16));            /* single thread */
 	k.aggr_tolerance = 100;
-	assert_false(llc_invalid_nr(&k, 8, 8.0, 16));
+	assert_false(llcrules_invalid_nr(&k, 8, 8.0, 16));
 	k.aggr_tolerance = 0;
-	assert_true(llc_invalid_nr(&k, 8, 1.0, 16));
+	assert_true(llcrules_invalid_nr(&k, 8, 1.0, 16));
 	/* llcd's adaptation accepts one busy thread per core exactly */
 	struct llc_rules a = { .aggr_tolerance = 1, .imb_pct = 20, .smt = 2, .kernel = false };
-	assert_false(llc_invalid_nr(&a, 8, 8.0, 16));
-	assert_true(llc_invalid_nr(&a, 9, 8.5, 16));
+	assert_false(llcrules_invalid_nr(&a, 8, 8.0, 16));
+	assert_true(llcrules_invalid_nr(&a, 9, 8.5, 16));
 	/* issue 14 item 6: compared as shown (to a tenth of a thread):
 	 * 1.0 busy threads do not exceed an LLC of 1 PU */
 	a.smt = 1;
-	assert_false(llc_invalid_nr(&a, 2, 1.0000001, 1));
-	assert_false(llc_invalid_nr(&a, 2, 1.04, 1));
-	assert_true(llc_invalid_nr(&a, 2, 1.1, 1));
+	assert_false(llcrules_invalid_nr(&a, 2, 1.0000001, 1));
+	assert_false(llcrules_invalid_nr(&a, 2, 1.04, 1));
+	assert_true(llcrules_invalid_nr(&a, 2, 1.1, 1));
 	a.smt = 2;
-	assert_true(llc_fits(&a, 8, 16));
-	assert_false(llc_fits(&k, 8, 16));
+	assert_true(llcrules_fits(&a, 8, 16));
+	assert_false(llcrules_fits(&k, 8, 16));
 	/* decay: 1/2 per epoch */
-	assert_true(llc_decay(100, 10) < 0.001);
-	assert_true(llc_decay(1000, 1000) == 0.5);
-	assert_true(llc_should_switch(2.1, 1.0));
-	assert_false(llc_should_switch(2.0, 1.0));
-	assert_true(llc_should_switch(0.01, 0));
-	assert_int_equal(llc_nr_avg_div(16), 4);
-	assert_int_equal(llc_nr_avg_div(4), 2);
-	assert_int_equal(llc_nr_avg_div(128), 8);
+	assert_true(llcrules_decay(100, 10) < 0.001);
+	assert_true(llcrules_decay(1000, 1000) == 0.5);
+	assert_true(llcrules_should_switch(2.1, 1.0));
+	assert_false(llcrules_should_switch(2.0, 1.0));
+	assert_true(llcrules_should_switch(0.01, 0));
+	assert_int_equal(llcrules_nr_avg_div(16), 4);
+	assert_int_equal(llcrules_nr_avg_div(4), 2);
+	assert_int_equal(llcrules_nr_avg_div(128), 8);
 }
 
 /* issue 14 item 11: the kernel's nr_running_avg is an integer EWMA that
@@ -72,21 +72,21 @@ test_rules_kernel_nr_avg_stalls(void **state)
 	long avg = 0;
 
 	for (int i = 0; i < 100; i++)
-		avg = llc_nr_avg_kernel(avg, 8, 16);
+		avg = llcrules_nr_avg_kernel(avg, 8, 16);
 	assert_int_equal(avg, 5);                       /* 0, 2, 3, 4, 5, 5, ... */
 	/* so the size guard lets a steady 8 busy threads on SMT2 16-PU LLCs
 	 * keep a preference: 5 x 2 < 0.8 x 16 */
-	assert_false(llc_invalid_nr(&k, 8, (double)avg, 16));
+	assert_false(llcrules_invalid_nr(&k, 8, (double)avg, 16));
 	/* from above it stops as short: 12 falling to 8 stays at 11 */
 	avg = 12;
 	for (int i = 0; i < 100; i++)
-		avg = llc_nr_avg_kernel(avg, 8, 16);
+		avg = llcrules_nr_avg_kernel(avg, 8, 16);
 	assert_int_equal(avg, 11);
 	/* 2 threads never move it on a 16-PU LLC; on a 4-PU LLC (divisor 2) 2 settles at 1 */
-	assert_int_equal(llc_nr_avg_kernel(0, 2, 16), 0);
+	assert_int_equal(llcrules_nr_avg_kernel(0, 2, 16), 0);
 	avg = 0;
 	for (int i = 0; i < 100; i++)
-		avg = llc_nr_avg_kernel(avg, 2, 4);
+		avg = llcrules_nr_avg_kernel(avg, 2, 4);
 	assert_int_equal(avg, 1);
 }
 
@@ -815,6 +815,45 @@ test_benefit_no_verdict_across_a_pause(void **state)
 	h_free(h);
 }
 
+/* Issue 23 item 1: a kept gathering is looked at again when the load
+ * shape changes (two more busy vCPUs in the domain), not only after a
+ * drop: released ("load changed from 4 busy vCPUs, 4.0 CPUs to 6 ...:
+ * measuring again"), watched as placed, gathered and kept again at the
+ * new load. */
+static void
+test_benefit_kept_looked_at_again(void **state)
+{
+	struct harness *h = h_new("pack:1 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int vc[4] = { 0, 8, 16, 24 };
+	bool again = false;
+
+	(void)state;
+	a.tune.holddown_s = 1000;
+	h_one_group(&a, "sim", vc, 4);
+	h->host.counters = true;
+	h->rate = share_rate;
+	int d = h_add(h, "v", 32, 4, 4, 2, &a);
+	h_busy(h, d, vc, 4);
+	for (int step = 0; step < 60; step++) {
+		if (step == 25)
+			h_busy_range(h, d, 1, 3);
+		assert_int_equal(h_step(h), 0);
+		struct policy_domain_info info = h_info(h, d);
+		if (step == 24)
+			assert_non_null(strstr(info.groups[0].why, "kept: progress per demanded CPU-second"));
+		/* released and watched as placed at the new load */
+		again |= step > 25 && strstr(info.groups[0].why, "measuring its progress as placed") != NULL;
+	}
+	assert_true(again);
+	struct policy_domain_info info = h_info(h, d);
+	assert_non_null(strstr(info.groups[0].why, "kept: progress per demanded CPU-second"));
+	assert_non_null(strstr(info.groups[0].why, "at 6 busy vCPUs"));
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(h_llc(h, d, vc[i]), h_llc(h, d, vc[0]));
+	h_free(h);
+}
+
 /* Issue 14 item 5: a group that is only partly aggregated (the rest
  * cannot move: both LLCs busy) is measured all the same. Guest die i on
  * host LLC i (16 PUs each); the group is 4 busy vCPUs on each; other busy
@@ -1470,6 +1509,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_partly_aggregated_group_measured),
 	cmocka_unit_test(test_benefit_loss_remembered_per_shape),
 	cmocka_unit_test(test_benefit_no_verdict_across_a_pause),
+	cmocka_unit_test(test_benefit_kept_looked_at_again),
 	cmocka_unit_test(test_spread_busy_vcpus_on_distinct_llcs),
 	cmocka_unit_test(test_guest_report_hostile_and_dissolve),
 	cmocka_unit_test(test_taken_vcpus_not_left_on_stale_pins),
