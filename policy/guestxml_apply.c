@@ -165,13 +165,17 @@ match_nodes(xmlNodePtr n, struct scan *sc, int *i, struct llcd_err *err)
 	for (; n; n = n->next) {
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
-		char qn[256];
-		int m = snprintf(qn, sizeof(qn), "%s%s%s", n->ns && n->ns->prefix ? (const char *)n->ns->prefix : "",
-		    n->ns && n->ns->prefix ? ":" : "", (const char *)n->name);
-		if (*i >= sc->n || m < 0 || (size_t)m != sc->els[*i].namelen ||
-		    memcmp(qn, sc->els[*i].name, (size_t)m) != 0)
-			return llcd_err_set(err, WHAT ": internal: element #%d <%s> not where libxml2 has it",
-			    *i, qn);
+		/* prefix:name against the scanner's name, whatever its length
+		 * (a buffer cut a name over 255 bytes: fuzz_guestxml) */
+		const char *pfx = n->ns && n->ns->prefix ? (const char *)n->ns->prefix : NULL;
+		const char *nm = (const char *)n->name;
+		size_t pl = pfx ? strlen(pfx) : 0, nl = strlen(nm), ql = pfx ? pl + 1 + nl : nl;
+		const struct el *e = *i < sc->n ? &sc->els[*i] : NULL;
+		if (e == NULL || e->namelen != ql ||
+		    (pfx && (memcmp(e->name, pfx, pl) != 0 || e->name[pl] != ':')) ||
+		    memcmp(e->name + (pfx ? pl + 1 : 0), nm, nl) != 0)
+			return llcd_err_set(err, WHAT ": internal: element #%d <%s%s%.*s> not where libxml2 has it",
+			    *i, pfx ? pfx : "", pfx ? ":" : "", nl > 200 ? 200 : (int)nl, nm);
 		n->_private = (void *)(intptr_t)(*i + 1);
 		(*i)++;
 		if (match_nodes(n->children, sc, i, err) < 0)

@@ -20,6 +20,7 @@
 #include "ctl.h"
 
 #include "daemon.h"
+#include "log.h"
 #include "daemon_int.h"     /* white-box: the engine's topology (hotplug) */
 #include "simbackend.h"
 #include "topo_hwloc.h"
@@ -538,6 +539,95 @@ test_tune_retries_refused(void **state)
 	unlink(path);
 }
 
+/* --- an overlap that happens anyway (issue 23 item 3) --------------------- */
+
+static bool moved_outside;      /* web vCPU 0 observed on iso's core, its pins fail */
+static char overlap_log[2][512];        /* the warning, and the all-clear */
+
+static int
+observe_moved(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+{
+	int rc = sim_ops->observe(ctx, now_ns, obs, err);
+	int iso = -1, web = -1;
+
+	for (int i = 0; i < obs->ndomains; i++) {
+		iso = strcmp(obs->domains[i].name, "iso") == 0 ? i : iso;
+		web = strcmp(obs->domains[i].name, "web") == 0 ? i : web;
+	}
+	if (rc == 0 && moved_outside && iso >= 0 && web >= 0)
+		obs->vcpus[web][0].pinned = obs->vcpus[iso][0].pinned;   /* someone else's pin */
+	return rc;
+}
+
+static enum agent_result
+apply_web_fails(void *ctx, const struct policy_action *a, struct llcd_err *err)
+{
+	if (moved_outside && a->type == POLICY_ACT_PIN_VCPU && a->key == 2) {
+		llcd_err_set(err, "virDomainPinVcpu: timed out");
+		return AGENT_TRANSIENT;
+	}
+	return sim_ops->apply(ctx, a, err);
+}
+
+static void
+overlap_sink(int pri, const char *msg, void *arg)
+{
+	(void)pri;
+	(void)arg;
+	if (strstr(msg, "isolation: ") == msg)
+		snprintf(overlap_log[strstr(msg, "holds again") != NULL], sizeof(overlap_log[0]), "%s", msg);
+}
+
+/* A vCPU of a shared domain moved onto an isolated domain's core behind
+ * llcd's back, and llcd's pin to take it off fails: the overlap is logged
+ * in its first period (it used to take 3 in a row), naming the vCPU, the
+ * CPU and the isolated domain, and counted; its end is logged too. */
+static void
+test_overlap_logged_first_period(void **state)
+{
+	char path[] = "/tmp/llcd-overlap-XXXXXX";
+	const char *scen =
+	    "{ \"host\": { \"topology\": \"pack:1 l3:2 core:2 pu:2\", \"reserved_cpus\": \"\" },"
+	    "  \"period_ms\": 100, \"duration_s\": 10, \"seed\": 1,"
+	    "  \"domains\": [ { \"name\": \"iso\", \"vcpus\": 2,"
+	    "    \"llc_policy\": \"<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static' isolation='core'/>\","
+	    "    \"load\": [ { \"vcpus\": \"0-1\", \"util\": 0.5 } ] },"
+	    "    { \"name\": \"web\", \"vcpus\": 2, \"load\": [ { \"vcpus\": \"0-1\", \"util\": 0.5 } ] } ] }";
+	struct daemon_backend be;
+	struct agent_ops ops;
+	struct simbe *s = sim_from_text(scen, path, &be);
+
+	wrap_sim_ops(&be, &ops);
+	ops.observe = observe_moved;
+	ops.apply = apply_web_fails;
+	memset(overlap_log, 0, sizeof(overlap_log));
+	moved_outside = false;
+	struct daemon *d = daemon_on(NULL, s, &be);
+	uint64_t now = 1000000000ull;
+	steps(d, &now, 3);
+	assert_int_equal(d->isolation_overlaps, 0);
+	log_set_sink(overlap_sink, NULL);
+	moved_outside = true;
+	steps(d, &now, 1);
+	assert_int_equal(d->isolation_overlaps, 1);
+	assert_int_equal(d->isolation_overlap_periods, 1);
+	assert_non_null(strstr(overlap_log[0], "isolation: 1 vCPU thread may run on cores of isolated domains after "
+	    "this period's pins (domain 'web' vCPU 0 may run on CPU "));
+	assert_non_null(strstr(overlap_log[0], ", a core of isolated domain 'iso')"));
+	steps(d, &now, 1);                              /* logged once per streak */
+	assert_int_equal(d->isolation_overlap_periods, 2);
+	overlap_log[0][0] = '\0';
+	moved_outside = false;
+	steps(d, &now, 1);
+	assert_int_equal(d->isolation_overlaps, 0);
+	assert_string_equal(overlap_log[0], "");
+	assert_string_equal(overlap_log[1], "isolation: holds again after 2 periods with an overlap");
+	log_set_sink(NULL, NULL);
+	daemon_free(d);
+	simbe_free(s);
+	unlink(path);
+}
+
 static int
 tune(struct daemon *d, const char *knob, const char *value, bool reset, json_object **reply)
 {
@@ -963,4 +1053,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_policy_invalid_and_hot_channel),
 	cmocka_unit_test(test_vcpuinfo_shows_affinity),
 	cmocka_unit_test(test_tune_retries_refused),
+	cmocka_unit_test(test_overlap_logged_first_period),
 	cmocka_unit_test(test_started_event_soon_after_period))
