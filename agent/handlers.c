@@ -971,6 +971,10 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 		st->blocks |= STATS_PINS;
 		d->be.ops->pin_counts(d->be.ctx, &v->pin_calls, &v->pins_in_place);
 	}
+	if (d->be.ops->state_write_errors) {
+		st->blocks |= STATS_STATE;
+		v->state_write_errors = d->be.ops->state_write_errors(d->be.ctx);
+	}
 	v->releases = d->actions[POLICY_ACT_RELEASE];
 	v->refusals = d->actions[POLICY_ACT_REFUSE];
 	v->preference_switches = ps.pref_switches;

@@ -269,6 +269,8 @@ struct agent_ops {
 	/* pin calls the back-end made (vCPU and emulator), and pins it did not
 	 * make because the thread was already there (llcctl stats) */
 	void (*pin_counts)(void *ctx, uint64_t *calls, uint64_t *in_place);
+	/* state file writes that failed (each retried; llcctl stats) */
+	uint64_t (*state_write_errors)(void *ctx);
 	/* llcd.conf's policy-rule set (policyrule.h; the daemon owns it, valid
 	 * until the next call): a domain without an llc-policy annotation gets
 	 * the policy of the first rule that matches it. Called once before the

@@ -27,6 +27,8 @@ const struct stats_row stats_rows[] = {
 	    "Pin calls made to libvirt (vCPU and emulator); not made where kernel and libvirt had the pin already."),
 	ROW(pins_in_place, STATS_PINS, "llcd_pins_in_place_total", NULL, "counter", 1,
 	    "Pins not made: the thread was on the planned CPUs for the kernel and for libvirt already."),
+	ROW(state_write_errors, STATS_STATE, "llcd_state_write_errors_total", NULL, "counter", 1,
+	    "State file writes that failed (the file is kept dirty and written again; the log says why)."),
 	ROW(releases, STATS_ALWAYS, "llcd_releases_total", NULL, "counter", 1,
 	    "Domains given back to the default scheduler."),
 	ROW(refusals, STATS_ALWAYS, "llcd_refusals_total", NULL, "counter", 1,

@@ -23,6 +23,7 @@ enum stats_block {
 	STATS_PINS = 1 << 0,            /* the back-end counts its pin calls */
 	STATS_HTTP = 1 << 1,            /* the metrics endpoint is on */
 	STATS_CONTROL = 1 << 2,         /* the control socket is open */
+	STATS_STATE = 1 << 3,           /* the back-end keeps a state file */
 };
 
 /* Every member is uint64_t or double (8 bytes); in `llcctl stats` order. */
@@ -36,6 +37,7 @@ struct stats_values {
 	uint64_t emulator_pins;
 	uint64_t pin_calls;
 	uint64_t pins_in_place;
+	uint64_t state_write_errors;
 	uint64_t releases;
 	uint64_t refusals;
 	uint64_t preference_switches;

@@ -284,6 +284,12 @@ h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
 	*in_place = l->st.pins_in_place;
 }
 
+static uint64_t
+h_state_write_errors(void *ctx)
+{
+	return ((const struct live *)ctx)->st.state_write_errors;
+}
+
 const struct agent_ops live_agent_ops = {
 	.name = "libvirt",
 	.observe = live_observe,
@@ -302,5 +308,6 @@ const struct agent_ops live_agent_ops = {
 	.set_topology = h_set_topology,
 	.add_guest_channel = h_add_guest_channel,
 	.pin_counts = h_pin_counts,
+	.state_write_errors = h_state_write_errors,
 	.set_rules = h_set_rules,
 };

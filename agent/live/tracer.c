@@ -2,6 +2,7 @@
 /* tracer.c - user-space half of llcd's in-kernel tracer (tracer.h). */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,9 +90,47 @@ capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 			snprintf(bpf_msg, sizeof(bpf_msg), "verifier: %.400s", cause);
 		return 0;
 	}
+	/* libbpf's guess that RLIMIT_MEMLOCK is too low is no cause on a
+	 * kernel that accounts BPF memory to the cgroup (5.11 and later),
+	 * and it comes first when bpf() itself is refused: not kept */
+	if (strstr(line, "RLIMIT_MEMLOCK") != NULL || strstr(line, "ulimit -l") != NULL)
+		return 0;
 	if (bpf_msg[0] == '\0' && n > 0)
 		snprintf(bpf_msg, sizeof(bpf_msg), "%.400s", line);
 	return 0;
+}
+
+/* Why the kernel says EPERM to bpf() although llcd has the capabilities
+ * (tracer_unavailable() passed): the cause to name instead of libbpf's. */
+static void
+eperm_cause(char *buf, size_t len)
+{
+	char line[256], lock[128] = "";
+	FILE *f = fopen("/proc/self/status", "re");
+	bool filtered = false;
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "Seccomp:", 8) == 0)
+			filtered = atoi(line + 8) == 2;
+	if (f != NULL)
+		fclose(f);
+	if (filtered) {
+		snprintf(buf, len, "the bpf() system call is refused with EPERM under a seccomp filter (Seccomp: 2 in "
+		    "/proc/self/status): a unit's SystemCallFilter= must allow bpf (llcd.service does)");
+		return;
+	}
+	if ((f = fopen("/sys/kernel/security/lockdown", "re")) != NULL) {
+		if (fgets(lock, sizeof(lock), f) == NULL)
+			lock[0] = '\0';
+		fclose(f);
+	}
+	if (strstr(lock, "[confidentiality]") != NULL) {
+		snprintf(buf, len, "the bpf() system call is refused with EPERM: kernel lockdown (confidentiality) forbids "
+		    "reading kernel memory");
+		return;
+	}
+	snprintf(buf, len, "the bpf() system call is refused with EPERM although llcd has CAP_BPF and CAP_PERFMON "
+	    "(a security module?)");
 }
 
 static bool
@@ -226,6 +265,8 @@ tracer_new(struct llcd_err *err)
 	rc = tracer_bpf__load(t->skel);
 	if (rc != 0) {
 		libbpf_set_print(old);
+		if (rc == -EPERM)
+			eperm_cause(bpf_msg, sizeof(bpf_msg));
 		llcd_err_set(err, "tracer: loading the BPF programs: %s%s%s", strerror(-rc),
 		    bpf_msg[0] ? ": " : "", bpf_msg);
 		goto fail;

@@ -1180,6 +1180,12 @@ h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
 	live_agent_ops.pin_counts(((struct qmpback *)ctx)->live, calls, in_place);
 }
 
+static uint64_t
+h_state_write_errors(void *ctx)
+{
+	return live_agent_ops.state_write_errors(((struct qmpback *)ctx)->live);
+}
+
 static void
 h_set_rules(void *ctx, const struct policyrule_set *rules)
 {
@@ -1200,6 +1206,7 @@ const struct agent_ops qmpback_agent_ops = {
 	.is_running = h_is_running,
 	.set_topology = h_set_topology,
 	.pin_counts = h_pin_counts,
+	.state_write_errors = h_state_write_errors,
 	.set_rules = h_set_rules,
 	.proxmox = true,
 };

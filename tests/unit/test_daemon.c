@@ -838,6 +838,35 @@ test_tunes_hostile(void **state)
 	simbe_free(s);
 }
 
+static uint64_t failed_writes;
+
+static uint64_t
+state_write_errors(void *ctx)
+{
+	return failed_writes;
+}
+
+/* A state file that could not be written (kept dirty, retried) shows in
+ * stats and in the metrics (issue 26 item 8: in neither). */
+static void
+test_state_write_errors_shown(void **state)
+{
+	struct daemon_backend be;
+	struct simbe *s = scenario("xiangshan-8ccx", &be);
+	struct agent_ops ops = *be.ops;
+
+	ops.state_write_errors = state_write_errors;
+	be.ops = &ops;
+	failed_writes = 3;
+	struct daemon *d = daemon_on(NULL, s, &be);
+	assert_int_equal(stat_int(d, "state_write_errors"), 3);
+	char *text = daemon_metrics_text(d);
+	assert_non_null(strstr(text, "# TYPE llcd_state_write_errors_total counter\nllcd_state_write_errors_total 3\n"));
+	free(text);
+	daemon_free(d);
+	simbe_free(s);
+}
+
 /* A back-end whose domain carries an annotation llcd cannot use, and whose
  * guest channel is connected but has reported no hot process. */
 
@@ -1020,6 +1049,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_release_ends_on_new_annotation),
 	cmocka_unit_test(test_tunes_kept_across_restart),
 	cmocka_unit_test(test_tunes_hostile),
+	cmocka_unit_test(test_state_write_errors_shown),
 	cmocka_unit_test(test_policy_invalid_and_hot_channel),
 	cmocka_unit_test(test_vcpuinfo_shows_affinity),
 	cmocka_unit_test(test_tune_retries_refused),

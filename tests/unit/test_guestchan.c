@@ -117,7 +117,13 @@ test_parse_rejections(void **state)
 		{ "{\"v\":1,\"procs\":[{\"name\":\"a\",\"pid\":1,\"cpu_share\":1e9,\"vcpus\":[]}]}",
 		  "process 0: \"cpu_share\" not in 0..4096" },
 		{ "{\"v\":1,\"procs\":[{\"name\":\"a\",\"pid\":1,\"llcs\":3,\"vcpus\":[]}]}",
-		  "process 0: \"llcs\" not an array of at most 2048 entries" },
+		  "process 0: \"llcs\" not an array of at most 8 entries (the domain's vCPUs)" },
+		{ "{\"v\":1,\"procs\":[{\"name\":\"a\",\"pid\":1,\"llcs\":[0,1,2,3,4,5,6,7,8],\"vcpus\":[]}]}",
+		  "process 0: \"llcs\" not an array of at most 8 entries (the domain's vCPUs)" },
+		{ "{\"v\":1,\"t\":NaN,\"procs\":[]}", "\"t\" not a finite number of seconds (0 or more)" },
+		{ "{\"v\":1,\"t\":Infinity,\"procs\":[]}", "\"t\" not a finite number of seconds (0 or more)" },
+		{ "{\"v\":1,\"t\":1e999,\"procs\":[]}", "\"t\" not a finite number of seconds (0 or more)" },
+		{ "{\"v\":1,\"t\":-1,\"procs\":[]}", "\"t\" not a finite number of seconds (0 or more)" },
 		{ "{\"v\":1,\"procs\":[{\"name\":\"a\",\"pid\":1,\"llcs\":[0,\"x\"],\"vcpus\":[]}]}",
 		  "process 0: \"llcs\" entry 1 not an integer" },
 		{ "{\"v\":1,\"procs\":[{\"name\":\"a\",\"pid\":1}]}",
@@ -151,6 +157,15 @@ test_parse_rejections(void **state)
 	strcat(big, "]}");
 	assert_int_equal(parse(big, m), -1);
 	assert_string_equal(m, "too many processes (17, limit 16)");
+	/* 1,500 entries in "llcs" of a guest of 8 vCPUs: refused before json-c
+	 * makes an object of each (issue 26 item 8: 165 us a line) */
+	strcpy(big, "{\"v\":1,\"procs\":[{\"name\":\"a\",\"pid\":1,\"vcpus\":[0],\"llcs\":[0");
+	for (int i = 1; i < 1500; i++)
+		strcat(big, ",0");
+	strcat(big, "]}]}");
+	assert_true(strlen(big) < GUESTPROTO_MAX_LINE);
+	assert_int_equal(parse(big, m), -1);
+	assert_string_equal(m, "an array of more than 17 entries (the domain has 8 vCPUs, a report at most 16 processes)");
 	/* a 256-byte name */
 	snprintf(big, sizeof(big), "{\"v\":1,\"procs\":[{\"name\":\"%0256d\",\"pid\":1,\"vcpus\":[]}]}", 0);
 	assert_int_equal(parse(big, m), -1);

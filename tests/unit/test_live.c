@@ -537,6 +537,7 @@ test_state_write_disk_full(void **state)
 	live_stats(l, &ls);
 	assert_true(ls.pins_ok >= 2);
 	assert_true(ls.state_write_errors >= 1);
+	assert_int_equal(live_agent_ops.state_write_errors(l), ls.state_write_errors);      /* llcctl stats */
 	struct stat sb;
 	assert_true(stat(sf, &sb) < 0 || sb.st_size == 0);
 	/* room again: written within the retry interval, with no new change */

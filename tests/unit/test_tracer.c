@@ -19,7 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "clock.h"
 #include "tracer.h"
@@ -598,6 +603,48 @@ test_prog_stats(void **state)
 	assert_string_equal(ps.prog[0].name, "llcd_sample");
 }
 
+/* A load the kernel refuses names the cause: bpf() refused (EPERM) under
+ * a seccomp filter, as a unit's SystemCallFilter= without bpf does, said as
+ * that, not as libbpf's RLIMIT_MEMLOCK hint (issue 26 item 8). In a child:
+ * a seccomp filter cannot be taken off. */
+static void
+test_refused_cause(void **state)
+{
+	int p[2];
+	char msg[LLCD_ERR_MSG + 1] = "";
+
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = { .len = 4, .filter = f };
+		struct llcd_err err = { "" };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(2);
+		struct tracer *t = tracer_new(&err);
+		(void)!write(p[1], err.msg, strlen(err.msg));
+		_exit(t == NULL ? 0 : 1);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], msg, sizeof(msg) - 1);
+	msg[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	print_message("%s\n", msg);
+	assert_string_equal(msg, "tracer: loading the BPF programs: Operation not permitted: the bpf() system call is "
+	    "refused with EPERM under a seccomp filter (Seccomp: 2 in /proc/self/status): a unit's SystemCallFilter= "
+	    "must allow bpf (llcd.service does)");
+}
+
 int
 main(void)
 {
@@ -610,6 +657,7 @@ main(void)
 		cmocka_unit_test_teardown(test_domain_cap, clean),
 		cmocka_unit_test_teardown(test_exit, clean),
 		cmocka_unit_test_teardown(test_prog_stats, clean),
+		cmocka_unit_test(test_refused_cause),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
