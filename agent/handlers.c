@@ -86,7 +86,7 @@ hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
 	}
 }
 
-/* What can judge llcd's adaptive changes here (issue 23 item 4): a group
+/* What can judge llcd's adaptive changes here: a group
  * gathered from wakeups, a wider home. */
 static void
 judges_json(const struct daemon *d, const struct agent_hostinfo *hi, json_object *o)

@@ -49,8 +49,8 @@ bool llcrules_invalid_nr(const struct llc_rules *r, int nthreads, double nr_avg,
 /* The size guard with hysteresis, for a group that is `guarded` now or
  * not. Not guarded: llcrules_invalid_nr(). Guarded (llcd's flavour): it stays
  * guarded until nr_avg x smt is at most LLC_GUARD_LEAVE_PCT % of the
- * limit, so that a group at the limit does not flap in and out (issue 14
- * item 6). kernel = true: llcrules_invalid_nr() (the kernel has no hysteresis).
+ * limit, so that a group at the limit does not flap in and out.
+ * kernel = true: llcrules_invalid_nr() (the kernel has no hysteresis).
  * In llcd's flavour nr_avg is compared to a tenth of a thread. */
 #define LLC_GUARD_LEAVE_PCT 90
 bool llcrules_size_guard(const struct llc_rules *r, int nthreads, double nr_avg, int llc_weight, bool guarded);

@@ -1035,7 +1035,7 @@ placement_restore(struct policy_state *s, const struct policy_host *h, struct do
 	return true;
 }
 
-/* --- room for an isolated domain (issue 23 item 2) ------------------------ */
+/* --- room for an isolated domain ------------------------ */
 
 /* Cores of LLC l the new isolated domain d could have once the widened
  * homes there moved out (free cores and theirs, inside d's CPU bound),

@@ -347,7 +347,7 @@ struct policy_state {
 	const struct policy_input *in;  /* the step's input while it runs, else NULL */
 	uint64_t now_ns;                /* the last step's now */
 	int moves_left;                 /* of the step's move budget */
-	/* Sharing the budget (issue 14 item 10): after a step in which it ran
+	/* Sharing the budget: after a step in which it ran
 	 * out, the next starts steering at the first domain it denied (key
 	 * budget_start_key) and caps each domain at budget_cap moves. */
 	uint64_t budget_start_key;
@@ -446,7 +446,7 @@ void groups_send_home(struct dom *d, const struct grp *g);
 /* Whether the benefit check can judge d's groups on this host: it is on
  * and there are instruction counters or bandwidth monitoring figures. */
 bool groups_judged(const struct policy_input *in, const struct dom *d);
-/* The no-judge rule (issue 23 item 4): a group inferred from wakeups that
+/* The no-judge rule: a group inferred from wakeups that
  * nothing can judge is shown, not acted on, unless the operator opted in
  * (policy_host.act_unjudged). True when g is held back this period (its
  * preference dropped, its vCPUs at home, `why` says why). */

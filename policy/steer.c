@@ -34,8 +34,8 @@ steer_budget_take(struct policy_state *s, struct dom *d)
 	return true;
 }
 
-/* Capacity is judged on the PUs the group may use in an LLC (issue 14
- * item 3): where the domain may use the whole LLC that is the host's view
+/* Capacity is judged on the PUs the group may use in an LLC: where the
+ * domain may use the whole LLC that is the host's view
  * (llc_util, llc_cap), else its allowed PUs there (av_util, av_cap). */
 void
 steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns)
@@ -169,7 +169,7 @@ grp_busy_avg(struct grp *g, double cpus_in_use, int llc_weight)
 /* The size guard and the idle timeout: true when the group must not be
  * aggregated now (its preference dropped, `why` says why). A group held
  * back without a preference still sends its vCPUs home: a fresh report
- * may have taken them from a group that had one (issue 14 item 4). */
+ * may have taken them from a group that had one. */
 static bool
 grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r,
               int nthreads, int best, struct policy_plan *plan)
@@ -181,7 +181,7 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 	double others = 0, busy;
 	char with[80] = "";
 
-	/* the domain's groups on one LLC count together (issue 14 item 10) */
+	/* the domain's groups on one LLC count together */
 	for (int i = 0; L >= 0 && i < d->ngroups; i++)
 		if (&d->groups[i] != g && d->groups[i].pref_llc == L)
 			others += d->groups[i].busy_avg;
@@ -222,7 +222,7 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 	return false;
 }
 
-/* The kernel's NUMA precedence (issue 14 item 7): the NUMA node (logical
+/* The kernel's NUMA precedence: the NUMA node (logical
  * index) a group's preferred LLC must lie in, -1 for any: the node holding
  * the domain's memory, when known and the domain may run there. */
 static int
@@ -334,8 +334,7 @@ struct aggr_moves {
  * running in P but not held there is pinned to P (no migration) only when
  * the group gathers this period: another moved in, or none is left
  * outside; otherwise a pin would hold one vCPU of a group that cannot
- * come, and be undone when it backs off (the flapping of issue 23 item
- * 7). */
+ * come, and be undone when it backs off: the group would flap in and out. */
 static void
 aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
                const struct llc_rules *r, int P, const struct cpuset *dst, const int *order, int no,
@@ -383,7 +382,7 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
  * they are when can_migrate_llc() refuses, and its process keeps its
  * preferred LLC. (Releasing the group and preferring again at once made a
  * group that cannot come change its preferred LLC every 0.6 s with no pin
- * changed, or pin a vCPU in and out: issue 23 item 7.) Returns true when
+ * changed, or pin a vCPU in and out.) Returns true when
  * it backed off. */
 static bool
 back_off_after_fails(struct policy_state *s, const struct policy_input *in, struct dom *d,

@@ -8,7 +8,7 @@ add_test(NAME rules_sim COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ctl/test_rules_
          ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(rules_sim PROPERTIES LABELS "ctl" TIMEOUT 60)
 # a read-only member's pipelined flood on 2,000 simulated domains: periods
-# stay within the stated bound (issue 15 item 1)
+# stay within the stated bound
 add_test(NAME llcctl_load COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/ctl/test_control_load.sh
          ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
 set_tests_properties(llcctl_load PROPERTIES LABELS "ctl" TIMEOUT 180)

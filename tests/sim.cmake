@@ -18,7 +18,7 @@ foreach(s xiangshan-8ccx genoa-churn overloaded-llc power-like stream client-ser
                    $<TARGET_FILE:llcsim> ${_scen} ${s})
   set_tests_properties(sim_${s} PROPERTIES LABELS "sim" TIMEOUT 120)
 endforeach()
-# issue 23 items 1-2: the trial scenarios at 1 s periods and with bandwidth
+# The trial scenarios at 1 s periods and with bandwidth
 # monitoring instead of counters too (check_sim.py --variant), and the
 # benefit check on the wakeup scenarios that have a judge
 foreach(s trial-phase trial-dip trial-extra-load home-narrow home-room)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Generate the wake-*.json scenarios (issue 23 items 4-6): one per wakeup
+"""Generate the wake-*.json scenarios: one per wakeup
 pattern that is no sharing group (a dispatcher's star, a queue between
 clients and servers, request/response pairs that share no data, a
 work-stealing pool) and the real groups the rule must still find (two

@@ -7,7 +7,7 @@
 # answered meanwhile, and no period starts later than the bound that
 # docs/agent.md states (llcd's own figure: llcctl stats period_late_us_max),
 # where before the dry placements ran in the loop and each delayed a
-# period by up to its whole cost (issue 15 item 1).
+# period by up to its whole cost.
 # Usage: test_control_load.sh BUILD_DIR SRC_DIR
 set -euo pipefail
 build=$1 src=$2

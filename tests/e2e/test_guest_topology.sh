@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/e2e/test_guest_topology.sh - the guest sees the host LLC layout that
-# llc-guesttopo computes (issue 7, docs/guest-topology.md).
+# llc-guesttopo computes (docs/guest-topology.md).
 #
 # 1. "shape": llc-guesttopo computes the guest topology of an 8-vCPU domain
 #    on a what-if host with 2 sockets, 2 NUMA nodes, 2 LLCs per socket and

@@ -15,7 +15,7 @@
 #  2. the tracer sees the 1<->3 edge: in llcd's per-period debug line for
 #     the domain the pair {1,3} is the strongest, well above every other
 #  3. this machine has neither PMU counters nor resctrl, so nothing can
-#     judge a gathered group (issue 23 item 4): `llcctl topology` says so,
+#     judge a gathered group: `llcctl topology` says so,
 #     `llcctl hot` shows the group of rule wakeups holding 1 and 3,
 #     `llcctl dominfo` lists it as not acted on, and why, and no vCPU is
 #     pinned to a preferred LLC

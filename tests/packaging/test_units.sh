@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # test_units.sh - static checks of the systemd units in packaging/systemd:
 # systemd-analyze verify (this machine does not run systemd as PID 1, so
-# nothing is started) and the settings issue 9 asks for. The binaries are
+# nothing is started) and the hardening settings docs/install.md lists. The binaries are
 # not installed here: the copies verified point ExecStart at /bin/true;
 # test_packaging.sh verifies the installed llcd.service as it is.
 # Usage: test_units.sh SRC_DIR

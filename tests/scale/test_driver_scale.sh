@@ -7,7 +7,7 @@
 # is pinned through libvirt with no error, that llcd found no vCPU thread
 # (it reads no /proc for these domains: no QEMU pid), that list and map
 # answer at that size, and that llcd's resident memory stays flat over
-# PERIODS periods of 10 ms (issue 15 item 5).
+# PERIODS periods of 10 ms.
 # Usage: test_driver_scale.sh BUILD_DIR N PERIODS [--bench]
 #   ctest runs it with N=200 (ctest llcd_test_driver_scale); --bench (from
 #   bench/test-driver-scale) also prints what list, map and a period cost.

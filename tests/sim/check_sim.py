@@ -122,7 +122,7 @@ class Checker:
             self.check(n <= most, f'{d["name"]}: {pol} at most {most} preference switch(es), {why} ({n})')
 
     def goal(self, scenario):
-        """Issue 23's goal: every group at least 0.98x of none, or, in an
+        """The adaptive changes' goal: every group at least 0.98x of none, or, in an
         isolated domain, 0.98x of the better of none and static."""
         iso = {d["name"]: "isolation='core'" in d.get("llc_policy", "") for d in scenario["domains"]}
         for i, g in enumerate(self.runs["none"]["groups"]):
@@ -171,13 +171,13 @@ def main():
         c.ratio_at_least("llcd", "none", "stream/stream", 0.98)
         c.ratio_at_most("kernel-cas", "none", "stream/stream", 0.9)
     elif name in ("stream-isolated", "stream-isolated-mbm"):
-        # issue 14: the one-LLC home of a bandwidth-bound isolated domain
+        # The one-LLC home of a bandwidth-bound isolated domain
         # is measured and widened, with counters or with bandwidth
         # monitoring alone
         c.ratio_at_least("llcd", "none", "stream/stream", 0.95)
         c.ratio_at_least("llcd", "static", "stream/stream", 2.0)
     elif name == "isolated-trial-shared":
-        # issue 23 item 3: isolation holds between the pins of the trial
+        # Isolation holds between the pins of the trial
         # (no_violations above, checked after every pin); the trial still
         # widens the isolated domain
         c.ratio_at_least("llcd", "static", "stream/stream", 2.0)
@@ -186,7 +186,7 @@ def main():
         c.ratio_at_least("llcd", "none", "web/tbench", 0.98)
         c.ratio_at_least("llcd", "none", None, 0.98)
     elif name in ("xiangshan-wakeups-nojudge", "pairs-busy-nojudge", "wake-steal", "wake-rr-pairs"):
-        # issue 23 item 4: no judge on the host (no counters, no bandwidth
+        # No judge on the host (no counters, no bandwidth
         # monitoring): inferred groups are shown, never acted on
         c.every_group("llcd", "none", 0.98)
         c.switches("llcd", 0, "inferred groups not acted on without a judge")
@@ -229,7 +229,7 @@ def main():
         c.check(runs["llcd"]["domains"][0]["pref_llc_switches"] == 0,
                 "llcd: the 6-thread group never prefers the LLC where it has 4 PUs")
     elif name in ("squeeze-churn", "overcommit-groups"):
-        # issue 23 item 7: a group whose moves are refused keeps its
+        # A group whose moves are refused keeps its
         # preferred LLC (a few changes a minute at most: the runs are 60 s)
         # and its pins do not flap; nothing worse than before
         minutes = runs["llcd"]["periods"] * runs["llcd"]["period_ms"] / 60000.0
@@ -253,7 +253,7 @@ def main():
         c.check(t >= 0.95, f"db/query: llcd {t:.4f} >= 0.95: its preferred LLC is on the memory's node")
         c.ratio_at_least("llcd", "none", None, 0.98)
     elif name.startswith("wake-star") or name.startswith("wake-queue"):
-        # issue 23 item 5: a dispatcher's star, a client/server queue: no
+        # A dispatcher's star, a client/server queue: no
         # group, whatever judges the host has
         c.every_group("llcd", "none", 0.98)
         c.switches("llcd", 0, "nothing grouped")
@@ -278,15 +278,15 @@ def main():
         c.ratio_at_least("llcd", "none", None, 0.98)
         c.check(runs["llcd"]["periods"] == 1200, "llcd: 1200 periods simulated")
     elif name in ("wake-rr-pairs-counters", "wake-rr-pairs-mbm"):
-        # issue 23 item 1: with a judge, groups the wakeups rightly find but
+        # With a judge, groups the wakeups rightly find but
         # that lose are backed off, and their threads go back where they ran
         c.goal(scenario)
     elif name in ("trial-phase", "trial-dip", "trial-extra-load", "home-narrow"):
-        # issue 23 items 1 and 2: trials on like-for-like load, homes that
+        # Trials on like-for-like load, homes that
         # narrow again
         c.goal(scenario)
     elif name == "home-room":
-        # issue 23 item 2: the later isolated domain gets a whole LLC
+        # The later isolated domain gets a whole LLC
         c.goal(scenario)
         s = c.group("llcd", "solver/solver")["llc_spread_avg"]
         c.check(s <= 1.05, f"solver/solver: llcd keeps the 8 sharing threads on one LLC (llc_spread_avg {s:.2f})")

@@ -18,7 +18,7 @@
 
 #define NS "xmlns:llc='urn:llcd:llc-policy:1'"
 
-/* The example of issue 2 and docs/llc-policy.md. */
+/* The example of docs/llc-policy.md. */
 static const char issue_example[] =
 	"<llc:llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" mode=\"aggregate\" "
 	"isolation=\"core\" topology=\"match\">\n"

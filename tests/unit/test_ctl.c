@@ -576,7 +576,7 @@ loops_over(struct srv *s, int ms)
 
 /* A client that sends a deferred request (topology DOMAIN) and closes at
  * once is dropped at once: it used to stay in the poll set until its
- * answer, and poll's POLLHUP made the loop spin (issue 26 item 1: 66,512
+ * answer, and poll's POLLHUP made the loop spin (66,512
  * polls in 3 s). The server thread polls with a 20 ms timeout: about 50
  * polls a second when nothing happens. */
 static void
@@ -681,7 +681,7 @@ ping_soon(struct srv *s, int unused)
 /* Two member uids fill 16 connections each with a big reply they never
  * read: their share of the queue is bounded (CONTROL_MAX_UID_QUEUE), so a
  * third uid is answered at once; it used to wait until it was reset
- * (issue 26 item 2: 32 MiB held for ever). And a reply nobody reads is
+ * (32 MiB held for ever). And a reply nobody reads is
  * dropped after the reply deadline, its memory freed. */
 static void
 test_server_queue_share(void **state)
@@ -729,7 +729,7 @@ test_server_queue_share(void **state)
 }
 
 /* A client blocked by back-pressure (the whole queue is full) that closes
- * is dropped at once too (issue 26 item 1: 0.93 CPU spinning). */
+ * is dropped at once too (0.93 CPU spinning). */
 static void
 test_server_hangup_blocked(void **state)
 {
@@ -1012,7 +1012,7 @@ test_server_deferred(void **state)
 
 /* A second server on the same path is refused (the lock file beside the
  * socket, flock'ed), names the holder's pid, and leaves the first one's
- * socket alone (issue 15 item 4: it used to unlink it and answer in its
+ * socket alone (it used to unlink it and answer in its
  * place). */
 static void
 test_server_single_instance(void **state)

@@ -302,7 +302,7 @@ request_done(struct control_request *req)
 }
 
 /* `check` on an unpinned one-die domain allowed on two LLCs finds the die
- * split, as llc-guesttopo --check does on its XML (issue 16 item 3). */
+ * split, as llc-guesttopo --check does on its XML. */
 static void
 test_check_unpinned(void **state)
 {
@@ -324,7 +324,7 @@ test_check_unpinned(void **state)
 }
 
 
-/* dominfo names the home check's decision (issue 14 item 1): on llcsim's
+/* dominfo names the home check's decision: on llcsim's
  * stream-isolated host (counters on) the one-LLC home of the isolated
  * bandwidth-bound domain is widened within a few seconds of the load. */
 static void
@@ -370,7 +370,7 @@ list_page(struct daemon *d, int64_t after, bool have_after, int max_bytes)
 
 /* `list` pages by key: every domain once, no page over its byte budget
  * (one domain apiece at most over), so no reply nears the frame limit on a
- * host with thousands of domains (issue 15 item 5). */
+ * host with thousands of domains. */
 static void
 test_list_pages(void **state)
 {
@@ -449,8 +449,7 @@ list_reason(struct daemon *d, const char *name)
 
 /* A released domain stays released while its annotation stays, and is
  * managed again once the annotation changes outside llcctl (virsh
- * metadata: the back-end's annotation, not llcctl policy) (issue 16
- * item 2). */
+ * metadata: the back-end's annotation, not llcctl policy). */
 static void
 test_release_ends_on_new_annotation(void **state)
 {
@@ -500,8 +499,7 @@ list_state(struct daemon *d, const char *name, char *reason, size_t len)
 }
 
 /* `llcctl tune` (and reload) that makes room places a refused domain at the
- * next period, without waiting for another domain to leave (issue 16
- * item 4). */
+ * next period, without waiting for another domain to leave. */
 static void
 test_tune_retries_refused(void **state)
 {
@@ -539,7 +537,7 @@ test_tune_retries_refused(void **state)
 	unlink(path);
 }
 
-/* --- an overlap that happens anyway (issue 23 item 3) --------------------- */
+/* --- an overlap that happens anyway --------------------- */
 
 static bool moved_outside;      /* web vCPU 0 observed on iso's core, its pins fail */
 static char overlap_log[2][512];        /* the warning, and the all-clear */
@@ -662,7 +660,7 @@ wakeups_group(json_object *reply)
 	return NULL;
 }
 
-/* Issue 23 item 4: on a host with neither counters nor bandwidth
+/* On a host with neither counters nor bandwidth
  * monitoring (xiangshan-wakeups-nojudge), `topology` says which judges the
  * host has, and `dominfo` shows the group inferred from wakeups as not
  * acted on, and why; `tune unjudged-groups act` opts in. */
@@ -725,8 +723,8 @@ stat_int(struct daemon *d, const char *key)
 }
 
 /* A tune outlives a restart (so a restart after `tune overcommit 4` keeps
- * the domains it placed), shows in `tune`, and `tune --reset` drops it
- * (issue 16 item 6). */
+ * the domains it placed), shows in `tune`, and `tune --reset` drops it.
+ * */
 static void
 test_tunes_kept_across_restart(void **state)
 {
@@ -779,7 +777,7 @@ test_tunes_kept_across_restart(void **state)
 /* The tunes file is root's, beside the state file: a tunes.tmp planted as
  * a symbolic link to a root-only file is not written through (it was, by
  * root's `llcctl tune`), a tunes file that is a link is not read, and in a
- * directory others may write nothing is written (issue 26 item 7). */
+ * directory others may write nothing is written. */
 static void
 test_tunes_hostile(void **state)
 {
@@ -847,7 +845,7 @@ state_write_errors(void *ctx)
 }
 
 /* A state file that could not be written (kept dirty, retried) shows in
- * stats and in the metrics (issue 26 item 8: in neither). */
+ * stats and in the metrics (in neither). */
 static void
 test_state_write_errors_shown(void **state)
 {
@@ -949,7 +947,7 @@ describe_affinity(void *ctx, uint64_t key, struct agent_dominfo *out)
 }
 
 /* vcpuinfo of a domain llcd has not pinned (released, or never placed)
- * shows the threads' real affinity, not an empty column (issue 16 item 7). */
+ * shows the threads' real affinity, not an empty column. */
 static void
 test_vcpuinfo_shows_affinity(void **state)
 {
@@ -986,7 +984,7 @@ observe_or_fail(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_e
 /* CPU hotplug twice while no period reaches the engine: the engine stays
  * bound to the first re-read topology, which must stay alive until it
  * rebinds (it was freed at the second hotplug: a use after free under
- * ASan, and a stale pointer the next step compared with; issue 15 item 9).
+ * ASan, and a stale pointer the next step compared with).
  * Run under the Asan build (scripts/test) this reads the engine's
  * topology, which ASan reports if it was freed. */
 static void

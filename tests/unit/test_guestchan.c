@@ -158,7 +158,7 @@ test_parse_rejections(void **state)
 	assert_int_equal(parse(big, m), -1);
 	assert_string_equal(m, "too many processes (17, limit 16)");
 	/* 1,500 entries in "llcs" of a guest of 8 vCPUs: refused before json-c
-	 * makes an object of each (issue 26 item 8: 165 us a line) */
+	 * makes an object of each (165 us a line) */
 	strcpy(big, "{\"v\":1,\"procs\":[{\"name\":\"a\",\"pid\":1,\"vcpus\":[0],\"llcs\":[0");
 	for (int i = 1; i < 1500; i++)
 		strcat(big, ",0");
@@ -465,7 +465,7 @@ test_channel_flood_bounded(void **state)
 }
 
 
-/* Which channels llcd connects to (issue 15 item 6): only mode bind, only
+/* Which channels llcd connects to: only mode bind, only
  * below libvirt's channel directory or guest-channel-dir (symbolic links in
  * the directory resolved), never a file or a symbolic link in place of the
  * socket; the XML's mode is read (libvirt's default bind when absent). */
@@ -526,7 +526,7 @@ test_channel_allowed(void **state)
 
 /* A channel directory others may write is refused (the socket there
  * could be anyone's), and a socket swapped for a symbolic link is never
- * followed: llcd connected to whatever the path led to (issue 26 item 7). */
+ * followed: llcd connected to whatever the path led to. */
 static void
 test_channel_hostile_dir(void **state)
 {

@@ -160,7 +160,7 @@ start(const struct httpd_limits *lim)
 /* Every slot held by slowloris connections (16 over four addresses, four
  * of them from 127.0.0.1, one header byte every 250 ms, reconnecting the
  * moment one is cut), and Prometheus on 127.0.0.1 still gets every scrape
- * (issue 26 item 3: 0 of 12 in 120 s): a new connection takes the slot of
+ * (0 of 12 in 120 s): a new connection takes the slot of
  * the one that has owed its request longest. */
 static void
 test_slowloris_every_slot(void **state)
@@ -283,7 +283,7 @@ count_log(int pri, const char *msg, void *arg)
 }
 
 /* 2,000 connections over the per-address limit: refused, and logged a
- * few times with the count of the rest (issue 26 item 4: every refused
+ * few times with the count of the rest (every refused
  * connection was a warning, 141,646 lines in 10 s). The four slots of
  * the address are held by clients that never read a large reply (they
  * give their slot to no newcomer until the request deadline). */

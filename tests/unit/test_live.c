@@ -129,7 +129,7 @@ test_state_roundtrip(void **state)
 	assert_int_equal(live_state_write(path, &s, &err), 0);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	assert_int_equal(access(tmp, F_OK), -1);                /* renamed away */
-	/* no fixed temporary file shared by two writers (issue 15 item 4):
+	/* no fixed temporary file shared by two writers:
 	 * another writer's live.state.tmp is left alone, nothing else stays */
 	write_file(tmp, "another writer's\n");
 	assert_int_equal(live_state_write(path, &s, &err), 0);
@@ -449,10 +449,10 @@ test_loop_real_threads(void **state)
 
 /* The state directory is full (a 4 KiB tmpfs): the write fails, the state
  * stays dirty, the failure is counted, and once there is room again the
- * file is written without any new change (issue 15 item 9). */
+ * file is written without any new change. */
 /* The state file is root's: not read through a symbolic link planted in
  * its place (it was, at start), and a state directory others may write is
- * refused at start with the reason (issue 26 item 7). */
+ * refused at start with the reason. */
 static void
 test_state_hostile(void **state)
 {
@@ -764,7 +764,7 @@ test_mbm_fixture(void **state)
 	topo_free(t);
 }
 
-/* The NUMA node of a domain's memory (numa.c, issue 14 item 7): the real
+/* The NUMA node of a domain's memory (numa.c): the real
  * reader on this process's largest anonymous region (node 0 on this
  * one-node host), read again only every 10 s of loop time. */
 static void

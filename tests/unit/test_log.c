@@ -75,7 +75,7 @@ test_format(void **state)
 
 
 /* -d: each line starts with the local time, on a terminal and redirected
- * to a pipe or a file alike (issue 26 item 9: `llcd -d >file` had none);
+ * to a pipe or a file alike (`llcd -d >file` had none);
  * only when stderr is the journal's stream (JOURNAL_STREAM names it) is
  * the line the message alone, the journal stamping it. */
 static void

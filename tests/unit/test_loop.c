@@ -5,11 +5,11 @@
  * engine's order (policy/order.c) and decides nothing: a shared domain is
  * narrowed off cores before an isolated domain takes them, and when that
  * narrowing fails the isolated domain's pins on those cores are not
- * applied, reported and planned again (issue 14 item 9); during a home
+ * applied, reported and planned again; during a home
  * trial an isolated domain whose pins fail keeps the shared domain off the
- * cores it still runs on (issue 23 item 3); a pin that fails permanently
+ * cores it still runs on; a pin that fails permanently
  * leaves no vCPU of its domain in the new placement and none on an
- * isolated domain's cores (issue 15 item 9). Each fake checks isolation
+ * isolated domain's cores. Each fake checks isolation
  * after every action it applies, not only after the period. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -224,7 +224,7 @@ test_failed_narrowing_holds_isolation(void **state)
 #define KEY_WEB 2
 #define TV 16                   /* vCPUs of each domain */
 
-/* Issue 14's bandwidth-bound isolated domain (8 of 16 vCPUs stream, an
+/* A bandwidth-bound isolated domain (8 of 16 vCPUs stream, an
  * LLC sustains 3 of them) and a shared domain in the pool its home trial
  * widens into. The fake kernel puts busy vCPU v on the (v mod n)-th PU of
  * its pin and reports instructions by the stream's LLC share. */

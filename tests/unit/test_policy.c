@@ -43,7 +43,7 @@ test_rules_match_kernel_code(void **state)
 	struct llc_rules a = { .aggr_tolerance = 1, .imb_pct = 20, .smt = 2, .kernel = false };
 	assert_false(llcrules_invalid_nr(&a, 8, 8.0, 16));
 	assert_true(llcrules_invalid_nr(&a, 9, 8.5, 16));
-	/* issue 14 item 6: compared as shown (to a tenth of a thread):
+	/* Compared as shown (to a tenth of a thread):
 	 * 1.0 busy threads do not exceed an LLC of 1 PU */
 	a.smt = 1;
 	assert_false(llcrules_invalid_nr(&a, 2, 1.0000001, 1));
@@ -63,7 +63,7 @@ test_rules_match_kernel_code(void **state)
 	assert_int_equal(llcrules_nr_avg_div(128), 8);
 }
 
-/* issue 14 item 11: the kernel's nr_running_avg is an integer EWMA that
+/* The kernel's nr_running_avg is an integer EWMA that
  * stalls short of a steady sample (update_avg_scale(): truncating division) */
 static void
 test_rules_kernel_nr_avg_stalls(void **state)
@@ -200,8 +200,8 @@ test_refuse_when_full(void **state)
 }
 
 /* A refused domain is tried again whenever the host settings that make room
- * change (llcctl tune, reload), not only when another domain leaves
- * (issue 16 item 4). (A new topology, CPU hotplug, places every domain
+ * change (llcctl tune, reload), not only when another domain leaves.
+ * (A new topology, CPU hotplug, places every domain
  * again: test_daemon's topology swap.) */
 static void
 test_refused_retried_on_host_change(void **state)
@@ -371,7 +371,7 @@ test_group_larger_than_llc_not_aggregated(void **state)
 	h_free(h);
 }
 
-/* Issue 14 item 6: the size guard at its limit. Two vCPUs of a group on
+/* The size guard at its limit. Two vCPUs of a group on
  * a host whose LLCs have 1 PU each use 1.02 and 0.98 CPUs in turn: the
  * group neither flaps in and out of the guard (the real stack saw 118 pins
  * in 3 minutes) nor is kept off an LLC its 1.0 busy threads fit. */
@@ -422,7 +422,7 @@ test_size_guard_exact_and_hysteresis(void **state)
 	h_free(h);
 }
 
-/* Issue 14 item 3: capacity is judged on the PUs the group may use in an
+/* Capacity is judged on the PUs the group may use in an
  * LLC, not the whole LLC. An isolated 20-vCPU domain owns 8 cores of LLC 0
  * and 2 of LLC 1 (guest die = host LLC share); a 6-vCPU group whose 4
  * vCPUs on LLC 1 are busy first prefers LLC 1, but its busy threads do not
@@ -550,7 +550,7 @@ test_epoch_default_damps_transients(void **state)
 	assert_int_equal(kernel, 3);            /* first, dropped, re-acquired */
 }
 
-/* Issue 14 item 2: a group's runtime and the per-CPU totals it is divided
+/* A group's runtime and the per-CPU totals it is divided
  * by decay with the same factor, whatever epoch-ms is: 4 busy vCPUs that
  * are all the load on 4 PUs occupy just under 4 PUs' worth of their LLC
  * (before: 2.00 with a 10 ms epoch at 1 s periods, far over 4 with 20 s). */
@@ -660,7 +660,7 @@ test_benefit_check_backs_off(void **state)
 	assert_int_equal(backoffs, 0);
 	assert_int_equal(llcs, 1);
 	assert_non_null(strstr(stream_why, "no instruction counters or bandwidth monitoring: kernel guards only"));
-	/* bandwidth monitoring alone (issue 14 item 8): measured on the
+	/* bandwidth monitoring alone: measured on the
 	 * domain's achieved bandwidth, backed off the same */
 	stream_mbm = true;
 	assert_true(run_stream(false, &backoffs, &llcs));
@@ -670,7 +670,7 @@ test_benefit_check_backs_off(void **state)
 	assert_non_null(strstr(stream_why, "backed off: progress per demanded CPU-second (the domain's memory bandwidth) "));
 }
 
-/* Issue 14 item 3: progress is measured per unit of demand, not per
+/* Progress is measured per unit of demand, not per
  * CPU-second of runtime. A group whose threads get less CPU once together
  * (here: each runs 60 % of the period when it shares its LLC with another
  * of the group, at the same rate per CPU-second, and waits the other 40 %:
@@ -735,7 +735,7 @@ test_benefit_check_keeps_gain(void **state)
 	h_free(h);
 }
 
-/* Issue 23 item 1: a gathering that lost is remembered for the load shape
+/* A gathering that lost is remembered for the load shape
  * it lost in: at that load it is not tried again every hold-down (2, 4, 8
  * hold-downs), while a new load shape is tried at once. */
 static int
@@ -783,7 +783,7 @@ test_benefit_loss_remembered_per_shape(void **state)
 	assert_int_equal(stream_backoffs(1000, 60, -1, &second), 1);
 }
 
-/* Issue 23 item 1: two of a group's four vCPUs pause while its gathering
+/* Two of a group's four vCPUs pause while its gathering
  * is measured. No verdict across the pause (the group gains from
  * gathering, as share_rate has it): no back-off, and it is kept. */
 static void
@@ -815,7 +815,7 @@ test_benefit_no_verdict_across_a_pause(void **state)
 	h_free(h);
 }
 
-/* Issue 23 item 1: a kept gathering is looked at again when the load
+/* A kept gathering is looked at again when the load
  * shape changes (two more busy vCPUs in the domain), not only after a
  * drop: released ("load changed from 4 busy vCPUs, 4.0 CPUs to 6 ...:
  * measuring again"), watched as placed, gathered and kept again at the
@@ -854,7 +854,7 @@ test_benefit_kept_looked_at_again(void **state)
 	h_free(h);
 }
 
-/* Issue 14 item 5: a group that is only partly aggregated (the rest
+/* A group that is only partly aggregated (the rest
  * cannot move: both LLCs busy) is measured all the same. Guest die i on
  * host LLC i (16 PUs each); the group is 4 busy vCPUs on each; other busy
  * vCPUs of the domain make it 7 busy threads on LLC 0 and 12 on LLC 1: one
@@ -948,7 +948,7 @@ test_guest_report_hostile_and_dissolve(void **state)
 	h_free(h);
 }
 
-/* Issue 14 item 4: vCPUs a fresh report takes from a silent group do not
+/* VCPUs a fresh report takes from a silent group do not
  * keep the silent group's LLC pin when their new group never gets a
  * preference (here: it stays idle). */
 static void
@@ -986,7 +986,7 @@ test_taken_vcpus_not_left_on_stale_pins(void **state)
 	h_free(h);
 }
 
-/* Issue 14 item 10: a domain cannot keep the step's move budget to itself.
+/* A domain cannot keep the step's move budget to itself.
  * Two domains (A with the lower key) each have a group of 8 busy vCPUs,
  * one on each LLC (guest die = host LLC); the host allows 2 moves per
  * step. Before: A took both moves every step until it was aggregated, B
@@ -1034,7 +1034,7 @@ test_move_budget_shared(void **state)
 	h_free(h);
 }
 
-/* Issue 14 item 10: the size guard applies to all of a domain's groups on
+/* The size guard applies to all of a domain's groups on
  * an LLC together: a guest cannot split a workload too large for an LLC
  * into groups that each pass it. Two reported groups of 6 vCPUs at 45 %
  * (2.7 busy threads each, SMT2: 5.4 of an 8-PU LLC alone, 10.8 together)
@@ -1109,7 +1109,7 @@ test_annotation_change(void **state)
 	h_free(h);
 }
 
-/* --- preference churn (issue 23 item 7) -------------------------------------- */
+/* --- preference churn -------------------------------------- */
 
 /* The preferred-LLC changes and vCPU pins over a minute of the groups of
  * ndom domains (one group of the busy vCPUs listed each), after placement
@@ -1260,7 +1260,7 @@ test_isolation_random_churn(void **state)
 			assert_int_equal(h_step(h), 0);
 			check_isolation(h, seed, step);
 			/* and between any two of the step's pins, in the
-			 * plan's order (issue 23 item 3) */
+			 * plan's order */
 			if (h->between > 0)
 				fail_msg("seed %llu step %d: %d pins break isolation before the plan ends: %s",
 				    (unsigned long long)seed, step, h->between, h->between_what);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_policy_home.c - the home check (policy/home.c, issue 14 item 1):
+/* test_policy_home.c - the home check (policy/home.c):
  * the home llcd chose is measured, and widened over more LLCs when that
  * gains, with each signal the host may have (instruction counters, memory
  * bandwidth monitoring, run delay), and says so where it has none.
  *
- * The world: issue 14's bandwidth-bound domain. 16 vCPUs, aggregate,
+ * The world: a bandwidth-bound domain. 16 vCPUs, aggregate,
  * isolation='core', on a host with 8-core LLCs (SMT2): placed on the 8
  * cores of one LLC. vCPUs 0-7 stream memory at 20 GB/s each and an LLC
  * sustains 60 GB/s, so each runs at min(1, 3 / busy vCPUs in its LLC). */
@@ -213,7 +213,7 @@ test_home_match_left_alone(void **state)
 	    "guest die i on host LLC i)");
 }
 
-/* --- issue 23: trials on like-for-like load, homes that narrow again ------ */
+/* --- trials on like-for-like load, homes that narrow again ------ */
 
 /* The LLCs an allotment touches. */
 static int

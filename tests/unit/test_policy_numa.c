@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_policy_numa.c - the kernel's NUMA precedence in the engine (issue 14
- * item 7): where the domain's memory node is known
+/* test_policy_numa.c - the kernel's NUMA precedence in the engine: where
+ * the domain's memory node is known
  * (policy_domain_in.mem_node, the reader's seam), a group's preferred LLC
  * stays in that node, and NUMA wins a conflict. Two-node synthetic hosts
  * (real hwloc): this machine has one node. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_policy_order.c - the order of the plan (policy/order.c, issue 23
- * item 3): applied in its order, a plan never lets a vCPU of an isolated
+/* test_policy_order.c - the order of the plan (policy/order.c): applied
+ * in its order, a plan never lets a vCPU of an isolated
  * domain and a vCPU of another domain share a core, not even between two
  * of its actions: shared domains leave cores before an isolated domain
  * takes them, an isolated domain leaves cores before shared domains take
@@ -23,7 +23,7 @@
 
 #define NBUSY 8
 
-/* Issue 14's bandwidth-bound isolated domain (16 vCPUs, 8 streaming at
+/* A bandwidth-bound isolated domain (16 vCPUs, 8 streaming at
  * 20 GB/s, 60 GB/s per LLC): each runs at min(1, 3 / busy vCPUs of the
  * domain in its LLC), so the home check widens it over all four LLCs. */
 static double
@@ -117,7 +117,7 @@ run_trial(struct trial *tr)
 	h_free(h);
 }
 
-/* The failing case of issue 23: a home trial widens an isolated domain
+/* A home trial widens an isolated domain
  * while a shared domain is placed again onto the cores it is leaving.
  * Applied in plan order, no pin breaks isolation: the shared domain is
  * narrowed off the cores the isolated one takes (split pins), then the

@@ -315,7 +315,7 @@ test_size_guard_applies(void **state)
 	h_free(h);
 }
 
-/* Issue 23: two real 6-thread groups joined by a weak link (one thread of
+/* Two real 6-thread groups joined by a weak link (one thread of
  * each wakes one of the other 10 times a second each way) are two groups,
  * each on an LLC of its own, not one of 12 that the size guard refuses. */
 static void
@@ -359,7 +359,7 @@ test_weak_link_two_groups(void **state)
 	h_free(h);
 }
 
-/* The no-judge rule (issue 23 item 4): on a host with neither counters
+/* The no-judge rule: on a host with neither counters
  * nor bandwidth monitoring, the barrier group seen through its wakeups is
  * formed and shown (rule wakeups, unjudged, `why` says so) but never gets
  * a preference, and no vCPU of it is pinned away from its placement. */

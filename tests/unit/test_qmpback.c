@@ -726,7 +726,7 @@ test_hotplug(void **state)
 	topo_free(t);
 }
 
-/* ---- hostile directories and names (issue 26 items 4, 5, 7) ---------------- */
+/* ---- hostile directories and names ---------------- */
 
 static atomic_int nlines;
 static char line_match[128];

@@ -192,7 +192,7 @@ test_migration_penalty(void **state)
 	fx_close(&f);
 }
 
-/* memory_node (issue 14 item 7): a thread off its domain's memory node
+/* memory_node: a thread off its domain's memory node
  * runs at model.remote_memory; a node the host lacks is a scenario error */
 #define HOST2N "\"host\":{\"topology\":\"pack:2 [numa] l3:2 core:4 pu:2\"},\"period_ms\":100,\"duration_s\":60"
 
@@ -673,7 +673,7 @@ test_kcas_guard_keeps_8_busy_apart(void **state)
 	fx_close(&f);
 }
 
-/* issue 14 item 11: a steady 8 busy threads on 16-PU LLCs. The kernel's
+/* A steady 8 busy threads on 16-PU LLCs. The kernel's
  * integer nr_running_avg settles at 5 (5 x SMT2 < 0.8 x 16), so the size
  * guard keeps the preference; only the 50 % over-aggregation test keeps
  * the 8th thread out of the preferred LLC (7 x 1024 in, the 8th would make
@@ -753,7 +753,7 @@ test_invariants(void **state)
 }
 
 /* Isolation is checked between the pins of a period, not only where they
- * end (issue 23 item 3): a shared vCPU pinned onto an isolated domain's
+ * end: a shared vCPU pinned onto an isolated domain's
  * core and off it again before the period ends is caught, in the order
  * the pins came; pins that only narrow, or that add no core another
  * domain is pinned to, are not. */

@@ -605,7 +605,7 @@ test_prog_stats(void **state)
 
 /* A load the kernel refuses names the cause: bpf() refused (EPERM) under
  * a seccomp filter, as a unit's SystemCallFilter= without bpf does, said as
- * that, not as libbpf's RLIMIT_MEMLOCK hint (issue 26 item 8). In a child:
+ * that, not as libbpf's RLIMIT_MEMLOCK hint. In a child:
  * a seccomp filter cannot be taken off. */
 static void
 test_refused_cause(void **state)

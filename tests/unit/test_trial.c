@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_trial.c - the trial of an adaptive change (policy/trial.c, issue 23
- * item 1): load shapes alike within the stated bounds, windows of one
+/* test_trial.c - the trial of an adaptive change (policy/trial.c): load
+ * shapes alike within the stated bounds, windows of one
  * shape, no verdict across a change of shape, and failed trials
  * remembered per shape with a growing back-off. */
 #include <setjmp.h>

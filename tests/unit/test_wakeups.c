@@ -348,7 +348,7 @@ test_side_channel_not_linked(void **state)
 	}
 	/* alone, the same wakeups are vCPU 0's strongest, and both its
 	 * pairs form; but 1 and 3 no longer wake each other: a star with vCPU
-	 * 0 at its hub, which is no group (issue 23: it used to make 0-1,3) */
+	 * 0 at its hub, which is no group (it used to make 0-1,3) */
 	int links = 0;
 	for (int p = 0; p < 200; p++) {
 		add(f, 3, 0, (uint32_t)sim_rng_poisson(&f->rng, 10));
@@ -402,7 +402,7 @@ test_hub_waking_everyone(void **state)
 	feed_free(f);
 }
 
-/* Issue 23: a star, one vCPU waking k others (2 <= k <= n/2) that never
+/* A star, one vCPU waking k others (2 <= k <= n/2) that never
  * wake each other (a dispatcher and its workers), is no group, though each
  * of its spokes is a pair far above the background. */
 static void
@@ -429,7 +429,7 @@ test_star_no_group(void **state)
 	}
 }
 
-/* Issue 23: c clients and c servers through one queue (each wakes a random
+/* C clients and c servers through one queue (each wakes a random
  * member of the other side) form no group, nor any client/server pair. */
 static void
 test_queue_no_group(void **state)
@@ -456,7 +456,7 @@ test_queue_no_group(void **state)
 	}
 }
 
-/* Issue 23: two real 6-thread groups, and one thread of each waking one of
+/* Two real 6-thread groups, and one thread of each waking one of
  * the other 10 times a second each way: two groups, never one of 12. */
 static void
 test_weak_link_two_groups(void **state)
@@ -488,7 +488,7 @@ test_weak_link_two_groups(void **state)
 	feed_free(f);
 }
 
-/* Issue 23: a 64-vCPU barrier clique in a 128-vCPU guest at a 100 ms
+/* A 64-vCPU barrier clique in a 128-vCPU guest at a 100 ms
  * period (about 3,200 distinct edges a period) is found whole and never
  * in fragments: at most one group, and once whole, whole in every period. */
 static void
