@@ -13,9 +13,9 @@ target_link_libraries(guestchan-probe PRIVATE llcagent_guestchan)
 # splitting (a socketpair fed with the input), label fuzz.
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_guestchan
-  SOURCES fuzz/fuzz_guestchan.c ../agent/guestchan.c ../common/cpuset.c ../common/err.c ../common/safefile.c
+  SOURCES fuzz/fuzz_guestchan.c ../agent/drivers/guestchan.c ../common/cpuset.c ../common/err.c ../common/safefile.c
           ../common/jsonget.c
-  INCLUDES ../agent ../policy ../common
+  INCLUDES ../agent/drivers ../agent/daemon ../policy ../common
   PKGS json-c
   CORPUS fuzz/corpus/guestchan
   SECONDS 15)

@@ -19,7 +19,7 @@ add_test(NAME layout_engine_prefixes
          COMMAND ${_layout} prefixes $<TARGET_FILE:llcpolicy> $<TARGET_FILE:llcpolicy_io>)
 set_tests_properties(layout_no_sim_in_llcd layout_bench_no_tests layout_ctl_no_engine
                      layout_tracer_no_engine layout_engine_prefixes PROPERTIES LABELS "unit" TIMEOUT 60)
-# the BPF object builds without the build host's BTF (agent/live/vmlinux.h)
+# the BPF object builds without the build host's BTF (agent/drivers/vmlinux.h)
 add_test(NAME layout_bpf_no_host_btf
          COMMAND ${_layout} bpf ${CMAKE_SOURCE_DIR} ${LLCD_BPF_CLANG} ${LLCD_BPF_ARCH})
 set_tests_properties(layout_bpf_no_host_btf PROPERTIES LABELS "unit;bpf" TIMEOUT 120)

@@ -23,12 +23,12 @@ set_tests_properties(test_live_tracer PROPERTIES RUN_SERIAL TRUE TIMEOUT 60)
 # where a guest's memory lives: recorded QEMU maps, and the real reader
 # (move_pages in query mode) on a child's memory, node 0 on this host
 llcd_unit_test(test_memnode SOURCES unit/test_memnode.c LIBS llcagent_live)
-target_include_directories(test_memnode PRIVATE ${CMAKE_SOURCE_DIR}/agent)
+target_include_directories(test_memnode PRIVATE ${CMAKE_SOURCE_DIR}/agent/drivers)
 # libFuzzer on the guest-RAM region picker (any maps text), label fuzz.
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_memnode
-  SOURCES fuzz/fuzz_memnode.c ../agent/memnode.c ../common/err.c
-  INCLUDES ../agent ../common
+  SOURCES fuzz/fuzz_memnode.c ../agent/drivers/memnode.c ../common/err.c
+  INCLUDES ../agent/drivers ../agent/daemon ../common
   PKGS numa
   CORPUS fuzz/corpus/memnode
   SECONDS 10)

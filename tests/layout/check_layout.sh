@@ -134,8 +134,8 @@ rule_bpf() {
 	out=$(unshare --mount sh -c '
 		mount --make-rprivate / && mount -t tmpfs none /sys/kernel/btf || exit 99
 		[ ! -e /sys/kernel/btf/vmlinux ] || exit 98
-		exec "$@"' sh "$clang" -g -O2 -Wall -target bpf -D__TARGET_ARCH_"$arch" -I"$src/agent/live" \
-		-c "$src/agent/live/tracer.bpf.c" -o "$tmp/tracer.bpf.o" 2>&1) || {
+		exec "$@"' sh "$clang" -g -O2 -Wall -target bpf -D__TARGET_ARCH_"$arch" -I"$src/agent/drivers" \
+		-c "$src/agent/drivers/tracer.bpf.c" -o "$tmp/tracer.bpf.o" 2>&1) || {
 		rc=$?
 		[ "$rc" -ne 99 ] || fail "cannot hide /sys/kernel/btf (needs root and mount namespaces): $out"
 		[ "$rc" -ne 98 ] || fail "/sys/kernel/btf/vmlinux still visible after hiding it"

@@ -51,12 +51,12 @@ WANT
 diff -u "$work/want" "$work/got" || fail "llcd -nv: normalised configuration differs (above)"
 ok "llcd -nv prints the expected configuration"
 
-# every directive of config_directives[] (agent/config.c), and no other, is in
+# every directive of config_directives[] (agent/daemon/config.c), and no other, is in
 # the file, as "#directive value" or "directive value"
-# the table of directives in agent/config.c: DIRECTIVE("name", kind, field, flags, ...)
-table() { sed -n '/^const struct config_directive config_directives\[\] = {/,/^};/p' "$src/agent/config.c"; }
+# the table of directives in agent/daemon/config.c: DIRECTIVE("name", kind, field, flags, ...)
+table() { sed -n '/^const struct config_directive config_directives\[\] = {/,/^};/p' "$src/agent/daemon/config.c"; }
 directives=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)".*/\1/p' | sort -u)
-[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/config.c"
+[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/daemon/config.c"
 for d in $directives; do
 	grep -Eq "^#?$d " "$conf" || fail "packaging/llcd.conf does not mention '$d'"
 done

@@ -3,12 +3,12 @@
 # test_man.sh - every man page in packaging/man renders without a warning
 # (groff -ww on each device, man -l in the C and a UTF-8 locale) and holds
 # no control character, and names what the source accepts:
-#   llcctl.8     every command of cmds[] in agent/llcctl.c, every option of
+#   llcctl.8     every command of cmds[] in agent/ctl/llcctl.c, every option of
 #                llcctl and of its commands, and every tune knob (the TUNE
 #                rows of config_directives[])
 #   llcd.8       every long option of llcd
 #   llcd-sim.8   every long option of llcd-sim
-#   llcd.conf.5  every directive of config_directives[] (agent/config.c)
+#   llcd.conf.5  every directive of config_directives[] (agent/daemon/config.c)
 #   llc-policy.5 every attribute of the annotation (policy/annotation_xml.c)
 #   TOOL's page  every long option of each TOOL given (llcsim.1, llc-qmp.1,
 #                ..., llc-guest.8 in guest-tools/)
@@ -67,19 +67,19 @@ helpopts() {
 	sed -nE 's/^ +(-[A-Za-z0-9], )?--([a-z0-9-]+).*/\2/p' <<<"$h"
 }
 
-cmds=$(sed -n '/^static const struct cmd cmds\[\] = {/,/^};/p' "$src/agent/llcctl.c" |
+cmds=$(sed -n '/^static const struct cmd cmds\[\] = {/,/^};/p' "$src/agent/ctl/llcctl.c" |
 	sed -n 's/^[[:space:]]*{ *"\([a-z-]*\)".*/\1/p')
-[ "$(wc -l <<<"$cmds")" -ge 10 ] || fail "parsed only $(wc -l <<<"$cmds") commands from cmds[] in agent/llcctl.c"
+[ "$(wc -l <<<"$cmds")" -ge 10 ] || fail "parsed only $(wc -l <<<"$cmds") commands from cmds[] in agent/ctl/llcctl.c"
 for c in $cmds; do tagged llcctl.8 COMMANDS "$c" || fail "llcctl.8 has no entry for the command '$c' under COMMANDS"; done
 ok "llcctl.8 documents all $(wc -w <<<"$cmds") commands of cmds[]"
 opts=$( (helpopts "$llcctl"; for c in $cmds; do helpopts "$llcctl" "$c"; done) | sort -u)
 [ "$(wc -l <<<"$opts")" -ge 14 ] || fail "llcctl's help shows only $(wc -l <<<"$opts") options"
 for o in $opts; do has llcctl.8 "--$o" || fail "llcctl.8 does not document --$o"; done
 ok "llcctl.8 documents every llcctl option ($(echo $opts))"
-# the tune knobs: the directives flagged TUNE in agent/config.c's table
-table() { sed -n '/^const struct config_directive config_directives\[\] = {/,/^};/p' "$src/agent/config.c"; }
+# the tune knobs: the directives flagged TUNE in agent/daemon/config.c's table
+table() { sed -n '/^const struct config_directive config_directives\[\] = {/,/^};/p' "$src/agent/daemon/config.c"; }
 knobs=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)", [a-z]*, [a-z_]*, TUNE\b.*/\1/p')
-[ "$(wc -w <<<"$knobs")" -ge 10 ] || fail "parsed only $(wc -w <<<"$knobs") tune knobs from config_directives[] in agent/config.c"
+[ "$(wc -w <<<"$knobs")" -ge 10 ] || fail "parsed only $(wc -w <<<"$knobs") tune knobs from config_directives[] in agent/daemon/config.c"
 for k in $knobs; do has llcctl.8 "$k" || fail "llcctl.8 does not list the tune knob '$k'"; done
 ok "llcctl.8 lists every tune knob ($(echo $knobs))"
 
@@ -105,7 +105,7 @@ for tool in "$@"; do
 done
 
 directives=$(table | sed -n 's/^[[:space:]]*DIRECTIVE("\([a-z-]*\)".*/\1/p' | sort -u)
-[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/config.c"
+[ "$(wc -l <<<"$directives")" -ge 15 ] || fail "parsed only $(wc -l <<<"$directives") directives from config_directives[] in agent/daemon/config.c"
 for d in $directives; do tagged llcd.conf.5 DIRECTIVES "$d" || fail "llcd.conf.5 has no entry for the directive '$d' under DIRECTIVES"; done
 ok "llcd.conf.5 documents all $(wc -w <<<"$directives") directives of config_directives[]"
 # "Needs a restart." in exactly the entries of the RESTART rows (reload

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# llcagent_tracer: llcd's in-kernel tracer of vCPU threads (agent/live/tracer.*).
+# llcagent_tracer: llcd's in-kernel tracer of vCPU threads (agent/drivers/tracer.*).
 # The BPF object is CO-RE: built once with clang's BPF target against the
-# kernel types it reads, written out in agent/live/vmlinux.h (no build host's
+# kernel types it reads, written out in agent/drivers/vmlinux.h (no build host's
 # BTF is read: the package builds in a chroot or container), embedded in a
 # bpftool skeleton, relocated by libbpf to the running kernel at load time.
 pkg_check_modules(LIBBPF REQUIRED IMPORTED_TARGET libbpf>=1.0)
@@ -13,7 +13,7 @@ if(NOT LLCD_BPF_CLANG OR NOT LLCD_BPFTOOL)
                       "install clang bpftool libbpf-dev (scripts/install-deps)")
 endif()
 
-set(_tr_src ${CMAKE_CURRENT_LIST_DIR}/live)
+set(_tr_src ${CMAKE_CURRENT_LIST_DIR})
 set(_tr_gen ${CMAKE_CURRENT_BINARY_DIR}/tracer)
 file(MAKE_DIRECTORY ${_tr_gen})
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|amd64|AMD64")
