@@ -142,9 +142,9 @@ describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 	struct simbe *s = ctx;
 	int d = find(s, key);
 
-	out->backend = "llcsim";
+	agent_facts_str(&out->facts, NULL, "backend", "llcsim");
 	if (d >= 0) {
-		out->guest_helper = s->sc->domains[d].guest_helper;
+		agent_facts_bool(&out->facts, NULL, "guest_helper", s->sc->domains[d].guest_helper);
 		out->annotated = s->w->dom[d].annotated;
 		if (out->annotated)
 			out->annot = s->w->dom[d].annot;
@@ -163,9 +163,9 @@ describe_host(void *ctx, struct agent_hostinfo *out)
 {
 	struct simbe *s = ctx;
 
-	snprintf(out->scenario, sizeof(out->scenario), "%s", s->path);
-	out->core_scheduling = false;
-	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "simulated host");
+	agent_facts_str(&out->facts, NULL, "scenario", "%s", s->path);
+	agent_facts_bool(&out->facts, "core_scheduling", "available", false);
+	agent_facts_str(&out->facts, "core_scheduling", "reason", "simulated host");
 	out->have_judges = true;
 	snprintf(out->judges.counters_reason, sizeof(out->judges.counters_reason), "simulated host: %s",
 	    s->sc->perf_counters ? "instruction counters (host.perf_counters)" : "no instruction counters");
@@ -249,33 +249,6 @@ set_rules(void *ctx, const struct policyrule_set *rules)
 	}
 }
 
-/* The loop's entries take the simbe too, and hand llcsim's ops their own
- * context: one ctx for the whole table. */
-static int
-observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
-{
-	struct simbe *s = ctx;
-
-	return sim_agent_ops.observe(&s->ops, now_ns, obs, err);
-}
-
-static enum agent_result
-apply(void *ctx, const struct policy_action *act, struct llcd_err *err)
-{
-	struct simbe *s = ctx;
-
-	return sim_agent_ops.apply(&s->ops, act, err);
-}
-
-static void
-report(void *ctx, const struct policy_action *act, enum agent_result r, const char *msg)
-{
-	struct simbe *s = ctx;
-
-	if (sim_agent_ops.report)
-		sim_agent_ops.report(&s->ops, act, r, msg);
-}
-
 static bool
 counters(void *ctx)
 {
@@ -284,23 +257,24 @@ counters(void *ctx)
 	return s->sc->perf_counters;
 }
 
-static const struct agent_ops simbe_ops = {
-	.name = "llcsim",
-	.observe = observe,
-	.apply = apply,
-	.report = report,
-	.counters = counters,
-	.tick = tick,
+/* llcctl's questions and the run loop's hooks; the loop's verbs are
+ * llcsim's own (simops.h), on their own ctx. */
+static const struct agent_query simbe_query = {
 	.describe = describe,
 	.describe_host = describe_host,
 	.get_annotation = get_annotation,
 	.set_annotation = set_annotation,
+};
+
+static const struct daemon_hooks simbe_hooks = {
+	.counters = counters,
+	.tick = tick,
 	.set_rules = set_rules,
 };
 
 void
 simbe_backend(struct simbe *s, struct daemon_backend *be)
 {
-	be->ops = &simbe_ops;
-	be->ctx = s;
+	*be = (struct daemon_backend){ .name = "llcsim", .ops = &sim_agent_ops, .ops_ctx = &s->ops,
+	                               .query = &simbe_query, .hooks = &simbe_hooks, .ctx = s };
 }

@@ -5,7 +5,7 @@
 #ifndef LLCSIM_SIMOPS_H
 #define LLCSIM_SIMOPS_H
 
-#include "ops.h"
+#include "backend.h"
 #include "world.h"
 
 struct sim_ops_ctx {

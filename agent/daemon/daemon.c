@@ -62,7 +62,7 @@ host_from_config(const struct config *c, const struct topo *t, bool counters, st
 	return 0;
 }
 
-/* --- the ops wrapper: default mode, released domains, events ------------- */
+/* --- the loop's watcher: default mode, released domains, events --------- */
 
 bool
 daemon_is_released(const struct daemon *d, uint64_t key)
@@ -81,7 +81,7 @@ current_annotation(struct daemon *d, uint64_t key)
 	struct llcd_err err;
 	char *xml = NULL;
 
-	if (d->be.ops->get_annotation == NULL || d->be.ops->get_annotation(d->be.ctx, key, &xml, &err) < 0)
+	if (d->be.query->get_annotation == NULL || d->be.query->get_annotation(d->be.ctx, key, &xml, &err) < 0)
 		return NULL;
 	return xml;
 }
@@ -134,13 +134,11 @@ still_released(struct daemon *d, const struct policy_domain_in *in)
 	return false;
 }
 
-static int
-wrap_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
+static void
+watch_observed(void *arg, struct agent_obs *obs)
 {
-	struct daemon *d = ctx;
+	struct daemon *d = arg;
 
-	if (d->be.ops->observe(d->be.ctx, now_ns, obs, err) < 0)
-		return -1;
 	for (int i = 0; i < obs->ndomains; i++) {
 		struct policy_domain_in *in = &obs->domains[i];
 		if (still_released(d, in)) {
@@ -154,7 +152,6 @@ wrap_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			in->annot.isolation = d->cfg.default_isolation;
 		}
 	}
-	return 0;
 }
 
 static const char *
@@ -192,11 +189,10 @@ broadcast(struct daemon *d, const struct policy_action *a, enum agent_result r, 
 	json_object_put(ev);
 }
 
-static enum agent_result
-wrap_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
+static void
+watch_applied(void *arg, const struct policy_action *a, enum agent_result r, const char *msg)
 {
-	struct daemon *d = ctx;
-	enum agent_result r = d->be.ops->apply(d->be.ctx, a, err);
+	struct daemon *d = arg;
 
 	if ((int)a->type >= 0 && (int)a->type < POLICY_ACT_COUNT)
 		d->actions[a->type]++;
@@ -206,19 +202,16 @@ wrap_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 		log_dom(LOG_INFO, domain_name(d, a->key), a->vcpu, 0, "%s: %s", policy_action_name(a->type), a->reason);
 	else if (r == AGENT_OK)
 		log_dom(LOG_DEBUG, domain_name(d, a->key), a->vcpu, 0, "%s: %s", policy_action_name(a->type), a->reason);
-	broadcast(d, a, r, r == AGENT_OK ? NULL : err->msg);
-	return r;
+	broadcast(d, a, r, msg);
 }
 
 static void
-wrap_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg)
+watch_reported(void *arg, const struct policy_action *a, enum agent_result r, const char *msg)
 {
-	struct daemon *d = ctx;
+	struct daemon *d = arg;
 
 	log_dom(r == AGENT_TRANSIENT ? LOG_INFO : LOG_WARNING, domain_name(d, a->key), a->vcpu, 0,
 	    "%s failed (%s): %s", policy_action_name(a->type), agent_result_name(r), msg);
-	if (d->be.ops->report)
-		d->be.ops->report(d->be.ctx, a, r, msg);
 }
 
 /* --- policy-rule ------------------------------------------------------------ */
@@ -229,16 +222,20 @@ take_rules(struct daemon *d, struct policyrule_set *s)
 {
 	if (s->n > 0 || (d->rules && d->rules->n > 0))
 		log_info("%d policy-rule%s for domains without an llc-policy annotation", s->n, s->n == 1 ? "" : "s");
-	if (d->be.ops->set_rules != NULL)
-		d->be.ops->set_rules(d->be.ctx, s);
+	if (d->be.hooks->set_rules != NULL)
+		d->be.hooks->set_rules(d->be.ctx, s);
 	else if (s->n > 0)
-		log_warnx("policy-rule: the %s back-end does not match rules; %d rule%s ignored", d->be.ops->name,
+		log_warnx("policy-rule: the %s back-end does not match rules; %d rule%s ignored", d->be.name,
 		    s->n, s->n == 1 ? "" : "s");
 	policyrule_set_free(d->rules);
 	d->rules = s;
 }
 
 /* --- lifecycle ------------------------------------------------------------- */
+
+/* a back-end without the optional interfaces */
+static const struct agent_query no_query;
+static const struct daemon_hooks no_hooks;
 
 struct daemon *
 daemon_new(const struct config *cfg, const char *config_path, const struct topo *topo,
@@ -255,8 +252,12 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		snprintf(d->config_path, sizeof(d->config_path), "%s", config_path);
 	d->topo = topo;
 	d->be = *be;
-	d->ops = (struct agent_ops){ .name = be->ops->name, .observe = wrap_observe, .apply = wrap_apply,
-	                            .report = wrap_report };
+	if (d->be.query == NULL)
+		d->be.query = &no_query;
+	if (d->be.hooks == NULL)
+		d->be.hooks = &no_hooks;
+	if (d->be.name == NULL)
+		d->be.name = be->ops->name;
 	if (host_from_config(cfg, topo, backend_counters(be), &d->host, err) < 0) {
 		free(d);
 		return NULL;
@@ -266,12 +267,14 @@ daemon_new(const struct config *cfg, const char *config_path, const struct topo 
 		free(d);
 		return NULL;
 	}
-	d->loop = agent_loop_new(&d->ops, d, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
+	d->loop = agent_loop_new(be->ops, be->ops_ctx, &d->host, (uint64_t)cfg->period_ms * 1000000ull, err);
 	if (d->loop == NULL) {
 		policyrule_set_free(rules);
 		free(d);
 		return NULL;
 	}
+	agent_loop_set_watch(d->loop, &(struct agent_loop_watch){ .observed = watch_observed,
+	    .applied = watch_applied, .reported = watch_reported, .arg = d });
 	take_rules(d, rules);
 	d->start_ns = d->now_ns = llcd_mono_ns();
 	return d;
@@ -385,8 +388,8 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 
 	uint64_t t0 = llcd_mono_ns();
 	d->now_ns = now_ns;
-	if (d->be.ops->tick)
-		d->be.ops->tick(d->be.ctx, now_ns);
+	if (d->be.hooks->tick)
+		d->be.hooks->tick(d->be.ctx, now_ns);
 	int rc = agent_loop_step(d->loop, now_ns, &st, err);
 	d->period_ns[d->nperiod++ % STEP_HIST] = llcd_mono_ns() - t0;
 	d->obs_gen++;
@@ -680,7 +683,7 @@ daemon_release_all(struct daemon *d)
 		                           .vcpu = -1, .llc = -1 };
 		cpuset_andnot(&a.cpus, &d->topo->all, &d->host.reserved);
 		snprintf(a.reason, sizeof(a.reason), "llcd stopping with release-on-exit");
-		if (d->be.ops->apply(d->be.ctx, &a, &err) != AGENT_OK)
+		if (d->be.ops->apply(d->be.ops_ctx, &a, &err) != AGENT_OK)
 			log_dom(LOG_WARNING, o->domains[i].name, -1, 0, "release on exit failed: %s", err.msg);
 	}
 }
@@ -697,8 +700,8 @@ daemon_set_topology(struct daemon *d, const struct topo *t, struct llcd_err *err
 	d->topo_gen++;
 	d->obs_gen++;
 	agent_loop_set_host(d->loop, &h, 0);    /* the engine rebinds to t */
-	if (d->be.ops->set_topology)
-		d->be.ops->set_topology(d->be.ctx, t);
+	if (d->be.hooks->set_topology)
+		d->be.hooks->set_topology(d->be.ctx, t);
 	return 0;
 }
 
@@ -776,8 +779,8 @@ daemon_run(struct daemon *d)
 			/* late: since it was due, or since the previous period
 			 * ended if that ran over (its own work is period_us) */
 			d->late_ns[d->nlate++ % STEP_HIST] = now - (next > ended ? next : ended);
-			if (d->be.ops->handle_events && d->be.ops->handle_events(d->be.ctx, now, &err) < 0)
-				log_warnx("%s: %s", d->be.ops->name, err.msg);
+			if (d->be.hooks->handle_events && d->be.hooks->handle_events(d->be.ctx, now, &err) < 0)
+				log_warnx("%s: %s", d->be.name, err.msg);
 			if (d->watch_cpus)
 				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
@@ -796,7 +799,7 @@ daemon_run(struct daemon *d)
 		}
 		struct pollfd pfd[CONTROL_MAX_CLIENTS + 3];
 		int n = d->ctl ? control_pollfds(d->ctl, pfd, CONTROL_MAX_CLIENTS + 1) : 0;
-		int efd = d->be.ops->event_fd ? d->be.ops->event_fd(d->be.ctx) : -1;
+		int efd = d->be.hooks->event_fd ? d->be.hooks->event_fd(d->be.ctx) : -1;
 		int nfd = n;
 		if (efd >= 0)
 			pfd[nfd++] = (struct pollfd){ .fd = efd, .events = POLLIN };
@@ -811,10 +814,10 @@ daemon_run(struct daemon *d)
 			log_warn("poll");
 			continue;
 		}
-		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.ops->handle_events) {
-			int started = d->be.ops->handle_events(d->be.ctx, llcd_mono_ns(), &err);
+		if (rc > 0 && efd >= 0 && (pfd[n].revents & POLLIN) && d->be.hooks->handle_events) {
+			int started = d->be.hooks->handle_events(d->be.ctx, llcd_mono_ns(), &err);
 			if (started < 0)
-				log_warnx("%s: %s", d->be.ops->name, err.msg);
+				log_warnx("%s: %s", d->be.name, err.msg);
 			/* a domain started: place it from the event, not at the next
 			 * period (at most one early period per 20 ms: an event
 			 * within 20 ms of the last period brings the next one to

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* daemon.h - llcd's core: the agent loop on a back-end, the control socket
- * and the answers to llcctl's requests. The back-end (live libvirt, or the
- * simulated host of llcsim) is a struct agent_ops (ops.h) and its ctx; everything here
- * runs the same on both, so every llcctl command is tested on the
- * simulated back-end. */
+ * and the answers to llcctl's requests. The back-end (the live host, or the
+ * simulated host of llcsim) is three narrow interfaces: the loop's verbs
+ * (backend.h), llcctl's questions (query.h) and what the daemon's run loop
+ * tells it (struct daemon_hooks); everything here runs the same on both,
+ * so every llcctl command is tested on the simulated back-end. */
 #ifndef LLCD_DAEMON_H
 #define LLCD_DAEMON_H
 
@@ -14,14 +15,29 @@
 #include "config.h"
 #include "err.h"
 #include "loop.h"
-#include "ops.h"
+#include "backend.h"
+#include "hooks.h"
+#include "query.h"
 #include "topo.h"
 
-/* The back-end the daemon runs on: one ops table (ops.h: the loop's
- * observe/apply/report and the daemon's optional hooks) and its ctx. */
+/* How a VM's own configuration is written, for the answers that show or
+ * change it (llcctl topology DOMAIN, --apply, policy). */
+enum daemon_vm_config {
+	DAEMON_VM_DOMAIN_XML = 0,       /* a domain XML: shown as XML, rewritten by
+	                                 * --apply, the annotation in its metadata */
+	DAEMON_VM_CONFIG_LINES,         /* a config of lines llcd does not edit
+	                                 * (Proxmox VE's VMID.conf): shown as lines */
+};
+
+/* The back-end the daemon runs on. */
 struct daemon_backend {
-	const struct agent_ops *ops;
-	void *ctx;
+	const char *name;               /* shown (version, stats, llcd_info) */
+	enum daemon_vm_config vm_config;
+	const struct agent_ops *ops;    /* the loop's verbs (backend.h) ... */
+	void *ops_ctx;                  /* ... and their ctx */
+	const struct agent_query *query;        /* llcctl's (query.h); NULL none */
+	const struct daemon_hooks *hooks;       /* the run loop's; NULL none */
+	void *ctx;                      /* of query and hooks */
 };
 
 struct daemon;

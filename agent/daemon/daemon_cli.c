@@ -257,7 +257,7 @@ daemon_cli_serve(struct daemon_cli *cli, const struct config *cfg, const struct 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	log_info("%s %s started: %s back-end, period %d ms, socket %s", cli->prog, LLCD_VERSION, be.ops->name,
+	log_info("%s %s started: %s back-end, period %d ms, socket %s", cli->prog, LLCD_VERSION, be.name ? be.name : be.ops->name,
 	    cfg->period_ms, cfg->socket);
 	struct notify_ctx nctx = { cli, cfg->uri, -1, false };
 	daemon_set_period_hook(the_daemon, notify_period, &nctx);

@@ -20,7 +20,6 @@ struct daemon {
 	char config_path[CONFIG_PATH_MAX];
 	const struct topo *topo;
 	struct daemon_backend be;
-	struct agent_ops ops;                   /* wrapper around be.ops */
 	struct policy_host host;
 	struct agent_loop *loop;
 	struct control *ctl;
@@ -103,7 +102,7 @@ void daemon_recommend_free(struct daemon *d);
 static inline bool
 backend_counters(const struct daemon_backend *be)
 {
-	return be->ops->counters != NULL && be->ops->counters(be->ctx);
+	return be->hooks != NULL && be->hooks->counters != NULL && be->hooks->counters(be->ctx);
 }
 
 /* released by llcctl release: left to the default scheduler until its

@@ -23,90 +23,49 @@ obs_index(const struct daemon *d, const struct policy_domain_in *in)
 	return (int)(in - o->domains);
 }
 
-/* The back-end's host facts (llcctl topology). */
+/* A back-end's fact rows as members of o: one object per group, made at
+ * its first row, in the order the rows came (query.h). */
 static void
-hostinfo_json(const struct agent_hostinfo *hi, json_object *o)
+facts_json(const struct agent_facts *f, json_object *o)
 {
-	json_object *x;
-
-	if (hi->scenario[0])
-		json_object_object_add(o, "scenario", jstr(hi->scenario));
-	if (hi->have_libvirt) {
-		x = json_object_new_object();
-		json_object_object_add(x, "uri", jstr(hi->libvirt.uri));
-		json_object_object_add(x, "connected", json_object_new_boolean(hi->libvirt.connected));
-		json_object_object_add(x, "reconnects", json_object_new_int((int)hi->libvirt.reconnects));
-		json_object_object_add(x, "domains", json_object_new_int(hi->libvirt.domains));
-		json_object_object_add(x, "state_file", jstr(hi->libvirt.state_file));
-		json_object_object_add(x, "dry_run", json_object_new_boolean(hi->libvirt.dry_run));
-		if (hi->libvirt.socket_glob[0]) {
-			json_object_object_add(x, "socket_glob", jstr(hi->libvirt.socket_glob));
-			json_object_object_add(x, "daemons", json_object_new_int(hi->libvirt.daemons));
-			json_object_object_add(x, "daemons_connected", json_object_new_int(hi->libvirt.daemons_up));
+	for (int i = 0; i < f->n; i++) {
+		const struct agent_fact *r = &f->rows[i];
+		json_object *to = o, *v = NULL;
+		if (r->group != NULL && !json_object_object_get_ex(o, r->group, &to)) {
+			to = json_object_new_object();
+			json_object_object_add(o, r->group, to);
 		}
-		json_object_object_add(o, "libvirt", x);
-	}
-	if (hi->have_qmpback) {
-		x = json_object_new_object();
-		json_object_object_add(x, "socket_glob", jstr(hi->qmpback.glob));
-		json_object_object_add(x, "policy_dir", jstr(hi->qmpback.policy_dir));
-		json_object_object_add(x, "sockets", json_object_new_int(hi->qmpback.sockets));
-		json_object_object_add(x, "vms", json_object_new_int(hi->qmpback.vms));
-		json_object_object_add(x, "refusals", json_object_new_int64((int64_t)hi->qmpback.refusals));
-		json_object_object_add(x, "rereads", json_object_new_int64((int64_t)hi->qmpback.rereads));
-		json_object_object_add(x, "hold", json_object_new_boolean(hi->qmpback.hold));
-		json_object_object_add(o, "qmp", x);
-	}
-	if (hi->core_scheduling_reason[0]) {
-		x = json_object_new_object();
-		json_object_object_add(x, "available", json_object_new_boolean(hi->core_scheduling));
-		json_object_object_add(x, "reason", jstr(hi->core_scheduling_reason));
-		json_object_object_add(o, "core_scheduling", x);
-	}
-	if (hi->kernel_cas[0]) {
-		x = json_object_new_object();
-		json_object_object_add(x, "state", jstr(hi->kernel_cas));
-		json_object_object_add(x, "detail", jstr(hi->kernel_cas_detail));
-		json_object_object_add(o, "kernel_cache_aware_scheduling", x);
-	}
-	if (hi->sampler[0]) {
-		json_object_object_add(o, "sampler", jstr(hi->sampler));
-		if (hi->sampler_reason[0])
-			json_object_object_add(o, "sampler_reason", jstr(hi->sampler_reason));
-	}
-	if (hi->have_tracer) {
-		x = json_object_new_object();
-		json_object_object_add(x, "threads", json_object_new_int(hi->tracer.threads));
-		json_object_object_add(x, "domains", json_object_new_int(hi->tracer.domains));
-		json_object_object_add(x, "threads_refused", json_object_new_int64((int64_t)hi->tracer.threads_refused));
-		json_object_object_add(x, "domains_refused", json_object_new_int64((int64_t)hi->tracer.domains_refused));
-		json_object_object_add(x, "edges_dropped", json_object_new_int64((int64_t)hi->tracer.edges_dropped));
-		json_object_object_add(x, "irq_check", json_object_new_boolean(hi->tracer.irq_check));
-		json_object_object_add(o, "tracer", x);
+		switch (r->type) {
+		case AGENT_FACT_STR: v = jstr(r->s); break;
+		case AGENT_FACT_INT: v = json_object_new_int64(r->i); break;
+		case AGENT_FACT_BOOL: v = json_object_new_boolean(r->i != 0); break;
+		case AGENT_FACT_NULL: v = NULL; break;
+		}
+		json_object_object_add(to, r->key, v);
 	}
 }
 
 /* What can judge llcd's adaptive changes here: a group
  * gathered from wakeups, a wider home. */
 static void
-judges_json(const struct daemon *d, const struct agent_hostinfo *hi, json_object *o)
+judges_json(const struct daemon *d, const struct agent_judges *jd, json_object *o)
 {
 	json_object *j = json_object_new_object(), *x;
-	bool judged = d->host.counters || hi->judges.mbm;
+	bool judged = d->host.counters || jd->mbm;
 
 	x = json_object_new_object();
 	json_object_object_add(x, "available", json_object_new_boolean(d->host.counters));
-	json_object_object_add(x, "detail", jstr(hi->judges.counters_reason));
+	json_object_object_add(x, "detail", jstr(jd->counters_reason));
 	json_object_object_add(x, "judges", jstr("gathered groups (benefit check), homes (home check)"));
 	json_object_object_add(j, "counters", x);
 	x = json_object_new_object();
-	json_object_object_add(x, "available", json_object_new_boolean(hi->judges.mbm));
-	json_object_object_add(x, "detail", jstr(hi->judges.mbm_reason));
+	json_object_object_add(x, "available", json_object_new_boolean(jd->mbm));
+	json_object_object_add(x, "detail", jstr(jd->mbm_reason));
 	json_object_object_add(x, "judges", jstr("gathered groups (benefit check), homes (home check)"));
 	json_object_object_add(j, "bandwidth_monitoring", x);
 	x = json_object_new_object();
 	json_object_object_add(x, "available", json_object_new_boolean(true));
-	json_object_object_add(x, "detail", jstr(hi->judges.run_delay));
+	json_object_object_add(x, "detail", jstr(jd->run_delay));
 	json_object_object_add(x, "judges", jstr("a home's CPU wait only (not what gathering costs in memory bandwidth)"));
 	json_object_object_add(j, "run_delay", x);
 	json_object_object_add(j, "unjudged_groups", jstr(d->host.act_unjudged ? "act" : "show"));
@@ -164,14 +123,15 @@ topology_json(const struct daemon *d)
 	json_object_object_add(o, "packages", pkgs);
 	json_object_object_add(o, "numa_nodes", nodes);
 	json_object_object_add(o, "llcs", llcs);
-	if (d->be.ops->describe_host) {
+	if (d->be.query->describe_host) {
 		struct agent_hostinfo hi;
 		memset(&hi, 0, sizeof(hi));
-		if (d->be.ops->describe_host(d->be.ctx, &hi) == 0) {
-			hostinfo_json(&hi, o);
+		if (d->be.query->describe_host(d->be.ctx, &hi) == 0) {
+			facts_json(&hi.facts, o);
 			if (hi.have_judges)
-				judges_json(d, &hi, o);
+				judges_json(d, &hi.judges, o);
 		}
+		agent_facts_free(&hi.facts);
 	}
 	return o;
 }
@@ -198,8 +158,6 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 	char buf[ANNOT_XML_MAX];
 	struct llcd_err e;
 
-	if (di->uuid[0])
-		json_object_object_add(o, "uuid", jstr(di->uuid));
 	if (di->pid >= 0)
 		json_object_object_add(o, "pid", json_object_new_int(di->pid));
 	if (di->maxvcpus >= 0)
@@ -220,49 +178,7 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 		    di->guest.dies, di->guest.clusters, di->guest.cores, di->guest.threads);
 		json_object_object_add(o, "guest_topology", jstr(buf));
 	}
-	if (di->core_scheduling[0])
-		json_object_object_add(o, "core_scheduling", jstr(di->core_scheduling));
-	if (!cpuset_empty(&di->emulator_pin))
-		json_object_object_add(o, "emulator_pin", cpuset_json(&di->emulator_pin));
-	if (di->have_guest_channel) {
-		json_object *g = json_object_new_object();
-		json_object_object_add(g, "state", jstr(di->guest_channel.state));
-		json_object_object_add(g, "reports", json_object_new_int64((int64_t)di->guest_channel.reports));
-		json_object_object_add(g, "bad_lines", json_object_new_int64((int64_t)di->guest_channel.bad_lines));
-		json_object_object_add(g, "throttles", json_object_new_int64((int64_t)di->guest_channel.throttles));
-		json_object_object_add(g, "backoffs", json_object_new_int64((int64_t)di->guest_channel.backoffs));
-		json_object_object_add(g, "guest_dropped", json_object_new_int64((int64_t)di->guest_channel.guest_dropped));
-		if (di->guest_channel.last_error[0])
-			json_object_object_add(g, "last_error", jstr(di->guest_channel.last_error));
-		json_object_object_add(o, "guest_channel", g);
-	}
-	if (di->have_memory) {
-		json_object *m = json_object_new_object();
-		if (di->mem_error[0]) {
-			json_object_object_add(m, "error", jstr(di->mem_error));
-		} else {
-			json_object_object_add(m, "node", di->mem_node >= 0 ? json_object_new_int(di->mem_node) : NULL);
-			json_object_object_add(m, "resident_pages", json_object_new_int(di->mem_resident));
-			json_object_object_add(m, "sampled_pages", json_object_new_int(di->mem_sampled));
-		}
-		json_object_object_add(o, "memory", m);
-	}
-	if (di->connection[0])
-		json_object_object_add(o, "connection", jstr(di->connection));
-	if (di->cpu_bound_by[0]) {
-		json_object *b = json_object_new_object();
-		json_object_object_add(b, "cpus", jstr(di->cpu_bound));
-		json_object_object_add(b, "by", jstr(di->cpu_bound_by));
-		if (di->cpu_bound_cgroup[0])
-			json_object_object_add(b, "cgroup", jstr(di->cpu_bound_cgroup));
-		if (di->cpu_bound_error[0])
-			json_object_object_add(b, "error", jstr(di->cpu_bound_error));
-		json_object_object_add(o, "cpu_bound", b);
-	}
-	if (!di->have_qmp && di->qmp[0])
-		json_object_object_add(o, "qmp", jstr(di->qmp));
-	if (di->have_qmp || di->qmp_queries)
-		json_object_object_add(o, "qmp_queries", json_object_new_int64((int64_t)di->qmp_queries));
+	facts_json(&di->facts, o);
 	if (di->nvcpu_info >= 0) {
 		json_object *arr = json_object_new_array();
 		for (int v = 0; v < di->nvcpu_info && di->vcpus; v++) {
@@ -287,10 +203,6 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 	}
 	if (di->key[0])
 		json_object_object_add(o, "libvirt_key", jstr(di->key));
-	if (di->backend)
-		json_object_object_add(o, "backend", jstr(di->backend));
-	if (di->guest_helper >= 0)
-		json_object_object_add(o, "guest_helper", json_object_new_boolean(di->guest_helper));
 }
 
 static void
@@ -328,10 +240,10 @@ domain_summary(struct daemon *d, const struct policy_domain_in *in, json_object 
 	json_object_object_add(o, "llcs", llcs_in_use(d, in));
 	if (known)
 		json_object_object_add(o, "allotment", cpuset_json(&info.allotment));
-	if (d->be.ops->describe) {
+	if (d->be.query->describe) {
 		struct agent_dominfo di;
 		agent_dominfo_init(&di);
-		if (d->be.ops->describe(d->be.ctx, in->key, &di) == 0) {
+		if (d->be.query->describe(d->be.ctx, in->key, &di) == 0) {
 			/* where the policy comes from: the back-end knows an
 			 * annotation from a rule; what it lacks is default-mode's */
 			json_object_object_add(o, "policy_source", jstr(daemon_is_released(d, in->key) ? "released" :
@@ -535,14 +447,14 @@ h_vcpuinfo(struct daemon *d, struct control_request *req)
 	if (rc != CTL_OK)
 		return rc;
 	have_info = policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0;
-	/* an empty sample pin is "not placed by llcd" (ops.h): show the
+	/* an empty sample pin is "not placed by llcd" (query.h): show the
 	 * thread's real affinity, as the kernel has it (a released domain) */
 	struct agent_dominfo di;
 	bool have_di = false;
 	agent_dominfo_init(&di);
 	for (int v = 0; v < in->nvcpus && !have_di; v++)
-		if (cpuset_empty(&in->vcpus[v].pinned) && d->be.ops->describe)
-			have_di = d->be.ops->describe(d->be.ctx, in->key, &di) == 0;
+		if (cpuset_empty(&in->vcpus[v].pinned) && d->be.query->describe)
+			have_di = d->be.query->describe(d->be.ctx, in->key, &di) == 0;
 	json_object *arr = json_object_new_array();
 	for (int v = 0; v < in->nvcpus; v++) {
 		const struct policy_vcpu_sample *s = &in->vcpus[v];
@@ -619,8 +531,8 @@ h_policy_get(struct daemon *d, struct control_request *req)
 		return rc;
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
-	if (d->be.ops->get_annotation) {
-		if (d->be.ops->get_annotation(d->be.ctx, in->key, &xml, &err) < 0) {
+	if (d->be.query->get_annotation) {
+		if (d->be.query->get_annotation(d->be.ctx, in->key, &xml, &err) < 0) {
 			snprintf(req->error, sizeof(req->error), "%s", err.msg);
 			return CTL_E_INTERNAL;
 		}
@@ -643,7 +555,8 @@ h_policy_get(struct daemon *d, struct control_request *req)
 		struct agent_dominfo di;
 		const char *st = xs != NULL ? "valid" : in->annotated ? "default" : "absent";
 		agent_dominfo_init(&di);
-		if (xs == NULL && d->be.ops->describe && d->be.ops->describe(d->be.ctx, in->key, &di) == 0 && di.rule > 0) {
+		if (xs == NULL && d->be.query->describe && d->be.query->describe(d->be.ctx, in->key, &di) == 0 &&
+		    di.rule > 0) {
 			json_object *r = json_object_new_object();
 			json_object_object_add(r, "number", json_object_new_int(di.rule));
 			json_object_object_add(r, "where", jstr(di.rule_where));
@@ -671,13 +584,8 @@ h_policy_set(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
-	if (d->be.ops->set_annotation == NULL && d->be.ops->proxmox) {
-		snprintf(req->error, sizeof(req->error), "the %s back-end reads the llc-policy from policy files "
-		    "(policy-dir in llcd.conf: VMID.xml or NAME.xml); edit the file", d->be.ops->name);
-		return CTL_E_UNSUPPORTED;
-	}
-	if (d->be.ops->set_annotation == NULL) {
-		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.ops->name);
+	if (d->be.query->set_annotation == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.name);
 		return CTL_E_UNSUPPORTED;
 	}
 	if ((v = arg_str(req, "xml")) != NULL) {
@@ -689,7 +597,7 @@ h_policy_set(struct daemon *d, struct control_request *req)
 	} else {
 		/* start from the domain's current annotation */
 		policy_annotation_defaults(&a);
-		if (d->be.ops->get_annotation && d->be.ops->get_annotation(d->be.ctx, in->key, &cur, &err) == 0 && cur &&
+		if (d->be.query->get_annotation && d->be.query->get_annotation(d->be.ctx, in->key, &cur, &err) == 0 && cur &&
 		    annot_parse_metadata(cur, strlen(cur), in->nvcpus, &a, &err) < 0)
 			policy_annotation_defaults(&a);
 		free(cur);
@@ -721,9 +629,9 @@ h_policy_set(struct daemon *d, struct control_request *req)
 	bool live = arg_bool(req, "live", false), config = arg_bool(req, "config", false);
 	if (!live && !config)
 		live = config = true;
-	if (d->be.ops->set_annotation(d->be.ctx, in->key, out, live, config, &err) < 0) {
+	if ((rc = d->be.query->set_annotation(d->be.ctx, in->key, out, live, config, &err)) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
-		return CTL_E_INTERNAL;
+		return rc == AGENT_QUERY_REFUSED ? CTL_E_UNSUPPORTED : CTL_E_INTERNAL;
 	}
 	daemon_unrelease(d, in->key);
 	req->reply = json_object_new_object();
@@ -755,13 +663,16 @@ h_hot(struct daemon *d, struct control_request *req)
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	json_object_object_add(req->reply, "reports", reps);
 	/* with no report, say whether the guest's channel is there at all */
-	if (in->nreports == 0 && d->be.ops->describe) {
+	if (in->nreports == 0 && d->be.query->describe) {
 		struct agent_dominfo di;
+		const struct agent_fact *st, *n;
 		agent_dominfo_init(&di);
-		if (d->be.ops->describe(d->be.ctx, in->key, &di) == 0 && di.have_guest_channel) {
+		if (d->be.query->describe(d->be.ctx, in->key, &di) == 0 &&
+		    (st = agent_facts_find(&di.facts, "guest_channel", "state")) != NULL) {
 			json_object *g = json_object_new_object();
-			json_object_object_add(g, "state", jstr(di.guest_channel.state));
-			json_object_object_add(g, "reports", json_object_new_int64((int64_t)di.guest_channel.reports));
+			n = agent_facts_find(&di.facts, "guest_channel", "reports");
+			json_object_object_add(g, "state", jstr(st->s));
+			json_object_object_add(g, "reports", json_object_new_int64(n ? n->i : 0));
 			json_object_object_add(req->reply, "guest_channel", g);
 		}
 		agent_dominfo_clear(&di);
@@ -951,7 +862,7 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 	uint64_t p50, p99, l50, l99, lmax, c50, c99, cmax;
 
 	memset(st, 0, sizeof(*st));
-	st->backend = d->be.ops->name;
+	st->backend = d->be.name;
 	policy_stats(agent_loop_policy(d->loop), &ps);
 	for (int i = 0; ob && i < ob->ndomains; i++) {
 		struct policy_domain_info info;
@@ -967,14 +878,8 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 	v->domains = ob ? (uint64_t)ob->ndomains : 0;
 	v->pins = d->actions[POLICY_ACT_PIN_VCPU];
 	v->emulator_pins = d->actions[POLICY_ACT_PIN_EMULATOR];
-	if (d->be.ops->pin_counts) {
-		st->blocks |= STATS_PINS;
-		d->be.ops->pin_counts(d->be.ctx, &v->pin_calls, &v->pins_in_place);
-	}
-	if (d->be.ops->state_write_errors) {
-		st->blocks |= STATS_STATE;
-		v->state_write_errors = d->be.ops->state_write_errors(d->be.ctx);
-	}
+	if (d->be.query->stats)
+		d->be.query->stats(d->be.ctx, st);     /* its counters (pin calls, state file) */
 	v->releases = d->actions[POLICY_ACT_RELEASE];
 	v->refusals = d->actions[POLICY_ACT_REFUSE];
 	v->preference_switches = ps.pref_switches;
@@ -1156,7 +1061,7 @@ daemon_handle(void *ctx, struct control_request *req)
 		req->reply = json_object_new_object();
 		json_object_object_add(req->reply, "version", jstr(LLCD_VERSION));
 		json_object_object_add(req->reply, "protocol", json_object_new_int(CTL_VERSION));
-		json_object_object_add(req->reply, "backend", jstr(d->be.ops->name));
+		json_object_object_add(req->reply, "backend", jstr(d->be.name));
 		return CTL_OK;
 	case CTL_TOPOLOGY:
 		if (arg_str(req, "domain"))

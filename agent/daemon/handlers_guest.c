@@ -98,7 +98,8 @@ proxmox_lines(const struct guesttopo_rec *rec, char *buf, size_t len)
 	return o < len ? 0 : -1;
 }
 
-/* topology DOMAIN's reply (proxmox: the config lines instead of XML). */
+/* topology DOMAIN's reply (proxmox: the config lines instead of XML, for a
+ * back-end whose VMs are configured in lines, DAEMON_VM_CONFIG_LINES). */
 static json_object *
 rec_reply(const struct topo *t, const char *name, const struct policy_guest_topo *guest,
           const struct guesttopo_rec *rec, bool proxmox)
@@ -183,7 +184,7 @@ topology_domain_now(struct daemon *d, const struct policy_domain_in *in, struct 
 		guesttopo_rec_free(rec);
 		return CTL_E_INVAL;
 	}
-	req->reply = rec_reply(d->topo, in->name, &in->guest, rec, d->be.ops->proxmox);
+	req->reply = rec_reply(d->topo, in->name, &in->guest, rec, d->be.vm_config == DAEMON_VM_CONFIG_LINES);
 	guesttopo_rec_free(rec);
 	return CTL_OK;
 }
@@ -238,7 +239,7 @@ daemon_recommend_ready(struct daemon *d)
 		json_object *reply = NULL;
 		int rc = CTL_OK;
 		if (res->rc == 0) {
-			reply = rec_reply(res->topo, res->name, &res->guest, res->rec, d->be.ops->proxmox);
+			reply = rec_reply(res->topo, res->name, &res->guest, res->rec, d->be.vm_config == DAEMON_VM_CONFIG_LINES);
 		} else {
 			rc = res->name[0] ? CTL_E_INVAL : CTL_E_NODOMAIN;
 		}
@@ -284,19 +285,19 @@ daemon_topology_apply(struct daemon *d, struct control_request *req)
 
 	if (rc != CTL_OK)
 		return rc;
-	if (d->be.ops->proxmox) {
+	if (d->be.vm_config == DAEMON_VM_CONFIG_LINES) {
 		snprintf(req->error, sizeof(req->error), "llcd does not edit Proxmox VE or QEMU configurations: put the "
 		    "lines of 'llcctl topology %s' in /etc/pve/qemu-server/VMID.conf (or qm set) and restart the VM",
 		    in->name);
 		return CTL_E_UNSUPPORTED;
 	}
-	if (d->be.ops->get_xml == NULL || d->be.ops->define_xml == NULL) {
-		snprintf(req->error, sizeof(req->error), "the %s back-end has no domain XML to rewrite", d->be.ops->name);
+	if (d->be.query->get_xml == NULL || d->be.query->define_xml == NULL) {
+		snprintf(req->error, sizeof(req->error), "the %s back-end has no domain XML to rewrite", d->be.name);
 		return CTL_E_UNSUPPORTED;
 	}
 	rc = CTL_E_INTERNAL;
 	if ((rec = guesttopo_rec_new()) == NULL || recommend(d, in, rec, &err) < 0 ||
-	    d->be.ops->get_xml(d->be.ctx, in->key, true, &xml, &err) < 0 ||
+	    d->be.query->get_xml(d->be.ctx, in->key, true, &xml, &err) < 0 ||
 	    guestxml_apply(xml, strlen(xml), rec, GUESTXML_ALL, &out, &outlen, &err) < 0 ||
 	    guestxml_diff(xml, strlen(xml), out, outlen, "current", "llcd", &diff, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
@@ -305,8 +306,8 @@ daemon_topology_apply(struct daemon *d, struct control_request *req)
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	json_object_object_add(req->reply, "diff", jstr(diff));
-	bool running = d->be.ops->is_running ? d->be.ops->is_running(d->be.ctx, in->key) : true;
-	if (!dry && *diff && d->be.ops->define_xml(d->be.ctx, out, &err) < 0) {
+	bool running = d->be.query->is_running ? d->be.query->is_running(d->be.ctx, in->key) : true;
+	if (!dry && *diff && d->be.query->define_xml(d->be.ctx, out, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
 		json_object_put(req->reply);
 		req->reply = NULL;
@@ -341,7 +342,7 @@ daemon_check(struct daemon *d, struct control_request *req)
 	}
 	pins = calloc((size_t)in->nvcpus, sizeof(*pins));
 	/* an empty set is a thread the back-end found allowed everywhere and
-	 * llcd never pinned (ops.h): that is where it may run, so check it as
+	 * llcd never pinned (query.h): that is where it may run, so check it as
 	 * llc-guesttopo checks a vCPU without <vcpupin>: on every host CPU */
 	for (int v = 0; pins && v < in->nvcpus; v++)
 		pins[v] = cpuset_empty(&in->vcpus[v].pinned) ? d->topo->all : in->vcpus[v].pinned;
@@ -387,9 +388,9 @@ daemon_guest_channel(struct daemon *d, struct control_request *req)
 		snprintf(req->error, sizeof(req->error), "guest-channel needs --add");
 		return CTL_E_INVAL;
 	}
-	if (d->be.ops->add_guest_channel == NULL) {
+	if (d->be.query->add_guest_channel == NULL) {
 		snprintf(req->error, sizeof(req->error), "the %s back-end has no guest channels (its guest helper is "
-		    "simulated)", d->be.ops->name);
+		    "simulated)", d->be.name);
 		return CTL_E_UNSUPPORTED;
 	}
 	/* the persistent definition only, of a running domain (in) or of a
@@ -397,11 +398,11 @@ daemon_guest_channel(struct daemon *d, struct control_request *req)
 	 * virtio-serial channel needs a controller the guest may not have;
 	 * the channel comes with the next start */
 	bool running = in != NULL;
-	int added = d->be.ops->add_guest_channel(d->be.ctx, in ? in->key : 0, in ? in->name : name, false, path,
+	int added = d->be.query->add_guest_channel(d->be.ctx, in ? in->key : 0, in ? in->name : name, false, path,
 	    sizeof(path), &err);
 	if (added < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", err.msg);
-		return added == -2 ? CTL_E_NODOMAIN : CTL_E_INTERNAL;
+		return added == -2 ? CTL_E_NODOMAIN : added == AGENT_QUERY_REFUSED ? CTL_E_UNSUPPORTED : CTL_E_INTERNAL;
 	}
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in ? in->name : name));

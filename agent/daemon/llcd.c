@@ -153,8 +153,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	struct qmpback *qb = NULL;
-	be.ops = &live_agent_ops;
-	be.ctx = live;
+	be = (struct daemon_backend){ .name = "libvirt", .ops = &live_agent_ops, .ops_ctx = live,
+	                              .query = &live_query, .hooks = &live_hooks, .ctx = live };
 	cli.connected = connected;
 	cli.connected_arg = live;
 	if (cfg.backend == CONFIG_BACKEND_QMP) {
@@ -169,8 +169,8 @@ main(int argc, char **argv)
 			topo_free(topo);
 			return 1;
 		}
-		be.ops = &qmpback_agent_ops;
-		be.ctx = qb;
+		be.name = "qmp";
+		be.vm_config = DAEMON_VM_CONFIG_LINES;
 		cli.connected = NULL;
 	}
 	cli.watch_cpus = cfg.topology[0] == '\0';

@@ -12,6 +12,7 @@
 struct agent_loop {
 	const struct agent_ops *ops;
 	void *ctx;
+	struct agent_loop_watch watch;  /* NULLs: none */
 	struct policy_host host;
 	uint64_t period_ns;
 	struct policy_state *state;
@@ -35,23 +36,6 @@ LLCD_NAME_FUNCTION(agent_result_name, enum agent_result, AGENT_PERMANENT,
 LLCD_NAME_FUNCTION(agent_dom_state_name, enum agent_dom_state, AGENT_DOM_STATE_COUNT - 1,
     [AGENT_DOM_MANAGED] = "managed", [AGENT_DOM_UNMANAGED] = "unmanaged",
     [AGENT_DOM_ERROR] = "error")
-
-void
-agent_dominfo_init(struct agent_dominfo *di)
-{
-	memset(di, 0, sizeof(*di));
-	di->state = AGENT_DOM_UNMANAGED;
-	di->pid = di->nvcpus = di->maxvcpus = di->nvcpu_info = -1;
-	di->guest_helper = -1;
-	di->mem_node = -1;
-}
-
-void
-agent_dominfo_clear(struct agent_dominfo *di)
-{
-	free(di->vcpus);
-	agent_dominfo_init(di);
-}
 
 /* --- observations ------------------------------------------------------ */
 
@@ -205,6 +189,34 @@ agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_er
 
 /* --- the loop ---------------------------------------------------------- */
 
+/* The back-end's apply, then the watcher's (the daemon counts, logs and
+ * broadcasts each action). */
+static enum agent_result
+call_apply(struct agent_loop *l, const struct policy_action *a, struct llcd_err *err)
+{
+	enum agent_result r = l->ops->apply(l->ctx, a, err);
+
+	if (l->watch.applied)
+		l->watch.applied(l->watch.arg, a, r, r == AGENT_OK ? NULL : err->msg);
+	return r;
+}
+
+/* An action not applied or failed: the watcher, then the back-end. */
+static void
+call_report(struct agent_loop *l, const struct policy_action *a, enum agent_result r, const char *msg)
+{
+	if (l->watch.reported)
+		l->watch.reported(l->watch.arg, a, r, msg);
+	if (l->ops->report)
+		l->ops->report(l->ctx, a, r, msg);
+}
+
+void
+agent_loop_set_watch(struct agent_loop *l, const struct agent_loop_watch *w)
+{
+	l->watch = *w;
+}
+
 struct agent_loop *
 agent_loop_new(const struct agent_ops *ops, void *ctx, const struct policy_host *host,
                uint64_t period_ns, struct llcd_err *err)
@@ -341,8 +353,7 @@ roll_back(struct agent_loop *l, uint64_t key, struct agent_step_stats *st)
 		cpuset_set(&back, a->vcpu);
 		rb = *a;
 		if (cpuset_empty(&a->undo)) {
-			if (l->ops->report)
-				l->ops->report(l->ctx, a, AGENT_PERMANENT, "not rolled back: its previous affinity would "
+			call_report(l, a, AGENT_PERMANENT, "not rolled back: its previous affinity would "
 				    "share cores with an isolated domain; the vCPU keeps the new pin");
 			continue;
 		}
@@ -350,15 +361,15 @@ roll_back(struct agent_loop *l, uint64_t key, struct agent_step_stats *st)
 		snprintf(rb.reason, sizeof(rb.reason), "rolled back to its previous affinity: another pin of "
 		    "the domain failed permanently");
 		rerr.msg[0] = '\0';
-		enum agent_result r = l->ops->apply(l->ctx, &rb, &rerr);
+		enum agent_result r = call_apply(l, &rb, &rerr);
 		if (r == AGENT_OK) {
 			l->done[i] = DONE_UNDONE;
 			n++;
 			st->rolled_back++;
-		} else if (l->ops->report) {
+		} else {
 			char msg[LLCD_ERR_MSG + 64];
 			snprintf(msg, sizeof(msg), "rollback failed, the vCPU keeps the new pin: %s", rerr.msg);
-			l->ops->report(l->ctx, &rb, r, msg);
+			call_report(l, &rb, r, msg);
 		}
 	}
 	return n;
@@ -375,7 +386,7 @@ apply_one(struct agent_loop *l, int i, struct agent_step_stats *st)
 	enum agent_result r;
 
 	aerr.msg[0] = '\0';
-	r = l->ops->apply(l->ctx, a, &aerr);
+	r = call_apply(l, a, &aerr);
 	switch (r) {
 	case AGENT_OK:
 		st->ok++;
@@ -395,8 +406,8 @@ apply_one(struct agent_loop *l, int i, struct agent_step_stats *st)
 		break;
 	}
 	}
-	if (r != AGENT_OK && l->ops->report)
-		l->ops->report(l->ctx, a, r, aerr.msg);
+	if (r != AGENT_OK)
+		call_report(l, a, r, aerr.msg);
 	return r;
 }
 
@@ -446,8 +457,7 @@ apply_plan(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *e
 		}
 		if (a->held) {
 			st->held++;             /* the engine plans it again */
-			if (l->ops->report)
-				l->ops->report(l->ctx, a, AGENT_TRANSIENT, a->reason);
+			call_report(l, a, AGENT_TRANSIENT, a->reason);
 			continue;
 		}
 		int d = unmet(l, i);
@@ -461,8 +471,7 @@ apply_plan(struct agent_loop *l, struct agent_step_stats *st, struct llcd_err *e
 			    da ? da->vcpu : -1, da ? policy_stage_name(da->stage) : "?");
 			st->held++;
 			policy_action_not_applied(l->state, a);
-			if (l->ops->report)
-				l->ops->report(l->ctx, a, AGENT_TRANSIENT, msg);
+			call_report(l, a, AGENT_TRANSIENT, msg);
 			continue;
 		}
 		enum agent_result r = apply_one(l, i, st);
@@ -617,6 +626,8 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 		return -1;
 	if (l->ops->observe(l->ctx, now_ns, l->obs, err) < 0)
 		return llcd_err_prefix(err, "%s: observe", l->ops->name);
+	if (l->watch.observed)
+		l->watch.observed(l->watch.arg, l->obs);
 
 	memset(&in, 0, sizeof(in));
 	in.host = l->host;

@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "ops.h"
+#include "backend.h"
 
 struct agent_loop;
 
@@ -44,11 +44,26 @@ struct agent_step_stats {
 	uint64_t policy_wall_ns;        /* wall time of policy_step() */
 };
 
+/* Who watches the loop (llcd's daemon core) without standing between it
+ * and the back-end: observed() after every observe, before the policy
+ * sees the observation (it may change it: the default mode, released
+ * domains); applied() after every apply (its result and message; NULL
+ * when AGENT_OK); reported() before the back-end's report() for every
+ * action not applied or failed. */
+struct agent_loop_watch {
+	void (*observed)(void *arg, struct agent_obs *obs);
+	void (*applied)(void *arg, const struct policy_action *a, enum agent_result r, const char *msg);
+	void (*reported)(void *arg, const struct policy_action *a, enum agent_result r, const char *msg);
+	void *arg;
+};
+
 /* host is copied (its topo pointer must outlive the loop). */
 struct agent_loop *agent_loop_new(const struct agent_ops *ops, void *ctx,
                                   const struct policy_host *host,
                                   uint64_t period_ns, struct llcd_err *err);
 void agent_loop_free(struct agent_loop *l);
+/* Set (copy) the watcher; all NULL: none. */
+void agent_loop_set_watch(struct agent_loop *l, const struct agent_loop_watch *w);
 
 /* One period. Returns 0, or -1 when observe() or the policy failed (err
  * says which; no action was applied). Failed actions are not errors. */

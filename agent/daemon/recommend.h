@@ -32,7 +32,7 @@
 
 #include "err.h"
 #include "guesttopo.h"
-#include "ops.h"
+#include "backend.h"
 #include "policy.h"
 
 #define RECOMMEND_MAX_JOBS 64

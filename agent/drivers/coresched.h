@@ -42,7 +42,7 @@ enum coresched_avail {
 	CORESCHED_AVAIL_NO,
 };
 
-/* Same order and meaning as the agent's result classes (ops.h). */
+/* Same order and meaning as the agent's result classes (backend.h). */
 enum coresched_result {
 	CORESCHED_OK = 0,
 	CORESCHED_TRANSIENT,            /* ENOMEM, EAGAIN: try again later */

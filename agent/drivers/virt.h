@@ -54,7 +54,7 @@
 #define VIRT_DEFAULT_URI "qemu:///system"
 #define VIRT_DEFAULT_PID_DIR "/run/libvirt/qemu"
 
-/* Same order and meaning as the agent's result classes (ops.h). */
+/* Same order and meaning as the agent's result classes (backend.h). */
 enum virt_result {
 	VIRT_OK = 0,
 	VIRT_TRANSIENT,         /* connection down, timeout, busy: try later */

@@ -107,23 +107,25 @@ live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus, stru
 }
 
 void
-live_bound_describe(const struct live *l, const struct ldom *d, struct agent_dominfo *out)
+live_bound_describe(const struct live *l, const struct ldom *d, struct agent_facts *f)
 {
 	struct cpuset allowed = l->everywhere;
+	const char *by;
 
 	if (d->ext || !d->bound.read)
 		return;
 	cpuset_andnot(&allowed, &allowed, &l->cfg.reserved);
 	if (!cpuset_empty(&d->bound.cpus)) {
 		cpuset_and(&allowed, &allowed, &d->bound.cpus);
-		snprintf(out->cpu_bound_by, sizeof(out->cpu_bound_by), "cgroup");
+		by = "cgroup";
 	} else {
-		snprintf(out->cpu_bound_by, sizeof(out->cpu_bound_by), "%s",
-		    cpuset_empty(&l->cfg.reserved) ? "host" : "config");
+		by = cpuset_empty(&l->cfg.reserved) ? "host" : "config";
 	}
-	cpuset_format(&allowed, out->cpu_bound, sizeof(out->cpu_bound));
-	if (d->bound.cg.version && snprintf(out->cpu_bound_cgroup, sizeof(out->cpu_bound_cgroup), "v%d %.200s (%.280s)",
-	    d->bound.cg.version, d->bound.cg.cgroup, d->bound.cg.dir) >= (int)sizeof(out->cpu_bound_cgroup))
-		out->cpu_bound_cgroup[sizeof(out->cpu_bound_cgroup) - 2] = '~';
-	snprintf(out->cpu_bound_error, sizeof(out->cpu_bound_error), "%s", d->bound.error);
+	agent_facts_cpus(f, "cpu_bound", "cpus", &allowed);
+	agent_facts_str(f, "cpu_bound", "by", "%s", by);
+	if (d->bound.cg.version)
+		agent_facts_str(f, "cpu_bound", "cgroup", "v%d %.200s (%.280s)", d->bound.cg.version, d->bound.cg.cgroup,
+		    d->bound.cg.dir);
+	if (d->bound.error[0])
+		agent_facts_str(f, "cpu_bound", "error", "%s", d->bound.error);
 }

@@ -305,7 +305,7 @@ live_conns_up(const struct live *l)
 }
 
 int
-live_event_fd(const struct live *l)
+live_conns_event_fd(const struct live *l)
 {
 	if (l->epfd >= 0)
 		return l->epfd;
@@ -399,7 +399,7 @@ conn_events(struct live *l, struct lconn *c, uint64_t now_ns)
 }
 
 int
-live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
+live_conns_handle(struct live *l, uint64_t now_ns, struct llcd_err *err)
 {
 	struct epoll_event evs[64];
 	bool failed = false, all_listed = true;

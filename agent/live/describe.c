@@ -11,6 +11,36 @@
 #include "guesttopo.h"
 #include "qmp.h"
 
+/* The guest helper's channel (group guest_channel): its state and
+ * counters, or why the one in the domain XML was refused. */
+static void
+describe_channel(const struct ldom *d, struct agent_facts *f)
+{
+	struct guestchan_stats gs;
+
+	if (d->gc == NULL) {
+		if (d->gc_refused[0]) {
+			agent_facts_str(f, "guest_channel", "state", "refused");
+			agent_facts_int(f, "guest_channel", "reports", 0);
+			agent_facts_int(f, "guest_channel", "bad_lines", 0);
+			agent_facts_int(f, "guest_channel", "throttles", 0);
+			agent_facts_int(f, "guest_channel", "backoffs", 0);
+			agent_facts_int(f, "guest_channel", "guest_dropped", 0);
+			agent_facts_str(f, "guest_channel", "last_error", "%.255s", d->gc_refused);
+		}
+		return;
+	}
+	guestchan_stats(d->gc, &gs);
+	agent_facts_str(f, "guest_channel", "state", "%s", guestchan_state_name(gs.state));
+	agent_facts_int(f, "guest_channel", "reports", (int64_t)gs.reports);
+	agent_facts_int(f, "guest_channel", "bad_lines", (int64_t)gs.bad);
+	agent_facts_int(f, "guest_channel", "throttles", (int64_t)gs.throttles);
+	agent_facts_int(f, "guest_channel", "backoffs", (int64_t)gs.backoffs);
+	agent_facts_int(f, "guest_channel", "guest_dropped", (int64_t)gs.guest_dropped);
+	if (gs.last_error[0])
+		agent_facts_str(f, "guest_channel", "last_error", "%.255s", gs.last_error);
+}
+
 int
 live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 {
@@ -50,17 +80,8 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	out->state = state;
 	snprintf(out->reason, sizeof(out->reason), "%s", reason);
 	snprintf(out->key, sizeof(out->key), "%016llx", (unsigned long long)d->key);
-	snprintf(out->uuid, sizeof(out->uuid), "%s", d->uuid);
 	snprintf(out->name, sizeof(out->name), "%.*s", (int)sizeof(out->name) - 1, d->name);
 	out->pid = d->pid;
-	out->have_memory = d->mem_known || d->mem_error[0];
-	out->mem_node = d->mem_known ? d->mem_node : -1;
-	out->mem_resident = d->mem_resident;
-	out->mem_sampled = d->mem_sampled;
-	snprintf(out->mem_error, sizeof(out->mem_error), "%s", d->mem_error);
-	live_bound_describe(l, d, out);
-	if (d->conn != NULL && (l->nconns > 1 || d->conn->sock[0]))
-		snprintf(out->connection, sizeof(out->connection), "%.*s", (int)sizeof(out->connection) - 1, d->conn->uri);
 	out->nvcpus = d->nvcpus;
 	out->maxvcpus = d->maxvcpus;
 	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", d->annot_err);
@@ -74,34 +95,42 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	}
 	out->have_guest_topo = true;
 	out->guest = d->guest;
+
+	struct agent_facts *f = &out->facts;
+	if (d->uuid[0])
+		agent_facts_str(f, NULL, "uuid", "%s", d->uuid);
 	if (ldom_annotated(d) && d->annot.isolation == POLICY_ISO_CORE)
-		snprintf(out->core_scheduling, sizeof(out->core_scheduling), "%s",
+		agent_facts_str(f, NULL, "core_scheduling", "%s",
 		    d->cs_state == LDOM_CS_COOKIE && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs));
-	out->emulator_pin = d->emu_applied;
-	if (d->gc == NULL && d->gc_refused[0]) {
-		out->have_guest_channel = true;
-		out->guest_channel.state = "refused";
-		snprintf(out->guest_channel.last_error, sizeof(out->guest_channel.last_error), "%.*s", (int)sizeof(out->guest_channel.last_error) - 1, d->gc_refused);
+	if (!cpuset_empty(&d->emu_applied))
+		agent_facts_cpus(f, NULL, "emulator_pin", &d->emu_applied);
+	describe_channel(d, f);
+	if (d->mem_known || d->mem_error[0]) {
+		if (d->mem_error[0]) {
+			agent_facts_str(f, "memory", "error", "%s", d->mem_error);
+		} else {
+			if (d->mem_node >= 0)
+				agent_facts_int(f, "memory", "node", d->mem_node);
+			else
+				agent_facts_null(f, "memory", "node");
+			agent_facts_int(f, "memory", "resident_pages", d->mem_resident);
+			agent_facts_int(f, "memory", "sampled_pages", d->mem_sampled);
+		}
 	}
-	if (d->gc) {
-		struct guestchan_stats gs;
-		guestchan_stats(d->gc, &gs);
-		out->have_guest_channel = true;
-		out->guest_channel.state = guestchan_state_name(gs.state);
-		out->guest_channel.reports = gs.reports;
-		out->guest_channel.bad_lines = gs.bad;
-		out->guest_channel.throttles = gs.throttles;
-		out->guest_channel.backoffs = gs.backoffs;
-		out->guest_channel.guest_dropped = gs.guest_dropped;
-		snprintf(out->guest_channel.last_error, sizeof(out->guest_channel.last_error), "%s", gs.last_error);
-	}
-	qc = live_qmp_cpus(l, d, out->qmp, sizeof(out->qmp));
+	if (d->conn != NULL && (l->nconns > 1 || d->conn->sock[0]))
+		agent_facts_str(f, NULL, "connection", "%s", d->conn->uri);
+	live_bound_describe(l, d, f);
+	char why[LLCD_ERR_MSG] = "";
+	qc = live_qmp_cpus(l, d, why, sizeof(why));
 	out->have_qmp = qc != NULL;
-	out->qmp_queries = d->qmp_queries;
-	if (qc != NULL)
-		out->qmp[0] = '\0';
-	if (d->nvcpus > 0 && (out->vcpus = calloc((size_t)d->nvcpus, sizeof(*out->vcpus))) == NULL)
-		return 0;               /* the vCPUs left out: out of memory */
+	if (qc == NULL && why[0] && !(d->ext && l->have_src && l->src.describe))
+		agent_facts_str(f, NULL, "qmp", "%s", why);
+	if (qc != NULL || d->qmp_queries)
+		agent_facts_int(f, NULL, "qmp_queries", (int64_t)d->qmp_queries);
+	if (d->nvcpus > 0 && (out->vcpus = calloc((size_t)d->nvcpus, sizeof(*out->vcpus))) == NULL) {
+		f->nomem = true;        /* the vCPUs left out: out of memory */
+		return 0;
+	}
 	out->nvcpu_info = d->nvcpus;
 	for (int v = 0; v < d->nvcpus; v++) {
 		struct agent_vcpu_info *o = &out->vcpus[v];
@@ -120,52 +149,59 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		if (qc != NULL)
 			live_qmp_check(qc, v, c->tid, &p, o->qmp, sizeof(o->qmp));
 	}
+	if (d->ext && l->have_src && l->src.describe)
+		l->src.describe(l->src.ctx, key, out);
 	return 0;
 }
 
 int
 live_describe_host(struct live *l, struct agent_hostinfo *out)
 {
-	out->have_libvirt = true;
-	snprintf(out->libvirt.uri, sizeof(out->libvirt.uri), "%s",
-	    l->virt ? (l->cfg.uri ? l->cfg.uri : VIRT_DEFAULT_URI) : LIVE_URI_NONE);
-	out->libvirt.connected = l->virt && virt_connected(l->virt);
-	out->libvirt.reconnects = l->virt ? virt_reconnects(l->virt) : 0;
-	out->libvirt.domains = l->ndoms;
-	snprintf(out->libvirt.state_file, sizeof(out->libvirt.state_file), "%s", l->state_enabled ? l->state_path : "");
-	out->libvirt.dry_run = l->cfg.dry_run;
+	struct agent_facts *f = &out->facts;
+
+	agent_facts_str(f, "libvirt", "uri", "%s", l->virt ? (l->cfg.uri ? l->cfg.uri : VIRT_DEFAULT_URI) : LIVE_URI_NONE);
+	agent_facts_bool(f, "libvirt", "connected", l->virt && virt_connected(l->virt));
+	agent_facts_int(f, "libvirt", "reconnects", l->virt ? virt_reconnects(l->virt) : 0);
+	agent_facts_int(f, "libvirt", "domains", l->ndoms);
+	agent_facts_str(f, "libvirt", "state_file", "%s", l->state_enabled ? l->state_path : "");
+	agent_facts_bool(f, "libvirt", "dry_run", l->cfg.dry_run);
 	if (l->cfg.socket_glob && l->cfg.socket_glob[0]) {
-		snprintf(out->libvirt.socket_glob, sizeof(out->libvirt.socket_glob), "%s", l->cfg.socket_glob);
+		int daemons = 0, up = 0;
 		for (int i = 0; i < l->nconns; i++) {
 			if (!l->conns[i]->sock[0])
 				continue;
-			out->libvirt.daemons++;
-			out->libvirt.daemons_up += virt_connected(l->conns[i]->virt);
+			daemons++;
+			up += virt_connected(l->conns[i]->virt);
 		}
+		agent_facts_str(f, "libvirt", "socket_glob", "%s", l->cfg.socket_glob);
+		agent_facts_int(f, "libvirt", "daemons", daemons);
+		agent_facts_int(f, "libvirt", "daemons_connected", up);
 	}
-	out->core_scheduling = coresched_probe(l->cs) == CORESCHED_AVAIL_YES;
-	snprintf(out->core_scheduling_reason, sizeof(out->core_scheduling_reason), "%s", coresched_reason(l->cs));
-	snprintf(out->kernel_cas, sizeof(out->kernel_cas), "%s", live_kcas_name(l->kcas));
-	snprintf(out->kernel_cas_detail, sizeof(out->kernel_cas_detail), "%s", l->kcas_detail);
+	if (l->have_src && l->src.describe_host)
+		l->src.describe_host(l->src.ctx, out);
+	agent_facts_bool(f, "core_scheduling", "available", coresched_probe(l->cs) == CORESCHED_AVAIL_YES);
+	agent_facts_str(f, "core_scheduling", "reason", "%s", coresched_reason(l->cs));
+	agent_facts_str(f, "kernel_cache_aware_scheduling", "state", "%s", live_kcas_name(l->kcas));
+	agent_facts_str(f, "kernel_cache_aware_scheduling", "detail", "%s", l->kcas_detail);
+	agent_facts_str(f, NULL, "sampler", "%s", l->tracer ? "bpf" : "proc");
+	if (l->tracer == NULL) {
+		if (l->sampler_reason[0])
+			agent_facts_str(f, NULL, "sampler_reason", "%s", l->sampler_reason);
+	} else {
+		struct tracer_stats ts;
+		tracer_stats(l->tracer, &ts);
+		agent_facts_int(f, "tracer", "threads", ts.threads);
+		agent_facts_int(f, "tracer", "domains", ts.domains);
+		agent_facts_int(f, "tracer", "threads_refused", (int64_t)ts.threads_refused);
+		agent_facts_int(f, "tracer", "domains_refused", (int64_t)ts.domains_refused);
+		agent_facts_int(f, "tracer", "edges_dropped", (int64_t)ts.edges_dropped);
+		agent_facts_bool(f, "tracer", "irq_check", tracer_irq_check(l->tracer));
+	}
 	out->have_judges = true;
 	snprintf(out->judges.counters_reason, sizeof(out->judges.counters_reason), "%s", l->counters_reason);
 	out->judges.mbm = l->rc != NULL;
 	snprintf(out->judges.mbm_reason, sizeof(out->judges.mbm_reason), "%s", l->mbm_reason);
 	snprintf(out->judges.run_delay, sizeof(out->judges.run_delay), "%s", l->tracer ?
 	    "the in-kernel tracer (sched_info.run_delay)" : "/proc/PID/task/TID/schedstat");
-	snprintf(out->sampler, sizeof(out->sampler), "%s", l->tracer ? "bpf" : "proc");
-	if (l->tracer == NULL) {
-		snprintf(out->sampler_reason, sizeof(out->sampler_reason), "%s", l->sampler_reason);
-	} else {
-		struct tracer_stats ts;
-		tracer_stats(l->tracer, &ts);
-		out->have_tracer = true;
-		out->tracer.threads = ts.threads;
-		out->tracer.domains = ts.domains;
-		out->tracer.threads_refused = ts.threads_refused;
-		out->tracer.domains_refused = ts.domains_refused;
-		out->tracer.edges_dropped = ts.edges_dropped;
-		out->tracer.irq_check = tracer_irq_check(l->tracer);
-	}
 	return 0;
 }

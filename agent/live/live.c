@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "log.h"
 #include "perfcount.h"
 #include "safefile.h"
+#include "stats.h"
 
 /* "allowed everywhere" = every CPU of the topology this host has online
  * (an hwloc XML or synthetic host may name CPUs it lacks). */
@@ -64,6 +66,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 	}
 	l->cfg = *cfg;
 	l->epfd = -1;
+	l->evfd = -1;
 	if ((l->ps = procstat_new(cfg->proc_root, err)) == NULL)
 		goto fail;
 	if ((l->cs = coresched_new(cfg->coresched_ops)) == NULL) {
@@ -169,6 +172,8 @@ live_free(struct live *l)
 	live_mbm_close(l);      /* after the domains: they remove their groups */
 	tracer_free(l->tracer);
 	live_conns_close(l);
+	if (l->evfd >= 0)
+		close(l->evfd);
 	procstat_free(l->ps);
 	coresched_free(l->cs);
 	live_state_clear(&l->saved);
@@ -195,7 +200,64 @@ live_counters(const struct live *l)
 	return l->counters;
 }
 
-/* ---- the ops table: the loop's entries and the daemon's hooks ---------- */
+/* ---- the discovery source (qmpback.c) --------------------------------- */
+
+int
+live_set_source(struct live *l, const struct live_source *src, struct llcd_err *err)
+{
+	if (l->evfd >= 0)
+		close(l->evfd);
+	l->evfd = -1;
+	l->have_src = src != NULL;
+	if (src == NULL)
+		return 0;
+	l->src = *src;
+	/* one fd for the daemon to poll: libvirt's and the source's, when
+	 * there are both */
+	int sfd = src->event_fd ? src->event_fd(src->ctx) : -1, lfd = live_conns_event_fd(l);
+	if (sfd < 0 || lfd < 0)
+		return 0;
+	struct epoll_event ev = { .events = EPOLLIN };
+	if ((l->evfd = epoll_create1(EPOLL_CLOEXEC)) < 0 || epoll_ctl(l->evfd, EPOLL_CTL_ADD, sfd, &ev) < 0 ||
+	    epoll_ctl(l->evfd, EPOLL_CTL_ADD, lfd, &ev) < 0) {
+		llcd_err_set(err, "epoll: %s", strerror(errno));
+		if (l->evfd >= 0)
+			close(l->evfd);
+		l->evfd = -1;
+		l->have_src = false;
+		return -1;
+	}
+	return 0;
+}
+
+int
+live_event_fd(const struct live *l)
+{
+	int fd;
+
+	if (l->evfd >= 0)
+		return l->evfd;
+	if ((fd = live_conns_event_fd(l)) >= 0)
+		return fd;
+	return l->have_src && l->src.event_fd ? l->src.event_fd(l->src.ctx) : -1;
+}
+
+int
+live_handle_events(struct live *l, uint64_t now_ns, struct llcd_err *err)
+{
+	struct epoll_event evs[8];
+	int n, m = 0;
+
+	if (l->evfd >= 0)
+		while (epoll_wait(l->evfd, evs, 8, 0) == 8)
+			;       /* level-triggered: only drained; each source reads its own */
+	n = live_conns_handle(l, now_ns, err);
+	if (l->have_src && l->src.handle)
+		m = l->src.handle(l->src.ctx, now_ns);
+	return n < 0 ? -1 : n + m;
+}
+
+/* ---- the interfaces: the loop's verbs, llcctl's questions, the hooks ---- */
 
 static bool
 h_counters(void *ctx)
@@ -275,19 +337,16 @@ h_add_guest_channel(void *ctx, uint64_t key, const char *name, bool live, char *
 	return live_add_guest_channel(ctx, key, name, live, path, len, err);
 }
 
+/* its rows of llcctl stats: the pin calls and the state file */
 static void
-h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
+h_stats(void *ctx, struct llcd_stats *st)
 {
 	const struct live *l = ctx;
 
-	*calls = l->st.pin_calls;
-	*in_place = l->st.pins_in_place;
-}
-
-static uint64_t
-h_state_write_errors(void *ctx)
-{
-	return ((const struct live *)ctx)->st.state_write_errors;
+	st->blocks |= STATS_PINS | STATS_STATE;
+	st->v.pin_calls = l->st.pin_calls;
+	st->v.pins_in_place = l->st.pins_in_place;
+	st->v.state_write_errors = l->st.state_write_errors;
 }
 
 const struct agent_ops live_agent_ops = {
@@ -295,9 +354,9 @@ const struct agent_ops live_agent_ops = {
 	.observe = live_observe,
 	.apply = live_apply,
 	.report = live_report,
-	.counters = h_counters,
-	.event_fd = h_event_fd,
-	.handle_events = h_handle_events,
+};
+
+const struct agent_query live_query = {
 	.describe = h_describe,
 	.describe_host = h_describe_host,
 	.get_annotation = h_get_annotation,
@@ -305,9 +364,14 @@ const struct agent_ops live_agent_ops = {
 	.get_xml = h_get_xml,
 	.define_xml = h_define_xml,
 	.is_running = h_is_running,
-	.set_topology = h_set_topology,
 	.add_guest_channel = h_add_guest_channel,
-	.pin_counts = h_pin_counts,
-	.state_write_errors = h_state_write_errors,
+	.stats = h_stats,
+};
+
+const struct daemon_hooks live_hooks = {
+	.counters = h_counters,
+	.event_fd = h_event_fd,
+	.handle_events = h_handle_events,
+	.set_topology = h_set_topology,
 	.set_rules = h_set_rules,
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* live.h - llcd's live back-end of the agent ops table (ops.h): libvirt for
+/* live.h - llcd's live back-end (backend.h, query.h, hooks.h): libvirt for
  * domains, annotations and pinning, /proc for vCPU threads and CPU time,
  * core-scheduling cookies for isolated domains, a small state file
  * (state.h). The code is in agent/live/, one concern per file
@@ -56,7 +56,9 @@
 #include "cpuset.h"
 #include "err.h"
 #include "modes.h"
-#include "ops.h"
+#include "backend.h"
+#include "hooks.h"
+#include "query.h"
 #include "policy.h"
 #include "topo.h"
 
@@ -111,8 +113,38 @@ void live_free(struct live *l);
  * while not, e.g. before libvirtd is up). */
 bool live_connected(const struct live *l);
 
-/* ctx = struct live *. */
+/* The loop's verbs, llcctl's questions and the run loop's hooks; ctx =
+ * struct live * for all three. */
 extern const struct agent_ops live_agent_ops;
+extern const struct agent_query live_query;
+extern const struct daemon_hooks live_hooks;
+
+/* A discovery source of domains libvirt does not list (the QMP sockets of
+ * QEMU run without libvirt, qmpback.h): it adds, updates and removes them
+ * with live_ext_*() below, and the back-end calls it on its events and
+ * periods and asks it about its domains. All entries optional. */
+struct live_source {
+	const char *name;               /* for messages ("qmp") */
+	void *ctx;
+	/* readable while it has work (-1 none) */
+	int (*event_fd)(void *ctx);
+	/* everything due (before each observe, and on its events); returns
+	 * how many domains it added */
+	int (*handle)(void *ctx, uint64_t now_ns);
+	/* its facts of one of its domains (after the back-end's own) and of
+	 * the host */
+	void (*describe)(void *ctx, uint64_t key, struct agent_dominfo *out);
+	void (*describe_host)(void *ctx, struct agent_hostinfo *out);
+	/* a domain's llc-policy element as the source has it (*xml NULL:
+	 * none); 0, or -1 with err */
+	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
+	/* why llcctl cannot write the annotation or the guest channel of its
+	 * domains, and what to do instead (NULL: "no libvirt connection") */
+	const char *annotation_refused, *channel_refused;
+};
+/* Use src (copied; its ctx outlives the back-end) for the domains
+ * libvirt does not list. One source at a time. */
+int live_set_source(struct live *l, const struct live_source *src, struct llcd_err *err);
 
 /* Readable while libvirt events are queued (-1 without libvirt). */
 int live_event_fd(const struct live *l);
@@ -129,7 +161,7 @@ uint64_t live_next_due_ns(const struct live *l);
 int live_domains(const struct live *l, uint64_t *keys, int max);
 /* Look a running domain up by name or UUID. 0, or -1 when unknown. */
 int live_find(struct live *l, const char *name_or_uuid, uint64_t *key);
-/* What the back-end knows of a domain (typed facts, ops.h): uuid, name,
+/* What the back-end knows of a domain (query.h): uuid, name,
  * pid, state and reason, the annotation or its error, and per vCPU its
  * tid, affinity, last CPU and guest socket/die/cluster/core/thread
  * (computed; checked against QMP query-cpus-fast when

@@ -3,7 +3,7 @@
  * for other modules, which use live.h.
  *
  *   live.c      life cycle: live_new/live_free, probes, the ops table
- *               (the loop's entries and the daemon's hooks, ops.h)
+ *               (the loop's verbs, llcctl's questions, the run loop's hooks)
  *   domains.c   domains from libvirt and its events; annotation; vCPU
  *               thread discovery
  *   observe.c   observe(): /proc samples, counters, the guest channel
@@ -41,7 +41,6 @@
 #include "err.h"
 #include "kcas.h"
 #include "live.h"
-#include "ops.h"
 #include "policy.h"
 #include "procstat.h"
 #include "resctrl.h"
@@ -326,6 +325,10 @@ struct live {
 	struct cgbound_mounts cgm;      /* the cgroup mounts (bound.c) */
 	bool cgm_ok;
 	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
+	bool have_src;                  /* a discovery source (live_set_source) */
+	struct live_source src;
+	int evfd;                       /* epoll over the connections' fd and the
+	                                 * source's, when there are both; -1 */
 };
 
 /* The libvirt connection of a domain (NULL: none; pinned directly). */
@@ -350,6 +353,10 @@ int live_conns_open(struct live *l, struct llcd_err *err);
 void live_conns_close(struct live *l);
 /* How many connections are up. */
 int live_conns_up(const struct live *l);
+/* Their pollable fd (-1 none), and everything due on them (as
+ * live_handle_events(), which adds the discovery source's). */
+int live_conns_event_fd(const struct live *l);
+int live_conns_handle(struct live *l, uint64_t now_ns, struct llcd_err *err);
 void ldom_free(struct ldom *d);
 /* A new domain in the table (state NEW, everything to do); NULL: out of memory. */
 struct ldom *ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int pid,
@@ -408,8 +415,8 @@ void live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *
  * err saying so (nothing pinned). */
 enum agent_result live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus,
     struct llcd_err *err);
-/* The bound's facts for dominfo. */
-void live_bound_describe(const struct live *l, const struct ldom *d, struct agent_dominfo *out);
+/* The bound's facts for dominfo (group cpu_bound). */
+void live_bound_describe(const struct live *l, const struct ldom *d, struct agent_facts *f);
 
 /* numa.c */
 /* The NUMA node of a managed domain's memory into in (mem_node), read
@@ -455,7 +462,7 @@ bool live_counters(const struct live *l);
  * to the persistent definition of the running domain key, or with key 0 of
  * the defined domain name (stopped ones too, virDomainLookupByName), and to
  * the running domain when live; *path receives the socket path. Returns as
- * agent_ops.add_guest_channel (ops.h). */
+ * agent_query.add_guest_channel (query.h). */
 int live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live, char *path, size_t len,
                            struct llcd_err *err);
 /* Host-side facts for `llcctl topology`: libvirt URI and connection,

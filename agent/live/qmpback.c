@@ -84,6 +84,7 @@ struct qvm {
 
 struct qmpback {
 	struct live *live;
+	bool registered;                /* the live back-end's source (live_set_source) */
 	char glob[PATH_MAX], dir[PATH_MAX], policy_dir[PATH_MAX], channel[PATH_MAX];
 	const char *pattern;            /* the glob's last component */
 	int dfd, pol_dfd;               /* the two directories, checked (safefile.h) at
@@ -947,6 +948,8 @@ qmpback_handle(struct qmpback *q, uint64_t now)
 
 /* ---- life cycle ------------------------------------------------------------ */
 
+static const struct live_source qmp_source;
+
 struct qmpback *
 qmpback_new(struct live *l, const struct qmpback_config *cfg, struct llcd_err *err)
 {
@@ -1014,6 +1017,11 @@ qmpback_new(struct live *l, const struct qmpback_config *cfg, struct llcd_err *e
 	}
 	q->started_ns = llcd_mono_ns();
 	q->scan_now = true;
+	struct live_source src = qmp_source;
+	src.ctx = q;
+	if (live_set_source(l, &src, err) < 0)
+		goto fail;
+	q->registered = true;
 	log_info("QMP back-end: sockets %s, policy files %s, guest channels %s, monitor %s", q->glob,
 	    q->policy_dir[0] ? q->policy_dir : "(none)", q->channel[0] ? q->channel : "(none)",
 	    q->hold ? "held (events)" : "closed after the queries");
@@ -1028,6 +1036,8 @@ qmpback_free(struct qmpback *q)
 {
 	if (q == NULL)
 		return;
+	if (q->registered)
+		live_set_source(q->live, NULL, NULL);
 	for (int i = 0; i < q->n; i++) {
 		/* fail-static: the domains keep their pins; only llcd's view goes */
 		close_conn(q, q->vms[i]);
@@ -1059,86 +1069,55 @@ qmpback_stats(const struct qmpback *q, struct qmpback_stats *st)
 	*st = q->st;
 }
 
-/* ---- the ops table: the live back-end's entries, discovery of our own --- */
+/* ---- the discovery source of the live back-end (live.h) ---------------- */
 
 static int
-h_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err)
-{
-	struct qmpback *q = ctx;
-
-	qmpback_handle(q, now_ns);
-	return live_agent_ops.observe(q->live, now_ns, obs, err);
-}
-
-static enum agent_result
-h_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
-{
-	return live_agent_ops.apply(((struct qmpback *)ctx)->live, a, err);
-}
-
-static void
-h_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg)
-{
-	live_agent_ops.report(((struct qmpback *)ctx)->live, a, r, msg);
-}
-
-static bool
-h_counters(void *ctx)
-{
-	return live_agent_ops.counters(((struct qmpback *)ctx)->live);
-}
-
-static int
-h_event_fd(void *ctx)
+src_event_fd(void *ctx)
 {
 	return qmpback_event_fd(ctx);
 }
 
 static int
-h_handle_events(void *ctx, uint64_t now_ns, struct llcd_err *err)
+src_handle(void *ctx, uint64_t now_ns)
 {
-	(void)err;
 	return qmpback_handle(ctx, now_ns);
 }
 
-static int
-h_describe(void *ctx, uint64_t key, struct agent_dominfo *out)
+/* Where its vCPU threads and policy came from; no QMP cross-check through
+ * libvirt (there is none: QMP itself named the threads). */
+static void
+src_describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 {
 	struct qmpback *q = ctx;
-	int rc = live_agent_ops.describe(q->live, key, out);
 
-	if (rc == 0) {
-		for (int i = 0; i < q->n; i++)
-			if (q->vms[i]->key == key)
-				snprintf(out->qmp, sizeof(out->qmp), "vCPU threads and guest topology from QMP (%.200s)%s%.200s",
-				    q->vms[i]->path, q->vms[i]->pol_have ? ", policy file " : "",
-				    q->vms[i]->pol_have ? q->vms[i]->pol_path : "");
-		out->have_qmp = false;
-		for (int v = 0; v < out->nvcpu_info; v++)
-			out->vcpus[v].qmp[0] = '\0';
-	}
-	return rc;
+	for (int i = 0; i < q->n; i++)
+		if (q->vms[i]->key == key)
+			agent_facts_str(&out->facts, NULL, "qmp", "vCPU threads and guest topology from QMP (%.200s)%s%.200s",
+			    q->vms[i]->path, q->vms[i]->pol_have ? ", policy file " : "",
+			    q->vms[i]->pol_have ? q->vms[i]->pol_path : "");
+	out->have_qmp = false;
+	for (int v = 0; v < out->nvcpu_info; v++)
+		out->vcpus[v].qmp[0] = '\0';
 }
 
-static int
-h_describe_host(void *ctx, struct agent_hostinfo *out)
+static void
+src_describe_host(void *ctx, struct agent_hostinfo *out)
 {
 	struct qmpback *q = ctx;
-	int rc = live_agent_ops.describe_host(q->live, out);
+	struct agent_facts *f = &out->facts;
 
-	out->have_qmpback = true;
-	snprintf(out->qmpback.glob, sizeof(out->qmpback.glob), "%s", q->glob);
-	snprintf(out->qmpback.policy_dir, sizeof(out->qmpback.policy_dir), "%s", q->policy_dir);
-	out->qmpback.sockets = q->st.sockets;
-	out->qmpback.vms = q->st.vms;
-	out->qmpback.refusals = q->st.refusals;
-	out->qmpback.rereads = q->st.rereads;
-	out->qmpback.hold = q->hold;
-	return rc;
+	agent_facts_str(f, "qmp", "socket_glob", "%s", q->glob);
+	agent_facts_str(f, "qmp", "policy_dir", "%s", q->policy_dir);
+	agent_facts_int(f, "qmp", "sockets", q->st.sockets);
+	agent_facts_int(f, "qmp", "vms", q->st.vms);
+	agent_facts_int(f, "qmp", "refusals", (int64_t)q->st.refusals);
+	agent_facts_int(f, "qmp", "rereads", (int64_t)q->st.rereads);
+	agent_facts_bool(f, "qmp", "hold", q->hold);
 }
 
+/* The VM's policy file as it is now (NULL: none). */
 static int
-h_get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
+src_get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
 {
 	struct qmpback *q = ctx;
 
@@ -1162,51 +1141,15 @@ h_get_annotation(void *ctx, uint64_t key, char **xml, struct llcd_err *err)
 	return 0;
 }
 
-static bool
-h_is_running(void *ctx, uint64_t key)
-{
-	return live_agent_ops.is_running(((struct qmpback *)ctx)->live, key);
-}
-
-static void
-h_set_topology(void *ctx, const struct topo *t)
-{
-	live_agent_ops.set_topology(((struct qmpback *)ctx)->live, t);
-}
-
-static void
-h_pin_counts(void *ctx, uint64_t *calls, uint64_t *in_place)
-{
-	live_agent_ops.pin_counts(((struct qmpback *)ctx)->live, calls, in_place);
-}
-
-static uint64_t
-h_state_write_errors(void *ctx)
-{
-	return live_agent_ops.state_write_errors(((struct qmpback *)ctx)->live);
-}
-
-static void
-h_set_rules(void *ctx, const struct policyrule_set *rules)
-{
-	live_agent_ops.set_rules(((struct qmpback *)ctx)->live, rules);
-}
-
-const struct agent_ops qmpback_agent_ops = {
+static const struct live_source qmp_source = {
 	.name = "qmp",
-	.observe = h_observe,
-	.apply = h_apply,
-	.report = h_report,
-	.counters = h_counters,
-	.event_fd = h_event_fd,
-	.handle_events = h_handle_events,
-	.describe = h_describe,
-	.describe_host = h_describe_host,
-	.get_annotation = h_get_annotation,
-	.is_running = h_is_running,
-	.set_topology = h_set_topology,
-	.pin_counts = h_pin_counts,
-	.state_write_errors = h_state_write_errors,
-	.set_rules = h_set_rules,
-	.proxmox = true,
+	.event_fd = src_event_fd,
+	.handle = src_handle,
+	.describe = src_describe,
+	.describe_host = src_describe_host,
+	.get_annotation = src_get_annotation,
+	.annotation_refused = "the qmp back-end reads the llc-policy from policy files "
+	    "(policy-dir in llcd.conf: VMID.xml or NAME.xml); edit the file",
+	.channel_refused = "the qmp back-end does not edit VM configurations: give the VM the guest helper's "
+	    "channel in its own configuration (guest-channel-path in llcd.conf names the socket llcd connects to)",
 };

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* qmpback.h - llcd's second live back-end: QEMU run without libvirt
- * (Proxmox VE's way, hand-run and CI hosts), found by its QMP socket.
+/* qmpback.h - a discovery source of the live back-end (live.h,
+ * struct live_source): QEMU run without libvirt (Proxmox VE's way,
+ * hand-run and CI hosts), found by its QMP socket. It finds VMs and hands
+ * them to the live back-end, which samples, places and pins them as it
+ * does libvirt's; it wraps none of its entries.
  *
  * Discovery. The sockets matching a glob (qmp-socket-glob, default
  * /var/run/qemu-server/ *.qmp: wildcards in the last component only) are
@@ -60,7 +63,6 @@
 
 #include "err.h"
 #include "live.h"
-#include "ops.h"
 
 #define QMPBACK_DEFAULT_GLOB "/var/run/qemu-server/*.qmp"
 #define QMPBACK_TIMEOUT_MS 2000
@@ -78,12 +80,11 @@ struct qmpback_config {
 
 struct qmpback;
 
-/* l: a live back-end with uri "none" (borrowed; outlives the back-end). */
+/* l: a live back-end with uri "none" (borrowed; outlives the source),
+ * whose discovery source this becomes (live_set_source). */
 struct qmpback *qmpback_new(struct live *l, const struct qmpback_config *cfg, struct llcd_err *err);
+/* Stops being l's source; its VMs keep their pins (fail-static). */
 void qmpback_free(struct qmpback *q);
-
-/* ctx = struct qmpback *. */
-extern const struct agent_ops qmpback_agent_ops;
 
 /* Readable while a socket, a QMP connection or a QEMU exit needs looking at. */
 int qmpback_event_fd(const struct qmpback *q);

@@ -23,6 +23,10 @@ live_set_annotation(struct live *l, uint64_t key, const char *xml, bool live, bo
 
 	if (d == NULL)
 		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
+	if (ldom_virt(d) == NULL && d->ext && l->have_src && l->src.annotation_refused) {
+		llcd_err_set(err, "%s", l->src.annotation_refused);
+		return AGENT_QUERY_REFUSED;
+	}
 	if (ldom_virt(d) == NULL)
 		return llcd_err_set(err, "domain %s: no libvirt connection in this back-end", d->name);
 	if (virt_set_annotation_flags(ldom_virt(d), d->uuid, xml, live, config, err) != VIRT_OK)
@@ -43,6 +47,8 @@ live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *e
 	*xml = NULL;
 	if (d == NULL)
 		return llcd_err_set(err, "no running domain with key %016llx", (unsigned long long)key);
+	if (ldom_virt(d) == NULL && d->ext && l->have_src && l->src.get_annotation)
+		return l->src.get_annotation(l->src.ctx, key, xml, err);
 	if (ldom_virt(d) == NULL) {
 		char buf[ANNOT_XML_MAX];
 		if (ldom_annotated(d) && annot_format_metadata(&d->annot, buf, sizeof(buf), err) == 0 &&
@@ -109,6 +115,10 @@ live_add_guest_channel(struct live *l, uint64_t key, const char *name, bool live
 	char xml[1024];
 	char *def = NULL;
 
+	if (l->have_src && l->src.channel_refused && ((d != NULL && d->ext) || (key == 0 && l->virt == NULL))) {
+		llcd_err_set(err, "%s", l->src.channel_refused);
+		return AGENT_QUERY_REFUSED;
+	}
 	if (key && (d == NULL || d->fake))
 		return llcd_err_set(err, "no such libvirt domain");
 	struct virt *v = d != NULL ? ldom_virt(d) : l->virt;

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "daemon_int.h"     /* white-box: the engine's topology (hotplug) */
 #include "simbackend.h"
+#include "stats.h"
 #include "topo_hwloc.h"
 #include "test_main.h"
 
@@ -110,14 +111,14 @@ test_started_event_soon_after_period(void **state)
 {
 	struct config cfg;
 	struct daemon_backend be;
-	struct agent_ops ops;
+	struct daemon_hooks hooks;
 	struct simbe *s = scenario("xiangshan-8ccx", &be);
 
 	assert_int_equal(pipe2(ev_pipe, O_NONBLOCK), 0);
-	ops = *be.ops;
-	ops.event_fd = ev_fd;
-	ops.handle_events = ev_handle;
-	be.ops = &ops;
+	hooks = *be.hooks;
+	hooks.event_fd = ev_fd;
+	hooks.handle_events = ev_handle;
+	be.hooks = &hooks;
 	config_defaults(&cfg);
 	cfg.period_ms = 10000;
 	struct daemon *d = daemon_on(&cfg, s, &be);
@@ -194,17 +195,28 @@ static const struct agent_ops *sim_ops;
 static int (*sim_get_annotation)(void *, uint64_t, char **, struct llcd_err *);
 static int (*sim_describe)(void *, uint64_t, struct agent_dominfo *);
 
-/* be's operations copied to *ops and be pointed at the copy, for a test to
- * replace some; the simulated back-end's own kept in sim_ops, sim_describe
- * and sim_get_annotation for the replacements to call. */
+/* A back-end's interfaces, copied for a test to replace some entries. */
+struct be_fns {
+	struct agent_ops ops;
+	struct agent_query query;
+	struct daemon_hooks hooks;
+};
+
+/* be's interfaces copied to *w and be pointed at the copies; the simulated
+ * back-end's own kept in sim_ops, sim_describe and sim_get_annotation for
+ * the replacements to call. */
 static void
-wrap_sim_ops(struct daemon_backend *be, struct agent_ops *ops)
+wrap_sim_ops(struct daemon_backend *be, struct be_fns *w)
 {
 	sim_ops = be->ops;
-	sim_describe = be->ops->describe;
-	sim_get_annotation = be->ops->get_annotation;
-	*ops = *be->ops;
-	be->ops = ops;
+	sim_describe = be->query->describe;
+	sim_get_annotation = be->query->get_annotation;
+	w->ops = *be->ops;
+	w->query = *be->query;
+	w->hooks = *be->hooks;
+	be->ops = &w->ops;
+	be->query = &w->query;
+	be->hooks = &w->hooks;
 }
 
 static int
@@ -249,7 +261,7 @@ sim_from_text(const char *json, char *path, struct daemon_backend *be)
 struct one_fx {
 	char path[32];
 	struct daemon_backend be;
-	struct agent_ops ops;
+	struct be_fns ops;
 	struct simbe *s;
 };
 
@@ -259,7 +271,7 @@ one_domain_unplaced(struct one_fx *f)
 	snprintf(f->path, sizeof(f->path), "/tmp/llcd-daemon-XXXXXX");
 	f->s = sim_from_text(one_domain_two_llcs, f->path, &f->be);
 	wrap_sim_ops(&f->be, &f->ops);
-	f->ops.observe = observe_unplaced;
+	f->ops.ops.observe = observe_unplaced;
 }
 
 static void
@@ -470,7 +482,7 @@ test_release_ends_on_new_annotation(void **state)
 	uint64_t key = (uint64_t)json_object_get_int64(json_object_object_get(
 	    json_object_array_get_idx(json_object_object_get(one, "domains"), 0), "key"));
 	json_object_put(one);
-	assert_int_equal(be.ops->set_annotation(be.ctx, key,
+	assert_int_equal(be.query->set_annotation(be.ctx, key,
 	    "<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static'/>", true, false, &err), 0);
 	steps(d, &now, 3);
 	assert_string_equal(list_reason(d, "xs"), "managed: ");
@@ -592,12 +604,12 @@ test_overlap_logged_first_period(void **state)
 	    "    \"load\": [ { \"vcpus\": \"0-1\", \"util\": 0.5 } ] },"
 	    "    { \"name\": \"web\", \"vcpus\": 2, \"load\": [ { \"vcpus\": \"0-1\", \"util\": 0.5 } ] } ] }";
 	struct daemon_backend be;
-	struct agent_ops ops;
+	struct be_fns ops;
 	struct simbe *s = sim_from_text(scen, path, &be);
 
 	wrap_sim_ops(&be, &ops);
-	ops.observe = observe_moved;
-	ops.apply = apply_web_fails;
+	ops.ops.observe = observe_moved;
+	ops.ops.apply = apply_web_fails;
 	memset(overlap_log, 0, sizeof(overlap_log));
 	moved_outside = false;
 	struct daemon *d = daemon_on(NULL, s, &be);
@@ -838,10 +850,11 @@ test_tunes_hostile(void **state)
 
 static uint64_t failed_writes;
 
-static uint64_t
-state_write_errors(void *ctx)
+static void
+state_write_errors(void *ctx, struct llcd_stats *st)
 {
-	return failed_writes;
+	st->blocks |= STATS_STATE;
+	st->v.state_write_errors = failed_writes;
 }
 
 /* A state file that could not be written (kept dirty, retried) shows in
@@ -851,10 +864,10 @@ test_state_write_errors_shown(void **state)
 {
 	struct daemon_backend be;
 	struct simbe *s = scenario("xiangshan-8ccx", &be);
-	struct agent_ops ops = *be.ops;
+	struct agent_query query = *be.query;
 
-	ops.state_write_errors = state_write_errors;
-	be.ops = &ops;
+	query.stats = state_write_errors;
+	be.query = &query;
 	failed_writes = 3;
 	struct daemon *d = daemon_on(NULL, s, &be);
 	assert_int_equal(stat_int(d, "state_write_errors"), 3);
@@ -892,9 +905,8 @@ describe_channel(void *ctx, uint64_t key, struct agent_dominfo *out)
 {
 	int rc = sim_describe ? sim_describe(ctx, key, out) : 0;
 
-	out->have_guest_channel = true;
-	out->guest_channel.state = "connected";
-	out->guest_channel.reports = 7;
+	agent_facts_str(&out->facts, "guest_channel", "state", "connected");
+	agent_facts_int(&out->facts, "guest_channel", "reports", 7);
 	return rc;
 }
 
@@ -907,12 +919,12 @@ test_policy_invalid_and_hot_channel(void **state)
 	struct daemon_backend be;
 	struct simbe *s = scenario("xiangshan-8ccx", &be);
 
-	struct agent_ops ops;
+	struct be_fns ops;
 
 	wrap_sim_ops(&be, &ops);
-	ops.observe = observe_unannotated;
-	ops.get_annotation = bad_annotation;
-	ops.describe = describe_channel;
+	ops.ops.observe = observe_unannotated;
+	ops.query.get_annotation = bad_annotation;
+	ops.query.describe = describe_channel;
 	struct daemon *d = daemon_stepped(s, &be, 2);
 	struct control_request req;
 	domain_request(d, &req, CTL_POLICY_GET, "xs");
@@ -954,7 +966,7 @@ test_vcpuinfo_shows_affinity(void **state)
 	struct one_fx f;
 
 	one_domain_unplaced(&f);
-	f.ops.describe = describe_affinity;
+	f.ops.query.describe = describe_affinity;
 	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
 	struct control_request req;
 	domain_request(d, &req, CTL_VCPUINFO, "one");

@@ -25,6 +25,7 @@
 
 #include "kcas.h"
 #include "live.h"
+#include "stats.h"
 #include "memnode.h"
 #include "log.h"
 #include "loop.h"
@@ -537,7 +538,11 @@ test_state_write_disk_full(void **state)
 	live_stats(l, &ls);
 	assert_true(ls.pins_ok >= 2);
 	assert_true(ls.state_write_errors >= 1);
-	assert_int_equal(live_agent_ops.state_write_errors(l), ls.state_write_errors);      /* llcctl stats */
+	struct llcd_stats sts;
+	memset(&sts, 0, sizeof(sts));
+	live_query.stats(l, &sts);                                              /* llcctl stats */
+	assert_true(sts.blocks & STATS_STATE);
+	assert_int_equal(sts.v.state_write_errors, ls.state_write_errors);
 	struct stat sb;
 	assert_true(stat(sf, &sb) < 0 || sb.st_size == 0);
 	/* room again: written within the retry interval, with no new change */
@@ -784,12 +789,17 @@ test_numa_node_low_rate(void **state)
 	assert_true(obs->domains[0].mem_node_valid);
 	assert_int_equal(obs->domains[0].mem_node, 0);
 	struct agent_dominfo di;
-	assert_int_equal(live_agent_ops.describe(l, obs->domains[0].key, &di), 0);
-	assert_true(di.have_memory);                    /* llcctl dominfo's memory_node */
-	assert_int_equal(di.mem_node, 0);
-	assert_int_equal(di.mem_sampled, MEMNODE_DEFAULT_PAGES);
-	assert_true(di.mem_resident > 0 && di.mem_resident <= di.mem_sampled);
-	assert_string_equal(di.mem_error, "");
+	assert_int_equal(live_query.describe(l, obs->domains[0].key, &di), 0);
+	const struct agent_fact *node = agent_facts_find(&di.facts, "memory", "node");      /* llcctl dominfo's memory_node */
+	const struct agent_fact *sampled = agent_facts_find(&di.facts, "memory", "sampled_pages");
+	const struct agent_fact *resident = agent_facts_find(&di.facts, "memory", "resident_pages");
+	assert_non_null(node);
+	assert_int_equal(node->type, AGENT_FACT_INT);
+	assert_int_equal(node->i, 0);
+	assert_non_null(sampled);
+	assert_int_equal(sampled->i, MEMNODE_DEFAULT_PAGES);
+	assert_true(resident != NULL && resident->i > 0 && resident->i <= sampled->i);
+	assert_null(agent_facts_find(&di.facts, "memory", "error"));
 	agent_dominfo_clear(&di);
 	/* a much larger untouched region now (shared: not merged with the
 	 * other; over 4x its size, and 4x a sanitizer's 256 MiB low shadow:

@@ -26,7 +26,7 @@
 #include "live.h"
 #include "live_int.h"
 #include "log.h"
-#include "ops.h"
+#include "backend.h"
 #include "topo_hwloc.h"
 
 /* vCPU threads: 0 burns, 1 and 3 ping-pong through pipes, 2 sleeps */
@@ -129,11 +129,9 @@ host_str(struct live *l, const char *key)
 
 	memset(&hi, 0, sizeof(hi));
 	live_describe_host(l, &hi);
-	buf[0] = '\0';
-	if (strcmp(key, "sampler") == 0)
-		snprintf(buf, sizeof(buf), "%s", hi.sampler);
-	else if (strcmp(key, "sampler_reason") == 0)
-		snprintf(buf, sizeof(buf), "%s", hi.sampler_reason);
+	const struct agent_fact *f = agent_facts_find(&hi.facts, NULL, key);
+	snprintf(buf, sizeof(buf), "%s", f && f->type == AGENT_FACT_STR ? f->s : "");
+	agent_facts_free(&hi.facts);
 	return buf;
 }
 

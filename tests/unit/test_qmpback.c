@@ -416,7 +416,7 @@ test_backend(void **state)
 	struct policyrule rule;
 	assert_int_equal(policyrule_parse("name=web* mode=aggregate", "llcd.conf:9", &rule, &e), 0);
 	assert_int_equal(policyrule_set_add(rules, &rule, &e), 0);
-	live_agent_ops.set_rules(l, rules);
+	live_hooks.set_rules(l, rules);
 	snprintf(buf, sizeof(buf), "%s/pol/100.xml", tmp);
 	assert_int_equal(unlink(buf), 0);
 	qmpback_handle(q, llcd_mono_ns());
@@ -992,7 +992,7 @@ test_policy_symlink(void **state)
 	assert_null(strstr(di.annotation_error, "root:"));
 	agent_dominfo_clear(&di);
 	char *xml = NULL;
-	assert_int_equal(qmpback_agent_ops.get_annotation(q, key, &xml, &e), -1);
+	assert_int_equal(live_query.get_annotation(l, key, &xml, &e), -1);
 	assert_null(xml);
 	snprintf(want, sizeof(want), "%s/pol: 100.xml is a symbolic link: not followed", tmp);
 	assert_string_equal(e.msg, want);
