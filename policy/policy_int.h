@@ -332,6 +332,13 @@ struct policy_state {
 	 * allowed set) where that is not the whole LLC (av_whole false) */
 	double *av_util, *av_cap;
 	bool *av_whole;
+	/* steer_view()'s last view before any move changed it: the allowed
+	 * set it was made for and the step (cpu_busy is fixed within a step),
+	 * so that domains allowed the same PUs copy it instead of making it */
+	struct cpuset view_allowed;
+	uint64_t view_step, view_period_ns;   /* view_step 0: none */
+	double *view_util, *view_cap;
+	bool *view_whole;
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */

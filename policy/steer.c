@@ -41,12 +41,24 @@ void
 steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns)
 {
 	const struct topo *t = s->topo;
+	size_t nl = (size_t)s->nllc;
 	int cpu;
 
+	/* the view depends on allowed and cpu_busy alone, and cpu_busy only
+	 * changes between steps: the same allowed set, the same view */
+	if (s->view_step == s->step && s->view_period_ns == period_ns &&
+	    cpuset_equal(&s->view_allowed, allowed)) {
+		memcpy(s->av_cap, s->view_cap, sizeof(double) * nl);
+		memcpy(s->av_whole, s->view_whole, sizeof(bool) * nl);
+		memcpy(s->av_util, s->view_util, sizeof(double) * nl);
+		return;
+	}
 	for (int l = 0; l < s->nllc; l++) {
-		struct cpuset x;
-		cpuset_and(&x, policy_llc_cpus(s, l), allowed);
-		s->av_cap[l] = cpuset_count(&x);
+		const struct cpuset *lc = policy_llc_cpus(s, l);
+		int n = 0;
+		for (int i = 0; i < s->nwords; i++)
+			n += __builtin_popcountll(lc->w[i] & allowed->w[i]);
+		s->av_cap[l] = n;
 		s->av_whole[l] = s->av_cap[l] == s->llc_cap[l];
 		s->av_util[l] = 0;
 	}
@@ -60,6 +72,12 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 		if (f >= BUSY_PU)
 			s->av_util[l] += f;
 	}
+	memcpy(s->view_cap, s->av_cap, sizeof(double) * nl);
+	memcpy(s->view_whole, s->av_whole, sizeof(bool) * nl);
+	memcpy(s->view_util, s->av_util, sizeof(double) * nl);
+	s->view_allowed = *allowed;
+	s->view_step = s->step;
+	s->view_period_ns = period_ns;
 }
 
 static double
