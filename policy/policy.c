@@ -150,6 +150,7 @@ state_reset(struct policy_state *s)
 		policy_dom_free(s->doms[i]);
 	free(s->doms);
 	free(s->cpu_rt);
+	free(s->cpu_rt_prev);
 	free(s->cpu_busy);
 	free(s->llc_util);
 	free(s->llc_cap);
@@ -164,7 +165,7 @@ state_reset(struct policy_state *s)
 	free(s->pu_load);
 	s->doms = NULL;
 	s->ndoms = 0;
-	s->cpu_rt = s->cpu_busy = s->llc_util = s->llc_cap = s->av_util = s->av_cap = NULL;
+	s->cpu_rt = s->cpu_rt_prev = s->cpu_busy = s->llc_util = s->llc_cap = s->av_util = s->av_cap = NULL;
 	s->av_whole = NULL;
 	s->view_util = s->view_cap = NULL;
 	s->view_whole = NULL;
@@ -203,6 +204,7 @@ policy_state_bind_topo(struct policy_state *s, const struct topo *t)
 	s->nwords = t->max_cpu / 64 + 1;
 	s->nllc = topo_count(t, TOPO_LLC);
 	s->cpu_rt = calloc((size_t)s->ncpu, sizeof(double));
+	s->cpu_rt_prev = calloc((size_t)s->ncpu, sizeof(double));
 	s->cpu_busy = calloc((size_t)s->ncpu, sizeof(double));
 	s->llc_util = calloc((size_t)s->nllc, sizeof(double));
 	s->llc_cap = calloc((size_t)s->nllc, sizeof(double));
@@ -215,7 +217,7 @@ policy_state_bind_topo(struct policy_state *s, const struct topo *t)
 	s->core_owner = calloc((size_t)topo_count(t, TOPO_CORE), sizeof(int));
 	s->llc_load = calloc((size_t)s->nllc, sizeof(int));
 	s->pu_load = calloc((size_t)s->ncpu, sizeof(int));
-	if (!s->cpu_rt || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->av_util || !s->av_cap ||
+	if (!s->cpu_rt || !s->cpu_rt_prev || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->av_util || !s->av_cap ||
 	    !s->av_whole || !s->view_util || !s->view_cap || !s->view_whole || !s->core_owner ||
 	    !s->llc_load || !s->pu_load) {
 		state_reset(s);
