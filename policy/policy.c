@@ -351,25 +351,6 @@ policy_llc_cpus(const struct policy_state *s, int llc)
 /* Set comparisons over the words that can hold host PUs only: every set
  * the engine builds lies within the host, so the rest is zero. */
 bool
-policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
-{
-	uint64_t diff = 0;
-
-	for (int i = 0; i < s->nwords; i++)
-		diff |= a->w[i] ^ b->w[i];
-	return diff == 0;
-}
-
-bool
-policy_set_empty(const struct policy_state *s, const struct cpuset *a)
-{
-	for (int i = 0; i < s->nwords; i++)
-		if (a->w[i])
-			return false;
-	return true;
-}
-
-bool
 policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super)
 {
 	for (int i = 0; i < s->nwords; i++)
