@@ -225,16 +225,21 @@ standin_live(const struct topo *t, const pid_t *pids, int nproc, int per_proc, e
 	return l;
 }
 
+/* CPU time of the loop's phases, per thread per period (us) */
+struct phases {
+	double observe, policy, apply;
+};
+
 static double
 llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int periods, enum agent_sampler sampler,
-     double *policy_us, int *actions_steady, int *actions_warm)
+     struct phases *ph, int *actions_steady, int *actions_warm)
 {
 	struct policy_host host;
 	struct agent_step_stats st;
 	struct llcd_err err;
 	struct agent_loop *loop;
 	struct live *l;
-	uint64_t now = llcd_mono_ns(), t0, pol = 0;
+	uint64_t now = llcd_mono_ns(), t0, obs = 0, pol = 0, app = 0;
 	int n = nproc * per_proc, acts = 0;
 
 	l = standin_live(t, pids, nproc, per_proc, sampler, true);
@@ -258,13 +263,17 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 	for (int r = 0; r < periods; r++) {
 		now += 1000000000ull;
 		agent_loop_step(loop, now, &st, &err);
-		pol += st.policy_wall_ns;
+		obs += st.observe_cpu_ns;
+		pol += st.policy_cpu_ns;
+		app += st.apply_cpu_ns;
 		acts += st.actions;
 	}
 	t0 = cpu_ns() - t0;
 	agent_loop_free(loop);
 	live_free(l);
-	*policy_us = (double)pol / 1000.0 / (double)n / (double)periods;
+	ph->observe = (double)obs / 1000.0 / (double)n / (double)periods;
+	ph->policy = (double)pol / 1000.0 / (double)n / (double)periods;
+	ph->apply = (double)app / 1000.0 / (double)n / (double)periods;
 	*actions_steady = acts;
 	return (double)t0 / 1000.0 / (double)n / (double)periods;
 }
@@ -664,15 +673,18 @@ main(int argc, char **argv)
 	    "stand-in process, %d periods\n", HOST_TOPO, per_proc, periods);
 	if (bpf)
 		printf("# bpf: stand-in threads wake %d times a second; programs' run time over %d s\n", wake_hz, bpf_s);
-	printf("%8s %6s %12s %12s %12s %8s %9s %10s%s%s\n", "threads", "procs", "baseline_us", "llcd_us", "policy_us",
-	    "ratio", "warm_act", "steady_act",
-	    bpf ? "  bpf_read_us bpf_prog_us bpf_total_us  vs_proc prog_ns/run runs/s obs_proc_us obs_bpf_us" : "",
+	printf("# baseline: the /proc floor; llcd: the whole loop = observe + policy + apply; ratio: llcd / baseline%s\n",
+	    bpf ? "; whole: llcd + the programs' run time (bpf_prog), whole/base its ratio to the baseline" : "");
+	printf("%8s %6s %12s %10s %10s %10s %10s %8s %9s %10s%s%s\n", "threads", "procs", "baseline_us", "llcd_us",
+	    "observe_us", "policy_us", "apply_us", "ratio", "warm_act", "steady_act",
+	    bpf ? "  bpf_read_us bpf_prog_us   whole_us whole/base prog_ns/run runs/s obs_proc_us obs_bpf_us" : "",
 	    with_numad ? "  numad_ms/scan numad_us/thread" : "");
 	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
 		int n = atoi(tok), nproc = (n + per_proc - 1) / per_proc;
 		pid_t *pids = calloc((size_t)nproc, sizeof(pid_t));
-		double b, lc, pol, nm = 0, br = 0, bp = 0, bns = 0, brs = 0, op = 0, ob = 0;
+		double b, lc, nm = 0, br = 0, bp = 0, bns = 0, brs = 0, op = 0, ob = 0;
 		int acts = 0, warm = 0, scans = 0;
+		struct phases ph;
 		for (int p = 0; p < nproc; p++) {
 			if ((pids[p] = spawn(per_proc)) < 0) {
 				fprintf(stderr, "spawn: %s (process %d of %d; kernel.pid_max and kernel.threads-max bound "
@@ -682,7 +694,7 @@ main(int argc, char **argv)
 		}
 		n = nproc * per_proc;
 		b = baseline(pids, nproc, per_proc, periods, t->max_cpu + 1);
-		lc = llcd(t, pids, nproc, per_proc, periods, bpf ? AGENT_SAMPLER_BPF : AGENT_SAMPLER_PROC, &pol, &acts,
+		lc = llcd(t, pids, nproc, per_proc, periods, bpf ? AGENT_SAMPLER_BPF : AGENT_SAMPLER_PROC, &ph, &acts,
 		    &warm);
 		if (bpf) {
 			struct llcd_err e;
@@ -698,9 +710,10 @@ main(int argc, char **argv)
 		}
 		if (with_numad && numad_run(numad_s, &nm, &scans) < 0)
 			nm = -1;
-		printf("%8d %6d %12.2f %12.2f %12.2f %8.2f %9d %10d", n, nproc, b, lc, pol, lc / b, warm, acts);
+		printf("%8d %6d %12.3f %10.3f %10.3f %10.3f %10.3f %8.3f %9d %10d", n, nproc, b, lc, ph.observe, ph.policy,
+		    ph.apply, lc / b, warm, acts);
 		if (bpf)
-			printf("  %11.3f %11.3f %12.3f %8.3f %11.1f %6.0f %11.3f %10.3f", br, bp, br + bp, (br + bp) / b, bns,
+			printf("  %11.3f %11.3f %10.3f %10.3f %11.1f %6.0f %11.3f %10.3f", br, bp, lc + bp, (lc + bp) / b, bns,
 			    brs, op, ob);
 		if (with_numad)
 			printf("  %13.2f %15.3f", nm, nm >= 0 ? nm * 1000.0 / n : -1);

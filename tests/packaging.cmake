@@ -24,7 +24,7 @@ set_tests_properties(packaging_deb_rpm PROPERTIES LABELS "packaging" TIMEOUT 600
 set(_debs ${CMAKE_BINARY_DIR}/packaging-debs)
 add_test(NAME packaging_nspawn COMMAND bash ${_pkg}/test_nspawn.sh ${CMAKE_SOURCE_DIR} ${_debs})
 set_tests_properties(packaging_deb_rpm PROPERTIES ENVIRONMENT "LLCD_PKG_OUT=${_debs}" FIXTURES_SETUP pkg_deb)
-# about 10 s with the root cached; its first run on a machine builds the
+# about 15 s with the root cached; its first run on a machine builds the
 # root with mmdebstrap (90-170 s here)
 set_tests_properties(packaging_nspawn PROPERTIES LABELS "packaging;nspawn" TIMEOUT 420 RUN_SERIAL TRUE
   FIXTURES_REQUIRED pkg_deb)

@@ -42,6 +42,9 @@ struct agent_step_stats {
 	                                 * on (observed affinity, pins applied) */
 	char overlap[256];              /* the first of them, in words ("" none) */
 	uint64_t policy_wall_ns;        /* wall time of policy_step() */
+	/* this thread's CPU time (CLOCK_THREAD_CPUTIME_ID) in each phase:
+	 * the back-end's observe(), policy_step(), applying the plan */
+	uint64_t observe_cpu_ns, policy_cpu_ns, apply_cpu_ns;
 };
 
 /* Who watches the loop (llcd's daemon core) without standing between it

@@ -228,33 +228,71 @@ read_maps(int pid, size_t *len, struct llcd_err *err)
 	return buf;
 }
 
-int
-memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r, struct llcd_err *err)
+/* The process's mapped size in pages (the first field of
+ * /proc/PID/statm); 0 when it cannot be read. */
+static uint64_t
+vm_pages(int pid)
 {
-	struct memnode_range rg[MEMNODE_MAX_RANGES];
+	char path[64], buf[128];
+	uint64_t v = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	for (const char *p = buf; p < buf + n && *p >= '0' && *p <= '9' && v < UINT64_MAX / 10; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+/* The guest-RAM regions of pid from its maps into c; vm: its statm size
+ * just before. */
+static int
+load_ranges(int pid, uint64_t ram_hint, uint64_t vm, struct memnode_maps *c, struct llcd_err *err)
+{
+	struct sysinfo si;
+	uint64_t limit;
+	size_t len;
+	char *maps;
+
+	c->pid = 0;
+	c->nranges = 0;
+	c->vm_pages = vm;
+	if ((maps = read_maps(pid, &len, err)) == NULL)
+		return -1;
+	limit = sysinfo(&si) == 0 ? ((uint64_t)si.totalram + si.totalswap) * si.mem_unit : 0;
+	c->nranges = memnode_ram_ranges_max(maps, len, ram_hint, limit, c->rg, MEMNODE_MAX_RANGES);
+	free(maps);
+	c->maps_reads++;
+	c->uses = 0;
+	if (c->nranges == 0)
+		return llcd_err_set(err, "memory node: pid %d has no guest-RAM mapping", pid);
+	c->pid = pid;
+	c->ram_hint = ram_hint;
+	return 0;
+}
+
+/* Ask the node of n pages evenly spaced over c's regions. Returns the
+ * number of pages not mapped (-EFAULT), or -1 with err. */
+static int
+sample_pages(int pid, int max_pages, const struct memnode_maps *c, struct memnode_result *r,
+             struct llcd_err *err)
+{
 	void *pages[MEMNODE_MAX_PAGES];
 	int status[MEMNODE_MAX_PAGES];
 	uint64_t psz = (uint64_t)sysconf(_SC_PAGESIZE), total = 0, base = 0;
-	size_t len;
-	char *maps;
-	int n, best = -1;
+	int n, best = -1, unmapped = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->node = -1;
-	if (pid <= 0)
-		return llcd_err_set(err, "memory node: no process");
-	if (max_pages < 1 || max_pages > MEMNODE_MAX_PAGES)
-		max_pages = MEMNODE_DEFAULT_PAGES;
-	if ((maps = read_maps(pid, &len, err)) == NULL)
-		return -1;
-	struct sysinfo si;
-	uint64_t limit = sysinfo(&si) == 0 ? ((uint64_t)si.totalram + si.totalswap) * si.mem_unit : 0;
-	r->nranges = memnode_ram_ranges_max(maps, len, ram_hint, limit, rg, MEMNODE_MAX_RANGES);
-	free(maps);
-	if (r->nranges == 0)
-		return llcd_err_set(err, "memory node: pid %d has no guest-RAM mapping", pid);
-	for (int i = 0; i < r->nranges; i++)
-		total += rg[i].end - rg[i].start;
+	r->nranges = c->nranges;
+	for (int i = 0; i < c->nranges; i++)
+		total += c->rg[i].end - c->rg[i].start;
 	r->ram_bytes = total;
 	n = total / psz < (uint64_t)max_pages ? (int)(total / psz) : max_pages;
 	if (n < 1)
@@ -262,16 +300,18 @@ memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r
 	/* evenly spaced over the regions, in the middle of each slot */
 	for (int i = 0, k = 0; i < n; i++) {
 		uint64_t off = (uint64_t)((2.0 * i + 1) / (2.0 * n) * (double)total);
-		while (k < r->nranges - 1 && off >= base + (rg[k].end - rg[k].start)) {
-			base += rg[k].end - rg[k].start;
+		while (k < c->nranges - 1 && off >= base + (c->rg[k].end - c->rg[k].start)) {
+			base += c->rg[k].end - c->rg[k].start;
 			k++;
 		}
-		pages[i] = (void *)(uintptr_t)((rg[k].start + (off - base)) & ~(psz - 1));
+		pages[i] = (void *)(uintptr_t)((c->rg[k].start + (off - base)) & ~(psz - 1));
 	}
 	if (numa_move_pages(pid, (unsigned long)n, pages, NULL, status, 0) < 0)
 		return llcd_err_set(err, "memory node: move_pages(pid %d, query): %s", pid, strerror(errno));
 	r->sampled = n;
 	for (int i = 0; i < n; i++) {
+		if (status[i] == -EFAULT)
+			unmapped++;
 		if (status[i] < 0 || status[i] >= MEMNODE_MAX_NODES)
 			continue;               /* -ENOENT: not present; -EFAULT ... */
 		r->pages[status[i]]++;
@@ -282,5 +322,49 @@ memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r
 			best = i;
 	if (best >= 0 && (long)r->pages[best] * 100 >= (long)r->resident * MEMNODE_MAJORITY_PCT)
 		r->node = best;
+	return unmapped;
+}
+
+int
+memnode_read_cached(int pid, uint64_t ram_hint, int max_pages, struct memnode_maps *c,
+                    struct memnode_result *r, struct llcd_err *err)
+{
+	bool fresh = false;
+	uint64_t vm;
+	int unmapped;
+
+	memset(r, 0, sizeof(*r));
+	r->node = -1;
+	if (pid <= 0)
+		return llcd_err_set(err, "memory node: no process");
+	if (max_pages < 1 || max_pages > MEMNODE_MAX_PAGES)
+		max_pages = MEMNODE_DEFAULT_PAGES;
+	vm = vm_pages(pid);
+	if (c->pid != pid || c->ram_hint != ram_hint || c->nranges == 0 || c->uses >= MEMNODE_MAPS_REUSE ||
+	    vm == 0 || vm != c->vm_pages) {
+		if (load_ranges(pid, ram_hint, vm, c, err) < 0)
+			return -1;
+		fresh = true;
+	}
+	c->uses++;
+	if ((unmapped = sample_pages(pid, max_pages, c, r, err)) < 0)
+		return -1;
+	if (unmapped > 0 && !fresh) {
+		/* a kept region is gone (or shrank): read maps again */
+		if (load_ranges(pid, ram_hint, vm_pages(pid), c, err) < 0)
+			return -1;
+		c->uses++;
+		if (sample_pages(pid, max_pages, c, r, err) < 0)
+			return -1;
+	}
 	return 0;
+}
+
+int
+memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r, struct llcd_err *err)
+{
+	struct memnode_maps c;
+
+	memset(&c, 0, sizeof(c));
+	return memnode_read_cached(pid, ram_hint, max_pages, &c, r, err);
 }

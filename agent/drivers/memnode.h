@@ -72,4 +72,30 @@ int memnode_ram_ranges_max(const char *maps, size_t len, uint64_t ram_hint, uint
  * access, move_pages unsupported). */
 int memnode_read(int pid, uint64_t ram_hint, int max_pages, struct memnode_result *r, struct llcd_err *err);
 
+/* A process's guest-RAM regions as found in its maps, kept between reads:
+ * QEMU maps guest RAM once at start (hot-plugged memory adds a region), so
+ * formatting and parsing every mapping of the process each time (the
+ * dearest part of a read by far) is not needed. memnode_read_cached()
+ * reads maps again when there is nothing kept, when the process's mapped
+ * size changed since (the first number of /proc/PID/statm, one short
+ * read: a region was added or removed), when a sampled page is no longer
+ * mapped (-EFAULT), and every MEMNODE_MAPS_REUSE reads in any case.
+ * Zero-initialised is empty; nothing to free. */
+#define MEMNODE_MAPS_REUSE 30
+
+struct memnode_maps {
+	int pid;                        /* whose (0: nothing kept) */
+	uint64_t ram_hint;
+	int nranges;
+	struct memnode_range rg[MEMNODE_MAX_RANGES];
+	uint64_t vm_pages;              /* statm's size when maps was read */
+	int uses;                       /* reads since maps was read */
+	uint64_t maps_reads;            /* times maps was read (for tests) */
+};
+
+/* memnode_read() with the regions kept in *c (for pid; another pid or
+ * hint starts over). */
+int memnode_read_cached(int pid, uint64_t ram_hint, int max_pages, struct memnode_maps *c,
+                        struct memnode_result *r, struct llcd_err *err);
+
 #endif

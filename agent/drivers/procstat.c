@@ -552,26 +552,22 @@ procstat_cpu_busy(struct procstat *ps, uint64_t *busy_ns, int ncpus,
 enum procstat_status
 procstat_affinity(int tid, struct cpuset *out, struct llcd_err *err)
 {
-	cpu_set_t *set;
-	size_t sz = CPU_ALLOC_SIZE(CPUSET_MAX);
-	int cpu;
+	/* the kernel's mask, read as words (what cpu_set_t is): one pass
+	 * over the set bits, not a test per possible CPU */
+	unsigned long set[CPUSET_MAX / (8 * sizeof(unsigned long))];
+	const int bits = (int)(8 * sizeof(unsigned long));
 
-	if ((set = CPU_ALLOC(CPUSET_MAX)) == NULL) {
-		llcd_err_set(err, "out of memory");
-		return PROCSTAT_ERROR;
-	}
-	if (sched_getaffinity(tid, sz, set) < 0) {
+	memset(set, 0, sizeof(set));
+	if (sched_getaffinity(tid, sizeof(set), (cpu_set_t *)(void *)set) < 0) {
 		int e = errno;
-		CPU_FREE(set);
 		if (e == ESRCH)
 			return PROCSTAT_GONE;
 		llcd_err_set(err, "tid %d: sched_getaffinity: %s", tid, strerror(e));
 		return PROCSTAT_ERROR;
 	}
 	cpuset_zero(out);
-	for (cpu = 0; cpu < CPUSET_MAX; cpu++)
-		if (CPU_ISSET_S(cpu, sz, set))
-			cpuset_set(out, cpu);
-	CPU_FREE(set);
+	for (int i = 0; i < (int)(sizeof(set) / sizeof(set[0])); i++)
+		for (unsigned long b = set[i]; b != 0; b &= b - 1)
+			cpuset_set(out, i * bits + __builtin_ctzl(b));
 	return PROCSTAT_OK;
 }

@@ -85,6 +85,7 @@ ldom_free(struct ldom *d)
 	qmp_cpus_free(d->qmp);
 	free(d->ext_tids);
 	free(d->ext_annot);
+	free(d->mem_maps);
 	free(d->v);
 	free(d);
 }

@@ -48,6 +48,8 @@
 #include "tracer.h"
 #include "virt.h"
 
+struct memnode_maps;
+
 struct qmp_cpus;
 struct guesttopo_pos;
 
@@ -263,8 +265,11 @@ struct ldom {
 	int mem_node;                   /* OS node, -1 none has the majority */
 	int mem_resident, mem_sampled;  /* the last read's pages */
 	uint64_t mem_next_ns;           /* next read (loop time) */
+	uint64_t mem_interval_ns;       /* ... after the last (0: the first) */
 	bool mem_warned;                /* a failed read was logged */
 	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
+	struct memnode_maps *mem_maps;  /* its guest-RAM regions, kept between
+	                                 * reads (NULL until the first) */
 	struct ldom_bound bound;        /* bound.c */
 };
 
@@ -420,8 +425,11 @@ void live_bound_describe(const struct live *l, const struct ldom *d, struct agen
 
 /* numa.c */
 /* The NUMA node of a managed domain's memory into in (mem_node), read
- * again every LIVE_NUMA_INTERVAL_NS of loop time. */
+ * again LIVE_NUMA_INTERVAL_NS of loop time after a read that changed the
+ * answer (or failed), twice the last interval after one that did not, up
+ * to LIVE_NUMA_INTERVAL_MAX_NS. */
 #define LIVE_NUMA_INTERVAL_NS (10ull * 1000000000ull)
+#define LIVE_NUMA_INTERVAL_MAX_NS (80ull * 1000000000ull)
 void live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, uint64_t now_ns);
 
 /* apply.c */

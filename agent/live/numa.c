@@ -2,17 +2,24 @@
 /* numa.c - the NUMA node of each managed domain's memory, for the engine's
  * NUMA precedence (policy_domain_in.mem_node, docs/design.md): up to
  * MEMNODE_DEFAULT_PAGES pages of its QEMU's guest RAM are sampled with
- * move_pages(2) in query mode (agent/memnode.h), at a low rate (every
- * LIVE_NUMA_INTERVAL_NS of loop time per domain, the first read when the
- * domain is first observed), and the last answer goes to the engine every
- * period. Memory moves slowly (first touch, then NUMA balancing or
- * migrate_pages), so a stale answer for up to 10 s costs nothing; a read
- * that fails (the process is gone, no access) is logged once per domain
- * and leaves the node unknown. On a one-node host the answer is node 0,
- * which restricts nothing. */
+ * move_pages(2) in query mode (agent/memnode.h), at a low rate, and the
+ * last answer goes to the engine every period. The first read when the
+ * domain is first observed, the next LIVE_NUMA_INTERVAL_NS of loop time
+ * later; while the answer stays the same the reads thin out (twice the
+ * interval each time, up to LIVE_NUMA_INTERVAL_MAX_NS), a change or a
+ * failed read starts again at LIVE_NUMA_INTERVAL_NS. Memory moves slowly
+ * (first touch, then NUMA balancing or migrate_pages), so a stale answer
+ * costs little. The guest-RAM regions found in /proc/PID/maps are kept
+ * between reads (memnode_read_cached: maps is read again when the
+ * process's mapped size changed or a kept region is gone, and every
+ * MEMNODE_MAPS_REUSE reads), so a read is mostly one move_pages(2) call.
+ * A read that fails (the process is gone, no access) is logged once per
+ * domain and leaves the node unknown. On a one-node host the answer is
+ * node 0, which restricts nothing. */
 #include "live_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "log.h"
 #include "memnode.h"
@@ -28,9 +35,17 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 	in->mem_node = -1;
 	if (d->state != LDOM_MANAGED || d->pid <= 0)
 		return;
-	if (!d->mem_known || now_ns >= d->mem_next_ns) {
+	/* the first read when first observed; then when due, or at once
+	 * for another QEMU (the domain started again); a failed read is
+	 * tried again when due, not every period */
+	if ((!d->mem_known && d->mem_maps == NULL) || now_ns >= d->mem_next_ns ||
+	    (d->mem_maps != NULL && d->mem_maps->pid != 0 && d->mem_maps->pid != d->pid)) {
 		d->mem_next_ns = now_ns + LIVE_NUMA_INTERVAL_NS;
-		if (memnode_read(d->pid, 0, MEMNODE_DEFAULT_PAGES, &r, &e) < 0) {
+		uint64_t iv = d->mem_interval_ns;
+		d->mem_interval_ns = LIVE_NUMA_INTERVAL_NS;
+		if (d->mem_maps == NULL && (d->mem_maps = calloc(1, sizeof(*d->mem_maps))) == NULL)
+			return;         /* out of memory: tried again next period */
+		if (memnode_read_cached(d->pid, 0, MEMNODE_DEFAULT_PAGES, d->mem_maps, &r, &e) < 0) {
 			if (!d->mem_warned)
 				log_dom(LOG_INFO, d->name, -1, 0, "where its memory lives is unknown: %s", e.msg);
 			d->mem_warned = true;
@@ -43,6 +58,11 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 			log_dom(LOG_DEBUG, d->name, -1, 0, "memory on NUMA node %d (%d of %d sampled pages resident, "
 			    "%d guest-RAM region%s, %llu MiB)", r.node, r.resident, r.sampled, r.nranges,
 			    r.nranges == 1 ? "" : "s", (unsigned long long)(r.ram_bytes >> 20));
+		if (d->mem_known && r.node == d->mem_node && iv > 0) {
+			/* the same answer: memory stays where it is, ask less often */
+			d->mem_interval_ns = iv * 2 < LIVE_NUMA_INTERVAL_MAX_NS ? iv * 2 : LIVE_NUMA_INTERVAL_MAX_NS;
+			d->mem_next_ns = now_ns + d->mem_interval_ns;
+		}
 		d->mem_known = true;
 		d->mem_error[0] = '\0';
 		d->mem_node = r.node;

@@ -21,7 +21,16 @@
 #     with the packaged metrics.conf.example drop-in, /metrics answers;
 #   - systemd-analyze security llcd.service: recorded, and the test fails
 #     when the exposure is above the score docs/install.md states;
-#   - systemctl stop: the domain keeps its pins (fail-static).
+#   - the memory-node reader (move_pages in query mode, under the unit's
+#     system call filter) says on which node t1's memory is;
+#   - systemctl stop: the domain keeps its pins (fail-static);
+#   - backend qmp under the same unit: a TCG QEMU started the way Proxmox
+#     does (no libvirt, -qmp at /var/run/qemu-server/VMID.qmp, a policy
+#     file in /etc/llcd/policy), run as another user (-runas nobody): llcd
+#     pins its vCPU threads itself (sched_setaffinity; another uid's threads
+#     need CAP_SYS_NICE) and its other threads as the emulator's, reads its
+#     memory node (move_pages), and its recommendation thread runs at
+#     nice 19 (setpriority); nothing in the journal failed.
 # Usage: test_nspawn.sh SRC_DIR DEB_DIR (DEB_DIR without llcd_*.deb: built
 # there with packaging/build-deb.sh)
 set -euo pipefail
@@ -175,6 +184,20 @@ qemu_user=$(ct stat -c %U /proc/"$(ct cat /run/libvirt/qemu/t1.pid)")
 ct test -s /var/lib/llcd/live.state || fail "no state file in /var/lib/llcd"
 [ "$(ct stat -c '%a %U %G' /run/llcd/llcd.sock)" = "660 root llcd" ] || fail "socket: $(ct stat -c '%a %U %G' /run/llcd/llcd.sock)"
 ok "the sandboxed llcd pins t1 (QEMU as $qemu_user, $ncpu CPUs): vCPUs on $pins; /proc, state file, socket 0660 root:llcd"
+# memnode_ok DOMAIN: the memory-node reader answered (a node, or none of
+# them holds most sampled pages); "unknown: ..." is a refused read
+memnode_ok() {
+	local m
+	for _ in $(seq 50); do
+		m=$(ct llcctl dominfo "$1" 2>/dev/null | grep '^memory_node' || true)
+		[ -n "$m" ] && break
+		sleep 0.2
+	done
+	grep -Eq '^memory_node +([0-9]+|none) \(' <<<"$m" || fail "$1: the memory-node reader under the unit: '${m:-no memory_node in dominfo}'"
+	sed 's/^memory_node *//' <<<"$m"
+}
+mem=$(memnode_ok t1)
+ok "the memory-node reader under the unit (move_pages, query): t1's memory on node $mem"
 
 # --- reload ---------------------------------------------------------------------------------------
 echo "period-ms 500" >> "$work/root/etc/llcd/llcd.conf"
@@ -229,4 +252,71 @@ after=$(ct virsh -q vcpupin t1 | awk '{ print $2 }' | tr '\n' ' ')
 [ "$before" = "$pins" ] || fail "pins before the stop '$before' are not llcd's '$pins'"
 ct test ! -e /run/llcd/llcd.sock || fail "llcd left its socket behind"
 ok "systemctl stop llcd: inactive, t1 keeps its pins ($after)"
+
+# --- backend qmp: llcd pins QEMU's threads itself ------------------------------------------------
+# VMID 200, named t2 (query-name), run as nobody after QEMU has bound its
+# sockets as root (-runas: the QMP peer is root, its threads nobody's)
+ct mkdir -p /var/run/qemu-server /etc/llcd/policy
+echo "<llc-policy xmlns='urn:llcd:llc-policy:1' mode='static'/>" > "$work/root/etc/llcd/policy/t2.xml"
+ct systemd-run -q --unit=llcd-test-t2 /usr/bin/qemu-system-x86_64 -accel tcg -name t2,debug-threads=on \
+	-machine pc -smp 2 -m 32 -display none -nodefaults -no-reboot -runas nobody \
+	-qmp unix:/var/run/qemu-server/200.qmp,server=on,wait=off || fail "systemd-run QEMU t2"
+qpid=
+for _ in $(seq 50); do
+	qpid=$(ct systemctl show -P MainPID llcd-test-t2)
+	[ "$qpid" != 0 ] && ct test -S /var/run/qemu-server/200.qmp && [ "$(ct stat -c %U /proc/"$qpid")" = nobody ] && break
+	sleep 0.2
+done
+ct test -S /var/run/qemu-server/200.qmp || fail "QEMU t2 made no QMP socket: $(ct journalctl -u llcd-test-t2 -o cat --no-pager | tail -5)"
+[ "$(ct stat -c %U /proc/"$qpid")" = nobody ] || fail "QEMU t2 (pid $qpid) runs as $(ct stat -c %U /proc/"$qpid"), not nobody"
+sed -i 's/^backend .*//' "$work/root/etc/llcd/llcd.conf"
+echo "backend qmp" >> "$work/root/etc/llcd/llcd.conf"
+since=$(ct date '+%Y-%m-%d %H:%M:%S')
+ct systemctl start llcd || fail "systemctl start llcd with backend qmp: $(ct systemctl status llcd --no-pager | tail -5)"
+for _ in $(seq 100); do ct llcctl list 2>/dev/null | grep -Eq '^t2 +managed +static' && break; sleep 0.2; done
+ct llcctl list | grep -Eq '^t2 +managed +static' || fail "t2 (backend qmp) is not managed: $(ct llcctl list)"
+# vcpu_cpus N: the Cpus_allowed_list of QEMU's thread "CPU N/TCG"
+vcpu_cpus() {
+	local t
+	for t in $(ct ls /proc/"$qpid"/task); do
+		[ "$(ct cat /proc/"$qpid"/task/"$t"/comm 2>/dev/null)" = "CPU $1/TCG" ] || continue
+		ct sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/"$qpid"/task/"$t"/status
+		return 0
+	done
+	echo "no thread 'CPU $1/TCG'"
+}
+qpins=
+for _ in $(seq 50); do
+	qpins="$(vcpu_cpus 0) $(vcpu_cpus 1)"
+	# static: each vCPU on one CPU of its own
+	grep -Eq '^[0-9]+ [0-9]+$' <<<"$qpins" && [ "${qpins% *}" != "${qpins#* }" ] && break
+	sleep 0.2
+done
+grep -Eq '^[0-9]+ [0-9]+$' <<<"$qpins" && [ "${qpins% *}" != "${qpins#* }" ] ||
+	fail "t2's vCPU threads are not pinned one CPU each (Cpus_allowed_list: $qpins)"
+# what llcd says it did is what the kernel has
+vi=$(ct llcctl vcpuinfo t2)
+for v in 0 1; do
+	c=$(awk -v v=$v 'NR > 1 && $1 == v { print $4 }' <<<"$vi")
+	[ "$c" = "$(vcpu_cpus $v)" ] || fail "t2 vCPU $v: llcctl vcpuinfo says '$c', the kernel $(vcpu_cpus $v): $vi"
+done
+mem=$(memnode_ok t2)
+# the recommendation thread (started by the first topology question) lowers
+# its own priority
+ct llcctl topology t2 >/dev/null || fail "llcctl topology t2: $(ct llcctl topology t2 2>&1)"
+lpid=$(ct systemctl show -P MainPID llcd)
+nice19=
+for _ in $(seq 25); do
+	for t in $(ct ls /proc/"$lpid"/task); do
+		[ "$(ct awk '{ sub(/.*\) /, ""); print $17 }' /proc/"$lpid"/task/"$t"/stat 2>/dev/null)" = 19 ] && nice19=$t
+	done
+	[ -n "$nice19" ] && break
+	sleep 0.2
+done
+[ -n "$nice19" ] || fail "no thread of llcd (pid $lpid) at nice 19 after llcctl topology: setpriority refused?"
+# llcd's own lines: no pin failed (vCPU or emulator), no memory read
+bad=$(ct journalctl -t llcd -o cat --no-pager --since "$since" |
+	grep -E 'failed permanently|failed \(|memory lives is unknown|sched_setaffinity|move_pages' || true)
+[ -z "$bad" ] || fail "backend qmp under the unit: $bad"
+ok "backend qmp under the unit: t2 (QEMU as nobody) pinned by llcd itself, vCPUs on $qpins; memory on node $mem; recommendation thread $nice19 at nice 19"
 echo "nspawn: all checks passed in $(($(date +%s) - t0)) s"

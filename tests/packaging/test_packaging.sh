@@ -175,8 +175,17 @@ grep -q '^ /etc/llcd/llcd.conf ' <<<"$(dpkg-query -W -f='${Conffiles}\n' llcd)" 
 cmp -s /etc/llcd/llcd.conf "$src/packaging/llcd.conf" || fail "/etc/llcd/llcd.conf is not packaging/llcd.conf"
 getent group llcd >/dev/null || fail "postinst did not create the group llcd"
 [ "$(stat -c '%a %U %G' /run/llcd/llcd.sock)" = "660 root llcd" ] || fail "socket is $(stat -c '%a %U %G' /run/llcd/llcd.sock)"
-[ "$(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status)" = 000000c000080001 ] ||
-	fail "llcd runs with capabilities $(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status), want CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON CAP_BPF only"
+# the bounding set is the unit's CapabilityBoundingSet= (bits from
+# linux/capability.h), nothing more
+unitcaps=$(sed -n 's/^CapabilityBoundingSet=//p' /lib/systemd/system/llcd.service)
+mask=0
+for c in $unitcaps; do
+	bit=$(sed -n "s/^#define $c[[:space:]]\+\([0-9]\+\)$/\1/p" /usr/include/linux/capability.h)
+	[ -n "$bit" ] || fail "$c of llcd.service is not in /usr/include/linux/capability.h"
+	mask=$((mask | (1 << bit)))
+done
+[ "$(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status)" = "$(printf '%016x' "$mask")" ] ||
+	fail "llcd runs with capabilities $(sed -n 's/^CapBnd:\t*//p' /proc/$pid/status), want $unitcaps ($(printf '%016x' "$mask")) only"
 out2=$(setpriv --reuid=65534 --regid=65534 --groups="$(getent group llcd | cut -d: -f3)" llcctl list) ||
 	fail "a member of llcd cannot run llcctl list"
 grep -q '^xs' <<<"$out2" || fail "member list: $out2"

@@ -28,9 +28,16 @@ for want in Type=notify 'ExecStart=/usr/sbin/llcd -f /etc/llcd/llcd.conf' 'ExecR
 	RuntimeDirectory=llcd StateDirectory=llcd ProtectSystem=strict ProtectHome=yes \
 	NoNewPrivileges=yes PrivateTmp=yes RestrictAddressFamilies=AF_UNIX Restart=on-failure \
 	PrivateNetwork=yes IPAddressDeny=any UMask=0077 ProtectProc=ptraceable 'SystemCallFilter=~@resources' \
-	'CapabilityBoundingSet=CAP_CHOWN CAP_SYS_PTRACE CAP_PERFMON CAP_BPF' 'SystemCallFilter=@system-service perf_event_open bpf' 'After=libvirtd.service virtqemud.service libvirtd.socket virtqemud.socket'; do
+	'CapabilityBoundingSet=CAP_CHOWN CAP_SYS_PTRACE CAP_SYS_NICE CAP_PERFMON CAP_BPF' 'SystemCallFilter=@system-service perf_event_open bpf' \
+	'SystemCallFilter=sched_setaffinity move_pages setpriority' PrivateMounts=yes 'After=libvirtd.service virtqemud.service libvirtd.socket virtqemud.socket'; do
 	grep -qxF -- "$want" "$u" || fail "llcd.service lacks '$want'"
 done
+# the filter lines in this order: the allow list, @resources taken out of
+# it, then the three calls of @resources llcd makes put back (a later line
+# adds to or removes from the first line's list, systemd.exec(5))
+filters=$(sed -n 's/^SystemCallFilter=//p' "$u" | tr '\n' '|')
+[ "$filters" = "@system-service perf_event_open bpf|~@resources|sched_setaffinity move_pages setpriority|" ] ||
+	fail "llcd.service: SystemCallFilter= lines are '$filters'"
 # ProtectSystem=strict: nothing writable but the runtime and state dirs
 ! grep -E '^(ReadWritePaths|ConfigurationDirectory|LogsDirectory|CacheDirectory)=' "$u" ||
 	fail "llcd.service makes more than /run/llcd and /var/lib/llcd writable"

@@ -771,7 +771,8 @@ test_mbm_fixture(void **state)
 
 /* The NUMA node of a domain's memory (numa.c): the real
  * reader on this process's largest anonymous region (node 0 on this
- * one-node host), read again only every 10 s of loop time. */
+ * one-node host), read again only every 10 s of loop time, less often
+ * while the answer stays the same. */
 static void
 test_numa_node_low_rate(void **state)
 {
@@ -812,6 +813,22 @@ test_numa_node_low_rate(void **state)
 	assert_int_equal(obs->domains[0].mem_node, 0);
 	observe_at(l, obs, 11000000000ull);
 	assert_false(obs->domains[0].mem_node_valid);   /* read: nothing resident */
+	/* the answer changed: the next read 10 s later (node 0 again with
+	 * the cold region gone); the same answer again at 31 s makes the
+	 * next one 20 s away, not 10 */
+	munmap(cold, 16 * big);
+	observe_at(l, obs, 20900000000ull);
+	assert_false(obs->domains[0].mem_node_valid);
+	observe_at(l, obs, 21000000000ull);
+	assert_true(obs->domains[0].mem_node_valid);
+	observe_at(l, obs, 31000000000ull);
+	assert_true(obs->domains[0].mem_node_valid);    /* the same: 20 s to the next */
+	cold = mmap(NULL, 16 * big, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(cold != MAP_FAILED);
+	observe_at(l, obs, 45000000000ull);
+	assert_true(obs->domains[0].mem_node_valid);    /* not read at 41 s */
+	observe_at(l, obs, 51000000000ull);
+	assert_false(obs->domains[0].mem_node_valid);   /* read at 51 s */
 	munmap(cold, 16 * big);
 	munmap(ram, big);
 	live_free(l);

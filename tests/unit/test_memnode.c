@@ -226,6 +226,93 @@ test_real_node0(void **state)
 	close(fds[0]);
 }
 
+/* The regions kept between reads (memnode_read_cached): maps is read
+ * once, not again while the process's mappings stay; read again when a
+ * region is mapped or unmapped (the mapped size changes), when the kept
+ * region is gone although the size is the same (its pages are not mapped:
+ * -EFAULT), and every MEMNODE_MAPS_REUSE reads. (With a size hint, so
+ * that a sanitizer's shadow is never the guest RAM.) */
+static void
+test_cached_maps(void **state)
+{
+	int cmd[2], ack[2];
+	pid_t pid;
+	char c;
+	struct memnode_result r;
+	struct memnode_maps kept;
+	struct llcd_err err;
+	uint64_t before;
+
+	(void)state;
+	assert_int_equal(pipe(cmd), 0);
+	assert_int_equal(pipe(ack), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);      /* never outlive a failed test */
+		char *a = fenced(32 * MiB, MAP_PRIVATE), *b = NULL;
+		if (a == NULL)
+			_exit(1);
+		memset(a, 1, 32 * MiB);
+		for (;;) {
+			if (write(ack[1], "x", 1) != 1 || read(cmd[0], &c, 1) != 1)
+				_exit(1);
+			if (c == 'm' && (b = fenced(512 * MiB, MAP_SHARED | MAP_NORESERVE)) == NULL)
+				_exit(1);
+			if (c == 'u' && b != NULL)
+				munmap(b - 4096, 512 * MiB + 2 * 4096);
+			if (c == 'r') {         /* the RAM elsewhere, the same size */
+				char *n = fenced(32 * MiB, MAP_PRIVATE);
+				if (n == NULL)
+					_exit(1);
+				memset(n, 1, 32 * MiB);
+				munmap(a - 4096, 32 * MiB + 2 * 4096);
+				a = n;
+			}
+		}
+	}
+	assert_int_equal(read(ack[0], &c, 1), 1);
+	memset(&kept, 0, sizeof(kept));
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(memnode_read_cached(pid, 32 * MiB, 64, &kept, &r, &err), 0);
+		assert_int_equal(r.ram_bytes, 32 * MiB);
+		assert_int_equal(r.resident, 64);
+		assert_int_equal(r.node, 0);
+	}
+	assert_int_equal(kept.maps_reads, 1);           /* maps read once for 5 reads */
+	/* a region more, and gone again: maps read each time */
+	assert_int_equal(write(cmd[1], "m", 1), 1);
+	assert_int_equal(read(ack[0], &c, 1), 1);
+	assert_int_equal(memnode_read_cached(pid, 32 * MiB, 64, &kept, &r, &err), 0);
+	assert_int_equal(kept.maps_reads, 2);
+	assert_int_equal(write(cmd[1], "u", 1), 1);
+	assert_int_equal(read(ack[0], &c, 1), 1);
+	assert_int_equal(memnode_read_cached(pid, 32 * MiB, 64, &kept, &r, &err), 0);
+	assert_int_equal(kept.maps_reads, 3);
+	assert_int_equal(memnode_read_cached(pid, 32 * MiB, 64, &kept, &r, &err), 0);
+	assert_int_equal(kept.maps_reads, 3);
+	/* moved, same size: the kept pages are not mapped, maps read again */
+	assert_int_equal(write(cmd[1], "r", 1), 1);
+	assert_int_equal(read(ack[0], &c, 1), 1);
+	assert_int_equal(memnode_read_cached(pid, 32 * MiB, 64, &kept, &r, &err), 0);
+	assert_int_equal(kept.maps_reads, 4);
+	assert_int_equal(r.ram_bytes, 32 * MiB);
+	assert_int_equal(r.resident, 64);
+	assert_int_equal(r.node, 0);
+	/* every MEMNODE_MAPS_REUSE reads, maps in any case */
+	before = kept.maps_reads;
+	for (int i = 0; i < MEMNODE_MAPS_REUSE; i++)
+		assert_int_equal(memnode_read_cached(pid, 32 * MiB, 64, &kept, &r, &err), 0);
+	assert_int_equal(kept.maps_reads, before + 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert_int_equal(memnode_read_cached(pid, 32 * MiB, 64, &kept, &r, &err), -1);
+	close(cmd[0]);
+	close(cmd[1]);
+	close(ack[0]);
+	close(ack[1]);
+}
+
 /* A child that touches len bytes once (as a booting guest touches its
  * RAM), says so on fd, then keeps working on the first `hot` bytes. */
 static pid_t
@@ -311,4 +398,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_ranges_qemu_memfd),
 	cmocka_unit_test(test_ranges_edge),
 	cmocka_unit_test(test_real_node0),
+	cmocka_unit_test(test_cached_maps),
 	cmocka_unit_test(test_rss_is_no_footprint))
