@@ -41,7 +41,8 @@ grp_init(struct policy_state *s, struct grp *g, const char *name, enum policy_gr
 		groups_clear(g);
 		return -1;
 	}
-	memcpy(g->tot_ns, s->cpu_rt, sizeof(double) * (size_t)s->ncpu);
+	g->tot_follows = true;          /* s->cpu_rt's values from now on */
+	g->tot_step = s->step;
 	return 0;
 }
 

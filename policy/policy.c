@@ -150,19 +150,26 @@ state_reset(struct policy_state *s)
 		policy_dom_free(s->doms[i]);
 	free(s->doms);
 	free(s->cpu_rt);
+	free(s->cpu_rt_prev);
 	free(s->cpu_busy);
 	free(s->llc_util);
 	free(s->llc_cap);
 	free(s->av_util);
 	free(s->av_cap);
 	free(s->av_whole);
+	free(s->view_util);
+	free(s->view_cap);
+	free(s->view_whole);
 	free(s->core_owner);
 	free(s->llc_load);
 	free(s->pu_load);
 	s->doms = NULL;
 	s->ndoms = 0;
-	s->cpu_rt = s->cpu_busy = s->llc_util = s->llc_cap = s->av_util = s->av_cap = NULL;
+	s->cpu_rt = s->cpu_rt_prev = s->cpu_busy = s->llc_util = s->llc_cap = s->av_util = s->av_cap = NULL;
 	s->av_whole = NULL;
+	s->view_util = s->view_cap = NULL;
+	s->view_whole = NULL;
+	s->view_step = 0;
 	s->core_owner = s->llc_load = s->pu_load = NULL;
 	s->topo = NULL;
 }
@@ -197,17 +204,22 @@ policy_state_bind_topo(struct policy_state *s, const struct topo *t)
 	s->nwords = t->max_cpu / 64 + 1;
 	s->nllc = topo_count(t, TOPO_LLC);
 	s->cpu_rt = calloc((size_t)s->ncpu, sizeof(double));
+	s->cpu_rt_prev = calloc((size_t)s->ncpu, sizeof(double));
 	s->cpu_busy = calloc((size_t)s->ncpu, sizeof(double));
 	s->llc_util = calloc((size_t)s->nllc, sizeof(double));
 	s->llc_cap = calloc((size_t)s->nllc, sizeof(double));
 	s->av_util = calloc((size_t)s->nllc, sizeof(double));
 	s->av_cap = calloc((size_t)s->nllc, sizeof(double));
 	s->av_whole = calloc((size_t)s->nllc, sizeof(bool));
+	s->view_util = calloc((size_t)s->nllc, sizeof(double));
+	s->view_cap = calloc((size_t)s->nllc, sizeof(double));
+	s->view_whole = calloc((size_t)s->nllc, sizeof(bool));
 	s->core_owner = calloc((size_t)topo_count(t, TOPO_CORE), sizeof(int));
 	s->llc_load = calloc((size_t)s->nllc, sizeof(int));
 	s->pu_load = calloc((size_t)s->ncpu, sizeof(int));
-	if (!s->cpu_rt || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->av_util || !s->av_cap ||
-	    !s->av_whole || !s->core_owner || !s->llc_load || !s->pu_load) {
+	if (!s->cpu_rt || !s->cpu_rt_prev || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->av_util || !s->av_cap ||
+	    !s->av_whole || !s->view_util || !s->view_cap || !s->view_whole || !s->core_owner ||
+	    !s->llc_load || !s->pu_load) {
 		state_reset(s);
 		return -1;
 	}

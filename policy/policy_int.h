@@ -175,8 +175,14 @@ struct grp {
 	int pid;                        /* guest groups: reported pid */
 	struct cpuset vcpus;
 	double *rt_ns;                  /* decayed runtime per host PU (ncpu entries) */
+	struct cpuset rt_nz;            /* the PUs where rt_ns is not 0 */
 	double *tot_ns;                 /* every thread's busy time per host PU, decayed
 	                                 * with rt_ns's factor (occupancy's divisor) */
+	bool tot_follows;               /* tot_ns is policy_state.cpu_rt (the group was
+	                                 * born with its values and decays them by the
+	                                 * same factor every step): the array is not
+	                                 * kept until that ends (grp_tot()) */
+	uint64_t tot_step;              /* the step tot_ns was last brought up to */
 	uint64_t born_step;             /* the step that created the group */
 	int pref_llc;                   /* preferred LLC, -1 none */
 	double idle_epochs;             /* epochs since the group was last active */
@@ -326,12 +332,21 @@ struct policy_state {
 	struct dom **doms;              /* sorted by key */
 	int ndoms;
 	double *cpu_rt;                 /* decayed busy runtime per CPU */
+	double *cpu_rt_prev;            /* ... as the last step left it */
+	double cpu_rt_k;                /* the factor this step decayed it by */
 	double *cpu_busy;               /* busy time per CPU this period (ns) */
 	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
 	/* the same, on the PUs the domain being steered may use (its
 	 * allowed set) where that is not the whole LLC (av_whole false) */
 	double *av_util, *av_cap;
 	bool *av_whole;
+	/* steer_view()'s last view before any move changed it: the allowed
+	 * set it was made for and the step (cpu_busy is fixed within a step),
+	 * so that domains allowed the same PUs copy it instead of making it */
+	struct cpuset view_allowed;
+	uint64_t view_step, view_period_ns;   /* view_step 0: none */
+	double *view_util, *view_cap;
+	bool *view_whole;
 	int *core_owner;                /* per core: index into doms, -1 */
 	int *llc_load;                  /* shared-pool vCPU slots per LLC */
 	int *pu_load;                   /* vCPU slots per PU */
@@ -464,6 +479,9 @@ void steer_spread(struct policy_state *s, struct dom *d, const struct policy_dom
 /* Before a domain's groups are steered: the busy PUs and PUs of each LLC
  * within its allowed set (capacity is judged on those). */
 void steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns);
+/* After the groups are steered: a group that follows cpu_rt (struct grp
+ * tot_follows) and was not sampled this step gets its own totals. */
+void steer_groups_unfollow(struct policy_state *s);
 int steer_vcpu_llc(const struct policy_state *s, const struct dom *d,
              const struct policy_domain_in *in, int v);
 /* One move from the step's budget for d: false (and d->budget_denied)

@@ -41,12 +41,24 @@ void
 steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period_ns)
 {
 	const struct topo *t = s->topo;
+	size_t nl = (size_t)s->nllc;
 	int cpu;
 
+	/* the view depends on allowed and cpu_busy alone, and cpu_busy only
+	 * changes between steps: the same allowed set, the same view */
+	if (s->view_step == s->step && s->view_period_ns == period_ns &&
+	    cpuset_equal(&s->view_allowed, allowed)) {
+		memcpy(s->av_cap, s->view_cap, sizeof(double) * nl);
+		memcpy(s->av_whole, s->view_whole, sizeof(bool) * nl);
+		memcpy(s->av_util, s->view_util, sizeof(double) * nl);
+		return;
+	}
 	for (int l = 0; l < s->nllc; l++) {
-		struct cpuset x;
-		cpuset_and(&x, policy_llc_cpus(s, l), allowed);
-		s->av_cap[l] = cpuset_count(&x);
+		const struct cpuset *lc = policy_llc_cpus(s, l);
+		int n = 0;
+		for (int i = 0; i < s->nwords; i++)
+			n += __builtin_popcountll(lc->w[i] & allowed->w[i]);
+		s->av_cap[l] = n;
 		s->av_whole[l] = s->av_cap[l] == s->llc_cap[l];
 		s->av_util[l] = 0;
 	}
@@ -60,6 +72,12 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 		if (f >= BUSY_PU)
 			s->av_util[l] += f;
 	}
+	memcpy(s->view_cap, s->av_cap, sizeof(double) * nl);
+	memcpy(s->view_whole, s->av_whole, sizeof(bool) * nl);
+	memcpy(s->view_util, s->av_util, sizeof(double) * nl);
+	s->view_allowed = *allowed;
+	s->view_step = s->step;
+	s->view_period_ns = period_ns;
 }
 
 static double
@@ -105,19 +123,37 @@ grp_sample(const struct policy_state *s, const struct dom *d, const struct polic
 	out->nthreads = 0;
 	out->cpus_in_use = 0;
 	/* the totals it is divided by decay with the same factor (the step
-	 * that created the group copied them, this period's time included) */
-	for (cpu = 0; cpu < s->ncpu; cpu++) {
+	 * that created the group copied them, this period's time included);
+	 * while that factor is the per-CPU totals' own, they are the same
+	 * numbers as policy_state.cpu_rt and are not kept apart */
+	if (g->born_step != s->step) {
+		if (g->tot_follows && (k != s->cpu_rt_k || g->tot_step + 1 != s->step)) {
+			/* its own from here: the totals as they were after its
+			 * last step, the last step's cpu_rt */
+			memcpy(g->tot_ns, s->cpu_rt_prev, sizeof(double) * (size_t)s->ncpu);
+			g->tot_follows = false;
+		}
+		if (!g->tot_follows)
+			for (cpu = 0; cpu < s->ncpu; cpu++)
+				g->tot_ns[cpu] = g->tot_ns[cpu] * k + s->cpu_busy[cpu];
+	}
+	g->tot_step = s->step;
+	/* zeros stay zeros: only the PUs it ran on decay */
+	CPUSET_FOREACH(cpu, &g->rt_nz) {
 		g->rt_ns[cpu] *= k;
-		if (g->born_step != s->step)
-			g->tot_ns[cpu] = g->tot_ns[cpu] * k + s->cpu_busy[cpu];
+		if (g->rt_ns[cpu] == 0)
+			cpuset_clr(&g->rt_nz, cpu);
 	}
 	CPUSET_FOREACH(v, &g->vcpus) {
 		if (v >= d->nvcpus)
 			break;
 		out->nthreads++;
 		const struct policy_vcpu_sample *sm = &di->vcpus[v];
-		if (sm->last_cpu >= 0 && sm->last_cpu < s->ncpu && cpuset_isset(&t->all, sm->last_cpu))
+		if (sm->last_cpu >= 0 && sm->last_cpu < s->ncpu && cpuset_isset(&t->all, sm->last_cpu)) {
 			g->rt_ns[sm->last_cpu] += (double)sm->runtime_ns;
+			if (g->rt_ns[sm->last_cpu] != 0)
+				cpuset_set(&g->rt_nz, sm->last_cpu);
+		}
 		out->cpus_in_use += (double)sm->runtime_ns / period;
 	}
 	/* small groups: 0.05 CPU a vCPU (a 2-vCPU pair at 0.1); idle vCPUs
@@ -139,10 +175,14 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 	double occ_best = -1;
 	int cpu;
 
+	const double *tot = g->tot_follows ? s->cpu_rt : g->tot_ns;
+	struct cpuset ran;
+
 	*best = -1;
-	CPUSET_FOREACH(cpu, allowed)
+	cpuset_and(&ran, allowed, &g->rt_nz);   /* elsewhere rt_ns is 0 */
+	CPUSET_FOREACH(cpu, &ran)
 		if (g->rt_ns[cpu] > 0)
-			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (g->tot_ns[cpu] + 1.0);
+			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (tot[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
 		if (!cpuset_intersects(policy_llc_cpus(s, l), allowed) || (mnode >= 0 && t->llc_numa[l] != mnode))
 			continue;
@@ -152,6 +192,21 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 		}
 	}
 	return occ_best;
+}
+
+void
+steer_groups_unfollow(struct policy_state *s)
+{
+	for (int i = 0; i < s->ndoms; i++)
+		for (int j = 0; j < s->doms[i]->ngroups; j++) {
+			struct grp *g = &s->doms[i]->groups[j];
+			if (g->tot_follows && g->tot_step != s->step) {
+				/* not sampled this step: its totals are the last
+				 * step's cpu_rt and stay so */
+				memcpy(g->tot_ns, s->cpu_rt_prev, sizeof(double) * (size_t)s->ncpu);
+				g->tot_follows = false;
+			}
+		}
 }
 
 /* The kernel's nr_running_avg: busy threads, EWMA by the LLC's size. */

@@ -54,21 +54,45 @@ validate(const struct policy_input *in, struct llcd_err *err)
 			return llcd_err_set(err, "policy: domain '%s' has a bad report list", d->name);
 		if (wakeups_check(d->wakeups, d->nvcpus, err) < 0)
 			return llcd_err_prefix(err, "policy: domain '%s'", d->name);
-		for (int j = 0; j < i; j++)
-			if (in->domains[j].key == d->key)
-				return llcd_err_set(err, "policy: domains '%s' and '%s' share key %llu",
-				    in->domains[j].name, d->name, (unsigned long long)d->key);
 	}
 	return 0;
 }
 
+/* Key order; equal keys by index (only duplicates_check() meets them). */
 static int
 cmp_in_key(const void *a, const void *b, void *arg)
 {
 	const struct policy_domain_in *in = arg;
-	uint64_t x = in[*(const int *)a].key, y = in[*(const int *)b].key;
+	int i = *(const int *)a, j = *(const int *)b;
+	uint64_t x = in[i].key, y = in[j].key;
 
-	return x < y ? -1 : x > y;
+	if (x != y)
+		return x < y ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* Two input domains with one key: the pair named is the first i (and
+ * then j < i) with in[j].key == in[i].key, found on the input sorted by
+ * (key, index) instead of comparing every pair. */
+static int
+duplicates_check(const struct policy_input *in, const int *order, struct llcd_err *err)
+{
+	int bi = -1, bj = -1;
+
+	for (int k = 1; k < in->ndomains; k++) {
+		/* the second of a run of equal keys: its first is the j */
+		if (in->domains[order[k]].key != in->domains[order[k - 1]].key ||
+		    (k > 1 && in->domains[order[k - 2]].key == in->domains[order[k]].key))
+			continue;
+		if (bi < 0 || order[k] < bi) {
+			bi = order[k];
+			bj = order[k - 1];
+		}
+	}
+	if (bi < 0)
+		return 0;
+	return llcd_err_set(err, "policy: domains '%s' and '%s' share key %llu",
+	    in->domains[bj].name, in->domains[bi].name, (unsigned long long)in->domains[bi].key);
 }
 
 /* --- stage 1: reconcile ---------------------------------------------------- */
@@ -165,6 +189,8 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 	double *busy = s->cpu_busy;
 	int cpu;
 
+	memcpy(s->cpu_rt_prev, s->cpu_rt, sizeof(double) * (size_t)s->ncpu);
+	s->cpu_rt_k = k;
 	memset(busy, 0, sizeof(double) * (size_t)s->ncpu);
 	if (in->cpu_busy_ns) {
 		CPUSET_FOREACH(cpu, &t->all)
@@ -484,6 +510,7 @@ steer_stage(struct policy_state *s, const struct policy_input *in, struct policy
 		plan_reverse(plan, n0, plan->n);
 	}
 	budget_next(s, start, in->host.max_moves_total > 0 ? in->host.max_moves_total : 256);
+	steer_groups_unfollow(s);
 }
 
 /* --- the step ----------------------------------------------------------------- */
@@ -515,8 +542,21 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 
 	if (validate(in, err) < 0)
 		return -1;
-	if (policy_state_bind_topo(s, in->host.topo) < 0)
+	/* key order (and the check for shared keys) before any change */
+	order = malloc(sizeof(int) * (size_t)(in->ndomains + 1));
+	if (order == NULL)
 		return llcd_err_set(err, "policy: out of memory");
+	for (int i = 0; i < in->ndomains; i++)
+		order[i] = i;
+	qsort_r(order, (size_t)in->ndomains, sizeof(int), cmp_in_key, (void *)in->domains);
+	if (duplicates_check(in, order, err) < 0) {
+		free(order);
+		return -1;
+	}
+	if (policy_state_bind_topo(s, in->host.topo) < 0) {
+		free(order);
+		return llcd_err_set(err, "policy: out of memory");
+	}
 	policy_plan_clear(plan);
 	s->step++;
 	s->stats.steps++;
@@ -526,12 +566,6 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	note_room(s, &in->host);
 
 	/* 1. reconcile, in key order */
-	order = malloc(sizeof(int) * (size_t)(in->ndomains + 1));
-	if (order == NULL)
-		return llcd_err_set(err, "policy: out of memory");
-	for (int i = 0; i < in->ndomains; i++)
-		order[i] = i;
-	qsort_r(order, (size_t)in->ndomains, sizeof(int), cmp_in_key, (void *)in->domains);
 	int rc = reconcile(s, in, order, err);
 	free(order);
 	if (rc < 0)
