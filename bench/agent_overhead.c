@@ -19,7 +19,9 @@
  *             re-read) + policy_step + apply
  *
  * and prints CPU time (CLOCK_PROCESS_CPUTIME_ID) per thread per period in
- * microseconds, the policy's share, and the ratio llcd / baseline. With
+ * microseconds: the baseline (the /proc floor), llcd's whole loop and each
+ * of its parts (observe, policy, apply: the loop's own thread-CPU times,
+ * agent_step_stats), and the ratio llcd / baseline. With
  * --numad it also runs Debian's numad on the same processes (numad -i 1:1
  * -H 0, log and pid file under a /tmp directory bind-mounted over
  * /var/log and /var/run in a private mount namespace, since numad 0.5 has
@@ -34,7 +36,10 @@
  * baseline, plus the programs' own run time (kernel.bpf_stats_enabled,
  * run_time_ns of each program) over --bpf-s seconds of real time while the
  * stand-in threads wake --wake-hz times a second (idle guests' vCPUs wake
- * on their timer ticks). --storm ROUNDS instead measures what the
+ * on their timer ticks), and `whole`: llcd's loop plus the programs. With
+ * --wake-hz the measured periods are 1.5 wake intervals of real time
+ * apart (not counted), so that every thread woke since the last one, as
+ * in a real period. --storm ROUNDS instead measures what the
  * programs add to a host context switch: two threads pinned to one CPU
  * ping-pong through pipes, with the programs detached / attached
  * (untracked threads) / attached with both threads tracked as vCPUs of one
@@ -82,6 +87,17 @@ cpu_ns(void)
 /* ---- stand-in processes ------------------------------------------------ */
 
 static int wake_hz;             /* stand-in threads wake this often; 0: never */
+
+/* Between measured periods: with waking stand-ins, 1.5 wake intervals of
+ * real time, so that every thread woke since the last period as in a real
+ * period (CPU time is measured, the sleep does not count); idle ones need
+ * none. */
+static void
+between_periods(void)
+{
+	if (wake_hz > 0)
+		usleep((useconds_t)(1500000 / wake_hz));
+}
 
 static void *
 idle_thread(void *arg)
@@ -259,8 +275,12 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 		}
 		*actions_warm += st.actions;
 	}
+	uint64_t slept = 0;
 	t0 = cpu_ns();
 	for (int r = 0; r < periods; r++) {
+		uint64_t c = cpu_ns();
+		between_periods();
+		slept += cpu_ns() - c;
 		now += 1000000000ull;
 		agent_loop_step(loop, now, &st, &err);
 		obs += st.observe_cpu_ns;
@@ -268,7 +288,7 @@ llcd(const struct topo *t, const pid_t *pids, int nproc, int per_proc, int perio
 		app += st.apply_cpu_ns;
 		acts += st.actions;
 	}
-	t0 = cpu_ns() - t0;
+	t0 = cpu_ns() - t0 - slept;
 	agent_loop_free(loop);
 	live_free(l);
 	ph->observe = (double)obs / 1000.0 / (double)n / (double)periods;
@@ -293,6 +313,11 @@ observe_only(const struct topo *t, const pid_t *pids, int nproc, int per_proc, i
 	for (int r = 0; r < 3 + periods; r++) {
 		if (r == 3)
 			t0 = cpu_ns();
+		if (r >= 3) {
+			uint64_t c = cpu_ns();
+			between_periods();
+			t0 += cpu_ns() - c;     /* the sleep's own syscalls are not the sampler's */
+		}
 		now += 1000000000ull;
 		agent_obs_begin(obs, t->max_cpu + 1, &err);
 		if (live_agent_ops.observe(l, now, obs, &err) < 0)
@@ -364,6 +389,9 @@ bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_
 	}
 	t0 = cpu_ns();
 	for (int r = 0; r < periods; r++) {
+		uint64_t c = cpu_ns();
+		between_periods();
+		t0 += cpu_ns() - c;
 		if (tracer_refresh(tr, &err) < 0)
 			fprintf(stderr, "%s\n", err.msg);
 		for (int i = 0; i < n; i++)

@@ -7,23 +7,30 @@
  * For the threads llcd registered (tid_slot -> slot in the mmap'ed threads
  * array):
  *   llcd_sample    a syscall program llcd runs once a period (one
- *                  BPF_PROG_TEST_RUN): for every slot in use, the task
- *                  looked up by TID (bpf_task_from_pid) and the kernel's own
- *                  cumulative figures copied into the slot: on-CPU time
+ *                  BPF_PROG_TEST_RUN): for every slot in use whose thread
+ *                  may have run since the last run, the task looked up by
+ *                  TID (bpf_task_from_pid) and the kernel's own cumulative
+ *                  figures copied into the slot: on-CPU time
  *                  (se.sum_exec_runtime), run delay (sched_info.run_delay:
  *                  runnable but waiting) and the CPU it is on or last ran
- *                  on. /proc's schedstat shows the same numbers; the cost is
- *                  one lookup per tracked thread per period, whatever the
- *                  thread does in between
- *   sched_waking   when the waker is a tracked vCPU thread and the wakee a
- *                  vCPU thread of the same QEMU process, one waker -> wakee
- *                  edge; a wakeup raised in interrupt context (timer, I/O
- *                  completion) is not an edge, since `current` there is
- *                  whoever happened to run
+ *                  on. /proc's schedstat shows the same numbers. A thread
+ *                  that slept through the period (not woken, and not
+ *                  runnable at the last copy) has the same figures as at
+ *                  the last copy, so it is not looked up: an idle vCPU
+ *                  costs a test of two bits
+ *   sched_waking   the wakee first: a tracked thread is marked woken (the
+ *                  bit beside its tracked bit); then, when the waker is a
+ *                  tracked vCPU thread and the wakee a vCPU thread of the
+ *                  same QEMU process, one waker -> wakee edge; a wakeup
+ *                  raised in interrupt context (timer, I/O completion) is
+ *                  not an edge, since `current` there is whoever happened
+ *                  to run
  *   sched_process_exit  forget an exiting tracked thread (its TID may be
  *                  reused) and mark its slot exited
- * No program runs on a context switch. A wakeup whose waker is not tracked
- * (nearly every one on a host) returns after one load of a bitmap.
+ * No program runs on a context switch. A wakeup whose wakee is not tracked
+ * (nearly every one on a host) returns after one load of a bitmap; one of
+ * a tracked thread by a timer (an idle vCPU's tick) after the mark and the
+ * waker's test (the idle task: no load).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -65,27 +72,38 @@ const volatile __s64 preempt_from_rq = 0;
 
 #define IRQ_BITS 0x00ff0100u    /* NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET */
 
-/* One bit per possible TID (PID_MAX_LIMIT is 2^22 on 64-bit kernels): set
- * for the tracked ones, by tracer.c at registration, cleared at removal and
- * exit. Untracked tasks, nearly every switch on a host, cost one load of
- * it and no map lookup. */
-__u64 tracked_bits[TRACER_TID_LIMIT / 64];
+/* Two bits per possible TID (PID_MAX_LIMIT is 2^22 on 64-bit kernels), in
+ * pairs of words: tid_bits[2 * (tid / 64)] has the tracked bit, set by
+ * tracer.c at registration, cleared at removal and exit (untracked tasks,
+ * nearly every wakeup on a host, cost one load of it and no map lookup);
+ * the word after it the woken bit, set by llcd_waking for a tracked
+ * wakee and cleared by llcd_sample when it copies the thread's figures
+ * (the same cache line as the tracked bit). */
+__u64 tid_bits[TRACER_TID_LIMIT / 64 * 2];
 /* TID -> slot + 1 (0: not tracked), written by tracer.c: one load instead
  * of a hash lookup for the tracked ones (8 MiB). */
 __u16 tid_slot[TRACER_TID_LIMIT];
 
-static __always_inline bool
-maybe_tracked(__u32 tid)
+/* The index of tid's tracked word in tid_bits (the woken word is the
+ * next). */
+static __always_inline __u32
+bits_word(__u32 tid)
 {
-	__u32 w = tid >> 6;
+	__u32 w = (tid >> 6) << 1;
 
 	/* the mask bounds the index for the verifier; the empty asm keeps
 	 * clang from folding it into the range check */
 	asm volatile("" : "+r"(w));
-	w &= TRACER_TID_LIMIT / 64 - 1;
+	w &= TRACER_TID_LIMIT / 64 * 2 - 2;
+	return w;
+}
+
+static __always_inline bool
+maybe_tracked(__u32 tid)
+{
 	if (tid >= TRACER_TID_LIMIT)
 		return false;
-	return (tracked_bits[w] >> (tid & 63)) & 1;
+	return (tid_bits[bits_word(tid)] >> (tid & 63)) & 1;
 }
 
 static __always_inline struct tracer_slot *
@@ -188,12 +206,23 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(llcd_waking, struct task_struct *p)
 {
 	struct tracer_slot *wakee, *waker;
+	__u32 tid = (__u32)p->pid, w;
+	__u64 bit;
 
-	/* the waker first: untracked for nearly every wakeup on a host */
+	/* the wakee first: untracked for nearly every wakeup on a host */
+	if (tid == 0 || tid >= TRACER_TID_LIMIT)
+		return 0;
+	w = bits_word(tid);
+	bit = 1ull << (tid & 63);
+	if (!(tid_bits[w] & bit))
+		return 0;
+	/* woken: llcd_sample copies its figures at its next run */
+	if (!(tid_bits[w + 1] & bit))
+		__sync_fetch_and_or(&tid_bits[w + 1], bit);
 	waker = slot_of((__u32)bpf_get_current_pid_tgid());
 	if (!waker || waker->vcpu < 0)
 		return 0;
-	wakee = slot_of(p->pid);
+	wakee = slot_of(tid);
 	if (!wakee || waker == wakee || wakee->vcpu < 0 ||
 	    waker->dom != wakee->dom || waker->dom_id != wakee->dom_id)
 		return 0;
@@ -217,20 +246,48 @@ extern void bpf_task_release(struct task_struct *p) __ksym;
 
 /* Slots below this are looked at by llcd_sample (set by tracer.c). */
 __u32 nslots = 0;
+/* Threads whose figures llcd_sample copied, all runs (for tracer_stats;
+ * one caller runs it at a time) */
+__u64 copied = 0;
+
+/* Whether the task may run before it is woken again: queued (running or
+ * runnable), but not asleep with its dequeue delayed (EEVDF, 6.12+). */
+static __always_inline bool
+queued(struct task_struct *t)
+{
+	if (!t->on_rq)
+		return false;
+	if (bpf_core_field_exists(t->se.sched_delayed) && t->se.sched_delayed)
+		return false;
+	return true;
+}
 
 static long
 sample_one(__u32 i, void *ctx)
 {
 	struct tracer_slot *s;
 	struct task_struct *t;
-	__u32 k = i;
+	__u32 k = i, tid, w;
+	__u64 bit;
+	bool woken;
 
 	s = bpf_map_lookup_elem(&threads, &k);
 	if (!s)
 		return 1;
-	if (s->tid == 0 || s->exited)
+	tid = s->tid;
+	if (tid == 0 || s->exited || tid >= TRACER_TID_LIMIT)
 		return 0;
-	t = bpf_task_from_pid((s32)s->tid);
+	/* not woken since the last copy and not runnable then: it has not
+	 * run, its figures are the ones in the slot (a sleeping task's CPU
+	 * changes only when it is woken) */
+	w = bits_word(tid);
+	bit = 1ull << (tid & 63);
+	woken = (tid_bits[w + 1] & bit) != 0;
+	if (!woken && !s->hot && s->last_cpu >= 0)
+		return 0;
+	if (woken)      /* cleared before the copy: a wakeup after it marks again */
+		__sync_fetch_and_and(&tid_bits[w + 1], ~bit);
+	t = bpf_task_from_pid((s32)tid);
 	if (!t)
 		return 0;
 	seq_bump(s);
@@ -238,6 +295,11 @@ sample_one(__u32 i, void *ctx)
 	s->delay_ns = t->sched_info.run_delay;
 	s->last_cpu = task_cpu_of(t);
 	seq_bump(s);
+	/* copied again next time if it may still run: queued (running or
+	 * runnable) now, or woken just now (the wakeup marks it before the
+	 * task is queued, so this copy may precede its run) */
+	s->hot = woken || queued(t);
+	copied++;
 	bpf_task_release(t);
 	return 0;
 }
@@ -263,10 +325,8 @@ int BPF_PROG(llcd_exit)
 		return 0;
 	s->exited = 1;
 	if (tid < TRACER_TID_LIMIT) {
-		__u32 w = tid >> 6, x = tid;
-		asm volatile("" : "+r"(w));
-		w &= TRACER_TID_LIMIT / 64 - 1;
-		__sync_fetch_and_and(&tracked_bits[w], ~(1ull << (tid & 63)));
+		__u32 w = bits_word(tid), x = tid;
+		__sync_fetch_and_and(&tid_bits[w], ~(1ull << (tid & 63)));
 		asm volatile("" : "+r"(x));
 		x &= TRACER_TID_LIMIT - 1;
 		tid_slot[x] = 0;

@@ -115,6 +115,8 @@ struct tracer_stats {
 	uint64_t edges_dropped;         /* wakeups past an edge cap, all domains */
 	uint64_t drains, drain_syscalls;
 	uint64_t refreshes;             /* runs of llcd_sample */
+	uint64_t copied;                /* ... threads whose figures they copied
+	                                 * (one that slept through is not) */
 };
 void tracer_stats(const struct tracer *t, struct tracer_stats *st);
 

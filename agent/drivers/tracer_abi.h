@@ -9,8 +9,9 @@
  *             through the mapping (no syscall per thread)
  *   domains   BPF_F_MMAPABLE array, TRACER_MAX_DOMAINS x 32 bytes: per QEMU
  *             process its current id and edge/drop counters
- *   .bss      tracked_bits: one bit per TID below TRACER_TID_LIMIT (512 KiB),
- *             the programs' first test; tid_slot: per TID its slot + 1
+ *   .bss      tid_bits: two bits per TID below TRACER_TID_LIMIT (1 MiB), in
+ *             pairs of words (tracked, woken): the programs' first test,
+ *             and the wakeups llcd_sample has not seen; tid_slot: per TID its slot + 1
  *             (0: untracked; 8 MiB), what the programs look a tracked task
  *             up by. Both set by llcd at registration, cleared at removal
  *             and by the programs at exit
@@ -43,7 +44,8 @@ struct tracer_slot {
 	__u64 runtime_ns;       /* on-CPU time (se.sum_exec_runtime) */
 	__u64 delay_ns;         /* runnable but waiting (sched_info.run_delay) */
 	__u32 exited;           /* the thread exited (tids entry removed) */
-	__u32 pad;
+	__u32 hot;              /* runnable at the last copy, or woken just
+	                         * before it: copied again at the next */
 };
 
 /* One tracked QEMU process. id changes on every reuse of the entry, so

@@ -59,6 +59,7 @@ struct cfs_rq {
 struct sched_entity {
 	u64 sum_exec_runtime;
 	struct cfs_rq *cfs_rq;
+	unsigned char sched_delayed;    /* 6.12+: asleep, dequeue delayed */
 };
 
 struct sched_info {
@@ -71,6 +72,7 @@ struct thread_info {
 
 struct task_struct {
 	struct thread_info thread_info;
+	int on_rq;
 	int wake_cpu;
 	struct sched_entity se;
 	struct sched_info sched_info;

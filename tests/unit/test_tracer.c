@@ -413,6 +413,55 @@ test_runtime_delay(void **state)
 	tracer_domain_remove(T, d);
 }
 
+/* A thread that slept through (not woken since the last copy, not
+ * runnable then) is not looked up: its figures are the ones copied. Once
+ * woken it is copied, with schedstat's figures. */
+static void
+test_idle_not_copied(void **state)
+{
+	struct llcd_err err = { "" };
+	int d = tracer_domain_add(T, &err), slot[20];
+	struct tracer_stats a, b;
+	struct tracer_sample x;
+	uint64_t run, wait;
+
+	assert_true(d >= 0);
+	for (int i = 0; i < 20; i++) {
+		wait_sleeping(W[8 + i].tid);
+		assert_true((slot[i] = tracer_thread_add(T, d, W[8 + i].tid, i, &err)) >= 0);
+	}
+	tracer_stats(T, &a);
+	assert_int_equal(tracer_refresh(T, &err), 0);
+	tracer_stats(T, &b);
+	assert_true(b.copied - a.copied >= 20);         /* the first copy of each */
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(tracer_thread_read(T, slot[i], &x), 0);
+		assert_true(x.last_cpu >= 0);
+	}
+	assert_int_equal(tracer_refresh(T, &err), 0);   /* one found queued may be copied once more */
+	tracer_stats(T, &a);
+	assert_int_equal(tracer_refresh(T, &err), 0);
+	tracer_stats(T, &b);
+	print_message("20 sleeping threads: %llu copied\n", (unsigned long long)(b.copied - a.copied));
+	assert_int_equal(b.copied - a.copied, 0);
+	/* each sleeps 10 x 1 ms: woken 11 times, copied at the next refresh */
+	for (int i = 0; i < 20; i++)
+		cmd(8 + i, 'S', 1);
+	wait_ack(20);
+	for (int i = 0; i < 20; i++)
+		wait_sleeping(W[8 + i].tid);
+	tracer_stats(T, &a);
+	assert_int_equal(tracer_refresh(T, &err), 0);
+	tracer_stats(T, &b);
+	assert_true(b.copied - a.copied >= 20);
+	for (int i = 0; i < 20; i++) {
+		schedstat(W[8 + i].tid, &run, &wait);
+		assert_int_equal(tracer_thread_read(T, slot[i], &x), 0);
+		assert_true(near(x.runtime_ns, run) && near(x.delay_ns, wait));
+	}
+	tracer_domain_remove(T, d);
+}
+
 /* Timer wakeups come from interrupt context, where `current` is whoever
  * runs: vCPU 1 burning on the CPU where vCPU 0's sleeps expire is not
  * vCPU 0's waker. */
@@ -651,6 +700,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_pingpong_edges, clean),
 		cmocka_unit_test_teardown(test_runtime_delay, clean),
+		cmocka_unit_test_teardown(test_idle_not_copied, clean),
 		cmocka_unit_test_teardown(test_irq_not_edge, clean),
 		cmocka_unit_test_teardown(test_edge_cap, clean),
 		cmocka_unit_test_teardown(test_thread_cap, clean),
