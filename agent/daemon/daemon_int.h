@@ -69,6 +69,7 @@ struct daemon {
 	 * last STEP_HIST */
 	uint64_t period_ns[STEP_HIST];
 	uint64_t period_cpu_ns[STEP_HIST];      /* the same work in this thread's CPU time */
+	bool big_plan;                  /* the last period's plan was big (DAEMON_BIG_PLAN) */
 	int nperiod;
 	/* topology DOMAIN off the loop (recommend.h): the worker (started at
 	 * the first such request), the requests waiting for it, and the
