@@ -392,8 +392,27 @@ void policy_dom_unplace(struct policy_state *s, struct dom *d);
 
 struct llc_rules policy_rules_of(const struct policy_state *s, const struct dom *d);
 const struct cpuset *policy_llc_cpus(const struct policy_state *s, int llc);
-bool policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b);
-bool policy_set_empty(const struct policy_state *s, const struct cpuset *a);
+/* Set comparisons over the words that can hold host PUs only: every set
+ * the engine builds lies within the host, so the rest is zero. Inline:
+ * they run for every vCPU of every step. */
+static inline bool
+policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
+{
+	uint64_t diff = 0;
+
+	for (int i = 0; i < s->nwords; i++)
+		diff |= a->w[i] ^ b->w[i];
+	return diff == 0;
+}
+
+static inline bool
+policy_set_empty(const struct policy_state *s, const struct cpuset *a)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (a->w[i])
+			return false;
+	return true;
+}
 bool policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
 int policy_pin_llc(const struct policy_state *s, const struct cpuset *pin);
 /* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */

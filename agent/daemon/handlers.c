@@ -54,7 +54,7 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 	const struct agent_obs *ob = agent_loop_obs(d->loop);
 	struct stats_values *v = &st->v;
 	struct policy_stats ps;
-	uint64_t p50, p99, l50, l99, lmax, c50, c99, cmax;
+	uint64_t p50, p99, l50, l99, lmax, c50, c99, cmax, u50, u99, umax;
 
 	memset(st, 0, sizeof(*st));
 	st->backend = d->be.name;
@@ -67,6 +67,7 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 	percentiles(d->step_ns, d->nstep, &p50, &p99, NULL);
 	percentiles(d->late_ns, d->nlate, &l50, &l99, &lmax);
 	percentiles(d->period_ns, d->nperiod, &c50, &c99, &cmax);
+	percentiles(d->period_cpu_ns, d->nperiod, &u50, &u99, &umax);
 	v->uptime_s = round((double)(d->now_ns - d->start_ns) / 1e7) / 100;
 	v->periods = d->periods;
 	v->period_ms = (uint64_t)d->cfg.period_ms;
@@ -92,6 +93,9 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 	v->period_us_p50 = us1(c50);
 	v->period_us_p99 = us1(c99);
 	v->period_us_max = us1(cmax);
+	v->period_cpu_us_p50 = us1(u50);
+	v->period_cpu_us_p99 = us1(u99);
+	v->period_cpu_us_max = us1(umax);
 	v->period_late_us_p50 = us1(l50);
 	v->period_late_us_p99 = us1(l99);
 	v->period_late_us_max = us1(lmax);
