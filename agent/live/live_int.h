@@ -97,6 +97,8 @@ struct lvcpu {
 	bool have_instr;
 	int tr_slot;                    /* the tracer's slot; -1: sampled from /proc */
 	uint64_t prev_delay;            /* run delay (tracer or schedstat), cumulative */
+	bool lv_owed;                   /* pinned directly (applied), libvirt
+	                                 * not told yet (apply.c) */
 };
 
 /* A domain's life in the back-end, as far as llcd manages it (ldom.state).
@@ -252,6 +254,8 @@ struct ldom {
 	uint64_t react_first_ns, react_last_ns; /* first and last vCPU pin (or kept) */
 	uint64_t react_act_period;      /* the period of the first pin (or kept); 0 none */
 	int react_calls, react_kept;    /* pin calls made, pins found in place */
+	int lv_owed;                    /* vCPUs with lv_owed set */
+	uint64_t react_told_ns;         /* libvirt told of the last of them */
 	/* bandwidth monitoring (mbm.c): the domain's resctrl group */
 	char mbm_group[RESCTRL_NAME_MAX];
 	bool mbm_made, mbm_failed;      /* group made / could not be made */
@@ -389,6 +393,7 @@ void live_set_rules(struct live *l, const struct policyrule_set *rules);
 int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);
 enum agent_result live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err);
 void live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg);
+void live_applied(void *ctx);
 
 /* mbm.c */
 /* Open resctrl monitoring at cfg.resctrl_root (said once); close it. */
