@@ -133,8 +133,17 @@ cpuset_last(const struct cpuset *s)
 void
 cpuset_set_range(struct cpuset *s, int lo, int hi)
 {
-	for (int c = lo; c <= hi; c++)
-		cpuset_set(s, c);
+	if (lo < 0)
+		lo = 0;
+	if (hi >= CPUSET_MAX)
+		hi = CPUSET_MAX - 1;
+	/* a word at a time: bits lo..hi of each word in the range */
+	for (int c = lo; c <= hi; c = (c | 63) + 1) {
+		int end = (c | 63) < hi ? (c | 63) : hi;
+		int a = c % 64, b = end % 64;
+		uint64_t m = (b == 63 ? ~UINT64_C(0) : (UINT64_C(1) << (b + 1)) - 1) & ~((UINT64_C(1) << a) - 1);
+		s->w[c / 64] |= m;
+	}
 }
 
 static int

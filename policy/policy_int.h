@@ -392,8 +392,27 @@ void policy_dom_unplace(struct policy_state *s, struct dom *d);
 
 struct llc_rules policy_rules_of(const struct policy_state *s, const struct dom *d);
 const struct cpuset *policy_llc_cpus(const struct policy_state *s, int llc);
-bool policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b);
-bool policy_set_empty(const struct policy_state *s, const struct cpuset *a);
+/* Set comparisons over the words that can hold host PUs only: every set
+ * the engine builds lies within the host, so the rest is zero. Inline:
+ * they run for every vCPU of every step. */
+static inline bool
+policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
+{
+	uint64_t diff = 0;
+
+	for (int i = 0; i < s->nwords; i++)
+		diff |= a->w[i] ^ b->w[i];
+	return diff == 0;
+}
+
+static inline bool
+policy_set_empty(const struct policy_state *s, const struct cpuset *a)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (a->w[i])
+			return false;
+	return true;
+}
 bool policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
 int policy_pin_llc(const struct policy_state *s, const struct cpuset *pin);
 /* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */
@@ -411,7 +430,7 @@ bool policy_dom_in_bound(const struct dom *d, const struct cpuset *pus);
  * domains. */
 void step_rebuild_ownership(struct policy_state *s);
 
-/* placement.c: stage 3 ------------------------------------------------------- */
+/* placement.c, placement_home.c: stage 3 ------------------------------------------------------- */
 
 void placement_stage(struct policy_state *s, const struct policy_input *in,
                      struct policy_plan *plan);
@@ -440,6 +459,20 @@ void placement_hint_tick(struct policy_state *s, struct dom *d);
  * its own or free; false otherwise. */
 bool placement_restore(struct policy_state *s, const struct policy_host *h, struct dom *d,
                        const struct cpuset *allot);
+/* placement.c's pieces placement_home.c uses: a domain's index in the state
+ * (its core_owner value); the cores of an LLC free for isolated domain d
+ * (inside its bound), least shared load first; the vCPU slots of a core
+ * (overcommit-isolated); a vCPU's home and wanted pin from its slot PU. */
+int placement_dom_index(const struct policy_state *s, const struct dom *d);
+int placement_llc_free_cores(const struct policy_state *s, const struct policy_host *h, const struct dom *d,
+                             int llc, int *cores);
+int placement_slots_per_core(const struct policy_state *s, const struct policy_host *h);
+void placement_set_home(struct policy_state *s, struct dom *d, int v, const struct cpuset *pool);
+/* placement_home.c: a new isolated domain that fits one LLC's whole cores
+ * but finds no LLC with that many free moves widened homes out of the LLC
+ * where that moves the fewest vCPUs; true when it made the room. */
+bool placement_make_room(struct policy_state *s, const struct policy_host *h, struct dom *d,
+                         struct policy_plan *plan);
 
 /* groups.c: the vCPU groups -------------------------------------------------- */
 

@@ -137,7 +137,10 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 		d->released_sent = true;
 		d->grown_from = grown_from;
 	}
-	snprintf(d->name, sizeof(d->name), "%s", di->name);
+	/* the name as snprintf "%s" would copy it, without its cost */
+	size_t nl = strnlen(di->name, sizeof(d->name) - 1);
+	memcpy(d->name, di->name, nl);
+	d->name[nl] = '\0';
 	d->guest = di->guest;
 	d->bound = di->bound;
 	d->annotated = di->annotated;

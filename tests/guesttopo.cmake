@@ -19,7 +19,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/fuzz.cmake)
 llcd_fuzz_target(fuzz_guestxml
   SOURCES fuzz/fuzz_guestxml.c ../policy/guestxml.c ../policy/guestxml_apply.c ../policy/xmlsafe.c
           ../policy/guesttopo.c
-          ../policy/policy.c ../policy/step.c ../policy/placement.c ../policy/groups.c
+          ../policy/policy.c ../policy/step.c ../policy/placement.c ../policy/placement_home.c ../policy/groups.c
           ../policy/steer.c ../policy/benefit.c ../policy/home.c ../policy/trial.c ../policy/order.c ../policy/wakeups.c ../policy/llcrules.c ../policy/topo.c
           ../policy/annotation.c ../common/cpuset.c ../common/err.c ../common/names.c
   INCLUDES ../policy ../common

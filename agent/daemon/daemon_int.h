@@ -68,6 +68,7 @@ struct daemon {
 	/* what each period cost (daemon_step: observe, policy, apply), the
 	 * last STEP_HIST */
 	uint64_t period_ns[STEP_HIST];
+	uint64_t period_cpu_ns[STEP_HIST];      /* the same work in this thread's CPU time */
 	int nperiod;
 	/* topology DOMAIN off the loop (recommend.h): the worker (started at
 	 * the first such request), the requests waiting for it, and the

@@ -11,19 +11,6 @@
 #include "guestxml.h"
 #include "handlers_int.h"
 
-static json_object *
-gtopo_json(const struct policy_guest_topo *g)
-{
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "sockets", json_object_new_int(g->sockets));
-	json_object_object_add(o, "dies", json_object_new_int(g->dies));
-	json_object_object_add(o, "clusters", json_object_new_int(g->clusters));
-	json_object_object_add(o, "cores", json_object_new_int(g->cores));
-	json_object_object_add(o, "threads", json_object_new_int(g->threads));
-	return o;
-}
-
 /* The guest topology llcd recommends for a domain: a dry placement beside
  * the others (recommend.h). */
 static int
@@ -112,8 +99,8 @@ rec_reply(const struct topo *t, const char *name, const struct policy_guest_topo
 	else
 		guesttopo_format(t, rec, text, sizeof(text));
 	json_object_object_add(o, "name", jstr(name));
-	json_object_object_add(o, "current", gtopo_json(guest));
-	json_object *r = gtopo_json(&rec->topo), *reasons = json_object_new_array();
+	json_object_object_add(o, "current", daemon_gtopo_json(guest));
+	json_object *r = daemon_gtopo_json(&rec->topo), *reasons = json_object_new_array();
 	json_object_object_add(r, "cache", jstr(rec->cache_mode));
 	json_object_object_add(r, "numa_cells", json_object_new_int(rec->ncells));
 	json_object_object_add(r, "nodeset", cpuset_json(&rec->nodeset));
@@ -364,7 +351,7 @@ daemon_check(struct daemon *d, struct control_request *req)
 	}
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
-	json_object_object_add(req->reply, "guest_topology", gtopo_json(&in->guest));
+	json_object_object_add(req->reply, "guest_topology", daemon_gtopo_json(&in->guest));
 	json_object_object_add(req->reply, "issues", arr);
 	json_object_object_add(req->reply, "total", json_object_new_int(c->total));
 	json_object_object_add(req->reply, "notes", json_object_new_int(c->notes));

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* handlers_int.h - what the files of llcd's answers (handlers.c,
- * handlers_guest.c) share: the request arguments, the domain a request
- * names, and the guest-topology and guest-channel answers. Private to
- * them. */
+/* handlers_int.h - what the files of llcd's answers (handlers.c and
+ * handlers_{host,domain,policy,guest}.c) share: the request arguments, the
+ * domain a request names, the JSON pieces more than one answer holds, and
+ * each file's answers, which daemon_handle (handlers.c) dispatches to.
+ * Private to them. */
 #ifndef LLCD_HANDLERS_INT_H
 #define LLCD_HANDLERS_INT_H
 
@@ -60,6 +61,26 @@ find_domain(struct daemon *d, struct control_request *req, const struct policy_d
 	    name);
 	return CTL_E_NODOMAIN;
 }
+
+/* handlers_host.c: topology (no domain), map; a back-end's fact rows as
+ * members of o (one object per group, made at its first row) */
+json_object *daemon_topology_json(const struct daemon *d);
+int daemon_map(struct daemon *d, struct control_request *req);
+void daemon_facts_json(const struct agent_facts *f, json_object *o);
+
+/* handlers_domain.c: list, dominfo, vcpuinfo, hot, wakeups; a guest
+ * topology's and a policy rule's JSON */
+int daemon_list(struct daemon *d, struct control_request *req);
+int daemon_dominfo(struct daemon *d, struct control_request *req);
+int daemon_vcpuinfo(struct daemon *d, struct control_request *req);
+int daemon_hot(struct daemon *d, struct control_request *req);
+int daemon_wakeups(struct daemon *d, struct control_request *req);
+json_object *daemon_gtopo_json(const struct policy_guest_topo *g);
+json_object *daemon_rule_json(const struct agent_dominfo *di);
+
+/* handlers_policy.c: policy get, policy set */
+int daemon_policy_get(struct daemon *d, struct control_request *req);
+int daemon_policy_set(struct daemon *d, struct control_request *req);
 
 /* handlers_guest.c: topology DOMAIN, topology --apply, check, guest-channel */
 int daemon_topology_domain(struct daemon *d, struct control_request *req);

@@ -55,6 +55,9 @@ struct stats_values {
 	double period_us_p50;
 	double period_us_p99;
 	double period_us_max;
+	double period_cpu_us_p50;
+	double period_cpu_us_p99;
+	double period_cpu_us_max;
 	double period_late_us_p50;
 	double period_late_us_p99;
 	double period_late_us_max;

@@ -336,13 +336,8 @@ guestchan_new(const char *domain, int nvcpus, const char *sock_path,
 	}
 	c->nvcpus = nvcpus;
 	c->fd = -1;
-	c->buf = malloc(c->lim.max_line);
-	c->rep = calloc((size_t)c->lim.max_procs, sizeof(*c->rep));
-	c->scratch = calloc((size_t)c->lim.max_procs, sizeof(*c->scratch));
-	if (!c->buf || !c->rep || !c->scratch) {
-		guestchan_free(c);
-		return NULL;
-	}
+	/* the line buffer and the reports are made on the first connection
+	 * (try_connect): a domain whose helper never connects holds none */
 	c->backoff_ns = c->lim.backoff_ns;
 	c->state = GUESTCHAN_DISCONNECTED;
 	c->next_ns = 0;
@@ -502,6 +497,21 @@ try_connect(struct guestchan *c, uint64_t now, int *ev)
 		close(dfd);
 	} else if (errno != ENOENT) {
 		snprintf(c->st.last_error, sizeof(c->st.last_error), "%.230s: not connected", e.msg);
+	}
+	if (fd >= 0 && c->buf == NULL) {
+		c->buf = malloc(c->lim.max_line);
+		c->rep = calloc((size_t)c->lim.max_procs, sizeof(*c->rep));
+		c->scratch = calloc((size_t)c->lim.max_procs, sizeof(*c->scratch));
+		if (!c->buf || !c->rep || !c->scratch) {
+			free(c->buf);
+			free(c->rep);
+			free(c->scratch);
+			c->buf = NULL;
+			c->rep = c->scratch = NULL;
+			close(fd);
+			fd = -1;
+			snprintf(c->st.last_error, sizeof(c->st.last_error), "out of memory for the channel's buffers");
+		}
 	}
 	if (fd < 0) {
 		c->state = GUESTCHAN_DISCONNECTED;

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "procstat.h"
 
 #define TRANSIENT_STREAK 3              /* periods in a row before backing off */
 #define BACKOFF_MAX_PERIODS 64
@@ -88,22 +89,22 @@ libvirt_pins(struct live *l, struct ldom *d)
 {
 	struct llcd_err e;
 
-	if (d->lv_period == l->period)
-		return d->lv_ok;
-	d->lv_period = l->period;
-	d->lv_ok = false;
-	if (d->lv_cap < d->maxvcpus) {
-		struct cpuset *p = realloc(d->lv_pins, sizeof(*p) * (size_t)d->maxvcpus);
+	if (d->lv.period == l->period)
+		return d->lv.ok;
+	d->lv.period = l->period;
+	d->lv.ok = false;
+	if (d->lv.cap < d->maxvcpus) {
+		struct cpuset *p = realloc(d->lv.pins, sizeof(*p) * (size_t)d->maxvcpus);
 		if (p == NULL)
 			return false;
-		d->lv_pins = p;
-		d->lv_cap = d->maxvcpus;
+		d->lv.pins = p;
+		d->lv.cap = d->maxvcpus;
 	}
-	if (virt_get_pins(ldom_virt(d), d->uuid, d->lv_pins, d->lv_cap, &d->lv_n, &d->lv_emu, &e) != VIRT_OK) {
+	if (virt_get_pins(ldom_virt(d), d->uuid, d->lv.pins, d->lv.cap, &d->lv.n, &d->lv.emu, &e) != VIRT_OK) {
 		log_dom(LOG_DEBUG, d->name, -1, 0, "libvirt's pins: %s", e.msg);
 		return false;
 	}
-	d->lv_ok = true;
+	d->lv.ok = true;
 	return true;
 }
 
@@ -116,18 +117,18 @@ react_note(struct live *l, struct ldom *d, bool call, bool vcpu)
 		l->st.pin_calls++;
 	else
 		l->st.pins_in_place++;
-	if (d->started_ns == 0)
+	if (d->react.started_ns == 0)
 		return;
 	if (call)
-		d->react_calls++;
+		d->react.calls++;
 	else
-		d->react_kept++;
-	if (d->react_act_period == 0)
-		d->react_act_period = l->period;
+		d->react.kept++;
+	if (d->react.act_period == 0)
+		d->react.act_period = l->period;
 	if (vcpu) {
-		d->react_last_ns = llcd_mono_ns();
-		if (d->react_first_ns == 0)
-			d->react_first_ns = d->react_last_ns;
+		d->react.last_ns = llcd_mono_ns();
+		if (d->react.first_ns == 0)
+			d->react.first_ns = d->react.last_ns;
 	}
 }
 
@@ -142,7 +143,7 @@ vcpu_in_place(struct live *l, struct ldom *d, int v, const struct cpuset *cpus)
 
 	if (d->v[v].tid <= 0 || procstat_affinity(d->v[v].tid, &now, &e) != PROCSTAT_OK || !cpuset_equal(&now, cpus))
 		return false;
-	return libvirt_pins(l, d) && v < d->lv_n && cpuset_equal(&d->lv_pins[v], cpus);
+	return libvirt_pins(l, d) && v < d->lv.n && cpuset_equal(&d->lv.pins[v], cpus);
 }
 
 /* A thread's kernel affinity set to cpus: 0, or the errno. */
@@ -171,7 +172,7 @@ set_affinity(int tid, const struct cpuset *cpus)
 static bool
 reacting(const struct live *l, const struct ldom *d)
 {
-	return d->started_ns != 0 && (d->react_act_period == 0 || d->react_act_period == l->period);
+	return d->react.started_ns != 0 && (d->react.act_period == 0 || d->react.act_period == l->period);
 }
 
 static enum agent_result
@@ -199,17 +200,17 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 		react_note(l, d, true, true);
 		if (!c->lv_owed) {
 			c->lv_owed = true;
-			d->lv_owed++;
+			d->lv.owed++;
 		}
 		r = AGENT_OK;
 	} else if (ldom_virt(d) != NULL) {
 		r = to_agent(virt_pin_vcpu(ldom_virt(d), d->uuid, d->name, v, c->tid, cpus, err));
 		react_note(l, d, true, true);
-		if (r == AGENT_OK && d->lv_ok && v < d->lv_n)
-			d->lv_pins[v] = *cpus;
+		if (r == AGENT_OK && d->lv.ok && v < d->lv.n)
+			d->lv.pins[v] = *cpus;
 		if (r == AGENT_OK && c->lv_owed) {
 			c->lv_owed = false;
-			d->lv_owed--;
+			d->lv.owed--;
 		}
 	} else {
 		/* no libvirt (live_add_process): the thread directly */
@@ -244,9 +245,9 @@ live_applied(void *ctx)
 
 	for (int i = 0; i < l->ndoms; i++) {
 		struct ldom *d = l->doms[i];
-		if (d->lv_owed == 0 || ldom_virt(d) == NULL)
+		if (d->lv.owed == 0 || ldom_virt(d) == NULL)
 			continue;
-		for (int v = 0; v < d->nvcpus && d->lv_owed > 0; v++) {
+		for (int v = 0; v < d->nvcpus && d->lv.owed > 0; v++) {
 			struct lvcpu *c = &d->v[v];
 			if (!c->lv_owed)
 				continue;
@@ -258,17 +259,17 @@ live_applied(void *ctx)
 				continue;
 			}
 			c->lv_owed = false;
-			d->lv_owed--;
+			d->lv.owed--;
 			if (r == AGENT_OK) {
-				if (d->lv_ok && v < d->lv_n)
-					d->lv_pins[v] = c->applied;
+				if (d->lv.ok && v < d->lv.n)
+					d->lv.pins[v] = c->applied;
 			} else {
 				log_dom(LOG_WARNING, d->name, v, c->tid, "pinned, but libvirt was not told: %s", e.msg);
 				live_note_result(l, d, r, e.msg);
 			}
 		}
-		if (d->lv_owed == 0 && d->started_ns != 0)
-			d->react_told_ns = llcd_mono_ns();
+		if (d->lv.owed == 0 && d->react.started_ns != 0)
+			d->react.told_ns = llcd_mono_ns();
 	}
 }
 
@@ -286,7 +287,7 @@ live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, boo
 	 * <emulatorpin>) and the kernel agrees, do not call */
 	if (d->pid > 0 && procstat_affinity(d->pid, &now, &e) == PROCSTAT_OK && cpuset_equal(&now, cpus) &&
 	    (cpuset_equal(&d->emu_applied, cpus) ||
-	     (!l->cfg.dry_run && ldom_virt(d) != NULL && libvirt_pins(l, d) && cpuset_equal(&d->lv_emu, cpus)))) {
+	     (!l->cfg.dry_run && ldom_virt(d) != NULL && libvirt_pins(l, d) && cpuset_equal(&d->lv.emu, cpus)))) {
 		log_dom(LOG_DEBUG, d->name, -1, d->pid, "emulator threads already on the wanted CPUs");
 		*called = false;
 		if (!l->cfg.dry_run && ldom_virt(d) != NULL)
@@ -301,8 +302,8 @@ live_pin_emulator(struct live *l, struct ldom *d, const struct cpuset *cpus, boo
 	if (!l->cfg.dry_run && ldom_virt(d) != NULL) {
 		r = to_agent(virt_pin_emulator(ldom_virt(d), d->uuid, d->name, cpus, err));
 		react_note(l, d, true, false);
-		if (r == AGENT_OK && d->lv_ok)
-			d->lv_emu = *cpus;
+		if (r == AGENT_OK && d->lv.ok)
+			d->lv.emu = *cpus;
 	} else if (!l->cfg.dry_run && d->ext) {
 		r = live_ext_pin_emulator(l, d, cpus, err);
 	}

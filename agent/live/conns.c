@@ -357,8 +357,8 @@ conn_events(struct live *l, struct lconn *c, uint64_t now_ns)
 			/* a run that this event started (not observed yet): time
 			 * llcd's reaction to it */
 			if (ev.event == VIRT_LIFECYCLE_STARTED && (d = ldom_by_uuid(l, c, ev.uuid)) != NULL &&
-			    d->react_period == 0 && d->started_ns == 0)
-				d->started_ns = ev.mono_ns;
+			    d->react.period == 0 && d->react.started_ns == 0)
+				d->react.started_ns = ev.mono_ns;
 			break;
 		case VIRT_EV_METADATA:
 			/* another namespace's element (Nova's, KubeVirt's) matters

@@ -10,6 +10,7 @@
 #include "guestchan.h"
 #include "guesttopo.h"
 #include "qmp.h"
+#include "tracer.h"
 
 /* The guest helper's channel (group guest_channel): its state and
  * counters, or why the one in the domain XML was refused. */
@@ -105,16 +106,16 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	if (!cpuset_empty(&d->emu_applied))
 		agent_facts_cpus(f, NULL, "emulator_pin", &d->emu_applied);
 	describe_channel(d, f);
-	if (d->mem_known || d->mem_error[0]) {
-		if (d->mem_error[0]) {
-			agent_facts_str(f, "memory", "error", "%s", d->mem_error);
+	if (d->mem.known || d->mem.error[0]) {
+		if (d->mem.error[0]) {
+			agent_facts_str(f, "memory", "error", "%s", d->mem.error);
 		} else {
-			if (d->mem_node >= 0)
-				agent_facts_int(f, "memory", "node", d->mem_node);
+			if (d->mem.node >= 0)
+				agent_facts_int(f, "memory", "node", d->mem.node);
 			else
 				agent_facts_null(f, "memory", "node");
-			agent_facts_int(f, "memory", "resident_pages", d->mem_resident);
-			agent_facts_int(f, "memory", "sampled_pages", d->mem_sampled);
+			agent_facts_int(f, "memory", "resident_pages", d->mem.resident);
+			agent_facts_int(f, "memory", "sampled_pages", d->mem.sampled);
 		}
 	}
 	if (d->conn != NULL && (l->nconns > 1 || d->conn->sock[0]))
@@ -125,8 +126,8 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	out->have_qmp = qc != NULL;
 	if (qc == NULL && why[0] && !(d->ext && l->have_src && l->src.describe))
 		agent_facts_str(f, NULL, "qmp", "%s", why);
-	if (qc != NULL || d->qmp_queries)
-		agent_facts_int(f, NULL, "qmp_queries", (int64_t)d->qmp_queries);
+	if (qc != NULL || d->qmp.queries)
+		agent_facts_int(f, NULL, "qmp_queries", (int64_t)d->qmp.queries);
 	if (d->nvcpus > 0 && (out->vcpus = calloc((size_t)d->nvcpus, sizeof(*out->vcpus))) == NULL) {
 		f->nomem = true;        /* the vCPUs left out: out of memory */
 		return 0;

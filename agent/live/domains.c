@@ -15,6 +15,8 @@
 #include "guestchan.h"
 #include "qmp.h"
 #include "log.h"
+#include "procstat.h"
+#include "tracer.h"
 
 #define RELIST_RETRY_NS 2000000000ull
 
@@ -79,13 +81,13 @@ ldom_free(struct ldom *d)
 	if (d->tracer != NULL && d->tr_dom >= 0)
 		tracer_domain_remove(d->tracer, d->tr_dom);
 	procstat_thread_free(d->main_th);
-	free(d->lv_pins);
+	free(d->lv.pins);
 	live_mbm_forget(d);
 	guestchan_free(d->gc);
-	qmp_cpus_free(d->qmp);
+	qmp_cpus_free(d->qmp.cpus);
 	free(d->ext_tids);
 	free(d->ext_annot);
-	free(d->mem_maps);
+	free(d->mem.maps);
 	free(d->v);
 	free(d);
 }

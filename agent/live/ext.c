@@ -13,6 +13,7 @@
 
 #include "cgcpuset.h"
 #include "log.h"
+#include "procstat.h"
 
 int
 live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, struct llcd_err *err)

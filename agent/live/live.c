@@ -16,6 +16,8 @@
 #include "perfcount.h"
 #include "safefile.h"
 #include "stats.h"
+#include "procstat.h"
+#include "tracer.h"
 
 /* "allowed everywhere" = every CPU of the topology this host has online
  * (an hwloc XML or synthetic host may name CPUs it lacks). */

@@ -36,19 +36,21 @@
 #include <stdint.h>
 
 #include "cgbound.h"
-#include "coresched.h"
 #include "cpuset.h"
 #include "err.h"
 #include "kcas.h"
 #include "live.h"
 #include "policy.h"
-#include "procstat.h"
 #include "resctrl.h"
 #include "state.h"
-#include "tracer.h"
 #include "virt.h"
 
+/* the drivers a domain or the back-end holds by pointer only */
+struct coresched;
 struct memnode_maps;
+struct procstat;
+struct procstat_thread;
+struct tracer;
 
 struct qmp_cpus;
 struct guesttopo_pos;
@@ -79,6 +81,70 @@ struct ldom_bound {
 	                                 * cgroup allows every host CPU) */
 	struct cgbound cg;              /* the cgroup read (version 0: none) */
 	char error[LLCD_ERR_MSG];       /* the last read failed: why; "" */
+};
+
+/* The parts of a domain each written by one file (struct ldom names the
+ * file beside each). */
+
+/* QMP cross-check (qmpcheck.c, qmp-passthrough): query-cpus-fast is asked
+ * once per vCPU set (sig: the count and thread IDs) and served from here,
+ * so read-only requests never reach the monitor. */
+struct ldom_qmp {
+	struct qmp_cpus *cpus;
+	char why[LLCD_ERR_MSG];
+	uint64_t sig;
+	bool asked;
+	uint64_t queries;
+};
+
+/* libvirt's live pins (apply.c: vcpupin, emulatorpin), read at most once
+ * per period and only where the kernel already has a thread where the
+ * plan wants it: a pin both agree with is not made again. */
+struct ldom_lvpins {
+	struct cpuset *pins;            /* cap entries */
+	int cap, n;
+	struct cpuset emu;
+	uint64_t period;                /* the period they were read in; 0 never */
+	bool ok;
+	int owed;                       /* vCPUs pinned directly, libvirt not
+	                                 * told yet (lvcpu.lv_owed) */
+};
+
+/* The reaction to libvirt's started event (conns.c notes the event,
+ * apply.c the pins, observe.c logs it in the period after the one that
+ * placed the domain). */
+struct ldom_react {
+	uint64_t started_ns;            /* the event (CLOCK_MONOTONIC); 0: none pending */
+	uint64_t period;                /* the first period that observed it; 0
+	                                 * not observed yet */
+	uint64_t first_ns, last_ns;     /* first and last vCPU pin (or kept) */
+	uint64_t act_period;            /* the period of the first pin (or kept); 0 none */
+	int calls, kept;                /* pin calls made, pins found in place */
+	uint64_t told_ns;               /* libvirt told of the last direct pin */
+};
+
+/* Bandwidth monitoring (mbm.c): the domain's resctrl group. */
+struct ldom_mbm {
+	char group[RESCTRL_NAME_MAX];
+	bool made, failed;              /* group made / could not be made */
+	struct resctrl *rc;             /* the back-end's, for the rmdir */
+	uint64_t sig;                   /* vCPU TIDs last written to tasks */
+	uint64_t prev;                  /* mbm_total_bytes at the last read */
+	int prev_nread;                 /* ... and L3 domains that read a number */
+	bool have_prev;
+};
+
+/* Where its memory lives (numa.c): read every LIVE_NUMA_INTERVAL_NS. */
+struct ldom_mem {
+	bool known;                     /* node read (it may be -1: spread) */
+	int node;                       /* OS node, -1 none has the majority */
+	int resident, sampled;          /* the last read's pages */
+	uint64_t next_ns;               /* next read (loop time) */
+	uint64_t interval_ns;           /* ... after the last (0: the first) */
+	bool warned;                    /* a failed read was logged */
+	char error[LLCD_ERR_MSG];       /* the last read failed: why; "" */
+	struct memnode_maps *maps;      /* its guest-RAM regions, kept between
+	                                 * reads (NULL until the first) */
 };
 
 struct lvcpu {
@@ -177,15 +243,8 @@ struct ldom {
 	uint64_t key;
 	struct lconn *conn;             /* the connection it came from; NULL for
 	                                 * live_add_process and ext domains */
-	/* QMP cross-check (qmp-passthrough): query-cpus-fast is asked once per
-	 * vCPU set (qmp_sig: the count and thread IDs) and served from here,
-	 * so read-only requests never reach the monitor (qmpcheck.c) */
 	char gc_refused[LLCD_ERR_MSG];  /* why the XML's channel was refused; "" */
-	struct qmp_cpus *qmp;
-	char qmp_why[LLCD_ERR_MSG];
-	uint64_t qmp_sig;
-	bool qmp_asked;
-	uint64_t qmp_queries;
+	struct ldom_qmp qmp;            /* qmpcheck.c */
 	char uuid[VIRT_UUID_LEN];
 	char name[VIRT_NAME_MAX];
 	int pid;
@@ -238,42 +297,10 @@ struct ldom {
 	bool tr_warned;                 /* a tracer cap was logged */
 	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
 	                                         * count hint when the tracer samples */
-	/* libvirt's live pins (vcpupin, emulatorpin), read at most once per
-	 * period and only where the kernel already has a thread where the
-	 * plan wants it: a pin both agree with is not made again (apply.c) */
-	struct cpuset *lv_pins;         /* lv_cap entries */
-	int lv_cap, lv_n;
-	struct cpuset lv_emu;
-	uint64_t lv_period;             /* the period they were read in; 0 never */
-	bool lv_ok;
-	/* the reaction to libvirt's started event (observe.c logs it in the
-	 * period after the one that placed the domain) */
-	uint64_t started_ns;            /* the event (CLOCK_MONOTONIC); 0: none pending */
-	uint64_t react_period;          /* the first period that observed it; 0
-	                                 * not observed yet */
-	uint64_t react_first_ns, react_last_ns; /* first and last vCPU pin (or kept) */
-	uint64_t react_act_period;      /* the period of the first pin (or kept); 0 none */
-	int react_calls, react_kept;    /* pin calls made, pins found in place */
-	int lv_owed;                    /* vCPUs with lv_owed set */
-	uint64_t react_told_ns;         /* libvirt told of the last of them */
-	/* bandwidth monitoring (mbm.c): the domain's resctrl group */
-	char mbm_group[RESCTRL_NAME_MAX];
-	bool mbm_made, mbm_failed;      /* group made / could not be made */
-	struct resctrl *mbm_rc;         /* the back-end's, for the rmdir */
-	uint64_t mbm_sig;               /* vCPU TIDs last written to tasks */
-	uint64_t mbm_prev;              /* mbm_total_bytes at the last read */
-	int mbm_prev_nread;             /* ... and L3 domains that read a number */
-	bool mbm_have_prev;
-	/* where its memory lives (numa.c): read every LIVE_NUMA_INTERVAL_NS */
-	bool mem_known;                 /* mem_node read (it may be -1: spread) */
-	int mem_node;                   /* OS node, -1 none has the majority */
-	int mem_resident, mem_sampled;  /* the last read's pages */
-	uint64_t mem_next_ns;           /* next read (loop time) */
-	uint64_t mem_interval_ns;       /* ... after the last (0: the first) */
-	bool mem_warned;                /* a failed read was logged */
-	char mem_error[LLCD_ERR_MSG];   /* the last read failed: why; "" */
-	struct memnode_maps *mem_maps;  /* its guest-RAM regions, kept between
-	                                 * reads (NULL until the first) */
+	struct ldom_lvpins lv;          /* apply.c */
+	struct ldom_react react;        /* observe.c (the event: conns.c) */
+	struct ldom_mbm mbm;            /* mbm.c */
+	struct ldom_mem mem;            /* numa.c */
 	struct ldom_bound bound;        /* bound.c */
 };
 

@@ -61,45 +61,45 @@ live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in)
 
 	in->mbm_valid = false;
 	in->mbm_bytes = 0;
-	if (l->rc == NULL || d->mbm_failed || d->state != LDOM_MANAGED)
+	if (l->rc == NULL || d->mbm.failed || d->state != LDOM_MANAGED)
 		return;
-	if (!d->mbm_made) {
-		resctrl_group_name(d->name, d->mbm_group, sizeof(d->mbm_group));
-		if (resctrl_group_create(l->rc, d->mbm_group, &e) < 0) {
+	if (!d->mbm.made) {
+		resctrl_group_name(d->name, d->mbm.group, sizeof(d->mbm.group));
+		if (resctrl_group_create(l->rc, d->mbm.group, &e) < 0) {
 			log_dom(LOG_WARNING, d->name, -1, 0, "no bandwidth monitoring: %s", e.msg);
-			d->mbm_failed = true;
+			d->mbm.failed = true;
 			return;
 		}
-		d->mbm_made = true;
-		d->mbm_rc = l->rc;
-		d->mbm_sig = 0;
-		d->mbm_have_prev = false;
+		d->mbm.made = true;
+		d->mbm.rc = l->rc;
+		d->mbm.sig = 0;
+		d->mbm.have_prev = false;
 	}
 	uint64_t sig = tid_sig(d);
-	if (sig != d->mbm_sig) {
+	if (sig != d->mbm.sig) {
 		int tids[CPUSET_MAX], n = 0;
 		for (int v = 0; v < d->nvcpus && n < CPUSET_MAX; v++)
 			if (d->v[v].tid > 0)
 				tids[n++] = d->v[v].tid;
-		if (resctrl_group_add_tasks(l->rc, d->mbm_group, tids, n, &e) < 0) {
+		if (resctrl_group_add_tasks(l->rc, d->mbm.group, tids, n, &e) < 0) {
 			log_dom(LOG_WARNING, d->name, -1, 0, "bandwidth monitoring: %s", e.msg);
 			return;         /* tried again next period */
 		}
-		d->mbm_sig = sig;
-		d->mbm_have_prev = false;       /* the group's contents changed */
+		d->mbm.sig = sig;
+		d->mbm.have_prev = false;       /* the group's contents changed */
 	}
-	if (resctrl_group_read(l->rc, d->mbm_group, &s, &e) < 0) {
+	if (resctrl_group_read(l->rc, d->mbm.group, &s, &e) < 0) {
 		log_dom(LOG_DEBUG, d->name, -1, 0, "bandwidth monitoring: %s", e.msg);
-		d->mbm_have_prev = false;
+		d->mbm.have_prev = false;
 		return;
 	}
-	if (d->mbm_have_prev && s.mbm_total_bytes >= d->mbm_prev && s.nread == d->mbm_prev_nread) {
+	if (d->mbm.have_prev && s.mbm_total_bytes >= d->mbm.prev && s.nread == d->mbm.prev_nread) {
 		in->mbm_valid = true;
-		in->mbm_bytes = s.mbm_total_bytes - d->mbm_prev;
+		in->mbm_bytes = s.mbm_total_bytes - d->mbm.prev;
 	}
-	d->mbm_prev = s.mbm_total_bytes;
-	d->mbm_prev_nread = s.nread;
-	d->mbm_have_prev = true;
+	d->mbm.prev = s.mbm_total_bytes;
+	d->mbm.prev_nread = s.nread;
+	d->mbm.have_prev = true;
 }
 
 void
@@ -107,9 +107,9 @@ live_mbm_forget(struct ldom *d)
 {
 	struct llcd_err e;
 
-	if (!d->mbm_made || d->mbm_rc == NULL)
+	if (!d->mbm.made || d->mbm.rc == NULL)
 		return;
-	if (resctrl_group_remove(d->mbm_rc, d->mbm_group, &e) < 0)
+	if (resctrl_group_remove(d->mbm.rc, d->mbm.group, &e) < 0)
 		log_dom(LOG_INFO, d->name, -1, 0, "%s", e.msg);
-	d->mbm_made = false;
+	d->mbm.made = false;
 }

@@ -38,39 +38,39 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 	/* the first read when first observed; then when due, or at once
 	 * for another QEMU (the domain started again); a failed read is
 	 * tried again when due, not every period */
-	if ((!d->mem_known && d->mem_maps == NULL) || now_ns >= d->mem_next_ns ||
-	    (d->mem_maps != NULL && d->mem_maps->pid != 0 && d->mem_maps->pid != d->pid)) {
-		d->mem_next_ns = now_ns + LIVE_NUMA_INTERVAL_NS;
-		uint64_t iv = d->mem_interval_ns;
-		d->mem_interval_ns = LIVE_NUMA_INTERVAL_NS;
-		if (d->mem_maps == NULL && (d->mem_maps = calloc(1, sizeof(*d->mem_maps))) == NULL)
+	if ((!d->mem.known && d->mem.maps == NULL) || now_ns >= d->mem.next_ns ||
+	    (d->mem.maps != NULL && d->mem.maps->pid != 0 && d->mem.maps->pid != d->pid)) {
+		d->mem.next_ns = now_ns + LIVE_NUMA_INTERVAL_NS;
+		uint64_t iv = d->mem.interval_ns;
+		d->mem.interval_ns = LIVE_NUMA_INTERVAL_NS;
+		if (d->mem.maps == NULL && (d->mem.maps = calloc(1, sizeof(*d->mem.maps))) == NULL)
 			return;         /* out of memory: tried again next period */
-		if (memnode_read_cached(d->pid, 0, MEMNODE_DEFAULT_PAGES, d->mem_maps, &r, &e) < 0) {
-			if (!d->mem_warned)
+		if (memnode_read_cached(d->pid, 0, MEMNODE_DEFAULT_PAGES, d->mem.maps, &r, &e) < 0) {
+			if (!d->mem.warned)
 				log_dom(LOG_INFO, d->name, -1, 0, "where its memory lives is unknown: %s", e.msg);
-			d->mem_warned = true;
-			d->mem_known = false;
-			snprintf(d->mem_error, sizeof(d->mem_error), "%s", e.msg);
-			d->mem_next_ns = now_ns + LIVE_NUMA_INTERVAL_NS;
+			d->mem.warned = true;
+			d->mem.known = false;
+			snprintf(d->mem.error, sizeof(d->mem.error), "%s", e.msg);
+			d->mem.next_ns = now_ns + LIVE_NUMA_INTERVAL_NS;
 			return;
 		}
-		if (!d->mem_known || r.node != d->mem_node)
+		if (!d->mem.known || r.node != d->mem.node)
 			log_dom(LOG_DEBUG, d->name, -1, 0, "memory on NUMA node %d (%d of %d sampled pages resident, "
 			    "%d guest-RAM region%s, %llu MiB)", r.node, r.resident, r.sampled, r.nranges,
 			    r.nranges == 1 ? "" : "s", (unsigned long long)(r.ram_bytes >> 20));
-		if (d->mem_known && r.node == d->mem_node && iv > 0) {
+		if (d->mem.known && r.node == d->mem.node && iv > 0) {
 			/* the same answer: memory stays where it is, ask less often */
-			d->mem_interval_ns = iv * 2 < LIVE_NUMA_INTERVAL_MAX_NS ? iv * 2 : LIVE_NUMA_INTERVAL_MAX_NS;
-			d->mem_next_ns = now_ns + d->mem_interval_ns;
+			d->mem.interval_ns = iv * 2 < LIVE_NUMA_INTERVAL_MAX_NS ? iv * 2 : LIVE_NUMA_INTERVAL_MAX_NS;
+			d->mem.next_ns = now_ns + d->mem.interval_ns;
 		}
-		d->mem_known = true;
-		d->mem_error[0] = '\0';
-		d->mem_node = r.node;
-		d->mem_resident = r.resident;
-		d->mem_sampled = r.sampled;
+		d->mem.known = true;
+		d->mem.error[0] = '\0';
+		d->mem.node = r.node;
+		d->mem.resident = r.resident;
+		d->mem.sampled = r.sampled;
 	}
-	if (d->mem_known && d->mem_node >= 0) {
+	if (d->mem.known && d->mem.node >= 0) {
 		in->mem_node_valid = true;
-		in->mem_node = d->mem_node;
+		in->mem_node = d->mem.node;
 	}
 }

@@ -17,6 +17,8 @@
 #include "guestproto.h"
 #include "log.h"
 #include "perfcount.h"
+#include "procstat.h"
+#include "tracer.h"
 
 #define REDISCOVER_PERIODS 10           /* thread-count hint: at most this often */
 
@@ -232,16 +234,16 @@ wakeups_domain(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, 
 static void
 react_report(struct live *l, struct ldom *d)
 {
-	if (d->react_period == 0) {
-		d->react_period = l->period;
+	if (d->react.period == 0) {
+		d->react.period = l->period;
 		return;
 	}
-	if (d->started_ns == 0 || l->period <= d->react_period ||
-	    (d->react_act_period == 0 ? l->period < d->react_period + REACT_GIVE_UP_PERIODS :
-	     l->period <= d->react_act_period))
+	if (d->react.started_ns == 0 || l->period <= d->react.period ||
+	    (d->react.act_period == 0 ? l->period < d->react.period + REACT_GIVE_UP_PERIODS :
+	     l->period <= d->react.act_period))
 		return;
 	if (!ldom_annotated(d)) {
-		d->started_ns = 0;      /* not llcd's to place */
+		d->react.started_ns = 0;      /* not llcd's to place */
 		return;
 	}
 	int pinned = 0;
@@ -249,23 +251,23 @@ react_report(struct live *l, struct ldom *d)
 		if (!cpuset_empty(&d->v[v].affinity) && !cpuset_subset(&l->everywhere, &d->v[v].affinity))
 			pinned++;
 	char told[64] = "";
-	if (d->react_told_ns > d->started_ns)
+	if (d->react.told_ns > d->react.started_ns)
 		snprintf(told, sizeof(told), "; libvirt told of the pins %.1f ms after it",
-		    (double)(d->react_told_ns - d->started_ns) / 1e6);
-	if (d->react_first_ns)
+		    (double)(d->react.told_ns - d->react.started_ns) / 1e6);
+	if (d->react.first_ns)
 		log_dom(LOG_INFO, d->name, -1, 0, "placed from its started event: first vCPU on its CPUs %.1f ms, "
 		    "last %.1f ms after it; %d pin call%s, %d pin%s already in place; %d of %d vCPUs pinned%s",
-		    (double)(d->react_first_ns - d->started_ns) / 1e6, (double)(d->react_last_ns - d->started_ns) / 1e6,
-		    d->react_calls, d->react_calls == 1 ? "" : "s", d->react_kept, d->react_kept == 1 ? "" : "s",
+		    (double)(d->react.first_ns - d->react.started_ns) / 1e6, (double)(d->react.last_ns - d->react.started_ns) / 1e6,
+		    d->react.calls, d->react.calls == 1 ? "" : "s", d->react.kept, d->react.kept == 1 ? "" : "s",
 		    pinned, d->nvcpus, told);
 	else if (pinned == d->nvcpus)
 		log_dom(LOG_INFO, d->name, -1, 0, "placed from its started event with no vCPU pin call: the %d vCPUs "
 		    "are where libvirt pinned them at start; %d pin call%s, %d pin%s already in place", d->nvcpus,
-		    d->react_calls, d->react_calls == 1 ? "" : "s", d->react_kept, d->react_kept == 1 ? "" : "s");
+		    d->react.calls, d->react.calls == 1 ? "" : "s", d->react.kept, d->react.kept == 1 ? "" : "s");
 	else
 		log_dom(LOG_INFO, d->name, -1, 0, "not placed within %d periods of its started event (%d of %d vCPUs "
 		    "pinned)", REACT_GIVE_UP_PERIODS, pinned, d->nvcpus);
-	d->started_ns = 0;
+	d->react.started_ns = 0;
 }
 
 /* Open the guest helper's channel of a domain, once: the socket the domain

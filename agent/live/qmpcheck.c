@@ -40,31 +40,31 @@ live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len)
 		return NULL;
 	}
 	sig = vcpu_sig(d);
-	if (d->qmp_asked && d->qmp_sig == sig) {
-		snprintf(why, len, "%s", d->qmp_why);  /* this vCPU set was asked about */
-		return d->qmp;
+	if (d->qmp.asked && d->qmp.sig == sig) {
+		snprintf(why, len, "%s", d->qmp.why);  /* this vCPU set was asked about */
+		return d->qmp.cpus;
 	}
-	qmp_cpus_free(d->qmp);
-	d->qmp = NULL;
-	d->qmp_why[0] = '\0';
-	d->qmp_asked = true;
-	d->qmp_sig = sig;
-	d->qmp_queries++;
+	qmp_cpus_free(d->qmp.cpus);
+	d->qmp.cpus = NULL;
+	d->qmp.why[0] = '\0';
+	d->qmp.asked = true;
+	d->qmp.sig = sig;
+	d->qmp.queries++;
 	if (virt_qemu_monitor(ldom_virt(d), d->uuid, "{\"execute\":\"query-cpus-fast\"}", &txt, &e) != VIRT_OK) {
-		snprintf(d->qmp_why, sizeof(d->qmp_why), "%s", e.msg);
+		snprintf(d->qmp.why, sizeof(d->qmp.why), "%s", e.msg);
 	} else {
 		reply = json_tokener_parse(txt);
 		free(txt);
 		if (reply == NULL || !json_object_object_get_ex(reply, "return", &ret)) {
-			snprintf(d->qmp_why, sizeof(d->qmp_why), "query-cpus-fast: no \"return\" in the reply");
-		} else if (qmp_cpus_parse(ret, &d->qmp, &e) < 0) {
-			snprintf(d->qmp_why, sizeof(d->qmp_why), "query-cpus-fast: %.400s", e.msg);
-			d->qmp = NULL;
+			snprintf(d->qmp.why, sizeof(d->qmp.why), "query-cpus-fast: no \"return\" in the reply");
+		} else if (qmp_cpus_parse(ret, &d->qmp.cpus, &e) < 0) {
+			snprintf(d->qmp.why, sizeof(d->qmp.why), "query-cpus-fast: %.400s", e.msg);
+			d->qmp.cpus = NULL;
 		}
 		json_object_put(reply);
 	}
-	snprintf(why, len, "%s", d->qmp_why);
-	return d->qmp;
+	snprintf(why, len, "%s", d->qmp.why);
+	return d->qmp.cpus;
 }
 
 void

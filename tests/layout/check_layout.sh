@@ -28,6 +28,25 @@
 #       the tracer's BPF object builds without the build host's BTF: the
 #       compile runs in a mount namespace where /sys/kernel/btf is an empty
 #       tmpfs, and the object carries CO-RE relocations (.BTF.ext)
+#   size SRC
+#       no C file or header outside tests/ is over 1,000 lines (a larger
+#       one is split by concern)
+#   agent SRC
+#       agent/'s folders keep their direction: ctl/ (llcctl, a client)
+#       includes no header of daemon/, drivers/ or live/; drivers/ none of
+#       ctl/ or live/ and of daemon/ only log.h; daemon/ of ctl/ only the
+#       protocol (ctl.h), none of drivers/, and of live/ only in llcd.c
+#       (the program that makes the live back-end); live/ the drivers, none
+#       of ctl/, and of daemon/ only the seam (backend.h, query.h, hooks.h),
+#       the mode names, the log and the stats; a private header (*_int.h)
+#       is included only in its folder
+#   seam SRC
+#       the back-end interface (agent/daemon/backend.h) and the run loop's
+#       hooks (hooks.h) name no back-end: outside comments no word live,
+#       libvirt, virt, qmp, qmpback, sim, llcsim, proxmox, kubevirt, ldom,
+#       and they include only headers of common/ and policy/
+#   codemap SRC
+#       docs/design.md's code map follows the tree (check_codemap.py)
 # Usage: check_layout.sh RULE ARGS...
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -147,6 +166,83 @@ rule_bpf() {
 	ok "tracer.bpf.o builds with /sys/kernel/btf hidden, with CO-RE relocations (.BTF.ext)"
 }
 
+rule_size() {
+	local src=$1 bad= n=0 f lines
+	while IFS= read -r -d '' f; do
+		n=$((n + 1))
+		lines=$(wc -l <"$f")
+		[ "$lines" -le 1000 ] || bad+="${f#"$src"/}: $lines lines"$'\n'
+	done < <(find "$src" \( -path "$src/tests" -o -path "$src/.git" -o -path "$src/build*" \) -prune -o \
+		-type f \( -name '*.c' -o -name '*.h' \) -print0)
+	[ "$n" -ge 50 ] || fail "found only $n C files outside tests/"
+	[ -z "$bad" ] || fail "C files over 1,000 lines (split them by concern):"$'\n'"$bad"
+	ok "none of the $n C files outside tests/ is over 1,000 lines"
+}
+
+# folder_of SRC HEADER FROM_DIR: the agent/ folder whose header HEADER is
+# (the including file's own folder first, as the compiler looks), or ""
+folder_of() {
+	local src=$1 inc=$2 from=$3 d
+	[ -e "$from/$inc" ] && { basename "$from"; return; }
+	for d in ctl daemon drivers live; do
+		[ -e "$src/agent/$d/$inc" ] && { echo "$d"; return; }
+	done
+	echo ""
+}
+
+rule_agent() {
+	local src=$1 bad= n=0 f dir inc to base
+	for d in ctl daemon drivers live; do
+		[ -d "$src/agent/$d" ] || fail "no folder agent/$d"
+	done
+	for f in "$src"/agent/{ctl,daemon,drivers,live}/*.[ch]; do
+		n=$((n + 1))
+		dir=$(basename "$(dirname "$f")")
+		base=$(basename "$f")
+		while read -r inc; do
+			to=$(folder_of "$src" "$inc" "$(dirname "$f")")
+			[ -n "$to" ] && [ "$to" != "$dir" ] || continue
+			case $dir:$to:$inc in
+			drivers:daemon:log.h|daemon:ctl:ctl.h|live:drivers:*) ;;
+			daemon:live:*) [ "$base" = llcd.c ] || bad+="agent/$dir/$base: #include \"$inc\" (the daemon core names no back-end)"$'\n' ;;
+			live:daemon:backend.h|live:daemon:query.h|live:daemon:hooks.h|live:daemon:modes.h|live:daemon:log.h|live:daemon:stats.h) ;;
+			*) bad+="agent/$dir/$base: #include \"$inc\" (of agent/$to/)"$'\n' ;;
+			esac
+			[[ $inc != *_int.h ]] || bad+="agent/$dir/$base: #include \"$inc\" (private to agent/$to/)"$'\n'
+		done < <(includes "$f")
+	done
+	[ "$n" -ge 40 ] || fail "found only $n C files in agent/'s folders"
+	[ -z "$bad" ] || fail "agent/'s folders include across their rules:"$'\n'"$bad"
+	ok "the $n C files of agent/{ctl,daemon,drivers,live} include only what their folder's rule allows"
+}
+
+rule_seam() {
+	local src=$1 bad= f code inc words
+	words='live|libvirt|virt|qmp|qmpback|sim|llcsim|proxmox|kubevirt|ldom'
+	for f in "$src"/agent/daemon/backend.h "$src"/agent/daemon/hooks.h; do
+		[ -f "$f" ] || fail "no ${f#"$src"/}"
+		# the code without its comments (/* ... */ over lines, and //)
+		code=$(sed -e 's://.*$::' "$f" | perl -0pe 's:/\*.*?\*/::gs')
+		grep -qw 'struct' <<<"$code" || fail "${f#"$src"/} has no code left once comments are gone"
+		while read -r w; do
+			bad+="${f#"$src"/}: names $w"$'\n'
+		done < <(grep -oiwE "[A-Za-z_]*($words)[A-Za-z_]*" <<<"$code" | grep -iwE "($words)|($words)_[A-Za-z_]*|[A-Za-z_]*_($words)" | sort -u || true)
+		while read -r inc; do
+			[ -e "$src/common/$inc" ] || [ -e "$src/policy/$inc" ] || [ -e "$(dirname "$f")/$inc" ] ||
+				bad+="${f#"$src"/}: #include \"$inc\" (not of common/ or policy/)"$'\n'
+			[ ! -e "$(dirname "$f")/$inc" ] || [ "$inc" = backend.h ] ||
+				bad+="${f#"$src"/}: #include \"$inc\" (of the daemon core)"$'\n'
+		done < <(includes "$f")
+	done
+	[ -z "$bad" ] || fail "the back-end seam names a back-end:"$'\n'"$bad"
+	ok "backend.h and hooks.h name no back-end and include only common/ and policy/"
+}
+
+rule_codemap() {
+	command -v python3 >/dev/null || fail "no python3"
+	python3 "$(dirname "$0")/check_codemap.py" "$1" || fail "docs/design.md's code map does not follow the tree"
+}
+
 rule=${1:-}
 shift || true
 case $rule in
@@ -155,5 +251,9 @@ bench) rule_bench "$@" ;;
 engine) rule_engine "$@" ;;
 prefixes) rule_prefixes "$@" ;;
 bpf) rule_bpf "$@" ;;
-*) fail "usage: check_layout.sh sim|bench|engine|prefixes|bpf ARGS..." ;;
+size) rule_size "$@" ;;
+agent) rule_agent "$@" ;;
+seam) rule_seam "$@" ;;
+codemap) rule_codemap "$@" ;;
+*) fail "usage: check_layout.sh sim|bench|engine|prefixes|bpf|size|agent|seam|codemap ARGS..." ;;
 esac

@@ -88,5 +88,6 @@ ok "resident memory flat over $((p2 - p1)) periods (${r0} -> ${r1} kB)"
 if [ -n "$bench" ]; then
 	echo "bench domains=$n vcpus=$want list_s=$t_list map_s=$t_map map_bytes=$(stat -c %s "$work/map.json")" \
 	     "period_us_p50=$(stat_of period_us_p50) period_us_p99=$(stat_of period_us_p99)" \
+	     "period_cpu_us_p50=$(stat_of period_cpu_us_p50) period_cpu_us_p99=$(stat_of period_cpu_us_p99)" \
 	     "policy_step_us_p50=$(stat_of policy_step_us_p50) rss_kb=$r1 periods=$((p2 - p1))"
 fi

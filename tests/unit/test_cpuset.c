@@ -68,7 +68,33 @@ test_ops(void **state)
 	assert_int_equal(cpuset_format(&b, small, sizeof(small)), -1);
 }
 
+/* cpuset_set_range() sets lo..hi a word at a time: the same set as one
+ * bit at a time, across word edges, clipped to 0..CPUSET_MAX-1. */
+static void
+test_set_range(void **state)
+{
+	(void)state;
+	for (int lo = -2; lo < 200; lo++)
+		for (int hi = lo - 1; hi < 200; hi++) {
+			struct cpuset a, b;
+			cpuset_zero(&a);
+			cpuset_zero(&b);
+			cpuset_set(&a, 7);
+			cpuset_set(&b, 7);
+			cpuset_set_range(&a, lo, hi);
+			for (int c = lo; c <= hi; c++)
+				cpuset_set(&b, c);
+			assert_true(cpuset_equal(&a, &b));
+		}
+	struct cpuset a;
+	cpuset_zero(&a);
+	cpuset_set_range(&a, CPUSET_MAX - 3, CPUSET_MAX + 5);
+	assert_int_equal(cpuset_count(&a), 3);
+	assert_int_equal(cpuset_last(&a), CPUSET_MAX - 1);
+}
+
 TEST_MAIN(
+	cmocka_unit_test(test_set_range),
 	cmocka_unit_test(test_parse_format_roundtrip),
 	cmocka_unit_test(test_parse_errors),
 	cmocka_unit_test(test_ops))
