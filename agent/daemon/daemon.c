@@ -290,10 +290,10 @@ daemon_free(struct daemon *d)
 	httpd_free(d->httpd);
 	control_free(d->ctl);
 	agent_loop_free(d->loop);
-	topo_free(d->owned_topo);
+	topo_free(d->cpus.owned_topo);
 	policyrule_set_free(d->rules);
-	for (int i = 0; i < d->nretired; i++)
-		topo_free(d->retired[i]);
+	for (int i = 0; i < d->cpus.nretired; i++)
+		topo_free(d->cpus.retired[i]);
 	for (int i = 0; i < d->nreleased; i++)
 		free(d->released[i].xml);
 	free(d->released);
@@ -375,10 +375,10 @@ free_retired(struct daemon *d)
 {
 	const struct topo *bound = policy_state_topo(agent_loop_policy(d->loop));
 
-	for (int i = 0; i < d->nretired; i++)
-		if (d->retired[i] != bound && !recommend_uses_topo(d->rec, d->retired[i])) {
-			topo_free(d->retired[i]);
-			d->retired[i--] = d->retired[--d->nretired];
+	for (int i = 0; i < d->cpus.nretired; i++)
+		if (d->cpus.retired[i] != bound && !recommend_uses_topo(d->rec.worker, d->cpus.retired[i])) {
+			topo_free(d->cpus.retired[i]);
+			d->cpus.retired[i--] = d->cpus.retired[--d->cpus.nretired];
 		}
 }
 
@@ -404,8 +404,8 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	if (d->be.hooks->tick)
 		d->be.hooks->tick(d->be.ctx, now_ns);
 	int rc = agent_loop_step(d->loop, now_ns, &st, err);
-	d->period_cpu_ns[d->nperiod % STEP_HIST] = thread_cpu_ns() - c0;
-	d->period_ns[d->nperiod++ % STEP_HIST] = llcd_mono_ns() - t0;
+	d->cost.period_cpu_ns[d->cost.nperiod % STEP_HIST] = thread_cpu_ns() - c0;
+	d->cost.period_ns[d->cost.nperiod++ % STEP_HIST] = llcd_mono_ns() - t0;
 	d->obs_gen++;
 	free_retired(d);
 	log_ratelimit_flush(llcd_mono_ns());    /* the counts of suppressed messages */
@@ -414,28 +414,28 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 		return -1;
 	}
 	d->periods++;
-	d->isolation_held += (uint64_t)st.held;
-	d->isolation_overlaps = st.isolation_overlaps;
+	d->iso.held += (uint64_t)st.held;
+	d->iso.overlaps = st.isolation_overlaps;
 	/* the plan's order keeps isolation between pins; an overlap left
 	 * after the period's pins is a pin that failed, one changed outside
 	 * llcd or a domain just started: say so in its first period, and when
 	 * it is over */
 	if (st.isolation_overlaps > 0) {
-		d->isolation_overlap_periods++;
-		if (d->overlap_streak == 0)
+		d->iso.overlap_periods++;
+		if (d->iso.streak == 0)
 			log_warnx("isolation: %d vCPU thread%s may run on cores of isolated domains after this period's "
 			    "pins (%s): a pin failed or was changed outside llcd, see `llcctl events`; llcd narrows "
 			    "them again next period", st.isolation_overlaps, st.isolation_overlaps == 1 ? "" : "s",
 			    st.overlap);
-	} else if (d->overlap_streak > 0) {
-		log_info("isolation: holds again after %d period%s with an overlap", d->overlap_streak,
-		    d->overlap_streak == 1 ? "" : "s");
+	} else if (d->iso.streak > 0) {
+		log_info("isolation: holds again after %d period%s with an overlap", d->iso.streak,
+		    d->iso.streak == 1 ? "" : "s");
 	}
-	d->overlap_streak = st.isolation_overlaps > 0 ? d->overlap_streak + 1 : 0;
-	d->step_ns[d->nstep++ % STEP_HIST] = st.policy_wall_ns;
-	if (st.policy_wall_ns > d->step_max_ns)
-		d->step_max_ns = st.policy_wall_ns;
-	metrics_hist_observe(&d->step_hist, st.policy_wall_ns);
+	d->iso.streak = st.isolation_overlaps > 0 ? d->iso.streak + 1 : 0;
+	d->cost.step_ns[d->cost.nstep++ % STEP_HIST] = st.policy_wall_ns;
+	if (st.policy_wall_ns > d->cost.step_max_ns)
+		d->cost.step_max_ns = st.policy_wall_ns;
+	metrics_hist_observe(&d->cost.step_hist, st.policy_wall_ns);
 	publish_metrics(d);
 	return 0;
 }
@@ -539,14 +539,14 @@ write_tunes(const struct daemon *d, struct llcd_err *err)
 	FILE *f;
 	int rc;
 
-	if (d->tunes_file[0] == '\0')
+	if (d->tune.file[0] == '\0')
 		return 0;
-	if (d->ntunes == 0) {
+	if (d->tune.n == 0) {
 		const char *base;
-		int dfd = safefile_opendir_of(d->tunes_file, 0, &base, err);
+		int dfd = safefile_opendir_of(d->tune.file, 0, &base, err);
 		if (dfd < 0)
 			return -1;
-		rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? llcd_err_set(err, "%s: %s", d->tunes_file,
+		rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? llcd_err_set(err, "%s: %s", d->tune.file,
 		    strerror(errno)) : 0;
 		close(dfd);
 		return rc;
@@ -554,13 +554,13 @@ write_tunes(const struct daemon *d, struct llcd_err *err)
 	if ((f = open_memstream(&text, &len)) == NULL)
 		return llcd_err_set(err, "out of memory");
 	fprintf(f, "# llcctl tune settings kept across restarts until a reload or `llcctl tune --reset`\n");
-	for (int i = 0; i < d->ntunes; i++)
-		fprintf(f, "%s %s\n", d->tunes[i][0], d->tunes[i][1]);
+	for (int i = 0; i < d->tune.n; i++)
+		fprintf(f, "%s %s\n", d->tune.kv[i][0], d->tune.kv[i][1]);
 	if (fclose(f) != 0) {
 		free(text);
 		return llcd_err_set(err, "out of memory");
 	}
-	rc = safefile_replace_path(d->tunes_file, text, len, 0644, err);
+	rc = safefile_replace_path(d->tune.file, text, len, 0644, err);
 	free(text);
 	return rc;
 }
@@ -570,15 +570,15 @@ daemon_keep_tune(struct daemon *d, const char *knob, const char *value, struct l
 {
 	int i;
 
-	for (i = 0; i < d->ntunes && strcmp(d->tunes[i][0], knob) != 0; i++)
+	for (i = 0; i < d->tune.n && strcmp(d->tune.kv[i][0], knob) != 0; i++)
 		;
-	if (i == d->ntunes) {
-		if (d->ntunes == DAEMON_MAX_TUNES)
+	if (i == d->tune.n) {
+		if (d->tune.n == DAEMON_MAX_TUNES)
 			return llcd_err_set(err, "more than %d runtime tunes", DAEMON_MAX_TUNES);
-		d->ntunes++;
+		d->tune.n++;
 	}
-	snprintf(d->tunes[i][0], CONFIG_PATH_MAX, "%s", knob);
-	snprintf(d->tunes[i][1], CONFIG_PATH_MAX, "%s", value);
+	snprintf(d->tune.kv[i][0], CONFIG_PATH_MAX, "%s", knob);
+	snprintf(d->tune.kv[i][1], CONFIG_PATH_MAX, "%s", value);
 	return write_tunes(d, err);
 }
 
@@ -587,7 +587,7 @@ daemon_drop_tunes(struct daemon *d)
 {
 	struct llcd_err err;
 
-	d->ntunes = 0;
+	d->tune.n = 0;
 	if (write_tunes(d, &err) < 0)
 		log_warnx("runtime tunes: %s", err.msg);
 }
@@ -599,8 +599,8 @@ daemon_set_tunes_file(struct daemon *d, const char *path, struct llcd_err *err)
 	struct config c = d->cfg;
 	int n;
 
-	snprintf(d->tunes_file, sizeof(d->tunes_file), "%s", path);
-	d->ntunes = 0;
+	snprintf(d->tune.file, sizeof(d->tune.file), "%s", path);
+	d->tune.n = 0;
 	n = daemon_read_tunes(path, kv, DAEMON_MAX_TUNES);
 	for (int i = 0; i < n; i++) {
 		const struct config_directive *dir = config_directive(kv[i][0]);
@@ -608,18 +608,18 @@ daemon_set_tunes_file(struct daemon *d, const char *path, struct llcd_err *err)
 			log_warnx("%.200s: ignoring '%.64s %.64s': not a tune llcd accepts", path, kv[i][0], kv[i][1]);
 			continue;
 		}
-		memcpy(d->tunes[d->ntunes], kv[i], sizeof(kv[i]));
-		d->ntunes++;
+		memcpy(d->tune.kv[d->tune.n], kv[i], sizeof(kv[i]));
+		d->tune.n++;
 	}
-	if (d->ntunes > 0) {
+	if (d->tune.n > 0) {
 		if (daemon_apply_config(d, &c, err) < 0) {
-			d->ntunes = 0;
+			d->tune.n = 0;
 			return llcd_err_prefix(err, "%s", path);
 		}
 		log_info("kept %d runtime tune%s from the last run (%s; a reload or `llcctl tune --reset` drops them)",
-		    d->ntunes, d->ntunes == 1 ? "" : "s", path);
+		    d->tune.n, d->tune.n == 1 ? "" : "s", path);
 	}
-	return d->ntunes;
+	return d->tune.n;
 }
 
 int
@@ -646,8 +646,8 @@ daemon_reload(struct daemon *d, char *msg, size_t len)
 	for (const struct config_directive *dir = config_directives; restart == NULL && dir->name; dir++)
 		if (!(dir->flags & CONFIG_RELOAD) && !config_same(&c, &d->cfg, dir))
 			restart = dir->name;
-	if (d->ntunes > 0) {
-		log_info("reload drops %d runtime tune%s", d->ntunes, d->ntunes == 1 ? "" : "s");
+	if (d->tune.n > 0) {
+		log_info("reload drops %d runtime tune%s", d->tune.n, d->tune.n == 1 ? "" : "s");
 		daemon_drop_tunes(d);
 	}
 	snprintf(msg, len, "reloaded %s%s%s", d->config_path, restart ? "; a change of '" : "",
@@ -661,7 +661,7 @@ daemon_reload(struct daemon *d, char *msg, size_t len)
 int
 daemon_reset_tunes(struct daemon *d, char *msg, size_t len)
 {
-	int n = d->ntunes, rc;
+	int n = d->tune.n, rc;
 
 	if (d->config_path[0] != '\0') {
 		rc = daemon_reload(d, msg, len);        /* drops the tunes */
@@ -724,18 +724,18 @@ static void read_online(struct daemon *d);
 void
 daemon_watch_cpus(struct daemon *d, bool on)
 {
-	d->watch_cpus = on;
+	d->cpus.watch = on;
 	if (on)
 		read_online(d);
 }
 
-/* The online CPUs into d->online; have_online false when unreadable. */
+/* The online CPUs into d->cpus.online; have_online false when unreadable. */
 static void
 read_online(struct daemon *d)
 {
 	struct llcd_err e;
 
-	d->have_online = llcd_online_cpus(NULL, &d->online, &e) == 0;
+	d->cpus.have_online = llcd_online_cpus(NULL, &d->cpus.online, &e) == 0;
 }
 
 int
@@ -748,9 +748,9 @@ daemon_hotplug(struct daemon *d, struct topo *t, struct llcd_err *err)
 	}
 	/* the engine refers to the previous one until it rebinds in the next
 	 * period that reaches it: free it then (daemon_step) */
-	if (d->owned_topo != NULL)
-		d->retired[d->nretired++] = d->owned_topo;
-	d->owned_topo = t;
+	if (d->cpus.owned_topo != NULL)
+		d->cpus.retired[d->cpus.nretired++] = d->cpus.owned_topo;
+	d->cpus.owned_topo = t;
 	return 0;
 }
 
@@ -759,16 +759,16 @@ daemon_hotplug(struct daemon *d, struct topo *t, struct llcd_err *err)
 static void
 check_cpus(struct daemon *d)
 {
-	struct cpuset was = d->online;
-	bool had = d->have_online;
+	struct cpuset was = d->cpus.online;
+	bool had = d->cpus.have_online;
 	char was_s[256], now_s[256];
 	struct llcd_err err;
 
 	read_online(d);
-	if (!had || !d->have_online || cpuset_equal(&was, &d->online))
+	if (!had || !d->cpus.have_online || cpuset_equal(&was, &d->cpus.online))
 		return;
 	cpuset_format(&was, was_s, sizeof(was_s));
-	cpuset_format(&d->online, now_s, sizeof(now_s));
+	cpuset_format(&d->cpus.online, now_s, sizeof(now_s));
 	log_info("online CPUs changed from %s to %s: re-reading the host topology", was_s, now_s);
 	struct topo *t = topo_load(NULL, &err);
 	if (t == NULL || daemon_hotplug(d, t, &err) < 0)
@@ -792,10 +792,10 @@ daemon_run(struct daemon *d)
 		if (now >= next) {
 			/* late: since it was due, or since the previous period
 			 * ended if that ran over (its own work is period_us) */
-			d->late_ns[d->nlate++ % STEP_HIST] = now - (next > ended ? next : ended);
+			d->cost.late_ns[d->cost.nlate++ % STEP_HIST] = now - (next > ended ? next : ended);
 			if (d->be.hooks->handle_events && d->be.hooks->handle_events(d->be.ctx, now, &err) < 0)
 				log_warnx("%s: %s", d->be.name, err.msg);
-			if (d->watch_cpus)
+			if (d->cpus.watch)
 				check_cpus(d);
 			if (daemon_step(d, now, &err) < 0)
 				log_warnx("period: %s", err.msg);
@@ -817,9 +817,9 @@ daemon_run(struct daemon *d)
 		int nfd = n;
 		if (efd >= 0)
 			pfd[nfd++] = (struct pollfd){ .fd = efd, .events = POLLIN };
-		int rk = d->rec ? nfd : -1;     /* recommendations computed */
+		int rk = d->rec.worker ? nfd : -1;     /* recommendations computed */
 		if (rk >= 0)
-			pfd[nfd++] = (struct pollfd){ .fd = recommend_fd(d->rec), .events = POLLIN };
+			pfd[nfd++] = (struct pollfd){ .fd = recommend_fd(d->rec.worker), .events = POLLIN };
 		int timeout = next > now ? (int)((next - now) / 1000000ull) + 1 : 0;
 		if (d->ctl && control_pending(d->ctl))
 			timeout = 0;    /* requests left over from a dispatch's budget */

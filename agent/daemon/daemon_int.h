@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* daemon_int.h - what daemon.c (the loop, reload, hotplug) shares with
- * handlers.c (the answers to llcctl's requests). Private to those two
- * files: everything else goes through daemon.h. */
+ * the handlers*.c (the answers to llcctl's requests). Private to them:
+ * everything else goes through daemon.h. struct daemon is in parts, each
+ * written by one file (named beside it); the others only read them. */
 #ifndef LLCD_DAEMON_INT_H
 #define LLCD_DAEMON_INT_H
 
@@ -14,6 +15,70 @@
 
 #define STEP_HIST 256
 #define RECOMMEND_CACHE 64     /* topology DOMAIN answers kept */
+
+/* The CPU hotplug watch (daemon.c: daemon_watch_cpus, check_cpus). */
+struct daemon_cpus {
+	bool watch;
+	struct cpuset online;           /* the online CPUs, last read ... */
+	bool have_online;               /* ... if it could be */
+	struct topo *owned_topo;        /* a topology the daemon re-read itself */
+	struct topo *retired[2];        /* re-read ones replaced while the engine
+	                                 * may still refer to them */
+	int nretired;
+};
+
+/* What the periods cost (daemon.c: daemon_step, daemon_run), the last
+ * STEP_HIST of each. */
+struct daemon_costs {
+	uint64_t step_ns[STEP_HIST];
+	int nstep;
+	uint64_t step_max_ns;
+	struct metrics_hist step_hist;  /* llcd_policy_step_seconds */
+	uint64_t late_ns[STEP_HIST];    /* how late each period started */
+	int nlate;
+	/* each period's observe, policy and apply */
+	uint64_t period_ns[STEP_HIST];
+	uint64_t period_cpu_ns[STEP_HIST];      /* the same work in this thread's CPU time */
+	int nperiod;
+};
+
+/* Isolation held and overlaps (daemon.c: daemon_step). */
+struct daemon_iso {
+	uint64_t held;                  /* actions held back (loop.c, policy/order.c) */
+	int overlaps;                   /* overlaps left after the last period's pins */
+	uint64_t overlap_periods;       /* periods that ended with one */
+	int streak;                     /* periods in a row with overlaps */
+};
+
+/* Runtime tunes (daemon.c: llcctl tune), kept in file across restarts
+ * until a reload or `llcctl tune --reset`. */
+struct daemon_tunes {
+	char kv[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
+	int n;
+	char file[CONFIG_PATH_MAX];
+};
+
+/* topology DOMAIN off the loop (handlers_guest.c, recommend.h): the worker
+ * (started at the first such request), the requests waiting for it, and
+ * the answers by domain key and placement fingerprint. */
+struct daemon_recs {
+	struct recommend *worker;
+	struct daemon_rec_wait {
+		uint64_t key, fp, client;
+		uint32_t seq;
+	} wait[RECOMMEND_MAX_JOBS];
+	int nwait;
+	struct daemon_rec_cache {
+		uint64_t key, fp;
+		struct json_object *reply;      /* NULL: an error */
+		int rc;
+		char error[LLCD_ERR_MSG];
+	} cache[RECOMMEND_CACHE];
+	int cache_next;
+	uint64_t fp, fp_gen;            /* the fingerprint of obs_gen (fp_gen) */
+	uint64_t computed, cached;
+	double compute_max_s;
+};
 
 struct daemon {
 	struct config cfg;
@@ -33,64 +98,22 @@ struct daemon {
 	int nreleased;
 	char overrides[8][2][CONFIG_PATH_MAX];
 	int noverrides;
-	bool watch_cpus;
-	struct cpuset online;           /* the online CPUs, last read ... */
-	bool have_online;               /* ... if it could be */
-	struct topo *owned_topo;        /* a topology the daemon re-read itself */
-	struct topo *retired[2];        /* re-read ones replaced while the engine
-	                                 * may still refer to them */
-	int nretired;
+	struct daemon_cpus cpus;        /* daemon.c: CPU hotplug */
 	uint64_t start_ns, now_ns;
 	volatile sig_atomic_t stop, reload;
 	/* counters, indexed by action type and by apply result */
 	uint64_t periods, errors, actions[POLICY_ACT_COUNT], results[AGENT_RESULT_COUNT];
-	uint64_t step_ns[STEP_HIST];
-	int nstep;
-	uint64_t step_max_ns;
-	struct metrics_hist step_hist;  /* llcd_policy_step_seconds */
+	struct daemon_costs cost;       /* daemon.c: what the periods cost */
 	struct httpd *httpd;            /* metrics-listen; NULL off */
 	struct policyrule_set *rules;   /* policy-rule, as handed to the back-end */
 	bool listening;                 /* daemon_listen ran: serve metrics */
 	void (*period_hook)(void *arg);
 	void *period_hook_arg;
-	/* runtime tunes (llcctl tune), kept in tunes_file across restarts
-	 * until a reload or `llcctl tune --reset` */
-	char tunes[DAEMON_MAX_TUNES][2][CONFIG_PATH_MAX];
-	int ntunes;
-	char tunes_file[CONFIG_PATH_MAX];
-	uint64_t isolation_held;        /* actions held back (loop.c, policy/order.c) */
-	int isolation_overlaps;         /* overlaps left after the last period's pins */
-	uint64_t isolation_overlap_periods;     /* periods that ended with one */
-	int overlap_streak;             /* periods in a row with overlaps */
-	/* how late each period started (daemon_run), the last STEP_HIST */
-	uint64_t late_ns[STEP_HIST];
-	int nlate;
-	/* what each period cost (daemon_step: observe, policy, apply), the
-	 * last STEP_HIST */
-	uint64_t period_ns[STEP_HIST];
-	uint64_t period_cpu_ns[STEP_HIST];      /* the same work in this thread's CPU time */
-	int nperiod;
-	/* topology DOMAIN off the loop (recommend.h): the worker (started at
-	 * the first such request), the requests waiting for it, and the
-	 * answers by domain key and placement fingerprint */
-	struct recommend *rec;
-	struct daemon_rec_wait {
-		uint64_t key, fp, client;
-		uint32_t seq;
-	} rwait[RECOMMEND_MAX_JOBS];
-	int nrwait;
-	struct daemon_rec_cache {
-		uint64_t key, fp;
-		struct json_object *reply;      /* NULL: an error */
-		int rc;
-		char error[LLCD_ERR_MSG];
-	} rcache[RECOMMEND_CACHE];
-	int rcache_next;
+	struct daemon_tunes tune;       /* daemon.c: llcctl tune */
+	struct daemon_iso iso;          /* daemon.c: isolation held, overlaps */
+	struct daemon_recs rec;         /* handlers_guest.c: topology DOMAIN */
 	uint64_t topo_gen;              /* bumped by every topology change */
 	uint64_t obs_gen;               /* bumped by every period, tune, topology */
-	uint64_t fp, fp_gen;            /* the fingerprint of obs_gen (fp_gen) */
-	uint64_t rec_computed, rec_cached;
-	double rec_compute_max_s;
 };
 
 /* topology DOMAIN's answers computed off the loop are ready: answer the

@@ -64,10 +64,10 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 		if (policy_domain_info(agent_loop_policy(d->loop), ob->domains[i].key, &info) == 0 && info.managed)
 			v->domains_managed++;
 	}
-	percentiles(d->step_ns, d->nstep, &p50, &p99, NULL);
-	percentiles(d->late_ns, d->nlate, &l50, &l99, &lmax);
-	percentiles(d->period_ns, d->nperiod, &c50, &c99, &cmax);
-	percentiles(d->period_cpu_ns, d->nperiod, &u50, &u99, &umax);
+	percentiles(d->cost.step_ns, d->cost.nstep, &p50, &p99, NULL);
+	percentiles(d->cost.late_ns, d->cost.nlate, &l50, &l99, &lmax);
+	percentiles(d->cost.period_ns, d->cost.nperiod, &c50, &c99, &cmax);
+	percentiles(d->cost.period_cpu_ns, d->cost.nperiod, &u50, &u99, &umax);
 	v->uptime_s = round((double)(d->now_ns - d->start_ns) / 1e7) / 100;
 	v->periods = d->periods;
 	v->period_ms = (uint64_t)d->cfg.period_ms;
@@ -84,12 +84,12 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 	v->errors_gone = d->results[AGENT_GONE];
 	v->errors_permanent = d->results[AGENT_PERMANENT];
 	v->period_errors = d->errors;
-	v->isolation_held = d->isolation_held;
-	v->isolation_overlaps = (uint64_t)d->isolation_overlaps;
-	v->isolation_overlap_periods = d->isolation_overlap_periods;
+	v->isolation_held = d->iso.held;
+	v->isolation_overlaps = (uint64_t)d->iso.overlaps;
+	v->isolation_overlap_periods = d->iso.overlap_periods;
 	v->policy_step_us_p50 = us1(p50);
 	v->policy_step_us_p99 = us1(p99);
-	v->policy_step_us_max = us1(d->step_max_ns);
+	v->policy_step_us_max = us1(d->cost.step_max_ns);
 	v->period_us_p50 = us1(c50);
 	v->period_us_p99 = us1(c99);
 	v->period_us_max = us1(cmax);
@@ -99,9 +99,9 @@ stats_fill(struct daemon *d, struct llcd_stats *st)
 	v->period_late_us_p50 = us1(l50);
 	v->period_late_us_p99 = us1(l99);
 	v->period_late_us_max = us1(lmax);
-	v->recommend_computed = d->rec_computed;
-	v->recommend_cached = d->rec_cached;
-	v->recommend_compute_s_max = round(d->rec_compute_max_s * 1000) / 1000;
+	v->recommend_computed = d->rec.computed;
+	v->recommend_cached = d->rec.cached;
+	v->recommend_compute_s_max = round(d->rec.compute_max_s * 1000) / 1000;
 	v->log_suppressed = log_suppressed_total();
 	if (d->httpd) {
 		struct httpd_stats hs;
@@ -140,7 +140,7 @@ daemon_metrics_text(struct daemon *d)
 	struct llcd_stats st;
 
 	stats_fill(d, &st);
-	return metrics_render(&st, &d->step_hist, LLCD_VERSION);
+	return metrics_render(&st, &d->cost.step_hist, LLCD_VERSION);
 }
 
 static int
@@ -189,15 +189,15 @@ h_tune(struct daemon *d, struct control_request *req)
 	}
 	if (k == NULL && v == NULL) {
 		json_object *a = json_object_new_array();
-		for (int i = 0; i < d->ntunes; i++) {
+		for (int i = 0; i < d->tune.n; i++) {
 			json_object *t = json_object_new_object();
-			json_object_object_add(t, "knob", jstr(d->tunes[i][0]));
-			json_object_object_add(t, "value", jstr(d->tunes[i][1]));
+			json_object_object_add(t, "knob", jstr(d->tune.kv[i][0]));
+			json_object_object_add(t, "value", jstr(d->tune.kv[i][1]));
 			json_object_array_add(a, t);
 		}
 		req->reply = json_object_new_object();
 		json_object_object_add(req->reply, "tunes", a);
-		json_object_object_add(req->reply, "file", jstr(d->tunes_file));
+		json_object_object_add(req->reply, "file", jstr(d->tune.file));
 		return CTL_OK;
 	}
 	if (k == NULL || v == NULL) {
@@ -215,7 +215,7 @@ h_tune(struct daemon *d, struct control_request *req)
 		return CTL_E_INVAL;
 	}
 	log_info("tune %s %s (by uid %u)", k, v, (unsigned)req->uid);
-	bool kept = d->tunes_file[0] != '\0';
+	bool kept = d->tune.file[0] != '\0';
 	if (daemon_keep_tune(d, k, v, &err) < 0) {
 		log_warnx("tune %s %s holds until llcd restarts: cannot keep it: %s", k, v, err.msg);
 		kept = false;
@@ -224,7 +224,7 @@ h_tune(struct daemon *d, struct control_request *req)
 	json_object_object_add(req->reply, "knob", jstr(k));
 	json_object_object_add(req->reply, "value", jstr(v));
 	json_object_object_add(req->reply, "kept", json_object_new_boolean(kept));
-	if (d->tunes_file[0] != '\0' && !kept)
+	if (d->tune.file[0] != '\0' && !kept)
 		json_object_object_add(req->reply, "not_kept", jstr(err.msg));
 	return CTL_OK;
 }

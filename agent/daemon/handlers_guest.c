@@ -121,19 +121,19 @@ rec_reply(const struct topo *t, const char *name, const struct policy_guest_topo
 static uint64_t
 placement_fp(struct daemon *d)
 {
-	if (d->fp_gen != d->obs_gen || d->obs_gen == 0) {
-		d->fp = recommend_fingerprint(&d->host, d->topo_gen, agent_loop_obs(d->loop));
-		d->fp_gen = d->obs_gen;
+	if (d->rec.fp_gen != d->obs_gen || d->obs_gen == 0) {
+		d->rec.fp = recommend_fingerprint(&d->host, d->topo_gen, agent_loop_obs(d->loop));
+		d->rec.fp_gen = d->obs_gen;
 	}
-	return d->fp;
+	return d->rec.fp;
 }
 
 static struct daemon_rec_cache *
 cache_find(struct daemon *d, uint64_t key, uint64_t fp)
 {
 	for (int i = 0; i < RECOMMEND_CACHE; i++)
-		if (d->rcache[i].key == key && d->rcache[i].fp == fp && (d->rcache[i].reply || d->rcache[i].rc))
-			return &d->rcache[i];
+		if (d->rec.cache[i].key == key && d->rec.cache[i].fp == fp && (d->rec.cache[i].reply || d->rec.cache[i].rc))
+			return &d->rec.cache[i];
 	return NULL;
 }
 
@@ -145,10 +145,10 @@ cache_put(struct daemon *d, uint64_t key, uint64_t fp, json_object *reply, int r
 	struct daemon_rec_cache *e = NULL;
 
 	for (int i = 0; e == NULL && i < RECOMMEND_CACHE; i++)
-		if (d->rcache[i].fp != fp || (d->rcache[i].reply == NULL && d->rcache[i].rc == 0))
-			e = &d->rcache[i];
+		if (d->rec.cache[i].fp != fp || (d->rec.cache[i].reply == NULL && d->rec.cache[i].rc == 0))
+			e = &d->rec.cache[i];
 	if (e == NULL)
-		e = &d->rcache[d->rcache_next++ % RECOMMEND_CACHE];
+		e = &d->rec.cache[d->rec.cache_next++ % RECOMMEND_CACHE];
 	json_object_put(e->reply);
 	e->key = key;
 	e->fp = fp;
@@ -190,30 +190,30 @@ daemon_topology_domain(struct daemon *d, struct control_request *req)
 	uint64_t fp = placement_fp(d);
 	struct daemon_rec_cache *e = cache_find(d, in->key, fp);
 	if (e != NULL) {
-		d->rec_cached++;
+		d->rec.cached++;
 		snprintf(req->error, sizeof(req->error), "%s", e->error);
 		req->reply = e->reply ? json_object_get(e->reply) : NULL;
 		return e->reply ? CTL_OK : e->rc;
 	}
-	if (d->nrwait == RECOMMEND_MAX_JOBS) {
+	if (d->rec.nwait == RECOMMEND_MAX_JOBS) {
 		snprintf(req->error, sizeof(req->error), "%d topology requests wait already; ask again later",
-		    d->nrwait);
+		    d->rec.nwait);
 		return CTL_E_BUSY;
 	}
 	bool queued = false;
-	for (int i = 0; !queued && i < d->nrwait; i++)
-		queued = d->rwait[i].key == in->key && d->rwait[i].fp == fp;
+	for (int i = 0; !queued && i < d->rec.nwait; i++)
+		queued = d->rec.wait[i].key == in->key && d->rec.wait[i].fp == fp;
 	if (!queued) {
-		if (d->rec == NULL && (d->rec = recommend_new(&err)) == NULL) {
+		if (d->rec.worker == NULL && (d->rec.worker = recommend_new(&err)) == NULL) {
 			snprintf(req->error, sizeof(req->error), "%s", err.msg);
 			return CTL_E_INTERNAL;
 		}
-		if (recommend_submit(d->rec, &d->host, fp, agent_loop_obs(d->loop), in->key, &err) < 0) {
+		if (recommend_submit(d->rec.worker, &d->host, fp, agent_loop_obs(d->loop), in->key, &err) < 0) {
 			snprintf(req->error, sizeof(req->error), "%s", err.msg);
 			return CTL_E_BUSY;
 		}
 	}
-	d->rwait[d->nrwait++] = (struct daemon_rec_wait){ in->key, fp, req->client, req->seq };
+	d->rec.wait[d->rec.nwait++] = (struct daemon_rec_wait){ in->key, fp, req->client, req->seq };
 	return CONTROL_DEFER;
 }
 
@@ -222,7 +222,7 @@ daemon_recommend_ready(struct daemon *d)
 {
 	struct recommend_result *res;
 
-	while (d->rec != NULL && (res = recommend_take(d->rec)) != NULL) {
+	while (d->rec.worker != NULL && (res = recommend_take(d->rec.worker)) != NULL) {
 		json_object *reply = NULL;
 		int rc = CTL_OK;
 		if (res->rc == 0) {
@@ -230,17 +230,17 @@ daemon_recommend_ready(struct daemon *d)
 		} else {
 			rc = res->name[0] ? CTL_E_INVAL : CTL_E_NODOMAIN;
 		}
-		d->rec_computed++;
-		if (res->compute_s > d->rec_compute_max_s)
-			d->rec_compute_max_s = res->compute_s;
-		for (int i = 0; i < d->nrwait; i++) {
-			struct daemon_rec_wait *w = &d->rwait[i];
+		d->rec.computed++;
+		if (res->compute_s > d->rec.compute_max_s)
+			d->rec.compute_max_s = res->compute_s;
+		for (int i = 0; i < d->rec.nwait; i++) {
+			struct daemon_rec_wait *w = &d->rec.wait[i];
 			if (w->key != res->key || w->fp != res->fp)
 				continue;
 			if (d->ctl)
 				control_answer(d->ctl, w->client, w->seq, rc, reply ? json_object_get(reply) : NULL,
 				    res->error);
-			d->rwait[i--] = d->rwait[--d->nrwait];
+			d->rec.wait[i--] = d->rec.wait[--d->rec.nwait];
 		}
 		cache_put(d, res->key, res->fp, reply, rc, res->error);
 		recommend_result_free(res);
@@ -250,13 +250,13 @@ daemon_recommend_ready(struct daemon *d)
 void
 daemon_recommend_free(struct daemon *d)
 {
-	recommend_free(d->rec);
-	d->rec = NULL;
+	recommend_free(d->rec.worker);
+	d->rec.worker = NULL;
 	for (int i = 0; i < RECOMMEND_CACHE; i++) {
-		json_object_put(d->rcache[i].reply);
-		d->rcache[i].reply = NULL;
+		json_object_put(d->rec.cache[i].reply);
+		d->rec.cache[i].reply = NULL;
 	}
-	d->nrwait = 0;
+	d->rec.nwait = 0;
 }
 
 int

@@ -615,21 +615,21 @@ test_overlap_logged_first_period(void **state)
 	struct daemon *d = daemon_on(NULL, s, &be);
 	uint64_t now = 1000000000ull;
 	steps(d, &now, 3);
-	assert_int_equal(d->isolation_overlaps, 0);
+	assert_int_equal(d->iso.overlaps, 0);
 	log_set_sink(overlap_sink, NULL);
 	moved_outside = true;
 	steps(d, &now, 1);
-	assert_int_equal(d->isolation_overlaps, 1);
-	assert_int_equal(d->isolation_overlap_periods, 1);
+	assert_int_equal(d->iso.overlaps, 1);
+	assert_int_equal(d->iso.overlap_periods, 1);
 	assert_non_null(strstr(overlap_log[0], "isolation: 1 vCPU thread may run on cores of isolated domains after "
 	    "this period's pins (domain 'web' vCPU 0 may run on CPU "));
 	assert_non_null(strstr(overlap_log[0], ", a core of isolated domain 'iso')"));
 	steps(d, &now, 1);                              /* logged once per streak */
-	assert_int_equal(d->isolation_overlap_periods, 2);
+	assert_int_equal(d->iso.overlap_periods, 2);
 	overlap_log[0][0] = '\0';
 	moved_outside = false;
 	steps(d, &now, 1);
-	assert_int_equal(d->isolation_overlaps, 0);
+	assert_int_equal(d->iso.overlaps, 0);
 	assert_string_equal(overlap_log[0], "");
 	assert_string_equal(overlap_log[1], "isolation: holds again after 2 periods with an overlap");
 	log_set_sink(NULL, NULL);
@@ -1034,7 +1034,7 @@ test_hotplug_keeps_bound_topology(void **state)
 	observe_fails = false;
 	assert_int_equal(daemon_step(d, now += 100000000ull, &err), 0);
 	assert_ptr_equal(policy_state_topo(agent_loop_policy(d->loop)), t3);
-	assert_int_equal(d->nretired, 0);
+	assert_int_equal(d->cpus.nretired, 0);
 	/* a topology the configuration does not fit is refused and freed */
 	struct topo *t4 = topo_load("pack:1 l3:1 core:1 pu:1(indexes=5)", &err);
 	assert_non_null(t4);
