@@ -243,9 +243,15 @@ struct daemon *
 daemon_new(const struct config *cfg, const char *config_path, const struct topo *topo,
            const struct daemon_backend *be, struct llcd_err *err)
 {
-	struct daemon *d = calloc(1, sizeof(*d));
+	struct daemon *d;
 
-	if (d == NULL) {
+	/* allocations of 256 KiB and more (replies, a first plan, the
+	 * observation's slots) are mapped and unmapped whole: glibc's default
+	 * threshold rises to the largest freed one (up to 32 MiB), after
+	 * which such buffers stay in the heap when freed; and pages of a
+	 * mapping never written are not resident */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	if ((d = calloc(1, sizeof(*d))) == NULL) {
 		llcd_err_set(err, "out of memory");
 		return NULL;
 	}
@@ -788,12 +794,6 @@ daemon_run(struct daemon *d)
 {
 	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = llcd_mono_ns(), ended = 0;
 	struct llcd_err err;
-
-	/* allocations of 256 KiB and more (replies, a first plan) are mapped
-	 * and unmapped whole: glibc's default threshold rises to the largest
-	 * freed one (up to 32 MiB), after which such buffers stay in the
-	 * heap when freed */
-	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 
 	while (!d->stop) {
 		uint64_t now = llcd_mono_ns();

@@ -3,6 +3,7 @@
 #include "loop.h"
 #include "names.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,20 @@ agent_obs_begin(struct agent_obs *o, int ncpus, struct llcd_err *err)
 	return 0;
 }
 
+/* A new slot, zero but for the annotation's group slots past ngroups (0),
+ * which nothing reads: they are 18 KB of the slot's 18.9 KB, and pages
+ * never written are not resident (2,000 domains: 36 MB). */
+static void
+slot_clear(struct policy_domain_in *in)
+{
+	char *p = (char *)in;
+	size_t head = offsetof(struct policy_domain_in, annot) + offsetof(struct policy_annotation, groups);
+	size_t tail = offsetof(struct policy_domain_in, annot) + sizeof(in->annot);
+
+	memset(p, 0, head);
+	memset(p + tail, 0, sizeof(*in) - tail);
+}
+
 static int
 grow_slots(struct agent_obs *o, struct llcd_err *err)
 {
@@ -121,7 +136,7 @@ grow_slots(struct agent_obs *o, struct llcd_err *err)
 		return llcd_err_set(err, "observation: out of memory");
 	o->rcap = rc;
 	for (int i = o->cap; i < ncap; i++) {
-		memset(&o->domains[i], 0, sizeof(o->domains[i]));
+		slot_clear(&o->domains[i]);
 		o->vcpus[i] = NULL;
 		o->reports[i] = NULL;
 		memset(&o->wakeups[i], 0, sizeof(o->wakeups[i]));

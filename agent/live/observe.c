@@ -425,8 +425,8 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			snprintf(in->name, sizeof(in->name), "%.*s", (int)sizeof(in->name) - 1, d->name);
 			in->guest = d->guest;
 			in->annotated = ldom_annotated(d);
-			if (in->annotated)
-				in->annot = d->annot;
+			if (in->annotated)      /* the groups in use only */
+				policy_annotation_copy(&in->annot, &d->annot);
 			else
 				policy_annotation_defaults(&in->annot);
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
