@@ -100,7 +100,11 @@ struct agent_ops {
 	 * failed (result != AGENT_OK), with the back-end's message. */
 	void (*report)(void *ctx, const struct policy_action *act,
 	               enum agent_result r, const char *msg);
-
+	/* Optional: after the last action of a step, for what a back-end put
+	 * off until the whole plan was carried out (the live back-end tells
+	 * libvirt the vCPU pins it made directly for a domain placed from its
+	 * started event). */
+	void (*applied)(void *ctx);
 };
 
 const char *agent_result_name(enum agent_result r);

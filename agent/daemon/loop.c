@@ -651,6 +651,8 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	st->actions = l->plan->n;
 	if (apply_plan(l, st, err) < 0)
 		return -1;
+	if (l->ops->applied)
+		l->ops->applied(l->ctx);
 	if ((st->isolation_overlaps = isolation_overlaps(l, st, err)) < 0)
 		return -1;
 	st->apply_cpu_ns = llcd_thread_cpu_ns() - c0;

@@ -146,11 +146,41 @@ vcpu_in_place(struct live *l, struct ldom *d, int v, const struct cpuset *cpus)
 	return libvirt_pins(l, d) && v < d->lv.n && cpuset_equal(&d->lv.pins[v], cpus);
 }
 
+/* A thread's kernel affinity set to cpus: 0, or the errno. */
+static int
+set_affinity(int tid, const struct cpuset *cpus)
+{
+	cpu_set_t *set = CPU_ALLOC(CPUSET_MAX);
+	size_t sz = CPU_ALLOC_SIZE(CPUSET_MAX);
+	int cpu, rc = 0;
+
+	if (set == NULL)
+		return ENOMEM;
+	CPU_ZERO_S(sz, set);
+	CPUSET_FOREACH(cpu, cpus)
+		CPU_SET_S((size_t)cpu, sz, set);
+	if (tid <= 0)
+		rc = ESRCH;
+	else if (sched_setaffinity(tid, sz, set) < 0)
+		rc = errno;
+	CPU_FREE(set);
+	return rc;
+}
+
+/* Whether d is being placed from its started event: the period that
+ * observed it after the event, until the period of its first pin ends. */
+static bool
+reacting(const struct live *l, const struct ldom *d)
+{
+	return d->react.started_ns != 0 && (d->react.act_period == 0 || d->react.act_period == l->period);
+}
+
 static enum agent_result
 pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struct llcd_err *err)
 {
 	struct lvcpu *c = &d->v[v];
 	enum agent_result r;
+	int en;
 
 	if (l->cfg.dry_run) {
 		r = AGENT_OK;
@@ -160,30 +190,37 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 		log_dom(LOG_DEBUG, d->name, v, c->tid, "on %s already (kernel and libvirt): no pin call", buf);
 		react_note(l, d, false, true);
 		r = AGENT_OK;
+	} else if (ldom_virt(d) != NULL && reacting(l, d) && set_affinity(c->tid, cpus) == 0) {
+		/* a domain placed from its started event: the thread on its
+		 * CPUs now (libvirt's pin call takes milliseconds each, one
+		 * vCPU at a time, in libvirtd), libvirt told after the whole
+		 * plan (live_applied: its cgroup and its record); where the
+		 * kernel refuses (the vCPU's cpuset cgroup does not hold the
+		 * CPUs) libvirt is called at once, as below */
+		react_note(l, d, true, true);
+		if (!c->lv_owed) {
+			c->lv_owed = true;
+			d->lv.owed++;
+		}
+		r = AGENT_OK;
 	} else if (ldom_virt(d) != NULL) {
 		r = to_agent(virt_pin_vcpu(ldom_virt(d), d->uuid, d->name, v, c->tid, cpus, err));
 		react_note(l, d, true, true);
 		if (r == AGENT_OK && d->lv.ok && v < d->lv.n)
 			d->lv.pins[v] = *cpus;
+		if (r == AGENT_OK && c->lv_owed) {
+			c->lv_owed = false;
+			d->lv.owed--;
+		}
 	} else {
 		/* no libvirt (live_add_process): the thread directly */
-		cpu_set_t *set = CPU_ALLOC(CPUSET_MAX);
-		size_t sz = CPU_ALLOC_SIZE(CPUSET_MAX);
-		int cpu;
-		if (set == NULL)
-			return AGENT_TRANSIENT;
-		CPU_ZERO_S(sz, set);
-		CPUSET_FOREACH(cpu, cpus)
-			CPU_SET_S((size_t)cpu, sz, set);
 		r = d->ext ? live_ext_cgroup(l, d, cpus, err) : AGENT_OK;
 		if (r != AGENT_OK)
 			;       /* the cgroup would not allow it (err says why) */
-		else if (c->tid <= 0 || sched_setaffinity(c->tid, sz, set) < 0) {
-			int en = c->tid <= 0 ? ESRCH : errno;
+		else if ((en = set_affinity(c->tid, cpus)) != 0) {
 			llcd_err_set(err, "sched_setaffinity: %s", strerror(en));
-			r = en == ESRCH ? AGENT_GONE : AGENT_PERMANENT;
+			r = en == ESRCH ? AGENT_GONE : en == ENOMEM ? AGENT_TRANSIENT : AGENT_PERMANENT;
 		}
-		CPU_FREE(set);
 	}
 	if (r == AGENT_OK) {
 		c->applied = *cpus;
@@ -193,6 +230,47 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 		l->state_dirty = true;
 	}
 	return r;
+}
+
+/* After the plan: libvirt told of the vCPU pins made directly for domains
+ * placed from their started event (pin_vcpu), one pin call each, as if
+ * they had been made through it. A transient failure is tried again after
+ * the next step; a vCPU gone or a permanent failure is counted and
+ * classed like a failed pin (the thread stays where it was put). */
+void
+live_applied(void *ctx)
+{
+	struct live *l = ctx;
+	struct llcd_err e;
+
+	for (int i = 0; i < l->ndoms; i++) {
+		struct ldom *d = l->doms[i];
+		if (d->lv.owed == 0 || ldom_virt(d) == NULL)
+			continue;
+		for (int v = 0; v < d->nvcpus && d->lv.owed > 0; v++) {
+			struct lvcpu *c = &d->v[v];
+			if (!c->lv_owed)
+				continue;
+			enum agent_result r = to_agent(virt_pin_vcpu(ldom_virt(d), d->uuid, d->name, v, c->tid,
+			    &c->applied, &e));
+			if (r == AGENT_TRANSIENT) {
+				log_dom(LOG_DEBUG, d->name, v, c->tid, "libvirt not told of the pin yet: %s", e.msg);
+				live_note_result(l, d, r, e.msg);
+				continue;
+			}
+			c->lv_owed = false;
+			d->lv.owed--;
+			if (r == AGENT_OK) {
+				if (d->lv.ok && v < d->lv.n)
+					d->lv.pins[v] = c->applied;
+			} else {
+				log_dom(LOG_WARNING, d->name, v, c->tid, "pinned, but libvirt was not told: %s", e.msg);
+				live_note_result(l, d, r, e.msg);
+			}
+		}
+		if (d->lv.owed == 0 && d->react.started_ns != 0)
+			d->react.told_ns = llcd_mono_ns();
+	}
 }
 
 enum agent_result

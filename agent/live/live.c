@@ -356,6 +356,7 @@ const struct agent_ops live_agent_ops = {
 	.observe = live_observe,
 	.apply = live_apply,
 	.report = live_report,
+	.applied = live_applied,
 };
 
 const struct agent_query live_query = {

@@ -106,6 +106,8 @@ struct ldom_lvpins {
 	struct cpuset emu;
 	uint64_t period;                /* the period they were read in; 0 never */
 	bool ok;
+	int owed;                       /* vCPUs pinned directly, libvirt not
+	                                 * told yet (lvcpu.lv_owed) */
 };
 
 /* The reaction to libvirt's started event (conns.c notes the event,
@@ -118,6 +120,7 @@ struct ldom_react {
 	uint64_t first_ns, last_ns;     /* first and last vCPU pin (or kept) */
 	uint64_t act_period;            /* the period of the first pin (or kept); 0 none */
 	int calls, kept;                /* pin calls made, pins found in place */
+	uint64_t told_ns;               /* libvirt told of the last direct pin */
 };
 
 /* Bandwidth monitoring (mbm.c): the domain's resctrl group. */
@@ -160,6 +163,8 @@ struct lvcpu {
 	bool have_instr;
 	int tr_slot;                    /* the tracer's slot; -1: sampled from /proc */
 	uint64_t prev_delay;            /* run delay (tracer or schedstat), cumulative */
+	bool lv_owed;                   /* pinned directly (applied), libvirt
+	                                 * not told yet (apply.c) */
 };
 
 /* A domain's life in the back-end, as far as llcd manages it (ldom.state).
@@ -415,6 +420,7 @@ void live_set_rules(struct live *l, const struct policyrule_set *rules);
 int live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *err);
 enum agent_result live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err);
 void live_report(void *ctx, const struct policy_action *a, enum agent_result r, const char *msg);
+void live_applied(void *ctx);
 
 /* mbm.c */
 /* Open resctrl monitoring at cfg.resctrl_root (said once); close it. */

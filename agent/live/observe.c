@@ -250,12 +250,16 @@ react_report(struct live *l, struct ldom *d)
 	for (int v = 0; v < d->nvcpus; v++)
 		if (!cpuset_empty(&d->v[v].affinity) && !cpuset_subset(&l->everywhere, &d->v[v].affinity))
 			pinned++;
+	char told[64] = "";
+	if (d->react.told_ns > d->react.started_ns)
+		snprintf(told, sizeof(told), "; libvirt told of the pins %.1f ms after it",
+		    (double)(d->react.told_ns - d->react.started_ns) / 1e6);
 	if (d->react.first_ns)
 		log_dom(LOG_INFO, d->name, -1, 0, "placed from its started event: first vCPU on its CPUs %.1f ms, "
-		    "last %.1f ms after it; %d pin call%s, %d pin%s already in place; %d of %d vCPUs pinned",
+		    "last %.1f ms after it; %d pin call%s, %d pin%s already in place; %d of %d vCPUs pinned%s",
 		    (double)(d->react.first_ns - d->react.started_ns) / 1e6, (double)(d->react.last_ns - d->react.started_ns) / 1e6,
 		    d->react.calls, d->react.calls == 1 ? "" : "s", d->react.kept, d->react.kept == 1 ? "" : "s",
-		    pinned, d->nvcpus);
+		    pinned, d->nvcpus, told);
 	else if (pinned == d->nvcpus)
 		log_dom(LOG_INFO, d->name, -1, 0, "placed from its started event with no vCPU pin call: the %d vCPUs "
 		    "are where libvirt pinned them at start; %d pin call%s, %d pin%s already in place", d->nvcpus,
