@@ -74,8 +74,10 @@ groups_send_home(struct dom *d, const struct grp *g)
 {
 	int v;
 
+	/* idle and guarded groups come here every period: written only
+	 * where it differs (most of the time, nowhere) */
 	CPUSET_FOREACH(v, &g->vcpus)
-		if (v < d->nvcpus)
+		if (v < d->nvcpus && !cpuset_equal(&d->want[v], &d->home[v]))
 			d->want[v] = d->home[v];
 }
 

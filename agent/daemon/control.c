@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,18 @@ struct control {
 	uint64_t idle_ns, request_ns, reply_ns;
 	size_t max_total, max_uid;
 	size_t queued;          /* sum of (outlen - outoff) over all clients */
+	size_t freed;           /* bytes of big reply buffers freed since the
+	                         * heap was last trimmed (control_dispatch) */
 	struct control_stats stats;
 };
+
+/* A client's reply buffer bigger than this is freed once it is drained or
+ * discarded (not kept at its largest reply's size for the client's life),
+ * and past CONTROL_TRIM_BYTES of them the heap is trimmed, so that what
+ * the replies leave behind goes back to the system, not only what stays
+ * queued (docs/protocol.md's bounds are on resident memory). */
+#define CONTROL_KEEP_OUT (64 * 1024)
+#define CONTROL_TRIM_BYTES (1024 * 1024)
 
 /* Time from t to now; 0 when t is later (set during this dispatch). */
 static uint64_t
@@ -68,12 +79,26 @@ client_queued(const struct client *cl)
 	return cl->outlen - cl->outoff;
 }
 
+/* A drained reply buffer past CONTROL_KEEP_OUT is given back. */
+static void
+out_release(struct control *c, struct client *cl)
+{
+	if (cl->outcap <= CONTROL_KEEP_OUT || cl->outoff != cl->outlen)
+		return;
+	free(cl->out);
+	cl->out = NULL;
+	c->freed += cl->outcap;
+	cl->outcap = 0;
+	cl->outlen = cl->outoff = 0;
+}
+
 /* Forget what the client did not read (it is gone or being dropped). */
 static void
 client_discard(struct control *c, struct client *cl)
 {
 	c->queued -= client_queued(cl);
 	cl->outlen = cl->outoff = 0;
+	out_release(c, cl);
 }
 
 static void
@@ -92,6 +117,7 @@ static void
 client_drop(struct control *c, int i)
 {
 	client_discard(c, c->clients[i]);
+	c->freed += c->clients[i]->outcap;
 	client_free(c->clients[i]);
 	c->clients[i] = c->clients[--c->nclients];
 	c->clients[c->nclients] = NULL;
@@ -644,6 +670,7 @@ write_client(struct control *c, struct client *cl, uint64_t now)
 	}
 	cl->outoff = cl->outlen = 0;
 	cl->out_ns = now;
+	out_release(c, cl);
 }
 
 /* Rounds of one request per client, root's clients first, the others from
@@ -749,6 +776,10 @@ control_dispatch(struct control *c, const struct pollfd *pfd, int n)
 	}
 	if (n > 0 && (pfd[0].revents & POLLIN))
 		accept_clients(c, now);
+	if (c->freed >= CONTROL_TRIM_BYTES) {
+		malloc_trim(0);
+		c->freed = 0;
+	}
 }
 
 void

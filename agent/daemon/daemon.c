@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <malloc.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -382,29 +383,24 @@ free_retired(struct daemon *d)
 		}
 }
 
-/* This thread's CPU time: a period's own work, whatever else the host
- * runs (wall time is not, on a busy host). */
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define DAEMON_BIG_PLAN 4096         /* actions: 3.3 MB of plan */
 
 int
 daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 {
 	struct agent_step_stats st;
 
-	uint64_t t0 = llcd_mono_ns(), c0 = thread_cpu_ns();
+	uint64_t t0 = llcd_mono_ns(), c0 = llcd_thread_cpu_ns();
 	d->now_ns = now_ns;
 	if (d->be.hooks->tick)
 		d->be.hooks->tick(d->be.ctx, now_ns);
 	int rc = agent_loop_step(d->loop, now_ns, &st, err);
-	d->cost.period_cpu_ns[d->cost.nperiod % STEP_HIST] = thread_cpu_ns() - c0;
+	/* the period after a big plan (the first, which pins every vCPU)
+	 * shrank its room (policy_plan_clear): the freed memory goes back */
+	if (d->cost.big_plan)
+		malloc_trim(0);
+	d->cost.big_plan = rc == 0 && st.actions > DAEMON_BIG_PLAN;
+	d->cost.period_cpu_ns[d->cost.nperiod % STEP_HIST] = llcd_thread_cpu_ns() - c0;
 	d->cost.period_ns[d->cost.nperiod++ % STEP_HIST] = llcd_mono_ns() - t0;
 	d->obs_gen++;
 	free_retired(d);
@@ -780,6 +776,12 @@ daemon_run(struct daemon *d)
 {
 	uint64_t period = (uint64_t)d->cfg.period_ms * 1000000ull, next = llcd_mono_ns(), ended = 0;
 	struct llcd_err err;
+
+	/* allocations of 256 KiB and more (replies, a first plan) are mapped
+	 * and unmapped whole: glibc's default threshold rises to the largest
+	 * freed one (up to 32 MiB), after which such buffers stay in the
+	 * heap when freed */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 
 	while (!d->stop) {
 		uint64_t now = llcd_mono_ns();

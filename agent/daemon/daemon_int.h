@@ -40,6 +40,7 @@ struct daemon_costs {
 	uint64_t period_ns[STEP_HIST];
 	uint64_t period_cpu_ns[STEP_HIST];      /* the same work in this thread's CPU time */
 	int nperiod;
+	bool big_plan;                  /* the last period's plan was big (DAEMON_BIG_PLAN) */
 };
 
 /* Isolation held and overlaps (daemon.c: daemon_step). */
