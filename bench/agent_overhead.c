@@ -707,8 +707,12 @@ main(int argc, char **argv)
 	    "observe_us", "policy_us", "apply_us", "ratio", "warm_act", "steady_act",
 	    bpf ? "  bpf_read_us bpf_prog_us   whole_us whole/base prog_ns/run runs/s obs_proc_us obs_bpf_us" : "",
 	    with_numad ? "  numad_ms/scan numad_us/thread" : "");
-	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-		int n = atoi(tok), nproc = (n + per_proc - 1) / per_proc;
+	/* the counts first: the code measured may use strtok() itself */
+	int counts[32], ncounts = 0;
+	for (char *tok = strtok(list, ","); tok && ncounts < 32; tok = strtok(NULL, ","))
+		counts[ncounts++] = atoi(tok);
+	for (int ci = 0; ci < ncounts; ci++) {
+		int n = counts[ci], nproc = (n + per_proc - 1) / per_proc;
 		pid_t *pids = calloc((size_t)nproc, sizeof(pid_t));
 		double b, lc, nm = 0, br = 0, bp = 0, bns = 0, brs = 0, op = 0, ob = 0;
 		int acts = 0, warm = 0, scans = 0;

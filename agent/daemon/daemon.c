@@ -391,24 +391,12 @@ free_retired(struct daemon *d)
 
 #define DAEMON_BIG_PLAN 4096         /* actions: 3.3 MB of plan */
 
-/* This thread's CPU time: a period's own work, whatever else the host
- * runs (wall time is not, on a busy host). */
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int
 daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 {
 	struct agent_step_stats st;
 
-	uint64_t t0 = llcd_mono_ns(), c0 = thread_cpu_ns();
+	uint64_t t0 = llcd_mono_ns(), c0 = llcd_thread_cpu_ns();
 	d->now_ns = now_ns;
 	if (d->be.hooks->tick)
 		d->be.hooks->tick(d->be.ctx, now_ns);
@@ -418,7 +406,7 @@ daemon_step(struct daemon *d, uint64_t now_ns, struct llcd_err *err)
 	if (d->cost.big_plan)
 		malloc_trim(0);
 	d->cost.big_plan = rc == 0 && st.actions > DAEMON_BIG_PLAN;
-	d->cost.period_cpu_ns[d->cost.nperiod % STEP_HIST] = thread_cpu_ns() - c0;
+	d->cost.period_cpu_ns[d->cost.nperiod % STEP_HIST] = llcd_thread_cpu_ns() - c0;
 	d->cost.period_ns[d->cost.nperiod++ % STEP_HIST] = llcd_mono_ns() - t0;
 	d->obs_gen++;
 	free_retired(d);

@@ -626,16 +626,6 @@ isolation_overlaps(struct agent_loop *l, struct agent_step_stats *st, struct llc
 	return n;
 }
 
-static uint64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int
 agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *st,
                 struct llcd_err *err)
@@ -648,14 +638,14 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	if (st == NULL)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	c0 = thread_cpu_ns();
+	c0 = llcd_thread_cpu_ns();
 	if (agent_obs_begin(l->obs, ncpus, err) < 0)
 		return -1;
 	if (l->ops->observe(l->ctx, now_ns, l->obs, err) < 0)
 		return llcd_err_prefix(err, "%s: observe", l->ops->name);
 	if (l->watch.observed)
 		l->watch.observed(l->watch.arg, l->obs);
-	c1 = thread_cpu_ns();
+	c1 = llcd_thread_cpu_ns();
 	st->observe_cpu_ns = c1 - c0;
 
 	memset(&in, 0, sizeof(in));
@@ -670,7 +660,7 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 	if (policy_step(l->state, &in, l->plan, err) < 0)
 		return llcd_err_prefix(err, "policy");
 	st->policy_wall_ns = llcd_mono_ns() - t0;
-	c0 = thread_cpu_ns();
+	c0 = llcd_thread_cpu_ns();
 	st->policy_cpu_ns = c0 - c1;
 
 	st->actions = l->plan->n;
@@ -680,7 +670,7 @@ agent_loop_step(struct agent_loop *l, uint64_t now_ns, struct agent_step_stats *
 		l->ops->applied(l->ctx);
 	if ((st->isolation_overlaps = isolation_overlaps(l, st, err)) < 0)
 		return -1;
-	st->apply_cpu_ns = thread_cpu_ns() - c0;
+	st->apply_cpu_ns = llcd_thread_cpu_ns() - c0;
 	return 0;
 }
 

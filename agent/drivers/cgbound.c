@@ -69,7 +69,8 @@ cgbound_mounts_read(const char *proc_root, struct cgbound_mounts *m, struct llcd
 		snprintf(path, sizeof(path), "%s/cgroup.controllers", m->v2);
 		if (llcd_read_small(path, ctl, sizeof(ctl)) == 0) {
 			ctl[strcspn(ctl, "\n")] = '\0';
-			for (char *tok = strtok(ctl, " "); tok; tok = strtok(NULL, " "))
+			char *save = NULL;      /* strtok_r: a caller's strtok() loop is not ours to reset */
+			for (char *tok = strtok_r(ctl, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
 				if (strcmp(tok, "cpuset") == 0)
 					m->v2_cpuset = 1;
 		}

@@ -145,7 +145,7 @@ rule_prefixes() {
 }
 
 rule_bpf() {
-	local src=$1 clang=$2 arch=$3 tmp out
+	local src=$1 clang=$2 arch=$3 tmp out sections
 	command -v unshare >/dev/null || fail "no unshare: install util-linux"
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' RETURN
@@ -161,7 +161,10 @@ rule_bpf() {
 		fail "the BPF object does not build without the host's BTF:"$'\n'"$out"
 	}
 	[ -z "$out" ] || fail "clang warned building the BPF object:"$'\n'"$out"
-	readelf -S "$tmp/tracer.bpf.o" | grep -q '\.BTF\.ext' ||
+	# the section list read whole first: grep -q leaving a pipe early would
+	# kill readelf with SIGPIPE, a failure under pipefail
+	sections=$(readelf -S "$tmp/tracer.bpf.o") || fail "readelf cannot read tracer.bpf.o"
+	grep -q '\.BTF\.ext' <<<"$sections" ||
 		fail "tracer.bpf.o has no .BTF.ext: no CO-RE relocations"
 	ok "tracer.bpf.o builds with /sys/kernel/btf hidden, with CO-RE relocations (.BTF.ext)"
 }

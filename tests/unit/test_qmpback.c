@@ -330,6 +330,24 @@ qmp_live(struct topo **t)
 	return l;
 }
 
+/* The QMP back-end on l watching the sockets tmp/sock/NAME.qmp (qc->socket_glob), with
+ * qc's other settings and a 300 ms timeout unless qc sets one. */
+static struct qmpback *
+qb_new(struct live *l, struct qmpback_config *qc)
+{
+	static char glob[600];
+	struct llcd_err e;
+	struct qmpback *q;
+
+	snprintf(glob, sizeof(glob), "%s/sock/*.qmp", tmp);
+	qc->socket_glob = glob;
+	if (qc->timeout_ms == 0)
+		qc->timeout_ms = 300;
+	if ((q = qmpback_new(l, qc, &e)) == NULL)
+		fail_msg("qmpback_new: %s", e.msg);
+	return q;
+}
+
 /* The well-behaved QEMU peer at sock/100.qmp, its two vCPU threads
  * spinning (sp) until spinners_stop(). */
 static void
@@ -354,7 +372,7 @@ spinners_stop(pthread_t sp[2])
 static void
 test_backend(void **state)
 {
-	char buf[1024], conf[512];
+	char buf[1024];
 	struct llcd_err e;
 	struct topo *t;
 	struct qmpback_stats st;
@@ -366,11 +384,9 @@ test_backend(void **state)
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock %s/pol", tmp, tmp);
 	assert_int_equal(system(buf), 0);
 	struct live *l = qmp_live(&t);
-	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
 	snprintf(buf, sizeof(buf), "%s/pol", tmp);
-	struct qmpback_config qc = { .socket_glob = conf, .policy_dir = buf, .timeout_ms = 300 };
-	struct qmpback *q = qmpback_new(l, &qc, &e);
-	assert_non_null(q);
+	struct qmpback_config qc = { .policy_dir = buf };
+	struct qmpback *q = qb_new(l, &qc);
 
 	/* a peer in the socket directory's place that is not a socket, and a
 	 * symlink to a real one: neither is connected */
@@ -476,8 +492,7 @@ event(struct peer *p, const char *name)
 static void
 test_hold(void **state)
 {
-	char buf[1024], conf[512];
-	struct llcd_err e;
+	char buf[1024];
 	struct topo *t;
 	struct qmpback_stats st;
 	struct peer good;
@@ -487,10 +502,8 @@ test_hold(void **state)
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
 	assert_int_equal(system(buf), 0);
 	struct live *l = qmp_live(&t);
-	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
-	struct qmpback_config qc = { .socket_glob = conf, .hold = true, .timeout_ms = 300 };
-	struct qmpback *q = qmpback_new(l, &qc, &e);
-	assert_non_null(q);
+	struct qmpback_config qc = { .hold = true };
+	struct qmpback *q = qb_new(l, &qc);
 	good_peer_start(&good, sp);
 	run_until(q, 1, 3000, &st);
 	assert_int_equal(st.vms, 1);
@@ -623,8 +636,7 @@ periods_until(struct qmpback *q, struct live *l, uint64_t key, int want, uint64_
 static void
 test_hotplug(void **state)
 {
-	char buf[1024], conf[512];
-	struct llcd_err e;
+	char buf[1024];
 	struct topo *t;
 	struct qmpback_stats st;
 	struct peer good;
@@ -635,10 +647,8 @@ test_hotplug(void **state)
 	snprintf(buf, sizeof(buf), "mkdir -p %s/sock", tmp);
 	assert_int_equal(system(buf), 0);
 	struct live *l = qmp_live(&t);
-	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
-	struct qmpback_config qc = { .socket_glob = conf, .timeout_ms = 300, .requery_ms = 100 };
-	struct qmpback *q = qmpback_new(l, &qc, &e);
-	assert_non_null(q);
+	struct qmpback_config qc = { .requery_ms = 100 };
+	struct qmpback *q = qb_new(l, &qc);
 	peer_start(&good, PEER_QEMU, "100.qmp");
 	good.slots = 3;                 /* -smp 2,maxcpus=3 */
 	named_start(&cpu[0], "CPU 0/TCG", &good.tids[0]);
@@ -855,9 +865,8 @@ flipper_main(void *arg)
 static void
 test_symlink_race(void **state)
 {
-	char buf[1024], conf[512];
+	char buf[1024];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct llcd_err e;
 	struct topo *t;
 	struct qmpback_stats st;
 	struct outside o = { 0 };
@@ -875,10 +884,8 @@ test_symlink_race(void **state)
 	snprintf(f.dir, sizeof(f.dir), "%s/sock", tmp);
 	assert_int_equal(pthread_create(&f.th, NULL, flipper_main, &f), 0);
 	struct live *l = qmp_live(&t);
-	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
-	struct qmpback_config qc = { .socket_glob = conf, .timeout_ms = 300 };
-	struct qmpback *q = qmpback_new(l, &qc, &e);
-	assert_non_null(q);
+	struct qmpback_config qc = { 0 };
+	struct qmpback *q = qb_new(l, &qc);
 	log_set_sink(log_discard, NULL);
 	uint64_t end = llcd_mono_ns() + 4000000000ull;
 	while (llcd_mono_ns() < end) {
@@ -911,8 +918,7 @@ test_symlink_race(void **state)
 static void
 test_flip_flood(void **state)
 {
-	char buf[1024], conf[512], name[256], a[256];
-	struct llcd_err e;
+	char buf[1024], name[256], a[256];
 	struct topo *t;
 	struct qmpback_stats st;
 	struct peer garbage;
@@ -921,10 +927,8 @@ test_flip_flood(void **state)
 	assert_int_equal(system(buf), 0);
 	peer_start(&garbage, PEER_GARBAGE, ".s");
 	struct live *l = qmp_live(&t);
-	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
-	struct qmpback_config qc = { .socket_glob = conf, .timeout_ms = 300 };
-	struct qmpback *q = qmpback_new(l, &qc, &e);
-	assert_non_null(q);
+	struct qmpback_config qc = { 0 };
+	struct qmpback *q = qb_new(l, &qc);
 	snprintf(name, sizeof(name), "%s/sock/777.qmp", tmp);
 	snprintf(a, sizeof(a), "%s/sock/.a", tmp);
 	snprintf(line_match, sizeof(line_match), "777.qmp");
@@ -963,7 +967,7 @@ test_flip_flood(void **state)
 static void
 test_policy_symlink(void **state)
 {
-	char buf[1024], conf[512], pol[512], want[700];
+	char buf[1024], pol[512], want[700];
 	struct llcd_err e;
 	struct topo *t;
 	struct qmpback_stats st;
@@ -976,11 +980,9 @@ test_policy_symlink(void **state)
 	    "chmod 0600 %s/shadow && ln -s %s/shadow %s/pol/100.xml", tmp, tmp, tmp, tmp, tmp, tmp);
 	assert_int_equal(system(buf), 0);
 	struct live *l = qmp_live(&t);
-	snprintf(conf, sizeof(conf), "%s/sock/*.qmp", tmp);
 	snprintf(pol, sizeof(pol), "%s/pol", tmp);
-	struct qmpback_config qc = { .socket_glob = conf, .policy_dir = pol, .timeout_ms = 300 };
-	struct qmpback *q = qmpback_new(l, &qc, &e);
-	assert_non_null(q);
+	struct qmpback_config qc = { .policy_dir = pol };
+	struct qmpback *q = qb_new(l, &qc);
 	good_peer_start(&good, sp);
 	run_until(q, 1, 3000, &st);
 	assert_int_equal(st.vms, 1);
