@@ -70,12 +70,17 @@ h_new(const char *topology)
 }
 
 static inline void
+h_dom_free(struct h_dom *d)
+{
+	free(d->s);
+	free(d->demand);
+}
+
+static inline void
 h_free(struct harness *h)
 {
-	for (int i = 0; i < h->ndom; i++) {
-		free(h->dom[i].s);
-		free(h->dom[i].demand);
-	}
+	for (int i = 0; i < h->ndom; i++)
+		h_dom_free(&h->dom[i]);
 	policy_plan_free(h->plan);
 	policy_state_free(h->st);
 	topo_free(h->topo);

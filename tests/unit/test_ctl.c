@@ -232,6 +232,15 @@ srv_teardown(void **state)
 	return 0;
 }
 
+/* A client's end: its reader reset, its connection closed; rc returned. */
+static int
+hang_up(struct ctl_reader *r, int fd, int rc)
+{
+	ctl_reader_reset(r);
+	close(fd);
+	return rc;
+}
+
 /* Send one request and collect frames until END; returns END's result. */
 static int
 request(const char *path, uint16_t type, const char *json, char *data, size_t datalen, char *error,
@@ -261,9 +270,7 @@ request(const char *path, uint16_t type, const char *json, char *data, size_t da
 		}
 		ctl_reader_next(&r);
 	}
-	ctl_reader_reset(&r);
-	close(fd);
-	return result;
+	return hang_up(&r, fd, result);
 }
 
 static void
@@ -673,9 +680,7 @@ ping_soon(struct srv *s, int unused)
 		rc = 0;
 	else
 		rc = 21;
-	ctl_reader_reset(&r);
-	close(fd);
-	return rc;
+	return hang_up(&r, fd, rc);
 }
 
 /* Two member uids fill 16 connections each with a big reply they never
@@ -1071,22 +1076,25 @@ test_server_unlinks_only_its_own(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A test of the control server, on srv_setup's server in a fresh directory. */
+#define SRV_TEST(f) cmocka_unit_test_setup_teardown(f, srv_setup, srv_teardown)
+
 TEST_MAIN(
 	cmocka_unit_test(test_hdr_roundtrip),
 	cmocka_unit_test(test_reader_split_and_batched),
-	cmocka_unit_test_setup_teardown(test_server_requests, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_hostile_frames, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_nonroot_refused, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_events_and_slow_reader, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_half_close, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_root_slots, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_hangup_deferred, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_hangup_blocked, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_queue_share, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_request_deadline, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
+	SRV_TEST(test_server_requests),
+	SRV_TEST(test_server_hostile_frames),
+	SRV_TEST(test_server_nonroot_refused),
+	SRV_TEST(test_server_events_and_slow_reader),
+	SRV_TEST(test_server_half_close),
+	SRV_TEST(test_server_root_slots),
+	SRV_TEST(test_server_idle_timeout),
+	SRV_TEST(test_server_hangup_deferred),
+	SRV_TEST(test_server_hangup_blocked),
+	SRV_TEST(test_server_queue_share),
+	SRV_TEST(test_server_request_deadline),
+	SRV_TEST(test_server_backpressure),
 	cmocka_unit_test(test_server_budget),
 	cmocka_unit_test(test_server_deferred),
-	cmocka_unit_test_setup_teardown(test_server_single_instance, srv_setup, srv_teardown),
+	SRV_TEST(test_server_single_instance),
 	cmocka_unit_test(test_server_unlinks_only_its_own))

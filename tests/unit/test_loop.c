@@ -144,17 +144,27 @@ static const struct agent_ops fake_ops = {
 	.name = "fake", .observe = fake_observe, .apply = fake_apply, .report = fake_report,
 };
 
+/* A loop of period 100 ms over ops and ctx on t with the default host
+ * knobs, counters as given; fails the test when it cannot be made. */
 static struct agent_loop *
-loop_for(struct fake *f, const struct topo *t)
+new_loop(const struct agent_ops *ops, void *ctx, const struct topo *t, bool counters)
 {
 	struct policy_host host;
 	struct llcd_err err;
 
 	policy_host_defaults(&host, t);
-	f->t = t;
-	struct agent_loop *l = agent_loop_new(&fake_ops, f, &host, 100000000ull, &err);
-	assert_non_null(l);
+	host.counters = counters;
+	struct agent_loop *l = agent_loop_new(ops, ctx, &host, 100000000ull, &err);
+	if (l == NULL)
+		fail_msg("agent_loop_new: %s", err.msg);
 	return l;
+}
+
+static struct agent_loop *
+loop_for(struct fake *f, const struct topo *t)
+{
+	f->t = t;
+	return new_loop(&fake_ops, f, t, false);
 }
 
 /* Both can be pinned: the shared domain is narrowed before the isolated
@@ -356,23 +366,19 @@ trial_report(void *ctx, const struct policy_action *a, enum agent_result r, cons
 }
 
 static const struct agent_ops trial_ops = {
-	.name = "fake", .observe = trial_observe, .apply = trial_apply, .report = trial_report,
+	.name = "fake",
+	.observe = trial_observe,
+	.apply = trial_apply,
+	.report = trial_report,
 };
 
 static struct agent_loop *
 trial_loop(struct trial *f, const struct topo *t)
 {
-	struct policy_host host;
-	struct llcd_err err;
-
 	memset(f, 0, sizeof(*f));
 	f->stream_llc = -1;
 	f->t = t;
-	policy_host_defaults(&host, t);
-	host.counters = true;
-	struct agent_loop *l = agent_loop_new(&trial_ops, f, &host, 100000000ull, &err);
-	assert_non_null(l);
-	return l;
+	return new_loop(&trial_ops, f, t, true);
 }
 
 static void

@@ -39,6 +39,7 @@
 #include "qmpback.h"
 #include "topo.h"
 #include "topo_hwloc.h"
+#include "test_file.h"
 
 static char tmp[64];
 
@@ -70,18 +71,14 @@ get(const char *rel, char *buf, size_t len)
 static int
 setup_tmp(void **state)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/test_qmpback.XXXXXX");
-	assert_non_null(mkdtemp(tmp));
+	test_tmpdir(tmp, sizeof(tmp), "test_qmpback");
 	return 0;
 }
 
 static int
 teardown_tmp(void **state)
 {
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_rmtree(tmp);
 }
 
 /* ---- cgcpuset ---------------------------------------------------------- */
@@ -315,6 +312,18 @@ run_until(struct qmpback *q, int n, int ms, struct qmpback_stats *st)
 	qmpback_stats(q, st);
 }
 
+/* Run the back-end for up to 0.5 s, until *count (one of st's counters)
+ * reaches want. */
+static void
+handle_until(struct qmpback *q, struct qmpback_stats *st, const uint64_t *count, uint64_t want)
+{
+	for (int i = 0; i < 50 && *count < want; i++) {
+		usleep(10000);
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, st);
+	}
+}
+
 /* A dry-run back-end over no hypervisor (the QMP back-end adds the VMs)
  * on a host of two 1-PU LLCs, *t. */
 static struct live *
@@ -510,19 +519,11 @@ test_hold(void **state)
 	assert_true(good.conn >= 0);            /* held */
 
 	event(&good, "STOP");
-	for (int i = 0; i < 50 && st.events < 1; i++) {
-		usleep(10000);
-		qmpback_handle(q, llcd_mono_ns());
-		qmpback_stats(q, &st);
-	}
+	handle_until(q, &st, &st.events, 1);
 	assert_int_equal(st.events, 1);
 	assert_int_equal(st.vms, 1);            /* paused: still placed */
 	event(&good, "SHUTDOWN");
-	for (int i = 0; i < 50 && st.vms > 0; i++) {
-		usleep(10000);
-		qmpback_handle(q, llcd_mono_ns());
-		qmpback_stats(q, &st);
-	}
+	run_until(q, 0, 500, &st);
 	assert_int_equal(st.vms, 0);
 	assert_int_equal(live_domains(l, &key, 1), 0);
 	event(&good, "RESUME");
@@ -534,11 +535,7 @@ test_hold(void **state)
 	/* a device event (device_add / device_del of any device): QMP is
 	 * read again on the held connection, the VM kept */
 	event(&good, "DEVICE_DELETED");
-	for (int i = 0; i < 50 && st.rereads < 1; i++) {
-		usleep(10000);
-		qmpback_handle(q, llcd_mono_ns());
-		qmpback_stats(q, &st);
-	}
+	handle_until(q, &st, &st.rereads, 1);
 	assert_int_equal(st.requeries, 1);
 	assert_int_equal(st.rereads, 1);
 	assert_int_equal(st.connects, 1);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "safefile.h"
+#include "test_file.h"
 #include "test_main.h"
 
 static char top[64];
@@ -55,18 +56,14 @@ put(const char *rel, const char *text, mode_t mode)
 static int
 setup(void **state)
 {
-	snprintf(top, sizeof(top), "/tmp/test_safefile.XXXXXX");
-	assert_non_null(mkdtemp(top));
+	test_tmpdir(top, sizeof(top), "test_safefile");
 	return 0;
 }
 
 static int
 teardown(void **state)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	return system(cmd) == 0 ? 0 : -1;
+	return test_rmtree(top);
 }
 
 /* Which directories are used, which refused, and the reasons. */
