@@ -232,6 +232,29 @@ srv_teardown(void **state)
 	return 0;
 }
 
+/* The first frame of a reply on fd, into r (initialised here); fails the
+ * test unless one comes. */
+static void
+first_frame(int fd, struct ctl_reader *r)
+{
+	struct llcd_err err;
+
+	ctl_reader_init(r, CTL_MAX_REPLY);
+	if (ctl_recv(fd, r, &err) != 1)
+		fail_msg("no reply frame: %s", err.msg);
+}
+
+/* The frame on fd after the one r holds; fails the test unless one comes. */
+static void
+next_frame(int fd, struct ctl_reader *r)
+{
+	struct llcd_err err;
+
+	ctl_reader_next(r);
+	if (ctl_recv(fd, r, &err) != 1)
+		fail_msg("no next frame: %s", err.msg);
+}
+
 /* A client's end: its reader reset, its connection closed; rc returned. */
 static int
 hang_up(struct ctl_reader *r, int fd, int rc)
@@ -310,8 +333,7 @@ test_server_hostile_frames(void **state)
 	ctl_hdr_encode(&h, hdr);
 	int fd = ctl_connect(s->path, &err);
 	assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_END);
 	assert_int_equal(r.hdr.result, CTL_E_TOOBIG);
 	ctl_reader_next(&r);
@@ -402,8 +424,7 @@ test_server_events_and_slow_reader(void **state)
 	pthread_mutex_lock(&s->mu);
 	control_broadcast(s->c, ev);
 	pthread_mutex_unlock(&s->mu);
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	assert_string_equal((char *)r.payload, "{\"event\":\"pin\"}");
 	ctl_reader_next(&r);
@@ -448,17 +469,14 @@ test_server_half_close(void **state)
 	assert_int_equal(ctl_send(fd, CTL_PING, 9, NULL, &err), 0);
 	assert_int_equal(ctl_send(fd, CTL_DOMINFO, 10, "{}", &err), 0);
 	assert_int_equal(shutdown(fd, SHUT_WR), 0);
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	assert_string_equal((char *)r.payload, "{\"version\":\"test\"}");
-	ctl_reader_next(&r);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	next_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_END);
 	assert_int_equal(r.hdr.seq, 9);
 	assert_int_equal(r.hdr.result, CTL_OK);
-	ctl_reader_next(&r);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	next_frame(fd, &r);
 	assert_int_equal(r.hdr.seq, 10);
 	assert_int_equal(r.hdr.result, CTL_E_INVAL);
 	ctl_reader_next(&r);
@@ -808,8 +826,7 @@ test_server_request_deadline(void **state)
 	double s_after = (double)(llcd_mono_ns() - t0) / 1e9;
 	print_message("closed after %.2f s (deadline 0.5 s)\n", s_after);
 	assert_true(s_after < 2.0);
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.result, CTL_E_PROTO);
 	assert_string_equal((char *)r.payload, "{\"error\":\"request not complete within 500 ms of its first byte\"}");
 	ctl_reader_next(&r);
@@ -823,8 +840,7 @@ test_server_request_deadline(void **state)
 		assert_int_equal(send(fd, hdr + i, 1, MSG_NOSIGNAL), 1);
 		usleep(5000);
 	}
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	ctl_reader_reset(&r);
 	close(fd);
@@ -971,13 +987,11 @@ test_server_deferred(void **state)
 	json_object_object_add(reply, "answer", json_object_new_int(42));
 	assert_int_equal(control_answer(s.c, s.deferred_client, 7, CTL_OK, reply, NULL), 0);
 	assert_int_equal(control_answer(s.c, s.deferred_client, 7, CTL_OK, NULL, NULL), -1);  /* once */
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	assert_int_equal(r.hdr.seq, 7);
 	assert_non_null(strstr((const char *)r.payload, "\"answer\":42"));
-	ctl_reader_next(&r);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	next_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_END);
 	assert_int_equal(r.hdr.result, CTL_OK);
 	ctl_reader_next(&r);

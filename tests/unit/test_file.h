@@ -73,4 +73,24 @@ test_rmtree(const char *dir)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A test run in a scratch directory of its own: TEST_IN_TMPDIR(test, dir),
+ * dir a char[TEST_TMPDIR_LEN] that holds the directory's path while the
+ * test runs (cmocka's initial state; the setup makes the directory, the
+ * teardown removes it with all below it). */
+#define TEST_TMPDIR_LEN 64
+#define TEST_IN_TMPDIR(f, dir) cmocka_unit_test_prestate_setup_teardown(f, test_tmpdir_setup, test_tmpdir_teardown, dir)
+
+static inline int
+test_tmpdir_setup(void **state)
+{
+	test_tmpdir(*state, TEST_TMPDIR_LEN, "llcd-test");
+	return 0;
+}
+
+static inline int
+test_tmpdir_teardown(void **state)
+{
+	return test_rmtree(*state);
+}
+
 #endif

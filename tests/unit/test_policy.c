@@ -600,16 +600,11 @@ bw_rate(const struct harness *h, int dom, int v)
 	return n > 1 ? 0.4 : 1.0;
 }
 
-/* The domain's memory bytes in a period, as resctrl would count them:
- * 20 GB/s per busy vCPU times its bw_rate. */
+/* The domain's memory bytes in a period at its busy vCPUs' bw_rate. */
 static double
 bw_mbm(const struct harness *h, int dom)
 {
-	double b = 0;
-	for (int u = 0; u < h->dom[dom].in.nvcpus; u++)
-		if (h->dom[dom].demand[u] >= 0.5)
-			b += 20e9 * bw_rate(h, dom, u) * (double)h->period / 1e9;
-	return b;
+	return h_busy_mbm(h, dom, bw_rate);
 }
 
 static bool stream_mbm;         /* run_stream: bandwidth monitoring on */

@@ -41,7 +41,7 @@
 #include "topo_hwloc.h"
 #include "test_file.h"
 
-static char tmp[64];
+static char tmp[TEST_TMPDIR_LEN];
 
 static void
 put(const char *rel, const char *text)
@@ -66,19 +66,6 @@ get(const char *rel, char *buf, size_t len)
 	assert_non_null(fgets(buf, (int)len, f));
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
-}
-
-static int
-setup_tmp(void **state)
-{
-	test_tmpdir(tmp, sizeof(tmp), "test_qmpback");
-	return 0;
-}
-
-static int
-teardown_tmp(void **state)
-{
-	return test_rmtree(tmp);
 }
 
 /* ---- cgcpuset ---------------------------------------------------------- */
@@ -378,6 +365,18 @@ spinners_stop(pthread_t sp[2])
 	pthread_join(sp[1], NULL);
 }
 
+/* The end of a test of q on l (host t) with good_peer_start's peer: all
+ * stopped and freed. */
+static void
+good_done(struct qmpback *q, struct peer *good, pthread_t sp[2], struct live *l, struct topo *t)
+{
+	qmpback_free(q);
+	peer_stop(good);
+	spinners_stop(sp);
+	live_free(l);
+	topo_free(t);
+}
+
 static void
 test_backend(void **state)
 {
@@ -541,12 +540,7 @@ test_hold(void **state)
 	assert_int_equal(st.connects, 1);
 	assert_int_equal(st.vms_added, 2);
 	assert_int_equal(st.vms, 1);
-
-	qmpback_free(q);
-	peer_stop(&good);
-	spinners_stop(sp);
-	live_free(l);
-	topo_free(t);
+	good_done(q, &good, sp, l, t);
 }
 
 /* A thread of this process named as QEMU names a vCPU thread
@@ -787,11 +781,7 @@ test_dir_refused(void **state)
 	qmpback_handle(q, llcd_mono_ns() + 6000000000ull);     /* the next rescan */
 	run_until(q, 1, 3000, &st);
 	assert_int_equal(st.vms, 1);
-	qmpback_free(q);
-	peer_stop(&good);
-	spinners_stop(sp);
-	live_free(l);
-	topo_free(t);
+	good_done(q, &good, sp, l, t);
 }
 
 /* an "outside" QEMU: a listening socket outside the glob that counts the
@@ -1001,27 +991,23 @@ test_policy_symlink(void **state)
 	assert_null(qmpback_new(l, &qc, &e));
 	assert_non_null(strstr(e.msg, "policy-dir: directory "));
 	assert_non_null(strstr(e.msg, "is writable by others"));
-	qmpback_free(q);
-	peer_stop(&good);
-	spinners_stop(sp);
-	live_free(l);
-	topo_free(t);
+	good_done(q, &good, sp, l, t);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_cgcpuset, setup_tmp, teardown_tmp),
+		TEST_IN_TMPDIR(test_cgcpuset, tmp),
 		cmocka_unit_test(test_expand),
 		/* first: the refusals of the others would use up the log's burst */
-		cmocka_unit_test_setup_teardown(test_flip_flood, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_backend, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_hold, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_hotplug, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_dir_refused, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_symlink_race, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_policy_symlink, setup_tmp, teardown_tmp),
+		TEST_IN_TMPDIR(test_flip_flood, tmp),
+		TEST_IN_TMPDIR(test_backend, tmp),
+		TEST_IN_TMPDIR(test_hold, tmp),
+		TEST_IN_TMPDIR(test_hotplug, tmp),
+		TEST_IN_TMPDIR(test_dir_refused, tmp),
+		TEST_IN_TMPDIR(test_symlink_race, tmp),
+		TEST_IN_TMPDIR(test_policy_symlink, tmp),
 	};
 	log_init(true, 0);
 	signal(SIGPIPE, SIG_IGN);       /* the peers write to connections llcd closed */
