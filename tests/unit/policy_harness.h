@@ -146,6 +146,16 @@ h_annot(enum policy_mode mode, enum policy_isolation iso)
 	return a;
 }
 
+/* h_add with h_annot's annotation of mode and isolation (no groups). */
+static inline int
+h_add_mode(struct harness *h, const char *name, int nvcpus, int dies, int cores, int threads,
+           enum policy_mode mode, enum policy_isolation iso)
+{
+	struct policy_annotation a = h_annot(mode, iso);
+
+	return h_add(h, name, nvcpus, dies, cores, threads, &a);
+}
+
 /* h_annot() with topology="match": guest die i on host LLC i. */
 static inline struct policy_annotation
 h_match(enum policy_mode mode, enum policy_isolation iso)
