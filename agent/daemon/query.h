@@ -75,7 +75,8 @@ struct agent_vcpu_info {
 	struct cpuset affinity;         /* the kernel's, as last read */
 	struct cpuset pinned_by_llcd;   /* empty: llcd holds no pin */
 	int socket, die, cluster, core, thread;    /* guest position */
-	char qmp[128];                  /* a cross-check of the position; "" none */
+	struct agent_facts facts;       /* the rest (a cross-check of the
+	                                 * position), shown after it */
 };
 
 /* What a back-end knows of one domain (llcctl dominfo, vcpuinfo, list):
@@ -103,7 +104,6 @@ struct agent_dominfo {
 	char rule_match[POLICYRULE_TEXT];       /* its MATCHes */
 	bool have_guest_topo;
 	struct policy_guest_topo guest;
-	bool have_qmp;                  /* the vCPUs' qmp fields are filled */
 	int nvcpu_info;                 /* entries in vcpus (malloc'd); -1: the
 	                                 * back-end does not list vCPU threads */
 	struct agent_vcpu_info *vcpus;
