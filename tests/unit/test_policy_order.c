@@ -222,12 +222,10 @@ static void
 test_reserved_emulator_not_held(void **state)
 {
 	struct harness *h = h_new("pack:1 l3:2 core:4 pu:2");
-	struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
-	struct policy_annotation shr = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 
 	assert_int_equal(cpuset_parse(&h->host.reserved, "0", NULL), 0);
-	h_add(h, "shared", 4, 1, 4, 1, &shr);
-	h_add(h, "iso", 2, 1, 2, 1, &iso);
+	h_add_mode(h, "shared", 4, 1, 4, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	h_add_mode(h, "iso", 2, 1, 2, 1, POLICY_MODE_STATIC, POLICY_ISO_CORE);
 	for (int step = 0; step < 3; step++) {
 		assert_int_equal(h_step(h), 0);
 		assert_int_equal(h->between, 0);
