@@ -350,10 +350,11 @@ bpf_stats_enable(int on)
 /* Every stand-in vCPU registered; per period: read each thread through the
  * mapping and drain the edges (CPU time per thread per period, like the
  * baseline). *prog_us: the programs' run time per thread per second over
- * bpf_s seconds of real time, *prog_ns_run: per program run. */
+ * bpf_s seconds of real time, *prog_ns_run: per program run, *wake_ns_run:
+ * per run of the wakeup program alone. */
 static double
 bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_s, double *prog_us,
-          double *prog_ns_run, double *runs_per_s)
+          double *prog_ns_run, double *wake_ns_run, double *runs_per_s)
 {
 	struct tracer_prog_stats a, b;
 	struct tracer_sample smp;
@@ -411,6 +412,11 @@ bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_
 	*prog_ns_run = b.run_cnt > a.run_cnt ?
 	    (double)(b.run_time_ns - a.run_time_ns) / (double)(b.run_cnt - a.run_cnt) : 0;
 	*runs_per_s = (double)(b.run_cnt - a.run_cnt) / ((double)w0 / 1e9);
+	*wake_ns_run = 0;
+	for (int i = 0; i < b.nprogs; i++)
+		if (strcmp(b.prog[i].name, "llcd_waking") == 0 && b.prog[i].run_cnt > a.prog[i].run_cnt)
+			*wake_ns_run = (double)(b.prog[i].run_time_ns - a.prog[i].run_time_ns) /
+			    (double)(b.prog[i].run_cnt - a.prog[i].run_cnt);
 	for (int p = 0; p < nproc; p++)
 		tracer_domain_remove(tr, doms[p]);
 	free(doms);
@@ -705,7 +711,7 @@ main(int argc, char **argv)
 	    bpf ? "; whole: llcd + the programs' run time (bpf_prog), whole/base its ratio to the baseline" : "");
 	printf("%8s %6s %12s %10s %10s %10s %10s %8s %9s %10s%s%s\n", "threads", "procs", "baseline_us", "llcd_us",
 	    "observe_us", "policy_us", "apply_us", "ratio", "warm_act", "steady_act",
-	    bpf ? "  bpf_read_us bpf_prog_us   whole_us whole/base prog_ns/run runs/s obs_proc_us obs_bpf_us" : "",
+	    bpf ? "  bpf_read_us bpf_prog_us   whole_us whole/base prog_ns/run wake_ns/run runs/s obs_proc_us obs_bpf_us" : "",
 	    with_numad ? "  numad_ms/scan numad_us/thread" : "");
 	/* the counts first: the code measured may use strtok() itself */
 	int counts[32], ncounts = 0;
@@ -714,7 +720,7 @@ main(int argc, char **argv)
 	for (int ci = 0; ci < ncounts; ci++) {
 		int n = counts[ci], nproc = (n + per_proc - 1) / per_proc;
 		pid_t *pids = calloc((size_t)nproc, sizeof(pid_t));
-		double b, lc, nm = 0, br = 0, bp = 0, bns = 0, brs = 0, op = 0, ob = 0;
+		double b, lc, nm = 0, br = 0, bp = 0, bns = 0, wns = 0, brs = 0, op = 0, ob = 0;
 		int acts = 0, warm = 0, scans = 0;
 		struct phases ph;
 		for (int p = 0; p < nproc; p++) {
@@ -735,7 +741,7 @@ main(int argc, char **argv)
 				fprintf(stderr, "--sampler bpf: %s\n", e.msg);
 				return 1;
 			}
-			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &brs);
+			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &wns, &brs);
 			tracer_free(tr);
 			op = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_PROC);
 			ob = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_BPF);
@@ -745,8 +751,8 @@ main(int argc, char **argv)
 		printf("%8d %6d %12.3f %10.3f %10.3f %10.3f %10.3f %8.3f %9d %10d", n, nproc, b, lc, ph.observe, ph.policy,
 		    ph.apply, lc / b, warm, acts);
 		if (bpf)
-			printf("  %11.3f %11.3f %10.3f %10.3f %11.1f %6.0f %11.3f %10.3f", br, bp, lc + bp, (lc + bp) / b, bns,
-			    brs, op, ob);
+			printf("  %11.3f %11.3f %10.3f %10.3f %11.1f %11.1f %6.0f %11.3f %10.3f", br, bp, lc + bp, (lc + bp) / b,
+			    bns, wns, brs, op, ob);
 		if (with_numad)
 			printf("  %13.2f %15.3f", nm, nm >= 0 ? nm * 1000.0 / n : -1);
 		printf("\n");

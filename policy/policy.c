@@ -4,6 +4,7 @@
  * placement.c, groups.c, steer.c and benefit.c, which share policy_int.h).
  */
 #include "policy_int.h"
+#include "alloc.h"
 #include "names.h"
 
 #include <limits.h>
@@ -15,11 +16,7 @@
 
 /* --- plan --------------------------------------------------------------- */
 
-struct policy_plan *
-policy_plan_new(void)
-{
-	return calloc(1, sizeof(struct policy_plan));
-}
+LLCD_DEFINE_NEW(policy_plan_new, struct policy_plan)
 
 void
 policy_plan_free(struct policy_plan *p)

@@ -7,30 +7,31 @@
  * For the threads llcd registered (tid_slot -> slot in the mmap'ed threads
  * array):
  *   llcd_sample    a syscall program llcd runs once a period (one
- *                  BPF_PROG_TEST_RUN): for every slot in use whose thread
- *                  may have run since the last run, the task looked up by
- *                  TID (bpf_task_from_pid) and the kernel's own cumulative
- *                  figures copied into the slot: on-CPU time
+ *                  BPF_PROG_TEST_RUN): for every slot in use, the kernel's
+ *                  own cumulative figures of its thread copied into the
+ *                  slot when they changed: on-CPU time
  *                  (se.sum_exec_runtime), run delay (sched_info.run_delay:
  *                  runnable but waiting) and the CPU it is on or last ran
- *                  on. /proc's schedstat shows the same numbers. A thread
- *                  that slept through the period (not woken, and not
- *                  runnable at the last copy) has the same figures as at
- *                  the last copy, so it is not looked up: an idle vCPU
- *                  costs a test of two bits
- *   sched_waking   the wakee first: a tracked thread is marked woken (the
- *                  bit beside its tracked bit); then, when the waker is a
- *                  tracked vCPU thread and the wakee a vCPU thread of the
- *                  same QEMU process, one waker -> wakee edge; a wakeup
- *                  raised in interrupt context (timer, I/O completion) is
- *                  not an edge, since `current` there is whoever happened
- *                  to run
+ *                  on. /proc's schedstat shows the same numbers. The task
+ *                  is reached through a reference kept per slot (tasks:
+ *                  taken with bpf_task_from_pid at the slot's first copy,
+ *                  dropped when the slot is freed or its thread exited), so
+ *                  a period costs one read of each thread's on-CPU time
+ *                  (and queued state), no TID lookup; a thread that slept
+ *                  through the period (the same on-CPU time, not queued now
+ *                  nor at the last copy) is not written
+ *   sched_waking   the waker first: when it is a tracked vCPU thread (its
+ *                  tracked bit; `current`, whose TID is in cache) and the
+ *                  wakee a vCPU thread of the same QEMU process, one
+ *                  waker -> wakee edge; a wakeup raised in interrupt
+ *                  context (timer, I/O completion) is not an edge, since
+ *                  `current` there is whoever happened to run
  *   sched_process_exit  forget an exiting tracked thread (its TID may be
  *                  reused) and mark its slot exited
- * No program runs on a context switch. A wakeup whose wakee is not tracked
- * (nearly every one on a host) returns after one load of a bitmap; one of
- * a tracked thread by a timer (an idle vCPU's tick) after the mark and the
- * waker's test (the idle task: no load).
+ * No program runs on a context switch, and a wakeup touches nothing of the
+ * wakee unless its waker is tracked: one by the idle task (an idle vCPU's
+ * timer tick) returns on the TID 0 of `current`, one by an untracked task
+ * (nearly every other on a host) after one load of a bitmap.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -72,29 +73,25 @@ const volatile __s64 preempt_from_rq = 0;
 
 #define IRQ_BITS 0x00ff0100u    /* NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET */
 
-/* Two bits per possible TID (PID_MAX_LIMIT is 2^22 on 64-bit kernels), in
- * pairs of words: tid_bits[2 * (tid / 64)] has the tracked bit, set by
- * tracer.c at registration, cleared at removal and exit (untracked tasks,
- * nearly every wakeup on a host, cost one load of it and no map lookup);
- * the word after it the woken bit, set by llcd_waking for a tracked
- * wakee and cleared by llcd_sample when it copies the thread's figures
- * (the same cache line as the tracked bit). */
-__u64 tid_bits[TRACER_TID_LIMIT / 64 * 2];
+/* One bit per possible TID (PID_MAX_LIMIT is 2^22 on 64-bit kernels): the
+ * tracked bit, set by tracer.c at registration, cleared at removal and exit
+ * (untracked wakers, nearly every wakeup on a host, cost one load of it and
+ * no map lookup). */
+__u64 tid_bits[TRACER_TID_LIMIT / 64];
 /* TID -> slot + 1 (0: not tracked), written by tracer.c: one load instead
  * of a hash lookup for the tracked ones (8 MiB). */
 __u16 tid_slot[TRACER_TID_LIMIT];
 
-/* The index of tid's tracked word in tid_bits (the woken word is the
- * next). */
+/* The index of tid's word in tid_bits. */
 static __always_inline __u32
 bits_word(__u32 tid)
 {
-	__u32 w = (tid >> 6) << 1;
+	__u32 w = tid >> 6;
 
 	/* the mask bounds the index for the verifier; the empty asm keeps
 	 * clang from folding it into the range check */
 	asm volatile("" : "+r"(w));
-	w &= TRACER_TID_LIMIT / 64 * 2 - 2;
+	w &= TRACER_TID_LIMIT / 64 - 1;
 	return w;
 }
 
@@ -134,6 +131,7 @@ static __always_inline bool
 in_irq_context(void)
 {
 	struct task_struct *cur;
+	struct cfs_rq *cfs;
 	struct rq *rq;
 	__u32 pc = 0;
 
@@ -141,8 +139,13 @@ in_irq_context(void)
 		return false;
 	if (!bpf_core_field_exists(((struct sched_entity *)0)->cfs_rq))
 		return false;
+	/* direct loads through the BTF pointers (no helper call): both
+	 * lines are in cache, current's and its runqueue's */
 	cur = bpf_get_current_task_btf();
-	rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	cfs = cur->se.cfs_rq;
+	if (!cfs)
+		return false;
+	rq = cfs->rq;
 	if (!rq)
 		return false;
 	if (bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + preempt_from_rq) != 0)
@@ -206,27 +209,24 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(llcd_waking, struct task_struct *p)
 {
 	struct tracer_slot *wakee, *waker;
-	__u32 tid = (__u32)p->pid, w;
-	__u64 bit;
+	__u32 cur = (__u32)bpf_get_current_pid_tgid();
 
-	/* the wakee first: untracked for nearly every wakeup on a host */
-	if (tid == 0 || tid >= TRACER_TID_LIMIT)
+	/* the waker first: the idle task (TID 0: a timer tick on an idle
+	 * CPU) or untracked for nearly every wakeup on a host; nothing of
+	 * the wakee is read before */
+	if (cur == 0 || !maybe_tracked(cur))
 		return 0;
-	w = bits_word(tid);
-	bit = 1ull << (tid & 63);
-	if (!(tid_bits[w] & bit))
+	/* then interrupt context (a timer tick that came while a vCPU ran:
+	 * most wakeups by a tracked `current`), on lines in cache, before
+	 * the waker's slot and anything of the wakee */
+	if (in_irq_context())
 		return 0;
-	/* woken: llcd_sample copies its figures at its next run */
-	if (!(tid_bits[w + 1] & bit))
-		__sync_fetch_and_or(&tid_bits[w + 1], bit);
-	waker = slot_of((__u32)bpf_get_current_pid_tgid());
+	waker = slot_of(cur);
 	if (!waker || waker->vcpu < 0)
 		return 0;
-	wakee = slot_of(tid);
+	wakee = slot_of((__u32)p->pid);
 	if (!wakee || waker == wakee || wakee->vcpu < 0 ||
 	    waker->dom != wakee->dom || waker->dom_id != wakee->dom_id)
-		return 0;
-	if (in_irq_context())   /* last: the dearest test */
 		return 0;
 	count_edge(waker, wakee);
 	return 0;
@@ -243,6 +243,27 @@ task_cpu_of(struct task_struct *t)
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
+extern void bpf_rcu_read_lock(void) __ksym;
+extern void bpf_rcu_read_unlock(void) __ksym;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* Per slot, the address of its thread's task_struct, found by llcd_sample
+ * at the slot's first copy (tracer.c sets last_cpu to -1 at registration;
+ * the slot may be a reused one). Read back as a read-only pointer
+ * (bpf_rdonly_cast: every load of it is one the kernel's fault handler
+ * covers), and only while the slot's thread is registered and has not
+ * exited: sched_process_exit marks the slot exited before the task is
+ * released, and the task's memory is freed only after an RCU grace period
+ * from then, so a read under bpf_rcu_read_lock that still sees the slot not
+ * exited reads the live task. (A reference, a kptr, would need type tags in
+ * BTF that clang 14 does not emit.) Not mmap'ed: only the programs see the
+ * addresses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TRACER_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tasks SEC(".maps");
 
 /* Slots below this are looked at by llcd_sample (set by tracer.c). */
 __u32 nslots = 0;
@@ -262,45 +283,62 @@ queued(struct task_struct *t)
 	return true;
 }
 
-static long
-sample_one(__u32 i, void *ctx)
+/* The task's figures into the slot; hot: queued now, so that it is copied
+ * at the next run whatever its on-CPU time says (it may be waiting). */
+static __always_inline void
+copy_figures(struct tracer_slot *s, struct task_struct *t, bool hot)
 {
-	struct tracer_slot *s;
-	struct task_struct *t;
-	__u32 k = i, tid, w;
-	__u64 bit;
-	bool woken;
-
-	s = bpf_map_lookup_elem(&threads, &k);
-	if (!s)
-		return 1;
-	tid = s->tid;
-	if (tid == 0 || s->exited || tid >= TRACER_TID_LIMIT)
-		return 0;
-	/* not woken since the last copy and not runnable then: it has not
-	 * run, its figures are the ones in the slot (a sleeping task's CPU
-	 * changes only when it is woken) */
-	w = bits_word(tid);
-	bit = 1ull << (tid & 63);
-	woken = (tid_bits[w + 1] & bit) != 0;
-	if (!woken && !s->hot && s->last_cpu >= 0)
-		return 0;
-	if (woken)      /* cleared before the copy: a wakeup after it marks again */
-		__sync_fetch_and_and(&tid_bits[w + 1], ~bit);
-	t = bpf_task_from_pid((s32)tid);
-	if (!t)
-		return 0;
 	seq_bump(s);
 	s->runtime_ns = t->se.sum_exec_runtime;
 	s->delay_ns = t->sched_info.run_delay;
 	s->last_cpu = task_cpu_of(t);
 	seq_bump(s);
-	/* copied again next time if it may still run: queued (running or
-	 * runnable) now, or woken just now (the wakeup marks it before the
-	 * task is queued, so this copy may precede its run) */
-	s->hot = woken || queued(t);
+	s->hot = hot;
 	copied++;
-	bpf_task_release(t);
+}
+
+static long
+sample_one(__u32 i, void *ctx)
+{
+	struct tracer_slot *s;
+	struct task_struct *t;
+	__u64 *addr;
+	__u32 k = i, tid;
+	bool q;
+
+	s = bpf_map_lookup_elem(&threads, &k);
+	addr = bpf_map_lookup_elem(&tasks, &k);
+	if (!s || !addr)
+		return 1;
+	tid = s->tid;
+	if (tid == 0 || tid >= TRACER_TID_LIMIT)
+		return 0;
+	if (s->last_cpu < 0 || *addr == 0) {
+		/* registered since the last run, or not found then: looked up
+		 * by TID, copied, its address kept */
+		if (s->exited)
+			return 0;
+		t = bpf_task_from_pid((s32)tid);
+		if (!t)
+			return 0;
+		copy_figures(s, t, queued(t));
+		*addr = (__u64)t;
+		bpf_task_release(t);
+		return 0;
+	}
+	bpf_rcu_read_lock();
+	/* exited read inside the read-side section: see tasks above */
+	if (!*(volatile __u32 *)&s->exited) {
+		t = bpf_rdonly_cast((void *)*addr, bpf_core_type_id_kernel(struct task_struct));
+		/* the same on-CPU time, not queued now nor at the last copy: it
+		 * has not run, its figures are the ones in the slot (a sleeping
+		 * task's run delay and CPU change only when it is woken and runs
+		 * or is queued) */
+		q = queued(t);
+		if (q || s->hot || t->se.sum_exec_runtime != s->runtime_ns)
+			copy_figures(s, t, q);
+	}
+	bpf_rcu_read_unlock();
 	return 0;
 }
 
@@ -324,7 +362,7 @@ int BPF_PROG(llcd_exit)
 	if (!s)
 		return 0;
 	s->exited = 1;
-	if (tid < TRACER_TID_LIMIT) {
+	if (tid < TRACER_TID_LIMIT) {	/* the reference is dropped by llcd_sample */
 		__u32 w = bits_word(tid), x = tid;
 		__sync_fetch_and_and(&tid_bits[w], ~(1ull << (tid & 63)));
 		asm volatile("" : "+r"(x));

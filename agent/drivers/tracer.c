@@ -381,7 +381,7 @@ tracer_thread_add(struct tracer *t, int dom, int tid, int vcpu, struct llcd_err 
 		p->tid = 0;
 		return llcd_err_set(err, "tracer: TID %d is tracked already", tid);
 	}
-	__atomic_fetch_or(&t->skel->bss->tid_bits[(tid >> 6) * 2], 1ull << (tid & 63), __ATOMIC_RELEASE);
+	__atomic_fetch_or(&t->skel->bss->tid_bits[tid >> 6], 1ull << (tid & 63), __ATOMIC_RELEASE);
 	t->free_slot_hint = (s + 1) % TRACER_MAX_THREADS;
 	t->nthreads++;
 	t->added = true;
@@ -406,7 +406,7 @@ tracer_thread_remove(struct tracer *t, int slot)
 	if (key < TRACER_TID_LIMIT &&
 	    __atomic_compare_exchange_n(&t->skel->bss->tid_slot[key], &mine, 0, false, __ATOMIC_RELEASE,
 	        __ATOMIC_RELAXED))
-		__atomic_fetch_and(&t->skel->bss->tid_bits[(key >> 6) * 2], ~(1ull << (key & 63)), __ATOMIC_RELEASE);
+		__atomic_fetch_and(&t->skel->bss->tid_bits[key >> 6], ~(1ull << (key & 63)), __ATOMIC_RELEASE);
 	__atomic_store_n(&p->tid, 0, __ATOMIC_RELEASE);
 	t->nthreads--;
 }

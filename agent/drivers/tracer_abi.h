@@ -9,12 +9,14 @@
  *             through the mapping (no syscall per thread)
  *   domains   BPF_F_MMAPABLE array, TRACER_MAX_DOMAINS x 32 bytes: per QEMU
  *             process its current id and edge/drop counters
- *   .bss      tid_bits: two bits per TID below TRACER_TID_LIMIT (1 MiB), in
- *             pairs of words (tracked, woken): the programs' first test,
- *             and the wakeups llcd_sample has not seen; tid_slot: per TID its slot + 1
+ *   .bss      tid_bits: one bit per TID below TRACER_TID_LIMIT (512 KiB),
+ *             tracked: the programs' first test; tid_slot: per TID its slot + 1
  *             (0: untracked; 8 MiB), what the programs look a tracked task
  *             up by. Both set by llcd at registration, cleared at removal
  *             and by the programs at exit
+ *   tasks     array, TRACER_MAX_THREADS x 8 bytes: per slot a reference to
+ *             its thread's task (a kptr), what llcd_sample reads the
+ *             figures through; the programs' own
  *   edges     hash (domain id, waker vCPU, wakee vCPU) -> count
  *             (TRACER_MAX_EDGES entries), drained by llcd once a period
  *             with one lookup-and-delete batch

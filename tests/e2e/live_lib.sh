@@ -72,6 +72,57 @@ live_setup() {
 	[ -S /run/libvirt/virtlogd-sock ] || e2e_fail "virtlogd is not listening on /run/libvirt/virtlogd-sock"
 }
 
+# live_begin NAME: e2e_begin NAME and what every live test needs before
+# its first guest: the packages, libvirtd, the guest kernel and initramfs,
+# and live_setup (set LIVE_QMP and LIVE_DAEMON before it).
+live_begin() {
+	e2e_begin "$1"
+	e2e_install
+	e2e_start_libvirt
+	e2e_kernel
+	e2e_initramfs
+	live_setup
+}
+
+# live_overcommit N: llcd.conf's overcommit and overcommit-isolated become
+# N (vCPUs per PU), for guests larger than live_conf's 2.
+live_overcommit() {
+	sed -i "s/^overcommit 2\$/overcommit $1/; s/^overcommit-isolated 2\$/overcommit-isolated $1/" "$E2E_RUN_DIR/llcd.conf"
+	grep -qx "overcommit $1" "$E2E_RUN_DIR/llcd.conf" || e2e_fail "llcd.conf: overcommit $1 not set"
+}
+
+# live_ctl ARGS...: llcctl on the daemon's socket.
+live_ctl() { "$LIVE_LLCCTL" -c "$LIVE_SOCK" "$@"; }
+
+# live_stat KEY: one figure of `llcctl --json stats`.
+live_stat() { live_ctl --json stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+# live_two_guests LOG STEP A KIND_A B KIND_B: define the 2-vCPU guests A
+# and B (KIND static: mode static; match: mode aggregate, topology match on
+# 2 cores), start them and the daemon (its log LOG), and, as test step STEP,
+# wait until every vCPU of both is pinned where the daemon says (kernel and
+# libvirt); their pins in LIVE_PA and LIVE_PB.
+live_two_guests() {
+	live__guest "$3" "$4"
+	live__guest "$5" "$6"
+	e2e_start "$3"
+	e2e_start "$5"
+	live_start "$1"
+	e2e_step "$2"
+	LIVE_PA=$(live_wait_pins "$3" 2 15)
+	LIVE_PB=$(live_wait_pins "$5" 2 15)
+	e2e_ok "$3: $LIVE_PA; $5: $LIVE_PB"
+}
+
+# live__guest NAME KIND: define a 2-vCPU guest of live_two_guests' KIND.
+live__guest() {
+	case $2 in
+	static) e2e_define_guest "$1" 2 "" '<llc-policy mode="static"/>' ;;
+	match) e2e_define_guest "$1" 2 "sockets=1,dies=1,cores=2,threads=1" '<llc-policy mode="aggregate" topology="match"/>' ;;
+	*) e2e_fail "live_two_guests: guest kind $2: want static or match" ;;
+	esac
+}
+
 # live_start NAME: start the daemon in the foreground (-d), in the
 # background of the test, its log in $E2E_RUN_DIR/NAME.log.
 live_start() {

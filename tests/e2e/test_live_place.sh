@@ -23,27 +23,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/live_lib.sh"
 
-e2e_begin live_place
-e2e_install
-e2e_start_libvirt
-e2e_kernel
-e2e_initramfs
 LIVE_QMP=yes                            # check 1 cross-checks with QMP
-live_setup
+live_begin live_place
 
 a=$(e2e_name a)
 b=$(e2e_name b)
 c=$(e2e_name c)
-e2e_define_guest "$a" 2 "sockets=1,dies=1,cores=2,threads=1" '<llc-policy mode="aggregate" topology="match"/>'
-e2e_define_guest "$b" 2 "" '<llc-policy mode="static"/>'
-e2e_start "$a"
-e2e_start "$b"
-live_start live
-
-e2e_step "1. every vCPU pinned where the daemon says (kernel and libvirt)"
-pa=$(live_wait_pins "$a" 2 15)
-pb=$(live_wait_pins "$b" 2 15)
-e2e_ok "$a: $pa; $b: $pb"
+live_two_guests live "1. every vCPU pinned where the daemon says (kernel and libvirt)" "$a" match "$b" static
+pa=$LIVE_PA pb=$LIVE_PB
 set -- $pa
 ca0=${1#*=} ca1=${2#*=}
 set -- $pb

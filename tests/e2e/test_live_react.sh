@@ -23,16 +23,9 @@
 LIVE_DAEMON=llcd
 LIVE_PERIOD_MS=600000
 
-e2e_begin live_react
-e2e_install
-e2e_start_libvirt
-e2e_kernel
-e2e_initramfs
-live_setup
+live_begin live_react
 # 128 vCPUs on 2 PUs: 64 per PU
-sed -i 's/^overcommit 2$/overcommit 64/; s/^overcommit-isolated 2$/overcommit-isolated 64/' "$E2E_RUN_DIR/llcd.conf"
-ctl() { "$LIVE_LLCCTL" -c "$LIVE_SOCK" "$@"; }
-stat_of() { ctl --json stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+live_overcommit 64
 
 # poll_pinned DOMAIN N OUT: in the background, wait for DOMAIN's QEMU and
 # its N vCPU threads, then write to OUT the wall-clock time at which every
@@ -79,7 +72,7 @@ react() {
 	live_wait_log "libvirt .*: connected" 20 >/dev/null
 	sleep 1                         # past its first period
 	rm -f "$out"
-	c0=$(stat_of pin_calls)
+	c0=$(live_stat pin_calls)
 	n0=$(live_lines)
 	poll_pinned "$d" "$n" "$out"
 	sleep 0.3                       # the poller is up (python's start)
@@ -96,7 +89,7 @@ react() {
 	ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
 	[ "$(live_count "$d" pin-vcpu "$n0")" = "$n" ] || e2e_fail "$d: $(live_count "$d" pin-vcpu "$n0") vCPU pins, want $n"
 	r=$(live_wait_pins "$d" "$n" 30) || e2e_fail "$d: $r"
-	c1=$(stat_of pin_calls)
+	c1=$(live_stat pin_calls)
 	[ $((c1 - c0)) -ge "$n" ] || e2e_fail "$d: $((c1 - c0)) pin calls for $n vCPUs (libvirt not told?)"
 	echo "react $d vcpus=$n all_pinned_ms_after_virsh_start=$ms pin_calls=$((c1 - c0)) period_ms=$LIVE_PERIOD_MS" \
 		>>"$E2E_RUN_DIR/reaction.txt"

@@ -18,25 +18,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/live_lib.sh"
 
-e2e_begin live_restart
-e2e_install
-e2e_start_libvirt
-e2e_kernel
-e2e_initramfs
-live_setup
+live_begin live_restart
 
 a=$(e2e_name a)
 b=$(e2e_name b)
-e2e_define_guest "$a" 2 "" '<llc-policy mode="static"/>'
-e2e_define_guest "$b" 2 "sockets=1,dies=1,cores=2,threads=1" '<llc-policy mode="aggregate" topology="match"/>'
-e2e_start "$a"
-e2e_start "$b"
-live_start live1
-
-e2e_step "1. both guests placed"
-pa=$(live_wait_pins "$a" 2 15)
-pb=$(live_wait_pins "$b" 2 15)
-e2e_ok "$a: $pa; $b: $pb"
+live_two_guests live1 "1. both guests placed" "$a" static "$b" match
 
 # kernel affinity of every vCPU of both domains, "d/v=cpus ..."
 snapshot() { live_snapshot e2e_vcpu_tid "$a" "$b"; }

@@ -21,21 +21,14 @@
 . "$(dirname "$0")/live_lib.sh"
 LIVE_DAEMON=llcd                        # llcctl stats and topology --apply
 
-e2e_begin live_start
-e2e_install
-e2e_start_libvirt
-e2e_kernel
-e2e_initramfs
-live_setup
+live_begin live_start
 # 128 vCPUs on 2 PUs: 64 per PU
-sed -i 's/^overcommit 2$/overcommit 64/; s/^overcommit-isolated 2$/overcommit-isolated 64/' "$E2E_RUN_DIR/llcd.conf"
+live_overcommit 64
 N=128
 d=$(e2e_name big)
 e2e_define_guest --memory 256 "$d" "$N" "" '<llc-policy mode="static"/>'
 live_start llcd
-ctl() { "$LIVE_LLCCTL" -c "$LIVE_SOCK" "$@"; }
 live_wait_log "libvirt .*: connected" 20 >/dev/null
-stat_of() { ctl --json stats | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
 
 # check_pins DOMAIN WANT_FILE: every vCPU thread's Cpus_allowed_list and
 # libvirt's vcpupin equal WANT_FILE's "vcpu cpus" lines; prints a summary.
@@ -101,7 +94,7 @@ echo "start $d vcpus=$N first_ms=$first last_ms=$last pin_calls=$calls" >>"$E2E_
 e2e_ok "$r; first vCPU pinned $first ms, all $N $last ms after the started event ($calls pin calls)"
 
 e2e_step "2. its pins in the definition (topology --apply): a restart is adopted with zero pin calls"
-out=$(ctl topology "$d" --apply) || e2e_fail "topology --apply: $out"
+out=$(live_ctl topology "$d" --apply) || e2e_fail "topology --apply: $out"
 xml=$(virsh -c qemu:///system dumpxml --inactive "$d")
 sed -n "s/.*<vcpupin vcpu='\([0-9]*\)' cpuset='\([^']*\)'.*/\1 \2/p" <<<"$xml" >"$E2E_RUN_DIR/want2.txt"
 [ "$(wc -l <"$E2E_RUN_DIR/want2.txt")" = "$N" ] || e2e_fail "--apply wrote $(wc -l <"$E2E_RUN_DIR/want2.txt") vcpupin, want $N"
@@ -110,16 +103,16 @@ cmp -s <(sort -n "$E2E_RUN_DIR/want1.txt") <(sort -n "$E2E_RUN_DIR/want2.txt") |
 	e2e_log "note: the definition's pins differ from the running placement (recommended afresh)"
 e2e_virsh destroy "$d" >/dev/null
 live_wait_log "domain $d: no longer managed" 20 >/dev/null
-c0=$(stat_of pin_calls)
-k0=$(stat_of pins_in_place)
+c0=$(live_stat pin_calls)
+k0=$(live_stat pins_in_place)
 n0=$(live_lines)
 out=$(e2e_virsh start --paused "$d" 2>&1) || e2e_fail "virsh start --paused $d (with pins): $out"
 line=$(wait_log_after "$n0" "^domain $d: (placed|not placed) .*started event" 60)
 e2e_log "$line"
 r=$(check_pins "$d" "$E2E_RUN_DIR/want2.txt") || e2e_fail "$d after the restart: $r"
 sleep 2                                 # two more periods: nothing follows
-c1=$(stat_of pin_calls)
-k1=$(stat_of pins_in_place)
+c1=$(live_stat pin_calls)
+k1=$(live_stat pins_in_place)
 nv=$(live_count "$d" pin-vcpu "$n0")
 ne=$(live_count "$d" pin-emulator "$n0")
 [ "$nv" = 0 ] && [ "$ne" = 0 ] || e2e_fail "$d: $nv vCPU and $ne emulator pins after a start with its pins in the definition"

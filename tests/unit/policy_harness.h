@@ -40,6 +40,7 @@ struct harness {
 	double (*rate)(const struct harness *h, int dom, int v);
 	/* optional: a domain's memory bytes this period (bandwidth monitoring) */
 	double (*mbm)(const struct harness *h, int dom);
+	double mbm_flat;                /* what h_mbm_flat gives every domain */
 	/* the plan is applied in its order (held actions not at all); after
 	 * each pin, the cores it took that a vCPU of a conflicting domain
 	 * (one of the two isolated) is pinned to are counted here, the first
@@ -47,6 +48,29 @@ struct harness {
 	int between;
 	char between_what[256];
 };
+
+/* An mbm for a host where every domain moves h->mbm_flat bytes a period
+ * (0 unless set). */
+static inline double
+h_mbm_flat(const struct harness *h, int dom)
+{
+	(void)dom;
+	return h->mbm_flat;
+}
+
+/* A domain's memory bytes in a period, as resctrl would count them: 20 GB/s
+ * per busy vCPU (demand 0.5 or more) times its rate(h, dom, v). */
+static inline double
+h_busy_mbm(const struct harness *h, int dom, double (*rate)(const struct harness *h, int dom, int v))
+{
+	const struct h_dom *d = &h->dom[dom];
+	double b = 0;
+
+	for (int v = 0; v < d->in.nvcpus; v++)
+		if (d->demand[v] >= 0.5)
+			b += 20e9 * rate(h, dom, v) * (double)h->period / 1e9;
+	return b;
+}
 
 static inline struct harness *
 h_new(const char *topology)
@@ -72,14 +96,15 @@ h_new(const char *topology)
 static inline void
 h_free(struct harness *h)
 {
-	for (int i = 0; i < h->ndom; i++) {
-		free(h->dom[i].s);
-		free(h->dom[i].demand);
-	}
 	policy_plan_free(h->plan);
 	policy_state_free(h->st);
 	topo_free(h->topo);
 	free(h->busy);
+	while (h->ndom > 0) {
+		struct h_dom *d = &h->dom[--h->ndom];
+		free(d->s);
+		free(d->demand);
+	}
 	free(h);
 }
 
@@ -119,6 +144,16 @@ h_annot(enum policy_mode mode, enum policy_isolation iso)
 	a.mode = mode;
 	a.isolation = iso;
 	return a;
+}
+
+/* h_add with h_annot's annotation of mode and isolation (no groups). */
+static inline int
+h_add_mode(struct harness *h, const char *name, int nvcpus, int dies, int cores, int threads,
+           enum policy_mode mode, enum policy_isolation iso)
+{
+	struct policy_annotation a = h_annot(mode, iso);
+
+	return h_add(h, name, nvcpus, dies, cores, threads, &a);
 }
 
 /* h_annot() with topology="match": guest die i on host LLC i. */

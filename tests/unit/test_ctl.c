@@ -232,6 +232,38 @@ srv_teardown(void **state)
 	return 0;
 }
 
+/* The first frame of a reply on fd, into r (initialised here); fails the
+ * test unless one comes. */
+static void
+first_frame(int fd, struct ctl_reader *r)
+{
+	struct llcd_err err;
+
+	ctl_reader_init(r, CTL_MAX_REPLY);
+	if (ctl_recv(fd, r, &err) != 1)
+		fail_msg("no reply frame: %s", err.msg);
+}
+
+/* The frame on fd after the one r holds; fails the test unless one comes. */
+static void
+next_frame(int fd, struct ctl_reader *r)
+{
+	struct llcd_err err;
+
+	ctl_reader_next(r);
+	if (ctl_recv(fd, r, &err) != 1)
+		fail_msg("no next frame: %s", err.msg);
+}
+
+/* A client's end: its reader reset, its connection closed; rc returned. */
+static int
+hang_up(struct ctl_reader *r, int fd, int rc)
+{
+	ctl_reader_reset(r);
+	close(fd);
+	return rc;
+}
+
 /* Send one request and collect frames until END; returns END's result. */
 static int
 request(const char *path, uint16_t type, const char *json, char *data, size_t datalen, char *error,
@@ -261,9 +293,7 @@ request(const char *path, uint16_t type, const char *json, char *data, size_t da
 		}
 		ctl_reader_next(&r);
 	}
-	ctl_reader_reset(&r);
-	close(fd);
-	return result;
+	return hang_up(&r, fd, result);
 }
 
 static void
@@ -303,8 +333,7 @@ test_server_hostile_frames(void **state)
 	ctl_hdr_encode(&h, hdr);
 	int fd = ctl_connect(s->path, &err);
 	assert_int_equal(send(fd, hdr, sizeof(hdr), 0), (ssize_t)sizeof(hdr));
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_END);
 	assert_int_equal(r.hdr.result, CTL_E_TOOBIG);
 	ctl_reader_next(&r);
@@ -395,8 +424,7 @@ test_server_events_and_slow_reader(void **state)
 	pthread_mutex_lock(&s->mu);
 	control_broadcast(s->c, ev);
 	pthread_mutex_unlock(&s->mu);
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	assert_string_equal((char *)r.payload, "{\"event\":\"pin\"}");
 	ctl_reader_next(&r);
@@ -441,17 +469,14 @@ test_server_half_close(void **state)
 	assert_int_equal(ctl_send(fd, CTL_PING, 9, NULL, &err), 0);
 	assert_int_equal(ctl_send(fd, CTL_DOMINFO, 10, "{}", &err), 0);
 	assert_int_equal(shutdown(fd, SHUT_WR), 0);
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	assert_string_equal((char *)r.payload, "{\"version\":\"test\"}");
-	ctl_reader_next(&r);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	next_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_END);
 	assert_int_equal(r.hdr.seq, 9);
 	assert_int_equal(r.hdr.result, CTL_OK);
-	ctl_reader_next(&r);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	next_frame(fd, &r);
 	assert_int_equal(r.hdr.seq, 10);
 	assert_int_equal(r.hdr.result, CTL_E_INVAL);
 	ctl_reader_next(&r);
@@ -673,9 +698,7 @@ ping_soon(struct srv *s, int unused)
 		rc = 0;
 	else
 		rc = 21;
-	ctl_reader_reset(&r);
-	close(fd);
-	return rc;
+	return hang_up(&r, fd, rc);
 }
 
 /* Two member uids fill 16 connections each with a big reply they never
@@ -803,8 +826,7 @@ test_server_request_deadline(void **state)
 	double s_after = (double)(llcd_mono_ns() - t0) / 1e9;
 	print_message("closed after %.2f s (deadline 0.5 s)\n", s_after);
 	assert_true(s_after < 2.0);
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.result, CTL_E_PROTO);
 	assert_string_equal((char *)r.payload, "{\"error\":\"request not complete within 500 ms of its first byte\"}");
 	ctl_reader_next(&r);
@@ -818,8 +840,7 @@ test_server_request_deadline(void **state)
 		assert_int_equal(send(fd, hdr + i, 1, MSG_NOSIGNAL), 1);
 		usleep(5000);
 	}
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	ctl_reader_reset(&r);
 	close(fd);
@@ -966,13 +987,11 @@ test_server_deferred(void **state)
 	json_object_object_add(reply, "answer", json_object_new_int(42));
 	assert_int_equal(control_answer(s.c, s.deferred_client, 7, CTL_OK, reply, NULL), 0);
 	assert_int_equal(control_answer(s.c, s.deferred_client, 7, CTL_OK, NULL, NULL), -1);  /* once */
-	ctl_reader_init(&r, CTL_MAX_REPLY);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	first_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_DATA);
 	assert_int_equal(r.hdr.seq, 7);
 	assert_non_null(strstr((const char *)r.payload, "\"answer\":42"));
-	ctl_reader_next(&r);
-	assert_int_equal(ctl_recv(fd, &r, &err), 1);
+	next_frame(fd, &r);
 	assert_int_equal(r.hdr.type, CTL_END);
 	assert_int_equal(r.hdr.result, CTL_OK);
 	ctl_reader_next(&r);
@@ -1071,22 +1090,25 @@ test_server_unlinks_only_its_own(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A test of the control server, on srv_setup's server in a fresh directory. */
+#define SRV_TEST(f) cmocka_unit_test_setup_teardown(f, srv_setup, srv_teardown)
+
 TEST_MAIN(
 	cmocka_unit_test(test_hdr_roundtrip),
 	cmocka_unit_test(test_reader_split_and_batched),
-	cmocka_unit_test_setup_teardown(test_server_requests, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_hostile_frames, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_nonroot_refused, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_events_and_slow_reader, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_half_close, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_root_slots, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_idle_timeout, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_hangup_deferred, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_hangup_blocked, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_queue_share, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_request_deadline, srv_setup, srv_teardown),
-	cmocka_unit_test_setup_teardown(test_server_backpressure, srv_setup, srv_teardown),
+	SRV_TEST(test_server_requests),
+	SRV_TEST(test_server_hostile_frames),
+	SRV_TEST(test_server_nonroot_refused),
+	SRV_TEST(test_server_events_and_slow_reader),
+	SRV_TEST(test_server_half_close),
+	SRV_TEST(test_server_root_slots),
+	SRV_TEST(test_server_idle_timeout),
+	SRV_TEST(test_server_hangup_deferred),
+	SRV_TEST(test_server_hangup_blocked),
+	SRV_TEST(test_server_queue_share),
+	SRV_TEST(test_server_request_deadline),
+	SRV_TEST(test_server_backpressure),
 	cmocka_unit_test(test_server_budget),
 	cmocka_unit_test(test_server_deferred),
-	cmocka_unit_test_setup_teardown(test_server_single_instance, srv_setup, srv_teardown),
+	SRV_TEST(test_server_single_instance),
 	cmocka_unit_test(test_server_unlinks_only_its_own))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Files read by unit tests: a fixture read whole into memory, a field of a
- * /proc status file (cmocka: include after <cmocka.h>). */
+ * /proc status file, a scratch directory (cmocka: include after
+ * <cmocka.h>). */
 #ifndef LLCD_TEST_FILE_H
 #define LLCD_TEST_FILE_H
 
@@ -51,6 +52,45 @@ test_status_field(const char *path, const char *key)
 		}
 	fclose(f);
 	return v;
+}
+
+/* A new empty directory /tmp/NAME.XXXXXX, its path in dir (len bytes);
+ * fails the test when it cannot be made. */
+static inline void
+test_tmpdir(char *dir, size_t len, const char *name)
+{
+	assert_true((size_t)snprintf(dir, len, "/tmp/%s.XXXXXX", name) < len);
+	assert_non_null(mkdtemp(dir));
+}
+
+/* Remove dir and all below it: 0, or -1 when rm fails. */
+static inline int
+test_rmtree(const char *dir)
+{
+	char cmd[300];
+
+	assert_true((size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) < sizeof(cmd));
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A test run in a scratch directory of its own: TEST_IN_TMPDIR(test, dir),
+ * dir a char[TEST_TMPDIR_LEN] that holds the directory's path while the
+ * test runs (cmocka's initial state; the setup makes the directory, the
+ * teardown removes it with all below it). */
+#define TEST_TMPDIR_LEN 64
+#define TEST_IN_TMPDIR(f, dir) cmocka_unit_test_prestate_setup_teardown(f, test_tmpdir_setup, test_tmpdir_teardown, dir)
+
+static inline int
+test_tmpdir_setup(void **state)
+{
+	test_tmpdir(*state, TEST_TMPDIR_LEN, "llcd-test");
+	return 0;
+}
+
+static inline int
+test_tmpdir_teardown(void **state)
+{
+	return test_rmtree(*state);
 }
 
 #endif

@@ -61,13 +61,13 @@ fx_init(const char *host, int n)
 }
 
 static void
-fx_done(struct fx *f)
+fx_done(struct fx f)
 {
-	guesttopo_rec_free(f->rec);
-	guesttopo_check_free(f->check);
-	free(f->slots);
-	free(f->pins);
-	topo_free(f->t);
+	guesttopo_rec_free(f.rec);
+	guesttopo_check_free(f.check);
+	free(f.slots);
+	free(f.pins);
+	topo_free(f.t);
 }
 
 static void
@@ -189,7 +189,7 @@ test_9t24_128(void **state)
 	assert_reason(f.rec, "threads=2: every 2 consecutive vCPUs sit on the 2 sibling PUs of one host core");
 	assert_reason(f.rec, "dies: 8 guest dies of 16 vCPUs, each exactly one host LLC's share");
 	assert_reason(f.rec, "sockets=1: every vCPU is on host package 0");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -201,7 +201,7 @@ test_9t24_static_pins(void **state)
 		assert_int_equal(cpuset_count(&f.rec->pins[v]), 1);
 		assert_int_equal(cpuset_first(&f.rec->pins[v]), f.slots[v]);
 	}
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -213,7 +213,7 @@ test_genoa_64(void **state)
 	assert_string_equal(set_str(&f.rec->nodeset), "0");
 	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "numa: every vCPU is on host NUMA node 0: no guest NUMA cells");
-	fx_done(&f);
+	fx_done(f);
 }
 
 /* 256 vCPUs do not fit one socket (192 PUs): the engine takes the 16
@@ -238,7 +238,7 @@ test_genoa_256(void **state)
 	assert_int_equal(guesttopo_cell_memory(f.rec, 64ull << 20, mem, &f.err), 0);
 	assert_int_equal(mem[0], 48ull << 20);
 	assert_int_equal(mem[1], 16ull << 20);
-	fx_done(&f);
+	fx_done(f);
 }
 
 /* With a 64-vCPU domain already on socket 0, a 256-vCPU domain gets 8
@@ -270,7 +270,7 @@ test_genoa_256_beside_another(void **state)
 	assert_string_equal(set_str(&f.rec->cells[0].vcpus), "0-127");
 	assert_string_equal(set_str(&f.rec->cells[1].vcpus), "128-255");
 	assert_reason(f.rec, "sockets=2: one guest socket per host package used (8 dies each)");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -280,14 +280,14 @@ test_intel_2llc(void **state)
 	struct fx f = placed(HOST_INTEL, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
 
 	assert_int_equal(f.rec->ncells, 0);
-	fx_done(&f);
+	fx_done(f);
 	/* the whole host: one die per socket, two cells */
 	f = placed(HOST_INTEL, 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 1, 16, 2);
 	assert_dies_on_llcs(&f);
 	assert_int_equal(f.rec->ncells, 2);
 	assert_string_equal(set_str(&f.rec->cells[0].vcpus), "0-31");
 	assert_string_equal(set_str(&f.rec->cells[1].vcpus), "32-63");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -297,10 +297,10 @@ test_power(void **state)
 
 	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "threads=4: every 4 consecutive vCPUs sit on the 4 sibling PUs of one host core");
-	fx_done(&f);
+	fx_done(f);
 	f = placed(HOST_POWER, 48, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 2, 6, 1, 4);
 	assert_int_equal(f.rec->ncells, 2);
-	fx_done(&f);
+	fx_done(f);
 }
 
 /* --- uneven and odd allocations ------------------------------------------- */
@@ -319,7 +319,7 @@ test_uneven_engine(void **state)
 	assert_reason(f.rec, "dies: the allocation is uneven across host LLCs (8+8+4 vCPUs on LLCs 0,1,2): "
 	    "guest dies of 4 vCPUs, the largest size that divides every LLC's share, so that no guest "
 	    "die spans two host LLCs; 5 dies, so some host LLCs hold several guest dies");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -333,7 +333,7 @@ test_uneven_intel_sockets(void **state)
 	assert_dies_on_llcs(&f);
 	assert_reason(f.rec, "sockets=3: the vCPUs span 2 host packages unevenly (2+1 guest dies); "
 	    "3 guest sockets of 1 die keep every guest socket inside one host package");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -355,7 +355,7 @@ test_uneven_hand(void **state)
 	/* without pins each vCPU is pinned to its slot PU */
 	assert_string_equal(set_str(&f.rec->pins[13]), "17");
 	assert_string_equal(set_str(&f.rec->emulator), "0-11,16-19");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -369,7 +369,7 @@ test_split_llc_ranges(void **state)
 	assert_topo(f.rec, 1, 4, 1, 2);
 	assert_reason(f.rec, "host LLC 0 holds two separate vCPU ranges (0-3 and 6-7): the guest sees "
 	    "them as two L3 domains");
-	fx_done(&f);
+	fx_done(f);
 }
 
 /* Linux numbering (sibling = cpu + 64): the engine's shared-pool fill takes
@@ -384,10 +384,10 @@ test_linux_numbering(void **state)
 	struct fx f = placed(host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 8, 2);
 
 	assert_reason(f.rec, "(vCPUs 0-1 on PUs 0,64 of core 0)");
-	fx_done(&f);
+	fx_done(f);
 	f = placed(host, 16, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE, 1, 1, 8, 2);
 	assert_reason(f.rec, "(vCPUs 0-1 on PUs 0,64 of core 0)");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -400,18 +400,18 @@ test_threads_one(void **state)
 	    1, 2, 4, 1);
 
 	assert_reason(f.rec, "threads=1: the host has no SMT");
-	fx_done(&f);
+	fx_done(f);
 	/* an odd vCPU count */
 	f = placed(HOST_9T24, 7, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE, 1, 1, 7, 1);
 	assert_reason(f.rec, "threads=1: 7 vCPUs is not a multiple of the host SMT width 2");
-	fx_done(&f);
+	fx_done(f);
 	/* overcommit: two vCPUs on one PU */
 	f = fx_init(HOST_9T24, 4);
 	assert_int_equal(guesttopo_compute(f.t, &(struct guesttopo_alloc){ 4, shared, NULL, NULL },
 	    f.rec, &f.err), 0);
 	assert_int_equal(f.rec->topo.threads, 1);
 	assert_reason(f.rec, "threads=1: vCPUs 0 and 1 share host PU 0 (overcommit), not a pair of sibling PUs");
-	fx_done(&f);
+	fx_done(f);
 }
 
 /* Applying the recommendation and placing again gives the same answer. */
@@ -428,7 +428,7 @@ test_fixed_point(void **state)
 			struct policy_domain_in d;
 			int n = sizes[s];
 			if (place(&f, hosts[h], n, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE) < 0) {
-				fx_done(&f);
+				fx_done(f);
 				continue;       /* does not fit this host */
 			}
 			struct policy_guest_topo first = f.rec->topo;
@@ -439,7 +439,7 @@ test_fixed_point(void **state)
 			assert_int_equal(guesttopo_compute(f.t, &(struct guesttopo_alloc){ n, f.slots, f.pins,
 			    &f.emu }, f.rec, &f.err), 0);
 			assert_memory_equal(&first, &f.rec->topo, sizeof(first));
-			fx_done(&f);
+			fx_done(f);
 		}
 }
 
@@ -465,7 +465,7 @@ test_errors(void **state)
 	assert_int_equal(guesttopo_compute(f.t, &(struct guesttopo_alloc){ 0, slots, NULL, NULL },
 	    f.rec, &f.err), -1);
 	assert_string_equal(f.err.msg, "guesttopo: 0 vCPUs (allowed 1-2048)");
-	fx_done(&f);
+	fx_done(f);
 
 	/* the engine refuses: the reason comes through */
 	struct policy_host h;
@@ -476,7 +476,7 @@ test_errors(void **state)
 	assert_int_equal(guesttopo_dry_place(&h, &d, NULL, 0, f.slots, f.pins, &f.emu, &f.err), -1);
 	assert_string_equal(f.err.msg, "guesttopo: llcd cannot place 'big' on this host: needs 16 vCPU "
 	    "slots in the shared pool (overcommit 1); only 8 free");
-	fx_done(&f);
+	fx_done(f);
 
 	uint64_t mem[2];
 	struct guesttopo_rec r;
@@ -508,7 +508,7 @@ test_format(void **state)
 	assert_non_null(strstr(buf, "cell 1   vCPUs 4-7 -> host node 1\n"));
 	assert_non_null(strstr(buf, "numatune: nodeset 0-1\n"));
 	assert_int_equal(guesttopo_format(f.t, f.rec, buf, 40), -1);
-	fx_done(&f);
+	fx_done(f);
 }
 
 /* --- check ---------------------------------------------------------------- */
@@ -522,7 +522,7 @@ test_check_agrees(void **state)
 	assert_int_equal(guesttopo_check(f.t, &f.rec->topo, 32, f.rec->pins, 0, f.check, &f.err), 0);
 	assert_int_equal(f.check->n, 0);
 	guesttopo_check_free(NULL);
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -550,7 +550,7 @@ test_check_die_split(void **state)
 	assert_int_equal(f.check->n, 3);
 	assert_int_equal(f.check->total, 17);
 	assert_int_equal(f.check->issues[2].kind, GUESTTOPO_DIE_SPLIT);
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -587,7 +587,7 @@ test_check_smt(void **state)
 	for (int v = 0; v < 4; v++)
 		cpuset_zero(&f.pins[v]);
 	assert_int_equal(guesttopo_check(f.t, &g, 4, f.pins, 0, f.check, &f.err), 0);
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void
@@ -603,7 +603,7 @@ test_check_bad_topology(void **state)
 	    "threads=1 does not describe the domain's 8 vCPUs");
 	assert_int_equal(guesttopo_check(f.t, &g, 0, f.pins, 0, f.check, &f.err), -1);
 	assert_string_equal(f.err.msg, "guesttopo: 0 vCPUs (allowed 1-2048)");
-	fx_done(&f);
+	fx_done(f);
 }
 
 static void

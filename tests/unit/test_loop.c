@@ -144,17 +144,27 @@ static const struct agent_ops fake_ops = {
 	.name = "fake", .observe = fake_observe, .apply = fake_apply, .report = fake_report,
 };
 
+/* A loop of period 100 ms over ops and ctx on t with the default host
+ * knobs, counters as given; fails the test when it cannot be made. */
 static struct agent_loop *
-loop_for(struct fake *f, const struct topo *t)
+new_loop(const struct agent_ops *ops, void *ctx, const struct topo *t, bool counters)
 {
 	struct policy_host host;
 	struct llcd_err err;
 
 	policy_host_defaults(&host, t);
-	f->t = t;
-	struct agent_loop *l = agent_loop_new(&fake_ops, f, &host, 100000000ull, &err);
-	assert_non_null(l);
+	host.counters = counters;
+	struct agent_loop *l = agent_loop_new(ops, ctx, &host, 100000000ull, &err);
+	if (l == NULL)
+		fail_msg("agent_loop_new: %s", err.msg);
 	return l;
+}
+
+static struct agent_loop *
+loop_for(struct fake *f, const struct topo *t)
+{
+	f->t = t;
+	return new_loop(&fake_ops, f, t, false);
 }
 
 /* Both can be pinned: the shared domain is narrowed before the isolated
@@ -229,7 +239,7 @@ test_failed_narrowing_holds_isolation(void **state)
  * widens into. The fake kernel puts busy vCPU v on the (v mod n)-th PU of
  * its pin and reports instructions by the stream's LLC share. */
 struct trial {
-	const struct topo *t;
+	struct topo *t;                 /* trial_loop's host */
 	struct cpuset pin[3][TV];       /* per key: empty = every CPU */
 	int fail_wide;                  /* this many stream pins off its first LLC fail (transient) */
 	int stream_llc;                 /* the LLC of stream's first home, -1 before its first pin */
@@ -356,23 +366,32 @@ trial_report(void *ctx, const struct policy_action *a, enum agent_result r, cons
 }
 
 static const struct agent_ops trial_ops = {
-	.name = "fake", .observe = trial_observe, .apply = trial_apply, .report = trial_report,
+	.name = "fake",
+	.observe = trial_observe,
+	.apply = trial_apply,
+	.report = trial_report,
 };
 
+/* The trials' loop on a host of 4 LLCs of 8 cores (f->t, freed with
+ * trial_free), with counters. */
 static struct agent_loop *
-trial_loop(struct trial *f, const struct topo *t)
+trial_loop(struct trial *f)
 {
-	struct policy_host host;
 	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 [numa] l3:4 core:8 pu:2", &err);
 
+	assert_non_null(t);
 	memset(f, 0, sizeof(*f));
 	f->stream_llc = -1;
 	f->t = t;
-	policy_host_defaults(&host, t);
-	host.counters = true;
-	struct agent_loop *l = agent_loop_new(&trial_ops, f, &host, 100000000ull, &err);
-	assert_non_null(l);
-	return l;
+	return new_loop(&trial_ops, f, t, true);
+}
+
+static void
+trial_free(struct agent_loop *l, struct trial *f)
+{
+	agent_loop_free(l);
+	topo_free(f->t);
 }
 
 static void
@@ -401,22 +420,18 @@ trial_steps(struct agent_loop *l, struct trial *f, int n, uint64_t *now, int *he
 static void
 test_trial_failed_isolated_pins(void **state)
 {
-	struct llcd_err err;
-	struct topo *t = topo_load("pack:1 [numa] l3:4 core:8 pu:2", &err);
 	struct trial f;
+	struct agent_loop *l = trial_loop(&f);
 	uint64_t now = 1000000000ull;
 	int held = 0;
 
-	assert_non_null(t);
-	struct agent_loop *l = trial_loop(&f, t);
 	f.fail_wide = 3 * TV;                           /* three periods of the trial */
 	trial_steps(l, &f, 60, &now, &held);
 	assert_int_equal(f.wide_fails, 3 * TV);         /* the trial happened, its pins failed */
 	assert_true(f.web_waits >= 2 * TV);             /* web's widening waited */
 	assert_true(held >= 2 * TV);
 	assert_true(f.stream_wide_pins >= TV);          /* then they landed */
-	agent_loop_free(l);
-	topo_free(t);
+	trial_free(l, &f);
 }
 
 /* A pin of the shared domain onto the cores the isolated domain leaves
@@ -426,23 +441,19 @@ test_trial_failed_isolated_pins(void **state)
 static void
 test_trial_rollback_keeps_isolation(void **state)
 {
-	struct llcd_err err;
-	struct topo *t = topo_load("pack:1 [numa] l3:4 core:8 pu:2", &err);
 	struct trial f;
+	struct agent_loop *l = trial_loop(&f);
 	uint64_t now = 1000000000ull;
 
-	assert_non_null(t);
-	struct agent_loop *l = trial_loop(&f, t);
 	trial_steps(l, &f, 3, &now, NULL);              /* placed */
-	f.old_llc = topo_get(t, TOPO_LLC, topo_llc_of(t, cpuset_first(&f.pin[KEY_STREAM][0])))->cpus;
+	f.old_llc = topo_get(f.t, TOPO_LLC, topo_llc_of(f.t, cpuset_first(&f.pin[KEY_STREAM][0])))->cpus;
 	f.fail_web_onto_old = true;
 	trial_steps(l, &f, 30, &now, NULL);
 	assert_int_equal(f.web_permanent, 1);
 	assert_true(agent_loop_abandoned(l, KEY_WEB));
 	assert_true(f.rollbacks >= 1);
 	assert_true(f.stream_wide_pins >= 16);
-	agent_loop_free(l);
-	topo_free(t);
+	trial_free(l, &f);
 }
 
 /* --- a permanent pin failure ------------------------------------------- */

@@ -96,9 +96,8 @@ static void
 test_place_isolated_smt_pairs_one_llc(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
 	cpuset_parse(&h->host.reserved, "0-1", NULL);
-	int d = h_add(h, "web", 8, 1, 4, 2, &a);
+	int d = h_add_mode(h, "web", 8, 1, 4, 2, POLICY_MODE_STATIC, POLICY_ISO_CORE);
 
 	assert_int_equal(h_step(h), 0);
 	/* 8 vCPUs = 4 whole cores on one LLC, never the reserved core 0 */
@@ -600,16 +599,11 @@ bw_rate(const struct harness *h, int dom, int v)
 	return n > 1 ? 0.4 : 1.0;
 }
 
-/* The domain's memory bytes in a period, as resctrl would count them:
- * 20 GB/s per busy vCPU times its bw_rate. */
+/* The domain's memory bytes in a period at its busy vCPUs' bw_rate. */
 static double
 bw_mbm(const struct harness *h, int dom)
 {
-	double b = 0;
-	for (int u = 0; u < h->dom[dom].in.nvcpus; u++)
-		if (h->dom[dom].demand[u] >= 0.5)
-			b += 20e9 * bw_rate(h, dom, u) * (double)h->period / 1e9;
-	return b;
+	return h_busy_mbm(h, dom, bw_rate);
 }
 
 static bool stream_mbm;         /* run_stream: bandwidth monitoring on */
@@ -1089,8 +1083,7 @@ static void
 test_annotation_change(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	int d = h_add(h, "c", 8, 1, 4, 2, &a);
+	int d = h_add_mode(h, "c", 8, 1, 4, 2, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	h_step(h);
 	h_step(h);
 	h->dom[d].in.annot.tune.imb_pct = 30;
@@ -1321,10 +1314,8 @@ static void
 test_restart_adopts_pins(void **state)
 {
 	struct harness *h = h_new(EPYC_9T24);
-	struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
-	struct policy_annotation agg = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	h_add(h, "a", 6, 1, 3, 2, &iso);
-	h_add(h, "b", 10, 1, 10, 1, &agg);
+	h_add_mode(h, "a", 6, 1, 3, 2, POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	h_add_mode(h, "b", 10, 1, 10, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	assert_int_equal(h_step(h), 0);
 	assert_true(h_count(h, POLICY_ACT_PIN_VCPU) == 16);
 	/* llcd restarts: fresh state, same world */
@@ -1341,8 +1332,7 @@ static void
 test_default_pins_not_adopted(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
-	struct policy_annotation iso = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
-	int d = h_add(h, "i", 2, 1, 1, 2, &iso);
+	int d = h_add_mode(h, "i", 2, 1, 1, 2, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 
 	assert_int_equal(h_step(h), 0);
 	struct policy_domain_info info = h_info(h, d);
@@ -1378,9 +1368,8 @@ static void
 test_hotplug_keeps_pins(void **state)
 {
 	struct harness *h = h_new("pack:1 [numa] l3:2 core:4 pu:2");
-	struct policy_annotation st = h_annot(POLICY_MODE_STATIC, POLICY_ISO_NONE);
 	struct policy_annotation agg = h_match(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	int s = h_add(h, "s", 2, 1, 2, 1, &st), g = h_add(h, "g", 2, 1, 2, 1, &agg);
+	int s = h_add_mode(h, "s", 2, 1, 2, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE), g = h_add(h, "g", 2, 1, 2, 1, &agg);
 	struct cpuset s0, s1, g0, u;
 
 	assert_int_equal(h_step(h), 0);
@@ -1458,8 +1447,7 @@ static void
 test_reason_names_llcs(void **state)
 {
 	struct harness *h = h_new("pack:1 l3:2 core:1 pu:1");
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	int d = h_add(h, "two", 2, 1, 2, 1, &a);
+	int d = h_add_mode(h, "two", 2, 1, 2, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	int pins = 0, multi = 0;
 
 	/* the live back-end's view of threads it never pinned: "not placed" */

@@ -57,7 +57,6 @@ assert_plan_inside(const struct harness *h, int d, const struct cpuset *b)
 static void
 test_bound_places_inside(void **state)
 {
-	(void)state;
 	struct harness *h = h_new(TWO_LLCS);
 	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	struct cpuset llc1 = set_of("8-15");
@@ -82,13 +81,10 @@ test_bound_places_inside(void **state)
 static void
 test_bound_static_and_isolated(void **state)
 {
-	(void)state;
-	struct harness *h = h_new(TWO_LLCS);
-	struct policy_annotation st = h_annot(POLICY_MODE_STATIC, POLICY_ISO_NONE);
-	struct policy_annotation iso = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	struct cpuset b1 = set_of("10-13"), b2 = set_of("4-7");
-	int s = h_add(h, "ns_static", 2, 1, 2, 1, &st);
-	int i = h_add(h, "ns_iso", 4, 1, 2, 2, &iso);
+	struct harness *h = h_new(TWO_LLCS);
+	int s = h_add_mode(h, "ns_static", 2, 1, 2, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE);
+	int i = h_add_mode(h, "ns_iso", 4, 1, 2, 2, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 
 	h->dom[s].in.bound = b1;
 	h->dom[i].in.bound = b2;
@@ -110,12 +106,9 @@ test_bound_static_and_isolated(void **state)
 static void
 test_bound_change_replaces(void **state)
 {
-	(void)state;
 	struct harness *h = h_new(TWO_LLCS);
-	struct policy_annotation a = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-	struct policy_annotation iso = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	struct cpuset b0 = set_of("0-3"), b1 = set_of("12-15"), ub = set_of("8-11");
-	int d = h_add(h, "ns_a", 2, 1, 2, 1, &a);
+	int d = h_add_mode(h, "ns_a", 2, 1, 2, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	int un = h_add(h, "ns_unmanaged", 2, 1, 2, 1, NULL);
 
 	h->dom[d].in.bound = b0;
@@ -131,8 +124,7 @@ test_bound_change_replaces(void **state)
 	assert_pins_inside(h, d, &b1);
 	/* an isolated domain appears: the unmanaged one is confined to the
 	 * shared pool, inside its bound */
-	int i = h_add(h, "ns_iso", 2, 1, 1, 2, &iso);
-	(void)i;
+	h_add_mode(h, "ns_iso", 2, 1, 1, 2, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 	for (int step = 0; step < 3; step++) {
 		assert_int_equal(h_step(h), 0);
 		assert_plan_inside(h, un, &ub);
@@ -145,11 +137,9 @@ test_bound_change_replaces(void **state)
 static void
 test_bound_refusal_names_it(void **state)
 {
-	(void)state;
-	struct harness *h = h_new(TWO_LLCS);
-	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_NONE);
-	int d = h_add(h, "ns_big", 4, 1, 4, 1, &a);
 	bool refused = false;
+	struct harness *h = h_new(TWO_LLCS);
+	int d = h_add_mode(h, "ns_big", 4, 1, 4, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE);
 
 	h->dom[d].in.bound = set_of("2-3");
 	assert_int_equal(h_step(h), 0);

@@ -244,12 +244,7 @@ busy_stream_rate(const struct harness *h, int dom, int v)
 static double
 busy_stream_mbm(const struct harness *h, int dom)
 {
-	double b = 0;
-
-	for (int v = 0; v < h->dom[dom].in.nvcpus; v++)
-		if (h->dom[dom].demand[v] >= 0.5)
-			b += 20e9 * busy_stream_rate(h, dom, v) * (double)h->period / 1e9;
-	return b;
+	return h_busy_mbm(h, dom, busy_stream_rate);
 }
 
 /* Threads that share data: each busy vCPU runs at 1 / (1 + x), x the share
@@ -269,14 +264,6 @@ sharing_rate(const struct harness *h, int dom, int v)
 				apart += topo_llc_of(h->topo, d->s[a].last_cpu) != topo_llc_of(h->topo, d->s[b].last_cpu);
 			}
 	return pairs ? 1.0 / (1.0 + (double)apart / pairs) : 1.0;
-}
-
-static double
-no_mbm(const struct harness *h, int dom)
-{
-	(void)h;
-	(void)dom;
-	return 0;
 }
 
 /* The isolated 16-vCPU domain of the tests above on a fresh harness. */
@@ -394,7 +381,7 @@ narrows_when_sharing(bool counters, bool report)
 		if (step == 20) {
 			/* the stream ends; an 8-thread solver that shares data starts */
 			h->rate = sharing_rate;
-			h->mbm = counters ? NULL : no_mbm;
+			h->mbm = counters ? NULL : h_mbm_flat;  /* 0 bytes */
 			if (report) {
 				struct policy_hot_report *r = &h->dom[d].rep[0];
 				snprintf(r->name, sizeof(r->name), "solver");

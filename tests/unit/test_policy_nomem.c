@@ -105,8 +105,7 @@ test_allocation_failures_reported(void **state)
 		for (int step = 0; step < 4; step++)
 			assert_int_equal(h_step(h), 0);
 		/* a domain that arrives now must be placed in the step */
-		struct policy_annotation ag = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
-		h_add(h, "late", 8, 1, 4, 2, &ag);
+		h_add_mode(h, "late", 8, 1, 4, 2, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 		policy_stats(h->st, &st);
 		uint64_t before = st.nomem;
 		nalloc = 0;

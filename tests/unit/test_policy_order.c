@@ -155,7 +155,7 @@ test_new_isolated_waits_for_narrowing(void **state)
 	int sh = h_add(h, "shared", 4, 1, 4, 1, &shr);
 
 	assert_int_equal(h_step(h), 0);                 /* shared placed on every PU */
-	int is = h_add(h, "iso", 4, 1, 4, 1, &iso);
+	h_add(h, "iso", 4, 1, 4, 1, &iso);
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h->between, 0);
 	check_deps(h);
@@ -191,7 +191,6 @@ test_new_isolated_waits_for_narrowing(void **state)
 			assert_false(cpuset_intersects(&a->undo, &iso_cores));
 		}
 	}
-	(void)is;
 	h_free(h);
 }
 
@@ -201,8 +200,7 @@ static void
 test_no_isolation_one_stage(void **state)
 {
 	struct harness *h = h_new("pack:1 l3:2 core:4 pu:2");
-	struct policy_annotation a = h_annot(POLICY_MODE_STATIC, POLICY_ISO_NONE);
-	int d = h_add(h, "s", 4, 1, 4, 1, &a);
+	h_add_mode(h, "s", 4, 1, 4, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE);
 
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 4);
@@ -214,7 +212,6 @@ test_no_isolation_one_stage(void **state)
 		if (x->type == POLICY_ACT_PIN_VCPU)
 			assert_true(cpuset_equal(&x->undo, &h->topo->all));
 	}
-	(void)d;
 	h_free(h);
 }
 
@@ -225,12 +222,10 @@ static void
 test_reserved_emulator_not_held(void **state)
 {
 	struct harness *h = h_new("pack:1 l3:2 core:4 pu:2");
-	struct policy_annotation iso = h_annot(POLICY_MODE_STATIC, POLICY_ISO_CORE);
-	struct policy_annotation shr = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 
 	assert_int_equal(cpuset_parse(&h->host.reserved, "0", NULL), 0);
-	h_add(h, "shared", 4, 1, 4, 1, &shr);
-	h_add(h, "iso", 2, 1, 2, 1, &iso);
+	h_add_mode(h, "shared", 4, 1, 4, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	h_add_mode(h, "iso", 2, 1, 2, 1, POLICY_MODE_STATIC, POLICY_ISO_CORE);
 	for (int step = 0; step < 3; step++) {
 		assert_int_equal(h_step(h), 0);
 		assert_int_equal(h->between, 0);

@@ -94,16 +94,6 @@ wk_host(struct policy_annotation *a)
 
 static const int xs[8] = { 3, 19, 35, 51, 67, 83, 99, 115 };
 
-/* Bandwidth monitoring's figure for a domain: any steady number will do
- * (the benefit check compares it with itself). */
-static double
-h_mbm_const(const struct harness *h, int dom)
-{
-	(void)h;
-	(void)dom;
-	return 1e9;
-}
-
 static int
 xs_domain(struct harness *h, const struct policy_annotation *a)
 {
@@ -406,13 +396,16 @@ test_judges_act(void **state)
 	for (int c = 0; c < 4; c++) {
 		struct policy_annotation a;
 		struct harness *h = wk_host_default(&a);
-		if (c == 0)
+		if (c == 0) {
 			h->host.counters = true;
-		else if (c == 1)
-			h->mbm = h_mbm_const;
-		else if (c == 2)
+		} else if (c == 1) {
+			/* bandwidth monitoring: any steady figure will do (the
+			 * benefit check compares it with itself) */
+			h->mbm_flat = 1e9;
+			h->mbm = h_mbm_flat;
+		} else if (c == 2) {
 			h->host.act_unjudged = true;
-		else {
+		} else {
 			h->host.counters = true;
 			a.tune.benefit_check = false;
 		}

@@ -39,8 +39,9 @@
 #include "qmpback.h"
 #include "topo.h"
 #include "topo_hwloc.h"
+#include "test_file.h"
 
-static char tmp[64];
+static char tmp[TEST_TMPDIR_LEN];
 
 static void
 put(const char *rel, const char *text)
@@ -65,23 +66,6 @@ get(const char *rel, char *buf, size_t len)
 	assert_non_null(fgets(buf, (int)len, f));
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
-}
-
-static int
-setup_tmp(void **state)
-{
-	snprintf(tmp, sizeof(tmp), "/tmp/test_qmpback.XXXXXX");
-	assert_non_null(mkdtemp(tmp));
-	return 0;
-}
-
-static int
-teardown_tmp(void **state)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 /* ---- cgcpuset ---------------------------------------------------------- */
@@ -315,6 +299,18 @@ run_until(struct qmpback *q, int n, int ms, struct qmpback_stats *st)
 	qmpback_stats(q, st);
 }
 
+/* Run the back-end for up to 0.5 s, until *count (one of st's counters)
+ * reaches want. */
+static void
+handle_until(struct qmpback *q, struct qmpback_stats *st, const uint64_t *count, uint64_t want)
+{
+	for (int i = 0; i < 50 && *count < want; i++) {
+		usleep(10000);
+		qmpback_handle(q, llcd_mono_ns());
+		qmpback_stats(q, st);
+	}
+}
+
 /* A dry-run back-end over no hypervisor (the QMP back-end adds the VMs)
  * on a host of two 1-PU LLCs, *t. */
 static struct live *
@@ -367,6 +363,18 @@ spinners_stop(pthread_t sp[2])
 	spin_stop = 1;
 	pthread_join(sp[0], NULL);
 	pthread_join(sp[1], NULL);
+}
+
+/* The end of a test of q on l (host t) with good_peer_start's peer: all
+ * stopped and freed. */
+static void
+good_done(struct qmpback *q, struct peer *good, pthread_t sp[2], struct live *l, struct topo *t)
+{
+	qmpback_free(q);
+	peer_stop(good);
+	spinners_stop(sp);
+	live_free(l);
+	topo_free(t);
 }
 
 static void
@@ -510,19 +518,11 @@ test_hold(void **state)
 	assert_true(good.conn >= 0);            /* held */
 
 	event(&good, "STOP");
-	for (int i = 0; i < 50 && st.events < 1; i++) {
-		usleep(10000);
-		qmpback_handle(q, llcd_mono_ns());
-		qmpback_stats(q, &st);
-	}
+	handle_until(q, &st, &st.events, 1);
 	assert_int_equal(st.events, 1);
 	assert_int_equal(st.vms, 1);            /* paused: still placed */
 	event(&good, "SHUTDOWN");
-	for (int i = 0; i < 50 && st.vms > 0; i++) {
-		usleep(10000);
-		qmpback_handle(q, llcd_mono_ns());
-		qmpback_stats(q, &st);
-	}
+	run_until(q, 0, 500, &st);
 	assert_int_equal(st.vms, 0);
 	assert_int_equal(live_domains(l, &key, 1), 0);
 	event(&good, "RESUME");
@@ -534,22 +534,13 @@ test_hold(void **state)
 	/* a device event (device_add / device_del of any device): QMP is
 	 * read again on the held connection, the VM kept */
 	event(&good, "DEVICE_DELETED");
-	for (int i = 0; i < 50 && st.rereads < 1; i++) {
-		usleep(10000);
-		qmpback_handle(q, llcd_mono_ns());
-		qmpback_stats(q, &st);
-	}
+	handle_until(q, &st, &st.rereads, 1);
 	assert_int_equal(st.requeries, 1);
 	assert_int_equal(st.rereads, 1);
 	assert_int_equal(st.connects, 1);
 	assert_int_equal(st.vms_added, 2);
 	assert_int_equal(st.vms, 1);
-
-	qmpback_free(q);
-	peer_stop(&good);
-	spinners_stop(sp);
-	live_free(l);
-	topo_free(t);
+	good_done(q, &good, sp, l, t);
 }
 
 /* A thread of this process named as QEMU names a vCPU thread
@@ -790,11 +781,7 @@ test_dir_refused(void **state)
 	qmpback_handle(q, llcd_mono_ns() + 6000000000ull);     /* the next rescan */
 	run_until(q, 1, 3000, &st);
 	assert_int_equal(st.vms, 1);
-	qmpback_free(q);
-	peer_stop(&good);
-	spinners_stop(sp);
-	live_free(l);
-	topo_free(t);
+	good_done(q, &good, sp, l, t);
 }
 
 /* an "outside" QEMU: a listening socket outside the glob that counts the
@@ -1004,27 +991,23 @@ test_policy_symlink(void **state)
 	assert_null(qmpback_new(l, &qc, &e));
 	assert_non_null(strstr(e.msg, "policy-dir: directory "));
 	assert_non_null(strstr(e.msg, "is writable by others"));
-	qmpback_free(q);
-	peer_stop(&good);
-	spinners_stop(sp);
-	live_free(l);
-	topo_free(t);
+	good_done(q, &good, sp, l, t);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_cgcpuset, setup_tmp, teardown_tmp),
+		TEST_IN_TMPDIR(test_cgcpuset, tmp),
 		cmocka_unit_test(test_expand),
 		/* first: the refusals of the others would use up the log's burst */
-		cmocka_unit_test_setup_teardown(test_flip_flood, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_backend, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_hold, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_hotplug, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_dir_refused, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_symlink_race, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_policy_symlink, setup_tmp, teardown_tmp),
+		TEST_IN_TMPDIR(test_flip_flood, tmp),
+		TEST_IN_TMPDIR(test_backend, tmp),
+		TEST_IN_TMPDIR(test_hold, tmp),
+		TEST_IN_TMPDIR(test_hotplug, tmp),
+		TEST_IN_TMPDIR(test_dir_refused, tmp),
+		TEST_IN_TMPDIR(test_symlink_race, tmp),
+		TEST_IN_TMPDIR(test_policy_symlink, tmp),
 	};
 	log_init(true, 0);
 	signal(SIGPIPE, SIG_IGN);       /* the peers write to connections llcd closed */

@@ -20,9 +20,10 @@
 #include <unistd.h>
 
 #include "safefile.h"
+#include "test_file.h"
 #include "test_main.h"
 
-static char top[64];
+static char top[TEST_TMPDIR_LEN];
 
 static void
 path(char *buf, size_t len, const char *rel)
@@ -50,23 +51,6 @@ put(const char *rel, const char *text, mode_t mode)
 	assert_true((fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode)) >= 0);
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
-}
-
-static int
-setup(void **state)
-{
-	snprintf(top, sizeof(top), "/tmp/test_safefile.XXXXXX");
-	assert_non_null(mkdtemp(top));
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	return system(cmd) == 0 ? 0 : -1;
 }
 
 /* Which directories are used, which refused, and the reasons. */
@@ -273,7 +257,7 @@ test_connect(void **state)
 }
 
 TEST_MAIN(
-	cmocka_unit_test_setup_teardown(test_opendir, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_links, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_files, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_connect, setup, teardown))
+	TEST_IN_TMPDIR(test_opendir, top),
+	TEST_IN_TMPDIR(test_links, top),
+	TEST_IN_TMPDIR(test_files, top),
+	TEST_IN_TMPDIR(test_connect, top))

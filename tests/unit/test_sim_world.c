@@ -63,6 +63,19 @@ steps(struct fx *f, int n)
 		assert_true(sim_world_step(f->w));
 }
 
+/* One step; domain 0's wakeups in it, checked: none dropped, no vCPU
+ * waking itself. */
+static const struct sim_wake *
+step_wakes(struct fx *f)
+{
+	steps(f, 1);
+	const struct sim_wake *k = &f->w->wake[0];
+	assert_int_equal(k->dropped, 0);
+	for (int i = 0; i < k->nedges; i++)
+		assert_true(k->edges[i].waker != k->edges[i].wakee);
+	return k;
+}
+
 static struct sim_thread *
 th(struct fx *f, int d, int v)
 {
@@ -375,12 +388,9 @@ test_wakeup_draws(void **state)
 	assert_true(f.sc->wakeup_trace);
 	assert_double_equal(f.sc->wakeup_noise_hz, 20, 0);
 	for (long p = 0; p < periods; p++) {
-		steps(&f, 1);
-		const struct sim_wake *k = &f.w->wake[0];
-		assert_int_equal(k->dropped, 0);
+		const struct sim_wake *k = step_wakes(&f);
 		for (int i = 0; i < k->nedges; i++) {
 			const struct policy_wakeup_edge *e = &k->edges[i];
-			assert_true(e->waker != e->wakee);
 			assert_true(e->count > 0);
 			if (i > 0)      /* sorted by pair, no duplicates */
 				assert_true(e->waker > k->edges[i - 1].waker ||
@@ -478,12 +488,9 @@ test_wakes_draws(void **state)
 	assert_int_equal(f.sc->domains[0].load[0].nwakes, 1);
 	assert_int_equal(f.sc->domains[0].load[1].nwakes, 2);
 	for (long p = 0; p < 1000; p++) {
-		steps(&f, 1);
-		const struct sim_wake *k = &f.w->wake[0];
-		assert_int_equal(k->dropped, 0);
+		const struct sim_wake *k = step_wakes(&f);
 		for (int i = 0; i < k->nedges; i++) {
 			const struct policy_wakeup_edge *e = &k->edges[i];
-			assert_true(e->waker != e->wakee);
 			to[e->waker][e->wakee] += e->count;
 		}
 		if (p < 500)    /* the queue starts at 50 s */
@@ -774,35 +781,37 @@ test_invariants_between_pins(void **state)
 	    SIM_POLICY_LLCD, 1, an, is);
 	f.w->dom[0].iso_managed = true;
 	steps(&f, 1);
-	pin(&f, 0, 0, "0-1");
-	pin(&f, 0, 1, "0-1");
-	pin(&f, 1, 0, "2-15");
-	pin(&f, 1, 1, "2-15");
-	steps(&f, 1);
-	assert_int_equal(f.w->nviol, 0);
-	/* web vCPU 0 widens onto iso's core 0 and narrows back: the end is
-	 * clean, the moment in between is not */
-	pin(&f, 1, 0, "0-15");
-	pin(&f, 1, 0, "4-15");
-	steps(&f, 1);
-	assert_int_equal(f.w->nviol, 1);
-	assert_non_null(strstr(f.w->viol[0], "isolation between pins: domain 'web' vCPU 0 pinned onto core 0, where "
-	    "isolated domain 'iso' vCPU 0 is pinned"));
-	/* iso moves to core 1 after web vCPU 1 left it: clean at every step */
-	pin(&f, 1, 1, "4-15");
-	pin(&f, 0, 0, "2-3");
-	pin(&f, 0, 1, "2-3");
-	steps(&f, 1);
-	assert_int_equal(f.w->nviol, 1);
-	/* the other way round: iso takes core 2 while web vCPU 0 is pinned
-	 * there, and web leaves it afterwards */
-	pin(&f, 0, 0, "2-5");
-	pin(&f, 1, 0, "6-15");
-	pin(&f, 1, 1, "6-15");
-	steps(&f, 1);
-	assert_int_equal(f.w->nviol, 2);
-	assert_non_null(strstr(f.w->viol[1], "isolation between pins: domain 'iso' vCPU 0 pinned onto core 2, where "
-	    "domain 'web' vCPU 0 is pinned"));
+	/* phases: the pins in order (domain 0 iso or 1 web, vCPU, CPUs), one
+	 * step, then the violations so far and the text of the last (NULL:
+	 * none new) */
+	static const struct {
+		struct {
+			int dom, vcpu;
+			const char *cpus;
+		} pins[4];
+		int nviol;
+		const char *viol;
+	} phases[] = {
+		{ { { 0, 0, "0-1" }, { 0, 1, "0-1" }, { 1, 0, "2-15" }, { 1, 1, "2-15" } }, 0, NULL },
+		/* web vCPU 0 widens onto iso's core 0 and narrows back: the end
+		 * is clean, the moment in between is not */
+		{ { { 1, 0, "0-15" }, { 1, 0, "4-15" } }, 1,
+		  "isolation between pins: domain 'web' vCPU 0 pinned onto core 0, where isolated domain 'iso' vCPU 0 is pinned" },
+		/* iso moves to core 1 after web vCPU 1 left it: clean at every step */
+		{ { { 1, 1, "4-15" }, { 0, 0, "2-3" }, { 0, 1, "2-3" } }, 1, NULL },
+		/* the other way round: iso takes core 2 while web vCPU 0 is
+		 * pinned there, and web leaves it afterwards */
+		{ { { 0, 0, "2-5" }, { 1, 0, "6-15" }, { 1, 1, "6-15" } }, 2,
+		  "isolation between pins: domain 'iso' vCPU 0 pinned onto core 2, where domain 'web' vCPU 0 is pinned" },
+	};
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		for (int j = 0; j < 4 && phases[i].pins[j].cpus != NULL; j++)
+			pin(&f, phases[i].pins[j].dom, phases[i].pins[j].vcpu, phases[i].pins[j].cpus);
+		steps(&f, 1);
+		assert_int_equal(f.w->nviol, phases[i].nviol);
+		if (phases[i].viol != NULL && strstr(f.w->viol[f.w->nviol - 1], phases[i].viol) == NULL)
+			fail_msg("phase %zu: violation '%s', want '%s'", i, f.w->viol[f.w->nviol - 1], phases[i].viol);
+	}
 	fx_close(&f);
 }
 
