@@ -39,7 +39,10 @@ live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, str
 	memcpy(d->ext_tids, x->tids, sizeof(int) * (size_t)maxv);
 	d->guest = x->guest;
 	d->ext_sig_pending = true;
-	snprintf(d->ext_channel, sizeof(d->ext_channel), "%s", x->channel ? x->channel : "");
+	if (x->channel != NULL && x->channel[0] && (d->ext_channel = strdup(x->channel)) == NULL) {
+		ldom_remove(l, d, "out of memory");
+		return llcd_err_set(err, "out of memory");
+	}
 	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;  /* NEW until the source gives it */
 	log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", x->pid, x->nvcpus,
 	    x->nvcpus == 1 ? "" : "s", maxv);
@@ -125,7 +128,10 @@ live_ext_annotation(struct live *l, uint64_t key, const char *xml, size_t len, c
 		log_dom(LOG_WARNING, d->name, -1, 0, "out of memory reading %s", source);
 		return;
 	}
-	snprintf(d->ext_src, sizeof(d->ext_src), "%s", source ? source : "");
+	free(d->ext_src);
+	d->ext_src = NULL;
+	if (source != NULL && source[0] && (d->ext_src = strdup(source)) == NULL)
+		log_dom(LOG_WARNING, d->name, -1, 0, "out of memory: %s not named in its messages", source);
 	d->todo |= LDOM_TODO_ANNOT;
 	ldom_read_annotation(l, d);     /* none: the policy-rules (name=) */
 }

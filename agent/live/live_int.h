@@ -79,7 +79,9 @@ struct ldom_bound {
 	uint64_t next_period;           /* the next read */
 	struct cpuset cpus;             /* host ∩ cgroup; empty: no bound (the
 	                                 * cgroup allows every host CPU) */
-	struct cgbound cg;              /* the cgroup read (version 0: none) */
+	int cg_version;                 /* the cgroup read: 1 or 2 (0: none) */
+	char *cg_cgroup, *cg_dir;       /* ... its path and directory
+	                                 * (cgbound's); NULL none */
 	char error[LLCD_ERR_MSG];       /* the last read failed: why; "" */
 };
 
@@ -262,11 +264,14 @@ struct ldom {
 	bool ext_sig_pending;           /* the next discovery records it */
 	bool ext_changed;
 	char *ext_annot;                /* the llc-policy element; NULL none */
-	char ext_src[PATH_MAX];         /* where it came from, for messages */
-	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
+	char *ext_src;                  /* where it came from, for messages; NULL none */
+	char *ext_channel;              /* the guest helper's socket; NULL none */
 	struct policy_guest_topo guest;
 	enum ldom_state state;
-	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
+	struct policy_annotation *annot;        /* valid in MANAGED and REFUSED; never
+	                                 * NULL: a copy cut after its groups in use
+	                                 * (policy_annotation_dup), set by
+	                                 * ldom_set_annot() */
 	int rule;                       /* annot is policy-rule number rule (from
 	                                 * 1), not an annotation; 0: none */
 	char rule_where[POLICYRULE_WHERE];      /* that rule's file:line */
@@ -407,6 +412,9 @@ int ldom_resize(struct ldom *d, int maxvcpus);
 void ldom_set_nvcpus(struct ldom *d, int nvcpus);
 /* Forget a domain (logged: "no longer managed: why"); d is freed. */
 void ldom_remove(struct live *l, struct ldom *d, const char *why);
+/* d's annotation becomes a copy of a (NULL: every default); -1 out of
+ * memory (the old one stays). */
+int ldom_set_annot(struct ldom *d, const struct policy_annotation *a);
 /* Read and parse the annotation; a transient libvirt error leaves it for
  * the next period. */
 void ldom_read_annotation(struct live *l, struct ldom *d);
