@@ -980,6 +980,50 @@ test_vcpuinfo_shows_affinity(void **state)
 	one_fx_close(&f);
 }
 
+static int
+describe_vcpu_fact(void *ctx, uint64_t key, struct agent_dominfo *out)
+{
+	int rc = describe_affinity(ctx, key, out);
+
+	if (out->vcpus != NULL)
+		agent_facts_str(&out->vcpus[0].facts, NULL, "qmp", "%s", "match");
+	return rc;
+}
+
+/* A back-end's rows about a vCPU (the QMP cross-check) come out in
+ * dominfo's vcpu_threads after the vCPU's position, and only for the vCPU
+ * that has them; agent_dominfo_clear frees them (ASan). */
+static void
+test_dominfo_vcpu_fact_rows(void **state)
+{
+	struct one_fx f;
+
+	one_domain_unplaced(&f);
+	f.ops.query.describe = describe_vcpu_fact;
+	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
+	struct control_request req;
+	domain_request(d, &req, CTL_DOMINFO, "one");
+	json_object *v = json_object_object_get(req.reply, "vcpu_threads");
+	assert_int_equal(json_object_array_length(v), 4);
+	json_object *v0 = json_object_array_get_idx(v, 0), *v1 = json_object_array_get_idx(v, 1);
+	assert_string_equal(json_object_get_string(json_object_object_get(v0, "qmp")), "match");
+	assert_false(json_object_object_get_ex(v1, "qmp", NULL));
+	const char *keys[16];
+	int n = 0;
+	json_object_object_foreach(v0, k, val) {
+		(void)val;
+		if (n < 16)
+			keys[n] = k;
+		n++;
+	}
+	assert_true(n >= 2 && n <= 16);
+	assert_string_equal(keys[n - 2], "thread");
+	assert_string_equal(keys[n - 1], "qmp");
+	request_done(&req);
+	daemon_free(d);
+	one_fx_close(&f);
+}
+
 /* Observations fail while observe_fails is set (libvirt down): the
  * periods end before the engine runs. */
 static const struct agent_ops *hp_ops;
@@ -1062,6 +1106,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_state_write_errors_shown),
 	cmocka_unit_test(test_policy_invalid_and_hot_channel),
 	cmocka_unit_test(test_vcpuinfo_shows_affinity),
+	cmocka_unit_test(test_dominfo_vcpu_fact_rows),
 	cmocka_unit_test(test_tune_retries_refused),
 	cmocka_unit_test(test_overlap_logged_first_period),
 	cmocka_unit_test(test_started_event_soon_after_period))
