@@ -89,8 +89,7 @@ daemon_dominfo_json(const struct agent_dominfo *di, json_object *o)
 			json_object_object_add(x, "cluster", json_object_new_int(c->cluster));
 			json_object_object_add(x, "core", json_object_new_int(c->core));
 			json_object_object_add(x, "thread", json_object_new_int(c->thread));
-			if (di->have_qmp)
-				json_object_object_add(x, "qmp", jstr(c->qmp));
+			daemon_facts_json(&c->facts, x);
 			json_object_array_add(arr, x);
 		}
 		json_object_object_add(o, "vcpu_threads", arr);

@@ -123,7 +123,6 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	live_bound_describe(l, d, f);
 	char why[LLCD_ERR_MSG] = "";
 	qc = live_qmp_cpus(l, d, why, sizeof(why));
-	out->have_qmp = qc != NULL;
 	if (qc == NULL && why[0] && !(d->ext && l->have_src && l->src.describe))
 		agent_facts_str(f, NULL, "qmp", "%s", why);
 	if (qc != NULL || d->qmp.queries)
@@ -147,8 +146,11 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		o->cluster = p.cluster;
 		o->core = p.core;
 		o->thread = p.thread;
-		if (qc != NULL)
-			live_qmp_check(qc, v, c->tid, &p, o->qmp, sizeof(o->qmp));
+		if (qc != NULL) {
+			char check[128];
+			live_qmp_check(qc, v, c->tid, &p, check, sizeof(check));
+			agent_facts_str(&o->facts, NULL, "qmp", "%s", check);
+		}
 	}
 	if (d->ext && l->have_src && l->src.describe)
 		l->src.describe(l->src.ctx, key, out);
