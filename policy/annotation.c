@@ -23,6 +23,14 @@ void
 policy_annotation_defaults(struct policy_annotation *a)
 {
 	memset(a, 0, sizeof(*a));
+	policy_annotation_reset(a);
+}
+
+void
+policy_annotation_reset(struct policy_annotation *a)
+{
+	memset(a, 0, offsetof(struct policy_annotation, groups));
+	a->ngroups = 0;
 	a->mode = POLICY_MODE_NONE;
 	a->isolation = POLICY_ISO_NONE;
 	a->topology = POLICY_TOPO_KEEP;

@@ -82,6 +82,9 @@ bool policy_annotation_shape_changed(const struct policy_annotation *a, const st
 void policy_annotation_copy(struct policy_annotation *dst, const struct policy_annotation *src);
 /* An annotation with every default (mode none, no isolation, keep). */
 void policy_annotation_defaults(struct policy_annotation *a);
+/* The same, written only up to its groups: for a copy cut after them
+ * (policy_annotation_size). */
+void policy_annotation_reset(struct policy_annotation *a);
 /* The bytes an annotation of ngroups groups needs: the struct cut after
  * its groups in use (a domain's copy, kept for as long as the domain). */
 size_t policy_annotation_size(int ngroups);

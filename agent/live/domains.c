@@ -85,10 +85,7 @@ ldom_free(struct ldom *d)
 	live_mbm_forget(d);
 	guestchan_free(d->gc);
 	qmp_cpus_free(d->qmp.cpus);
-	free(d->ext_tids);
-	free(d->ext_annot);
-	free(d->ext_src);
-	free(d->ext_channel);
+	live_ext_forget(d);
 	free(d->bound.cg_cgroup);
 	free(d->bound.cg_dir);
 	free(d->annot);
@@ -549,11 +546,7 @@ ldom_discover(struct live *l, struct ldom *d)
 			 * again (hot-plug) */
 			if (tasks[i].kind == PROCSTAT_VCPU)
 				named_sig += ((uint64_t)(unsigned)tasks[i].tid + 1) * 0x9e3779b97f4a7c15ull;
-			v = -1;
-			for (int k = 0; k < d->maxvcpus && d->ext_tids; k++)
-				if (d->ext_tids[k] == tasks[i].tid)
-					v = k;
-			if (v < 0)
+			if ((v = live_ext_vcpu_of(d, tasks[i].tid)) < 0)
 				continue;
 		} else if (tasks[i].kind != PROCSTAT_VCPU || v < 0) {
 			continue;
@@ -602,24 +595,9 @@ ldom_discover(struct live *l, struct ldom *d)
 		 * unplugged below the highest): only those the source named */
 		if (v < d->nvcpus && (!d->ext || (d->ext_tids && d->ext_tids[v])))
 			nwant++;
-		if (d->ext && d->ext_tids && d->ext_tids[v] && !found[v] && !d->ext_sig_pending &&
-		    !d->ext_changed) {
-			log_dom(LOG_INFO, d->name, v, d->ext_tids[v], "the vCPU thread QMP named is gone; asking QMP again");
-			d->ext_changed = true;  /* hot-unplug */
-			l->ext_change_gen++;
-		}
 	}
-	if (d->ext) {
-		if (d->ext_sig_pending) {
-			d->ext_named_sig = named_sig;
-			d->ext_sig_pending = false;
-		} else if (named_sig != d->ext_named_sig && !d->ext_changed) {
-			log_dom(LOG_INFO, d->name, -1, 0, "the threads QEMU (pid %d) names as vCPUs changed; asking QMP again",
-			    d->pid);
-			d->ext_changed = true;  /* hot-plug (or unplug) */
-			l->ext_change_gen++;
-		}
-	}
+	if (d->ext)
+		live_ext_threads_seen(l, d, found, named_sig);
 	d->threads_missing = nfound < nwant;
 	d->nthreads_seen = n;
 	if (!d->state_checked && !d->threads_missing)

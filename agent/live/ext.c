@@ -92,6 +92,46 @@ live_ext_update(struct live *l, uint64_t key, const struct live_ext_domain *x, s
 	return 0;
 }
 
+int
+live_ext_vcpu_of(const struct ldom *d, int tid)
+{
+	for (int k = 0; k < d->maxvcpus && d->ext_tids; k++)
+		if (d->ext_tids[k] == tid)
+			return k;
+	return -1;
+}
+
+void
+live_ext_threads_seen(struct live *l, struct ldom *d, const bool *found, uint64_t named_sig)
+{
+	for (int v = 0; v < d->maxvcpus && d->ext_tids; v++)
+		if (d->ext_tids[v] && !found[v] && !d->ext_sig_pending && !d->ext_changed) {
+			log_dom(LOG_INFO, d->name, v, d->ext_tids[v], "the vCPU thread QMP named is gone; asking QMP again");
+			d->ext_changed = true;  /* hot-unplug */
+			l->ext_change_gen++;
+		}
+	if (d->ext_sig_pending) {
+		d->ext_named_sig = named_sig;
+		d->ext_sig_pending = false;
+	} else if (named_sig != d->ext_named_sig && !d->ext_changed) {
+		log_dom(LOG_INFO, d->name, -1, 0, "the threads QEMU (pid %d) names as vCPUs changed; asking QMP again",
+		    d->pid);
+		d->ext_changed = true;  /* hot-plug (or unplug) */
+		l->ext_change_gen++;
+	}
+}
+
+void
+live_ext_forget(struct ldom *d)
+{
+	free(d->ext_tids);
+	free(d->ext_annot);
+	free(d->ext_src);
+	free(d->ext_channel);
+	d->ext_tids = NULL;
+	d->ext_annot = d->ext_src = d->ext_channel = NULL;
+}
+
 uint64_t
 live_ext_change_gen(const struct live *l)
 {

@@ -253,7 +253,9 @@ struct ldom {
 	int nvcpus, maxvcpus;
 	bool persistent;
 	bool fake;                      /* live_add_process: not a libvirt domain */
-	/* a domain of another source (ext.c; fake is set too) */
+	/* a domain of another source (ext.c; fake is set too). The ext_*
+	 * members are ext.c's: written there only (live_ext_add/update,
+	 * live_ext_threads_seen, live_ext_forget), read elsewhere */
 	bool ext;
 	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
 	/* hot-plug (ldom_discover): the threads named as vCPUs ("CPU n/KVM",
@@ -440,6 +442,17 @@ void live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in
 /* Remove the domain's group (ldom_free). */
 void live_mbm_forget(struct ldom *d);
 /* ext.c */
+/* The vCPU whose thread the source named tid; -1 none. */
+int live_ext_vcpu_of(const struct ldom *d, int tid);
+/* After a discovery of ext domain d's threads (ldom_discover): found[v]
+ * whether vCPU v's thread is there, named_sig the signature of the
+ * threads QEMU names as vCPUs. The first discovery after the source's
+ * answer records the signature; later, a thread the source named gone or
+ * a changed signature marks d changed (live_ext_vcpus_changed: the
+ * source asks QMP again, hot-plug). */
+void live_ext_threads_seen(struct live *l, struct ldom *d, const bool *found, uint64_t named_sig);
+/* Free what ext.c keeps of d (ldom_free). */
+void live_ext_forget(struct ldom *d);
 /* Pin the threads of an ext domain's process that are not vCPU threads
  * (sched_setaffinity each, /proc/PID/task), widening its cgroup cpuset
  * first where it restricts them. */

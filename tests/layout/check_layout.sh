@@ -52,6 +52,9 @@
 #       every file docs/*.md and README.md cite by path (under one of the
 #       tree's top folders, ending in .c, .h, .sh, .py or .cmake) exists;
 #       a path with NAME in it is a placeholder
+#   owners SRC
+#       struct ldom's ext_* members (a domain of another source) have one
+#       owner: no file of agent/live/ but ext.c assigns or frees one
 # Usage: check_layout.sh RULE ARGS...
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -262,6 +265,20 @@ rule_docpaths() {
 	ok "the $n file paths docs/ and README.md cite exist"
 }
 
+rule_owners() {
+	local src=$1 bad= f n=0
+	for f in "$src"/agent/live/*.c; do
+		[ "$(basename "$f")" = ext.c ] && continue
+		n=$((n + 1))
+		while read -r line; do
+			bad+="${f#"$src"/}: $line"$'\n'
+		done < <(grep -nE -- '->ext_[a-z_]+(\[[^]]*\])?[[:space:]]*([-+*/|&]?=[^=]|\+\+|--)|free\([a-z_]+->ext_' "$f" || true)
+	done
+	[ "$n" -gt 0 ] || fail "no file in agent/live/"
+	[ -z "$bad" ] || fail "struct ldom's ext_* members are written outside ext.c:"$'\n'"$bad"
+	ok "struct ldom's ext_* members are written in agent/live/ext.c only ($n other files)"
+}
+
 rule_codemap() {
 	command -v python3 >/dev/null || fail "no python3"
 	python3 "$(dirname "$0")/check_codemap.py" "$1" || fail "docs/design.md's code map does not follow the tree"
@@ -280,5 +297,6 @@ agent) rule_agent "$@" ;;
 seam) rule_seam "$@" ;;
 codemap) rule_codemap "$@" ;;
 docpaths) rule_docpaths "$@" ;;
-*) fail "usage: check_layout.sh sim|bench|engine|prefixes|bpf|size|agent|seam|codemap|docpaths ARGS..." ;;
+owners) rule_owners "$@" ;;
+*) fail "usage: check_layout.sh sim|bench|engine|prefixes|bpf|size|agent|seam|codemap|docpaths|owners ARGS..." ;;
 esac
