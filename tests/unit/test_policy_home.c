@@ -120,98 +120,89 @@ run_stream(bool counters, bool mbm, bool flat, double delay_narrow, struct run *
 	h_free(h);
 }
 
-/* run_stream(), and the two outcomes every test checks: the back-offs
- * and the number of LLCs the allotment ends on. */
-static struct run
-home_run(bool counters, bool mbm, bool flat, double delay_narrow, int backoffs, int llcs)
+/* A home check on run_stream's domain: its inputs (counters, bandwidth
+ * monitoring, a flat rate: nothing to gain, run delay in the narrow home,
+ * topology="match"), the outcomes every case checks (back-offs, LLCs the
+ * allotment ends on, whether the home is wider) and the texts: what the
+ * last back-off's reason and home_why hold, what home_why is exactly or
+ * must not hold (NULL: not checked). */
+struct home_case {
+	bool counters, mbm, flat, match;
+	double delay_narrow;
+	int backoffs, llcs;
+	bool widened;
+	const char *backoff_has;
+	const char *why_has[2];
+	const char *why_is;
+	const char *why_not;
+	int max_busy_per_llc;           /* at most this many busy vCPUs on an LLC; 0: not checked */
+};
+
+static void
+test_home_case(void **state)
 {
+	const struct home_case *c = *state;
 	struct run r;
 
-	run_stream(counters, mbm, flat, delay_narrow, &r);
-	assert_int_equal(r.backoffs, backoffs);
-	assert_int_equal(r.llcs, llcs);
-	return r;
-}
-
-/* With counters: the one-LLC home runs at 3/8; the check widens it over
- * all four LLCs (two whole cores each: four times the LLCs it has), sees
- * the gain and keeps it; there is no wider home after that. */
-static void
-test_home_widened_counters(void **state)
-{
-	struct run r = home_run(true, false, false, 0, 1, 4);
-
-	assert_non_null(strstr(r.backoff_reason, "home widened from LLC 0 to LLCs 0-3 (whole cores on "
-	    "other LLCs): instructions per demanded CPU-second "));
-	assert_true(r.info.home_widened);
-	assert_non_null(strstr(r.info.home_why, "(+158%), at 8 busy vCPUs, 8.2 CPUs; kept while the load stays "
-	    "alike"));
-	assert_true(r.max_busy_per_llc <= 3);
-}
-
-/* Bandwidth monitoring alone (no counters): the same, judged on the
- * domain's achieved bandwidth per demanded CPU-second. */
-static void
-test_home_widened_mbm(void **state)
-{
-	struct run r = home_run(false, true, false, 0, 1, 4);
-
-	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3 (whole cores on other "
-	    "LLCs): memory bytes per demanded CPU-second 1.96e+10 on LLCs 0-3 vs 7.35e+09 on LLC 0 (+167%)"));
-}
-
-/* A home that loses nothing (progress the same on one LLC or four) is
- * tried, measured, and given back: the one-LLC home again, and the
- * failure remembered for the load. */
-static void
-test_home_kept_without_gain(void **state)
-{
-	struct run r = home_run(true, false, true, 0, 0, 1);
-
-	assert_false(r.info.home_widened);
-	assert_non_null(strstr(r.info.home_why, "home kept on LLC 0: instructions per demanded CPU-second "));
-	assert_non_null(strstr(r.info.home_why, "(+0%), no gain over 5%, at 8 busy vCPUs, 8.2 CPUs; not widened "
-	    "again at this load for 2000 s"));
-}
-
-/* Run delay alone: CPU wait in the narrow home (half of each busy vCPU's
- * runnable time) that the wider one removes is a gain. */
-static void
-test_home_widened_run_delay(void **state)
-{
-	struct run r = home_run(false, false, false, 0.5, 1, 4);
-
-	assert_true(r.info.home_widened);
-	assert_non_null(strstr(r.info.home_why, "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): "
-	    "run delay 0.0% on LLCs 0-3 vs 49.0% on LLC 0, at 8 busy vCPUs, 8.2 CPUs; kept while the load stays "
-	    "alike"));
-}
-
-/* No signal at all (no counters, no bandwidth monitoring, no run delay):
- * the check says it cannot tell, never "kept", and the home stays. */
-static void
-test_home_no_signal(void **state)
-{
-	struct run r = home_run(false, false, false, 0, 0, 1);
-
-	assert_false(r.info.home_widened);
-	assert_string_equal(r.info.home_why, "home on LLC 0 not measured: no instruction counters or bandwidth "
-	    "monitoring, and run delay 0.0% (at most 10%) shows no CPU wait a wider home would relieve; a "
-	    "memory-bound loss cannot be seen without them");
-	assert_null(strstr(r.info.home_why, "kept"));
-}
-
-/* topology="match" keeps guest die i on host LLC i: the home is left as
- * placed, and the check says why. */
-static void
-test_home_match_left_alone(void **state)
-{
-	match_topology = true;
-	struct run r = home_run(true, false, false, 0, 0, 1);
+	match_topology = c->match;
+	run_stream(c->counters, c->mbm, c->flat, c->delay_narrow, &r);
 	match_topology = false;
-	assert_string_equal(r.info.home_why, "home on LLC 0 as placed: no wider home (topology=\"match\" keeps "
-	    "guest die i on host LLC i)");
+	assert_int_equal(r.backoffs, c->backoffs);
+	assert_int_equal(r.llcs, c->llcs);
+	assert_int_equal(r.info.home_widened, c->widened);
+	if (c->backoff_has != NULL && strstr(r.backoff_reason, c->backoff_has) == NULL)
+		fail_msg("back-off reason: %s; want: %s", r.backoff_reason, c->backoff_has);
+	for (int i = 0; i < 2; i++)
+		if (c->why_has[i] != NULL && strstr(r.info.home_why, c->why_has[i]) == NULL)
+			fail_msg("home_why: %s; want: %s", r.info.home_why, c->why_has[i]);
+	if (c->why_is != NULL)
+		assert_string_equal(r.info.home_why, c->why_is);
+	if (c->why_not != NULL && strstr(r.info.home_why, c->why_not) != NULL)
+		fail_msg("home_why: %s; must not hold: %s", r.info.home_why, c->why_not);
+	if (c->max_busy_per_llc > 0)
+		assert_true(r.max_busy_per_llc <= c->max_busy_per_llc);
 }
+
+static const struct home_case home_cases[] = {
+	/* With counters: the one-LLC home runs at 3/8; the check widens it
+	 * over all four LLCs (two whole cores each: four times the LLCs it
+	 * has), sees the gain and keeps it; there is no wider home after that. */
+	{ .counters = true, .backoffs = 1, .llcs = 4, .widened = true,
+	  .backoff_has = "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): instructions per "
+	      "demanded CPU-second ",
+	  .why_has = { "(+158%), at 8 busy vCPUs, 8.2 CPUs; kept while the load stays alike" },
+	  .max_busy_per_llc = 3 },
+	/* Bandwidth monitoring alone (no counters): the same, judged on the
+	 * domain's achieved bandwidth per demanded CPU-second. */
+	{ .mbm = true, .backoffs = 1, .llcs = 4, .widened = true,
+	  .why_has = { "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): memory bytes per "
+	      "demanded CPU-second 1.96e+10 on LLCs 0-3 vs 7.35e+09 on LLC 0 (+167%)" } },
+	/* A home that loses nothing (progress the same on one LLC or four) is
+	 * tried, measured, and given back: the one-LLC home again, and the
+	 * failure remembered for the load. */
+	{ .counters = true, .flat = true, .backoffs = 0, .llcs = 1, .widened = false,
+	  .why_has = { "home kept on LLC 0: instructions per demanded CPU-second ",
+	      "(+0%), no gain over 5%, at 8 busy vCPUs, 8.2 CPUs; not widened again at this load for 2000 s" } },
+	/* Run delay alone: CPU wait in the narrow home (half of each busy
+	 * vCPU's runnable time) that the wider one removes is a gain. */
+	{ .delay_narrow = 0.5, .backoffs = 1, .llcs = 4, .widened = true,
+	  .why_has = { "home widened from LLC 0 to LLCs 0-3 (whole cores on other LLCs): run delay 0.0% on "
+	      "LLCs 0-3 vs 49.0% on LLC 0, at 8 busy vCPUs, 8.2 CPUs; kept while the load stays alike" } },
+	/* No signal at all (no counters, no bandwidth monitoring, no run
+	 * delay): the check says it cannot tell, never "kept", and the home
+	 * stays. */
+	{ .backoffs = 0, .llcs = 1, .widened = false,
+	  .why_is = "home on LLC 0 not measured: no instruction counters or bandwidth monitoring, and run "
+	      "delay 0.0% (at most 10%) shows no CPU wait a wider home would relieve; a memory-bound loss "
+	      "cannot be seen without them",
+	  .why_not = "kept" },
+	/* topology="match" keeps guest die i on host LLC i: the home is left
+	 * as placed, and the check says why. */
+	{ .counters = true, .match = true, .backoffs = 0, .llcs = 1, .widened = false,
+	  .why_is = "home on LLC 0 as placed: no wider home (topology=\"match\" keeps guest die i on host LLC i)" },
+};
+
+#define HOME_CASE(name, i) { name, test_home_case, NULL, NULL, (void *)&home_cases[i] }
 
 /* --- trials on like-for-like load, homes that narrow again ------ */
 
@@ -492,12 +483,12 @@ test_home_room_for_isolated(void **state)
 }
 
 TEST_MAIN(
-	cmocka_unit_test(test_home_widened_counters),
-	cmocka_unit_test(test_home_widened_mbm),
-	cmocka_unit_test(test_home_kept_without_gain),
-	cmocka_unit_test(test_home_widened_run_delay),
-	cmocka_unit_test(test_home_no_signal),
-	cmocka_unit_test(test_home_match_left_alone),
+	HOME_CASE("test_home_widened_counters", 0),
+	HOME_CASE("test_home_widened_mbm", 1),
+	HOME_CASE("test_home_kept_without_gain", 2),
+	HOME_CASE("test_home_widened_run_delay", 3),
+	HOME_CASE("test_home_no_signal", 4),
+	HOME_CASE("test_home_match_left_alone", 5),
 	cmocka_unit_test(test_home_phase_change),
 	cmocka_unit_test(test_home_dip_no_verdict),
 	cmocka_unit_test(test_home_narrows_when_sharing),
