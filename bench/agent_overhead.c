@@ -30,7 +30,7 @@
  * scans counted in its log).
  *
  * With --sampler bpf the same run adds the in-kernel tracer
- * (agent/live/tracer.h): every stand-in thread registered as a vCPU, then
+ * (agent/drivers/tracer.h): every stand-in thread registered as a vCPU, then
  * per period what a sampler on the tracer does (read every thread's
  * figures through the mapping, drain the wakeup edges), timed like the
  * baseline, plus the programs' own run time (kernel.bpf_stats_enabled,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* guestchan_parse.c - the cost of one guest report line (agent/guestchan.c's
+/* guestchan_parse.c - the cost of one guest report line (agent/drivers/guestchan.c's
  * guestchan_parse) for a guest of 8 vCPUs: a normal line, and a hostile one
  * that fills the 4 KiB line with a 1,500-entry "llcs" array, side by side.
  * Prints microseconds per line and the ratio; passes or fails on nothing.

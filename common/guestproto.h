@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* guestproto.h - the guest report protocol, version 1: the numbers both
- * sides share (llc-guest writes, agent/guestchan.c reads). The protocol
+ * sides share (llc-guest writes, agent/drivers/guestchan.c reads). The protocol
  * itself is described in docs/guest-channel.md.
  *
  * One JSON object per line, '\n'-terminated, at most GUESTPROTO_MAX_LINE

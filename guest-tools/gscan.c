@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* gscan.c - /proc snapshots and hot processes (see gscan.h). */
 #include "gscan.h"
+#include "alloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,11 +13,7 @@
 
 #define PF_KTHREAD 0x00200000UL
 
-struct gscan_snap *
-gscan_snap_new(void)
-{
-	return calloc(1, sizeof(struct gscan_snap));
-}
+LLCD_DEFINE_NEW(gscan_snap_new, struct gscan_snap)
 
 void
 gscan_snap_free(struct gscan_snap *s)

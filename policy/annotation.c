@@ -3,6 +3,7 @@
 #include "annotation.h"
 #include "names.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void
@@ -22,6 +23,14 @@ void
 policy_annotation_defaults(struct policy_annotation *a)
 {
 	memset(a, 0, sizeof(*a));
+	policy_annotation_reset(a);
+}
+
+void
+policy_annotation_reset(struct policy_annotation *a)
+{
+	memset(a, 0, offsetof(struct policy_annotation, groups));
+	a->ngroups = 0;
 	a->mode = POLICY_MODE_NONE;
 	a->isolation = POLICY_ISO_NONE;
 	a->topology = POLICY_TOPO_KEEP;
@@ -54,6 +63,26 @@ policy_annotation_copy(struct policy_annotation *dst, const struct policy_annota
 	dst->ngroups = src->ngroups;
 	for (int i = 0; i < src->ngroups && i < POLICY_MAX_GROUPS; i++)
 		dst->groups[i] = src->groups[i];
+}
+
+size_t
+policy_annotation_size(int ngroups)
+{
+	if (ngroups < 0)
+		ngroups = 0;
+	if (ngroups > POLICY_MAX_GROUPS)
+		ngroups = POLICY_MAX_GROUPS;
+	return offsetof(struct policy_annotation, groups) + sizeof(struct policy_group_spec) * (size_t)ngroups;
+}
+
+struct policy_annotation *
+policy_annotation_dup(const struct policy_annotation *src)
+{
+	struct policy_annotation *a = malloc(policy_annotation_size(src->ngroups));
+
+	if (a != NULL)
+		policy_annotation_copy(a, src);
+	return a;
 }
 
 LLCD_NAMES(policy_mode, enum policy_mode, POLICY_MODE_SPREAD,

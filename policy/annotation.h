@@ -16,6 +16,7 @@
 #define LLCD_ANNOTATION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "cpuset.h"
 #include "names.h"
@@ -81,6 +82,16 @@ bool policy_annotation_shape_changed(const struct policy_annotation *a, const st
 void policy_annotation_copy(struct policy_annotation *dst, const struct policy_annotation *src);
 /* An annotation with every default (mode none, no isolation, keep). */
 void policy_annotation_defaults(struct policy_annotation *a);
+/* The same, written only up to its groups: for a copy cut after them
+ * (policy_annotation_size). */
+void policy_annotation_reset(struct policy_annotation *a);
+/* The bytes an annotation of ngroups groups needs: the struct cut after
+ * its groups in use (a domain's copy, kept for as long as the domain). */
+size_t policy_annotation_size(int ngroups);
+/* A heap copy of src cut after its groups in use (policy_annotation_size):
+ * read it, copy from it with policy_annotation_copy, free() it; never copy
+ * it by value or write groups past its ngroups. NULL: out of memory. */
+struct policy_annotation *policy_annotation_dup(const struct policy_annotation *src);
 
 /* Their names (names.h: X_name(), X_from_name(), the table X_names), the
  * words of the annotation's attributes, llcd.conf's default-mode and

@@ -478,22 +478,19 @@ parse_element(const xmlNode *root, int nvcpus, struct policy_annotation *a,
 		    ROOT ")", SHOW((const char *)root->name));
 	if (check_attrs(root, ROOT, root_attrs, err) < 0)
 		return -1;
-	v = a->mode;
-	if (parse_enum_attr(root, ROOT, "mode", &policy_mode_names, &v, err) < 0)
-		return -1;
-	a->mode = v;
-	v = a->isolation;
-	if (parse_enum_attr(root, ROOT, "isolation", &policy_isolation_names, &v, err) < 0)
-		return -1;
-	a->isolation = v;
-	v = a->topology;
-	if (parse_enum_attr(root, ROOT, "topology", &policy_topology_names, &v, err) < 0)
-		return -1;
-	a->topology = v;
-	v = a->infer;
-	if (parse_enum_attr(root, ROOT, "infer", &policy_infer_names, &v, err) < 0)
-		return -1;
-	a->infer = v;
+	/* a named attribute into its enum member (kept when absent) */
+#define ENUM_ATTR(member, attr, names)                                                  \
+	do {                                                                            \
+		v = a->member;                                                          \
+		if (parse_enum_attr(root, ROOT, attr, &names, &v, err) < 0)             \
+			return -1;                                                      \
+		a->member = v;                                                          \
+	} while (0)
+	ENUM_ATTR(mode, "mode", policy_mode_names);
+	ENUM_ATTR(isolation, "isolation", policy_isolation_names);
+	ENUM_ATTR(topology, "topology", policy_topology_names);
+	ENUM_ATTR(infer, "infer", policy_infer_names);
+#undef ENUM_ATTR
 
 	for (const xmlNode *c = root->children; c != NULL; c = c->next) {
 		const char *name = (const char *)c->name;

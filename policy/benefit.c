@@ -31,7 +31,7 @@
 static uint64_t
 holddown_ns(const struct dom *d)
 {
-	return (uint64_t)d->annot.tune.holddown_s * 1000000000ull;
+	return (uint64_t)d->annot->tune.holddown_s * 1000000000ull;
 }
 
 /* "8 busy vCPUs, 8.2 CPUs" */
@@ -329,7 +329,7 @@ benefit_observe(struct policy_state *s, const struct policy_input *in, struct do
 				g->hold_until_ns = in->now_ns + holddown_ns(d);
 				snprintf(g->why, sizeof(g->why), "released: no verdict, the load changed during %d trials "
 				    "in a row (the last from %s); not aggregated for %ds", TRIAL_MAX_ABORTS, shape,
-				    d->annot.tune.holddown_s);
+				    d->annot->tune.holddown_s);
 			} else {
 				g->bstate = BENEFIT_IDLE;
 				snprintf(g->why, sizeof(g->why), "released: the load changed from %s while the gathered "

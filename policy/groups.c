@@ -94,7 +94,7 @@ groups_release(struct dom *d, struct grp *g)
 bool
 groups_judged(const struct policy_input *in, const struct dom *d)
 {
-	return d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen);
+	return d->annot->tune.benefit_check && (in->host.counters || d->mbm_seen);
 }
 
 bool
@@ -112,7 +112,7 @@ groups_unjudged_hold(struct policy_state *s, const struct policy_input *in, stru
 	}
 	snprintf(g->why, sizeof(g->why), "inferred from wakeups, not acted on: %s can judge whether "
 	    "gathering it pays (llcd.conf unjudged-groups act acts on it; an <llc:group> in the annotation names it)",
-	    d->annot.tune.benefit_check ? "no instruction counters or memory bandwidth monitoring on this host" :
+	    d->annot->tune.benefit_check ? "no instruction counters or memory bandwidth monitoring on this host" :
 	    "the benefit check is off (benefit-check='off'), so nothing");
 	return true;
 }
@@ -132,11 +132,11 @@ grp_remove(struct dom *d, int i)
 void
 groups_init(struct policy_state *s, struct dom *d)
 {
-	if (d->annot.mode != POLICY_MODE_AGGREGATE)
+	if (d->annot->mode != POLICY_MODE_AGGREGATE)
 		return;
-	for (int i = 0; i < d->annot.ngroups; i++)
-		grp_add(s, d, d->annot.groups[i].name, POLICY_GROUP_ANNOTATION, &d->annot.groups[i].vcpus);
-	if (d->annot.ngroups == 0) {
+	for (int i = 0; i < d->annot->ngroups; i++)
+		grp_add(s, d, d->annot->groups[i].name, POLICY_GROUP_ANNOTATION, &d->annot->groups[i].vcpus);
+	if (d->annot->ngroups == 0) {
 		int minw = CPUSET_MAX;
 		for (int l = 0; l < s->nllc; l++)
 			if (topo_llc_weight(s->topo, l) < minw)
@@ -224,7 +224,7 @@ dissolve_silent(struct policy_state *s, struct dom *d, const struct cpuset *take
 		if (g->last_report_step != s->step)
 			cpuset_andnot(&g->vcpus, &g->vcpus, taken);
 		double silent = (double)(s->step - g->last_report_step) * epochs_per_period;
-		if (silent <= d->annot.tune.affinity_timeout && !cpuset_empty(&g->vcpus))
+		if (silent <= d->annot->tune.affinity_timeout && !cpuset_empty(&g->vcpus))
 			continue;
 		grp_remove(d, i--);
 	}
@@ -269,7 +269,7 @@ wakeup_groups_update(struct policy_state *s, struct dom *d, const struct cpuset 
 	bool used[POLICY_MAX_GROUPS] = { false };
 	int nc = 0;
 
-	if (d->annot.infer == POLICY_INFER_WAKEUPS && d->wk != NULL)
+	if (d->annot->infer == POLICY_INFER_WAKEUPS && d->wk != NULL)
 		nc = wakeups_groups(d->wk, comp, POLICY_MAX_GROUPS);
 	rule_vcpus(d, 1u << POLICY_GROUP_ANNOTATION | 1u << POLICY_GROUP_GUEST, &taken);
 	for (int c = 0; c < nc; c++) {

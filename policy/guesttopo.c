@@ -2,6 +2,7 @@
 /* guesttopo.c - the guest CPU definition that mirrors the host LLCs under a
  * domain's vCPUs, and the check of a running guest against its pins. */
 #include "guesttopo.h"
+#include "alloc.h"
 #include "names.h"
 
 #include <stdarg.h>
@@ -20,11 +21,7 @@ rec_reset(struct guesttopo_rec *r)
 	memset(r, 0, sizeof(*r));
 }
 
-struct guesttopo_rec *
-guesttopo_rec_new(void)
-{
-	return calloc(1, sizeof(struct guesttopo_rec));
-}
+LLCD_DEFINE_NEW(guesttopo_rec_new, struct guesttopo_rec)
 
 void
 guesttopo_rec_free(struct guesttopo_rec *r)
@@ -547,11 +544,7 @@ out:
 
 /* --- check ---------------------------------------------------------------- */
 
-struct guesttopo_check *
-guesttopo_check_new(void)
-{
-	return calloc(1, sizeof(struct guesttopo_check));
-}
+LLCD_DEFINE_NEW(guesttopo_check_new, struct guesttopo_check)
 
 void
 guesttopo_check_free(struct guesttopo_check *c)

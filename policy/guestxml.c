@@ -88,29 +88,6 @@ guestxml_child(const xmlNode *parent, const char *name)
 	return NULL;
 }
 
-/* Integer attribute in [lo, hi]; *out unchanged when absent. */
-static int
-gx_attr_int(const xmlNode *n, const char *name, int lo, int hi, int *out, struct llcd_err *err)
-{
-	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
-	char *end;
-	long x;
-
-	if (v == NULL)
-		return 0;
-	errno = 0;
-	x = strtol((const char *)v, &end, 10);
-	if (errno || end == (char *)v || *end != '\0' || x < lo || x > hi) {
-		llcd_err_set(err, WHAT ": <%s %s='%.32s'>: not an integer in %d..%d", n->name, name,
-		    (const char *)v, lo, hi);
-		xmlFree(v);
-		return -1;
-	}
-	xmlFree(v);
-	*out = (int)x;
-	return 0;
-}
-
 /* libvirt's memory units (virScaleInteger): no unit = KiB; b/bytes; k, KiB
  * = 1024; KB = 1000; and so on up to E. Rounded up to KiB, as libvirt does. */
 static int
@@ -195,7 +172,7 @@ guestxml_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *
 		d->vcpus = (int)x;
 	}
 	d->vcpus_current = d->vcpus;
-	if (n && gx_attr_int(n, "current", 1, d->vcpus, &d->vcpus_current, err) < 0)
+	if (n && xmlsafe_attr_int(n, "current", 1, d->vcpus, &d->vcpus_current, WHAT, err) < 0)
 		return -1;
 	if ((n = guestxml_child(root, "memory")) != NULL && parse_memory(n, &d->memory_kib, err) < 0)
 		return -1;
@@ -218,11 +195,11 @@ guestxml_read_domain(xmlDocPtr doc, struct guestxml_domain *d, struct llcd_err *
 	if ((topo = guestxml_child(cpu, "topology")) != NULL) {
 		struct policy_guest_topo g = { 1, 1, 1, 1, 1 };
 		d->has_topology = true;
-		if (gx_attr_int(topo, "sockets", 1, XMLSAFE_MAX_VCPUS, &g.sockets, err) < 0 ||
-		    gx_attr_int(topo, "dies", 1, XMLSAFE_MAX_VCPUS, &g.dies, err) < 0 ||
-		    gx_attr_int(topo, "clusters", 1, XMLSAFE_MAX_VCPUS, &g.clusters, err) < 0 ||
-		    gx_attr_int(topo, "cores", 1, XMLSAFE_MAX_VCPUS, &g.cores, err) < 0 ||
-		    gx_attr_int(topo, "threads", 1, XMLSAFE_MAX_VCPUS, &g.threads, err) < 0)
+		if (xmlsafe_attr_int(topo, "sockets", 1, XMLSAFE_MAX_VCPUS, &g.sockets, WHAT, err) < 0 ||
+		    xmlsafe_attr_int(topo, "dies", 1, XMLSAFE_MAX_VCPUS, &g.dies, WHAT, err) < 0 ||
+		    xmlsafe_attr_int(topo, "clusters", 1, XMLSAFE_MAX_VCPUS, &g.clusters, WHAT, err) < 0 ||
+		    xmlsafe_attr_int(topo, "cores", 1, XMLSAFE_MAX_VCPUS, &g.cores, WHAT, err) < 0 ||
+		    xmlsafe_attr_int(topo, "threads", 1, XMLSAFE_MAX_VCPUS, &g.threads, WHAT, err) < 0)
 			return -1;
 		d->topo = g;
 	}
@@ -321,7 +298,7 @@ guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset 
 		}
 		if (!guestxml_is_el(n, "vcpupin"))
 			continue;
-		if (gx_attr_int(n, "vcpu", 0, nvcpus - 1, &vcpu, err) < 0)
+		if (xmlsafe_attr_int(n, "vcpu", 0, nvcpus - 1, &vcpu, WHAT, err) < 0)
 			goto out;
 		xmlFree(c);
 		if (vcpu < 0 || (c = xmlGetProp(n, (const xmlChar *)"cpuset")) == NULL) {

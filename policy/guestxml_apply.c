@@ -523,6 +523,16 @@ last_of(const struct scan *sc, xmlNodePtr root, const char *const *names)
 	return best;
 }
 
+/* The end of an edit_* function: a failed allocation in b is the editor's,
+ * and b's text goes (add_edit copied what it keeps). Returns 0. */
+static int
+edit_end(struct editor *ed, struct sbuf *b)
+{
+	ed->oom |= b->oom;
+	free(b->p);
+	return 0;
+}
+
 static int
 edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, unsigned parts,
          const uint64_t *mem, uint64_t total_kib)
@@ -650,9 +660,7 @@ edit_cpu(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec, un
 		insert_line(ed, ce->etag_start, ind, "");
 	}
 out:
-	ed->oom |= b.oom;
-	free(b.p);
-	return 0;
+	return edit_end(ed, &b);
 }
 
 static int
@@ -720,9 +728,7 @@ edit_cputune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *rec
 			append_children(ed, cte, b.p);
 	}
 out:
-	ed->oom |= b.oom;
-	free(b.p);
-	return 0;
+	return edit_end(ed, &b);
 }
 
 static int
@@ -765,9 +771,7 @@ edit_numatune(struct editor *ed, xmlNodePtr root, const struct guesttopo_rec *re
 	else
 		add_edit(ed, root_el->stag_end, root_el->stag_end, b.p);
 out:
-	ed->oom |= b.oom;
-	free(b.p);
-	return 0;
+	return edit_end(ed, &b);
 }
 
 static void

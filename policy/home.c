@@ -43,13 +43,13 @@
 static uint64_t
 holddown_ns(const struct dom *d)
 {
-	return (uint64_t)d->annot.tune.holddown_s * 1000000000ull;
+	return (uint64_t)d->annot->tune.holddown_s * 1000000000ull;
 }
 
 static bool
 checked(const struct dom *d)
 {
-	return d->annot.mode == POLICY_MODE_AGGREGATE || d->annot.mode == POLICY_MODE_SPREAD;
+	return d->annot->mode == POLICY_MODE_AGGREGATE || d->annot->mode == POLICY_MODE_SPREAD;
 }
 
 static const char LADDER[] = "it gained from the wider home";
@@ -334,13 +334,13 @@ home_try(struct policy_state *s, const struct policy_input *in, struct dom *d)
 	}
 	to = placement_plan_llcs(s, &in->host, d, want);
 	if (dir == HOME_WIDER && to <= now_llcs) {
-		h->no_room = d->isolated && d->annot.topology != POLICY_TOPO_MATCH;
+		h->no_room = d->isolated && d->annot->topology != POLICY_TOPO_MATCH;
 		h->room_gen = s->res_gen;
 		if (h->pending != LADDER)
 			policy_reason_printf(h->why, sizeof(h->why), "home on %s%s: no wider home (%s)", where,
 			    h->widened ? "" : " as placed",
 			    !d->isolated ? "the shared pool is its home" :
-			    d->annot.topology == POLICY_TOPO_MATCH ? "topology=\"match\" keeps guest die i on host LLC i" :
+			    d->annot->topology == POLICY_TOPO_MATCH ? "topology=\"match\" keeps guest die i on host LLC i" :
 			    "no free whole cores on other LLCs");
 		decided(h);
 		return;
@@ -486,7 +486,7 @@ home_abandon(struct policy_state *s, const struct policy_input *in, struct dom *
 	if (trial_abandon(&h->tr, false)) {
 		h->paused_until_ns = in->now_ns + holddown_ns(d);
 		policy_reason_printf(h->why, sizeof(h->why), "home on %s: no verdict, the load changed during %d trials in a row "
-		    "(the last %s); no trial for %ds", back, TRIAL_MAX_ABORTS, shape, d->annot.tune.holddown_s);
+		    "(the last %s); no trial for %ds", back, TRIAL_MAX_ABORTS, shape, d->annot->tune.holddown_s);
 		return;
 	}
 	policy_reason_printf(h->why, sizeof(h->why), "home on %s: no verdict, the load changed %s while it was on trial; "
@@ -528,7 +528,7 @@ watch_doubled(struct policy_state *s, struct dom *d, const struct policy_domain_
 	/* gathered groups are the group steering's business */
 	for (int g = 0; g < d->ngroups; g++)
 		steered |= d->groups[g].pref_llc >= 0;
-	if (!d->isolated || d->annot.mode == POLICY_MODE_STATIC || d->annot.topology == POLICY_TOPO_MATCH ||
+	if (!d->isolated || d->annot->mode == POLICY_MODE_STATIC || d->annot->topology == POLICY_TOPO_MATCH ||
 	    steered || placement_llcs(s, &d->allot) < 2 || ncores > CPUSET_MAX || d->hint_periods > 0) {
 		h->doubled_periods = 0;
 		return;
@@ -610,7 +610,7 @@ home_update(struct policy_state *s, const struct policy_input *in, struct dom *d
 	if (h->pending == NULL || !trial_ready(&h->tr) || in->now_ns < h->paused_until_ns ||
 	    trial_shape(&h->tr)->demand < HOME_BUSY_CPUS || group_on_trial(d))
 		return;
-	if (!d->isolated || d->annot.topology == POLICY_TOPO_MATCH) {
+	if (!d->isolated || d->annot->topology == POLICY_TOPO_MATCH) {
 		char where[64];
 		policy_pin_llcs(s, &d->allot, where, sizeof(where));
 		policy_reason_printf(h->why, sizeof(h->why), "home on %s as placed: no wider home (%s)", where,

@@ -211,9 +211,9 @@ placement_set_home(struct policy_state *s, struct dom *d, int v, const struct cp
 	struct cpuset pin;
 
 	cpuset_zero(&pin);
-	if (d->annot.mode == POLICY_MODE_STATIC)
+	if (d->annot->mode == POLICY_MODE_STATIC)
 		cpuset_set(&pin, d->slot[v]);
-	else if (d->annot.topology == POLICY_TOPO_MATCH)
+	else if (d->annot->topology == POLICY_TOPO_MATCH)
 		cpuset_and(&pin, policy_llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), allowed);
 	else
 		pin = *allowed;
@@ -514,13 +514,13 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved) ||
 		    !policy_dom_in_bound(d, p))
 			return false;
-		if (d->annot.mode == POLICY_MODE_STATIC && cpuset_count(p) != 1)
+		if (d->annot->mode == POLICY_MODE_STATIC && cpuset_count(p) != 1)
 			return false;
-		if (d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH && policy_pin_llc(s, p) < 0)
+		if (d->annot->mode != POLICY_MODE_STATIC && d->annot->topology == POLICY_TOPO_MATCH && policy_pin_llc(s, p) < 0)
 			return false;
 		cpuset_or(&u, &u, p);
 	}
-	if (old < d->nvcpus && d->annot.mode != POLICY_MODE_STATIC && d->annot.topology == POLICY_TOPO_MATCH &&
+	if (old < d->nvcpus && d->annot->mode != POLICY_MODE_STATIC && d->annot->topology == POLICY_TOPO_MATCH &&
 	    policy_pin_llc(s, &u) < 0)
 		return false;
 	cpuset_zero(&whole);
@@ -549,7 +549,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 	}
 	/* where new vCPUs may go */
 	struct cpuset cand = u;
-	if (old < d->nvcpus && d->annot.mode == POLICY_MODE_STATIC) {
+	if (old < d->nvcpus && d->annot->mode == POLICY_MODE_STATIC) {
 		cpuset_zero(&cand);
 		CPUSET_FOREACH(cpu, &u)
 			cpuset_or(&cand, &cand, &topo_get(t, TOPO_LLC, topo_llc_of(t, cpu))->cpus);
@@ -582,7 +582,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		d->slot[v] = best;
 		s->pu_load[best]++;
 		s->llc_load[topo_llc_of(t, best)]++;
-		if (d->annot.mode == POLICY_MODE_STATIC) {
+		if (d->annot->mode == POLICY_MODE_STATIC) {
 			cpuset_zero(&d->home[v]);
 			cpuset_set(&d->home[v], best);
 		} else {

@@ -203,7 +203,7 @@ hint_busy(struct policy_state *s, struct dom *d)
 	struct cpuset busy_cores;       /* PUs of cores a busy vCPU has */
 
 	d->hint_periods = 0;
-	if (!d->isolated || d->annot.mode == POLICY_MODE_STATIC || in == NULL || d->in_idx < 0 ||
+	if (!d->isolated || d->annot->mode == POLICY_MODE_STATIC || in == NULL || d->in_idx < 0 ||
 	    d->in_idx >= in->ndomains || in->domains[d->in_idx].key != d->key || s->nllc > CPUSET_MAX ||
 	    s->ncpu > CPUSET_MAX)
 		return;
@@ -341,7 +341,7 @@ placement_hint_tick(struct policy_state *s, struct dom *d)
 static bool
 reshapable(const struct dom *d)
 {
-	return d->isolated && d->state == DOM_PLACED && d->annot.topology != POLICY_TOPO_MATCH;
+	return d->isolated && d->state == DOM_PLACED && d->annot->topology != POLICY_TOPO_MATCH;
 }
 
 int

@@ -4,6 +4,7 @@
  * placement.c, groups.c, steer.c and benefit.c, which share policy_int.h).
  */
 #include "policy_int.h"
+#include "alloc.h"
 #include "names.h"
 
 #include <limits.h>
@@ -15,11 +16,7 @@
 
 /* --- plan --------------------------------------------------------------- */
 
-struct policy_plan *
-policy_plan_new(void)
-{
-	return calloc(1, sizeof(struct policy_plan));
-}
+LLCD_DEFINE_NEW(policy_plan_new, struct policy_plan)
 
 void
 policy_plan_free(struct policy_plan *p)
@@ -160,7 +157,27 @@ policy_dom_free(struct dom *d)
 	free(d->origin);
 	free(d->pin_step);
 	wakeups_state_free(d->wk);
+	free(d->annot);
 	free(d);
+}
+
+int
+policy_dom_set_annot(struct dom *d, const struct policy_annotation *a)
+{
+	int n = a == NULL ? 0 : a->ngroups < 0 ? 0 : a->ngroups > POLICY_MAX_GROUPS ? POLICY_MAX_GROUPS : a->ngroups;
+
+	if (d->annot == NULL || n > d->annot_cap) {
+		struct policy_annotation *p = realloc(d->annot, policy_annotation_size(n));
+		if (p == NULL)
+			return -1;
+		d->annot = p;
+		d->annot_cap = n;
+	}
+	if (a != NULL)
+		policy_annotation_copy(d->annot, a);
+	else
+		policy_annotation_reset(d->annot);
+	return 0;
 }
 
 static void
@@ -263,7 +280,8 @@ policy_dom_new(const struct policy_domain_in *in)
 	d->vutil = calloc(n, sizeof(double));
 	d->origin = malloc(n * sizeof(int));
 	d->pin_step = calloc(n, sizeof(uint64_t));
-	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step) {
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step ||
+	    policy_dom_set_annot(d, NULL) < 0) {
 		policy_dom_free(d);
 		return NULL;
 	}
@@ -308,7 +326,7 @@ policy_dom_insert(struct policy_state *s, struct dom *d)
 bool
 policy_dom_managed_mode(const struct dom *d)
 {
-	return d->annotated && d->annot.mode != POLICY_MODE_NONE;
+	return d->annotated && d->annot->mode != POLICY_MODE_NONE;
 }
 
 /* Forget placement and groups; the domain will be placed again. */
@@ -333,9 +351,9 @@ struct llc_rules
 policy_rules_of(const struct policy_state *s, const struct dom *d)
 {
 	struct llc_rules r = {
-		.aggr_tolerance = d->annot.tune.aggr_tolerance,
-		.overaggr_pct = d->annot.tune.overaggr_pct,
-		.imb_pct = d->annot.tune.imb_pct,
+		.aggr_tolerance = d->annot->tune.aggr_tolerance,
+		.overaggr_pct = d->annot->tune.overaggr_pct,
+		.imb_pct = d->annot->tune.imb_pct,
 		.smt = s->topo->smt,
 		.kernel = false,
 	};
@@ -500,7 +518,7 @@ policy_domain_info(const struct policy_state *s, uint64_t key, struct policy_dom
 	memset(info, 0, sizeof(*info));
 	info->key = d->key;
 	snprintf(info->name, sizeof(info->name), "%s", d->name);
-	info->mode = d->annot.mode;
+	info->mode = d->annot->mode;
 	info->managed = d->state == DOM_PLACED;
 	info->refused = d->state == DOM_REFUSED;
 	if (info->refused)
@@ -544,8 +562,8 @@ policy_domain_wakeups(const struct policy_state *s, uint64_t key, struct policy_
 		return -1;
 	d = s->doms[idx];
 	memset(info, 0, sizeof(*info));
-	info->inferring = d->annot.mode == POLICY_MODE_AGGREGATE &&
-	    d->annot.infer == POLICY_INFER_WAKEUPS;
+	info->inferring = d->annot->mode == POLICY_MODE_AGGREGATE &&
+	    d->annot->infer == POLICY_INFER_WAKEUPS;
 	info->background_hz = wakeups_background_hz(d->wk);
 	info->total_hz = wakeups_total_hz(d->wk);
 	info->dropped = wakeups_dropped(d->wk);

@@ -86,7 +86,7 @@ struct policy_domain_in {
 	bool mbm_valid;
 	uint64_t mbm_bytes;
 	/* Where the guest's memory lives: the OS number of the NUMA node that
-	 * holds most of it (sampled guest-RAM pages, agent/memnode.h; llcsim's
+	 * holds most of it (sampled guest-RAM pages, agent/drivers/memnode.h; llcsim's
 	 * memory_node). Only when mem_node_valid. A group's preferred LLC then
 	 * stays in that node when the group may run there (the kernel's NUMA
 	 * precedence, docs/design.md). */

@@ -280,7 +280,9 @@ struct dom {
 	int nvcpus;
 	struct policy_guest_topo guest;
 	bool annotated;
-	struct policy_annotation annot;
+	struct policy_annotation *annot;        /* never NULL: cut after annot_cap
+	                                 * groups (policy_dom_set_annot) */
+	int annot_cap;
 	enum dom_state state;
 	bool isolated;
 	bool confined;                  /* unmanaged, pinned to the shared pool */
@@ -385,6 +387,9 @@ void policy_reason_printf(char *buf, size_t len, const char *fmt, ...) __attribu
 int policy_state_bind_topo(struct policy_state *s, const struct topo *t);
 struct dom *policy_dom_new(const struct policy_domain_in *in);
 void policy_dom_free(struct dom *d);
+/* d's annotation becomes a copy of a (NULL: every default), its storage
+ * grown to a's groups where it has fewer; -1 out of memory. */
+int policy_dom_set_annot(struct dom *d, const struct policy_annotation *a);
 int policy_dom_find(const struct policy_state *s, uint64_t key);
 int policy_dom_insert(struct policy_state *s, struct dom *d);
 bool policy_dom_managed_mode(const struct dom *d);

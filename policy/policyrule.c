@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* policyrule.c - llcd.conf's policy-rule (see policyrule.h). */
 #include "policyrule.h"
+#include "alloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -356,11 +357,7 @@ policyrule_format(const struct policyrule *r, char *buf, size_t len)
 	snprintf(buf, len, "%s %s", r->match, r->source[0] ? r->source : r->policy);
 }
 
-struct policyrule_set *
-policyrule_set_new(void)
-{
-	return calloc(1, sizeof(struct policyrule_set));
-}
+LLCD_DEFINE_NEW(policyrule_set_new, struct policyrule_set)
 
 void
 policyrule_set_free(struct policyrule_set *s)

@@ -262,7 +262,7 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 		    was && !llcrules_invalid_nr(r, nthreads, busy, w) ? "; held until it is well below the limit" : "");
 		return true;
 	}
-	if (g->idle_epochs > d->annot.tune.affinity_timeout) {
+	if (g->idle_epochs > d->annot->tune.affinity_timeout) {
 		if (g->pref_llc >= 0) {
 			policy_plan_add(s, plan, POLICY_ACT_PREFER, d, -1, NULL,
 			    "group '%s': preference for LLC %d dropped after %.0f idle epochs",
@@ -412,7 +412,7 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 			m->forbid++;
 			continue;
 		}
-		if (mig != LLC_MIG_LLC || m->moved >= d->annot.tune.max_moves || !steer_budget_take(s, d))
+		if (mig != LLC_MIG_LLC || m->moved >= d->annot->tune.max_moves || !steer_budget_take(s, d))
 			continue;
 		d->want[v] = *dst;
 		av_move(s, src, P, tu);
@@ -452,7 +452,7 @@ back_off_after_fails(struct policy_state *s, const struct policy_input *in, stru
 	if (g->forbid_fails < RETRY_FAILS)
 		return false;
 	int times = 1 << (g->refused < RETRY_BACKOFF_MAX ? g->refused : RETRY_BACKOFF_MAX);
-	double wait_ns = (double)d->annot.tune.affinity_timeout * times / epochs_per_period * (double)in->period_ns;
+	double wait_ns = (double)d->annot->tune.affinity_timeout * times / epochs_per_period * (double)in->period_ns;
 	g->refused++;
 	g->forbid_fails = 0;
 	g->retry_after_ns = in->now_ns + (uint64_t)wait_ns;
@@ -508,7 +508,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 {
 	/* measured by instruction counters, else by the domain's achieved
 	 * memory bandwidth (resctrl) once the host has shown it */
-	bool counters = d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen);
+	bool counters = d->annot->tune.benefit_check && (in->host.counters || d->mbm_seen);
 	bool hold = counters && !benefit_may_aggregate(s, in, d, g);
 	int P = g->pref_llc;
 	struct aggr_moves m = { 0, 0, 0 };
@@ -558,7 +558,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	int best;
 
 	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
-	if (d->annot.tune.benefit_check && (in->host.counters || d->mbm_seen))
+	if (d->annot->tune.benefit_check && (in->host.counters || d->mbm_seen))
 		benefit_observe(s, in, d, di, g, plan);
 	occ = calloc((size_t)s->nllc, sizeof(double));
 	if (occ == NULL) {
@@ -599,7 +599,7 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 			if (l >= 0)
 				nbusy[l]++;
 		}
-	for (int v = d->nvcpus - 1; v >= 0 && moved < d->annot.tune.max_moves; v--) {
+	for (int v = d->nvcpus - 1; v >= 0 && moved < d->annot->tune.max_moves; v--) {
 		int src = steer_vcpu_llc(s, d, di, v), dst = -1;
 		if (d->vutil[v] < BUSY_VCPU || src < 0 || nbusy[src] < 2)
 			continue;

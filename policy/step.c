@@ -107,7 +107,7 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 	int grown_from = 0;
 
 	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
-	          (di->annotated && policy_annotation_shape_changed(&d->annot, &di->annot)) ||
+	          (di->annotated && policy_annotation_shape_changed(d->annot, &di->annot)) ||
 	          !cpuset_equal(&d->bound, &di->bound))) {
 		/* re-place: vCPU count, annotation shape or CPU bound changed */
 		bool was_managed = d->state == DOM_PLACED || d->confined;
@@ -144,11 +144,9 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 	d->guest = di->guest;
 	d->bound = di->bound;
 	d->annotated = di->annotated;
-	if (di->annotated)
-		policy_annotation_copy(&d->annot, &di->annot);
-	else
-		policy_annotation_defaults(&d->annot);
-	d->isolated = policy_dom_managed_mode(d) && d->annot.isolation == POLICY_ISO_CORE;
+	if (policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
+		return NULL;    /* (d stays in the state, with its old annotation) */
+	d->isolated = policy_dom_managed_mode(d) && d->annot->isolation == POLICY_ISO_CORE;
 	return d;
 }
 
@@ -336,17 +334,17 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	policy_dom_allowed(s, d, &allowed);
 	if (di->mbm_valid)
 		d->mbm_seen = true;
-	double epoch_ms = d->annot.tune.epoch_ms > 0 ? d->annot.tune.epoch_ms : cx->period_ms;
+	double epoch_ms = d->annot->tune.epoch_ms > 0 ? d->annot->tune.epoch_ms : cx->period_ms;
 	double epochs = cx->period_ms / epoch_ms;
-	if (d->annot.mode == POLICY_MODE_AGGREGATE || d->annot.mode == POLICY_MODE_SPREAD)
+	if (d->annot->mode == POLICY_MODE_AGGREGATE || d->annot->mode == POLICY_MODE_SPREAD)
 		home_sample(s, cx->in, d, di);
-	if (d->annot.mode == POLICY_MODE_AGGREGATE) {
+	if (d->annot->mode == POLICY_MODE_AGGREGATE) {
 		double kd = llcrules_decay(cx->period_ms, epoch_ms);
 		steer_view(s, &allowed, cx->in->period_ns);
 		groups_update(s, cx->in, d, di, epochs);
 		for (int g = 0; g < d->ngroups; g++)
 			steer_group(s, cx->in, d, di, &d->groups[g], kd, epochs, &allowed, cx->plan);
-	} else if (d->annot.mode == POLICY_MODE_SPREAD) {
+	} else if (d->annot->mode == POLICY_MODE_SPREAD) {
 		steer_spread(s, d, di, &allowed);
 	}
 	home_update(s, cx->in, d, di, cx->plan);
@@ -386,13 +384,13 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
 		else if (cpuset_equal(&d->want[v], &d->home[v]))
 			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s%s%s)",
-			    where, buf, policy_mode_name(d->annot.mode), d->isolated ? "isolated cores" : "shared pool",
+			    where, buf, policy_mode_name(d->annot->mode), d->isolated ? "isolated cores" : "shared pool",
 			    d->hc.st == HOME_TRIAL ? "; home on trial by the home check" :
 			    d->hc.widened ? "; home widened by the home check" : "",
 			    d->hint_periods > 0 ? "; busy vCPUs one per core while the home settles" : "");
 		else
 			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
-			    d->annot.mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
+			    d->annot->mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
 		d->sent[v] = d->want[v];
 		/* a pin away from where it ran moves the thread: another
 		 * arrangement for the trials (trial.c) */

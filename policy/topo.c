@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* topo.c - the host topology model. */
 #include "topo.h"
+#include "alloc.h"
 #include "names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct topo *
-topo_new(void)
-{
-	return calloc(1, sizeof(struct topo));
-}
+LLCD_DEFINE_NEW(topo_new, struct topo)
 
 void
 topo_free(struct topo *t)

@@ -13,6 +13,7 @@
  * until the next.
  */
 #include "wakeups.h"
+#include "alloc.h"
 
 #include <limits.h>
 #include <math.h>
@@ -86,11 +87,7 @@ pair_rate(const struct pair *p)
 	return p->ab + p->ba;
 }
 
-struct wakeups_state *
-wakeups_state_new(void)
-{
-	return calloc(1, sizeof(struct wakeups_state));
-}
+LLCD_DEFINE_NEW(wakeups_state_new, struct wakeups_state)
 
 /* Frees the state's work buffers and leaves them NULL. */
 static void

@@ -2,6 +2,8 @@
 /* xmlsafe.c - hardened libxml2 reading (see xmlsafe.h). */
 #include "xmlsafe.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpuset.h"
@@ -76,4 +78,27 @@ xmlDocPtr
 xmlsafe_read_domain(const char *xml, size_t len, struct llcd_err *err)
 {
 	return xmlsafe_read(xml, len, XMLSAFE_DOMAIN_MAX, "domain XML", 0, err);
+}
+
+int
+xmlsafe_attr_int(const xmlNode *n, const char *name, int lo, int hi, int *out,
+                 const char *what, struct llcd_err *err)
+{
+	xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+	char *end;
+	long x;
+
+	if (v == NULL)
+		return 0;
+	errno = 0;
+	x = strtol((const char *)v, &end, 10);
+	if (errno || end == (char *)v || *end != '\0' || x < lo || x > hi) {
+		llcd_err_set(err, "%s: <%s %s='%.32s'>: not an integer in %d..%d", what, n->name, name,
+		    (const char *)v, lo, hi);
+		xmlFree(v);
+		return -1;
+	}
+	xmlFree(v);
+	*out = (int)x;
+	return 0;
 }

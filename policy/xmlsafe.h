@@ -31,4 +31,10 @@ xmlDocPtr xmlsafe_read(const char *buf, size_t len, size_t max, const char *what
  * check. */
 xmlDocPtr xmlsafe_read_domain(const char *xml, size_t len, struct llcd_err *err);
 
+/* The integer attribute name of n, in lo..hi, into *out: 0 (also when it
+ * is absent, *out unchanged), or -1 with err ("WHAT: <ELEMENT NAME='V'>: not
+ * an integer in LO..HI"; err may be NULL). */
+int xmlsafe_attr_int(const xmlNode *n, const char *name, int lo, int hi, int *out,
+                     const char *what, struct llcd_err *err);
+
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* qmp_cpus.c - typed helpers: query-cpus-fast and query-hotpluggable-cpus. */
 #include "qmp.h"
+#include "alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,7 @@
 #define CPUS_MAX 65536          /* more vCPU entries than any QEMU allows */
 #define ID_MAX 1000000          /* bound on any topology id or cpu-index */
 
-struct qmp_cpus *
-qmp_cpus_new(void)
-{
-	return calloc(1, sizeof(struct qmp_cpus));
-}
+LLCD_DEFINE_NEW(qmp_cpus_new, struct qmp_cpus)
 
 void
 qmp_cpus_free(struct qmp_cpus *c)
@@ -32,11 +29,7 @@ qmp_cpus_free(struct qmp_cpus *c)
 	free(c);
 }
 
-struct qmp_hotcpus *
-qmp_hotcpus_new(void)
-{
-	return calloc(1, sizeof(struct qmp_hotcpus));
-}
+LLCD_DEFINE_NEW(qmp_hotcpus_new, struct qmp_hotcpus)
 
 void
 qmp_hotcpus_free(struct qmp_hotcpus *c)

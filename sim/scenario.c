@@ -17,22 +17,14 @@
 void
 sim_model_defaults(struct sim_model *m)
 {
-	m->smt_share[0] = 1.0;
-	m->smt_share[1] = 0.6;
-	m->smt_share[2] = 0.45;
-	m->smt_share[3] = 0.35;
-	m->migration = 0.7;
-	m->imbalance = 2.0;
-	m->busy_util = 0.5;
-	m->instructions_per_s = 1e9;
-	m->remote_memory = 0.8;
-	m->kcas_epoch_ms = 10;
-	m->kcas_affinity_timeout = 5;
-	m->kcas_aggr_tolerance = 1;
-	m->kcas_overaggr_pct = 0;
-	m->kcas_imb_pct = 20;
-	m->kcas_pulls_per_s = 20;
-	m->kcas_min_util = 0.1;
+	*m = (struct sim_model){
+		.smt_share = { 1.0, 0.6, 0.45, 0.35 },
+		.migration = 0.7, .imbalance = 2.0, .busy_util = 0.5,
+		.instructions_per_s = 1e9, .remote_memory = 0.8,
+		.kcas_epoch_ms = 10, .kcas_affinity_timeout = 5, .kcas_aggr_tolerance = 1,
+		.kcas_overaggr_pct = 0, .kcas_imb_pct = 20, .kcas_pulls_per_s = 20,
+		.kcas_min_util = 0.1,
+	};
 }
 
 /* --- field access with paths ------------------------------------------ */

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Tests of the control protocol and socket server (agent/ctl.c, control.c).
+# Tests of the control protocol and socket server (agent/ctl/ctl.c, control.c).
 llcd_unit_test(test_ctl SOURCES unit/test_ctl.c LIBS llcd_core pthread)
 
 include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz.cmake)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Tests of the guest helper (guest-tools/, docs/llc-guest.md) and of llcd's
-# end of its channel (agent/guestchan.c, docs/guest-channel.md).
+# end of its channel (agent/drivers/guestchan.c, docs/guest-channel.md).
 # Fixtures: tests/fixtures/guest-proc/ (make.sh regenerates them).
 llcd_unit_test(test_guest SOURCES unit/test_guest.c LIBS llcguest_core PkgConfig::JSONC)
 llcd_unit_test(test_guestchan SOURCES unit/test_guestchan.c LIBS llcagent_guestchan)

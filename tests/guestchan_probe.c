@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* guestchan_probe.c - drive agent/guestchan.c like llcd will, for the e2e
+/* guestchan_probe.c - drive agent/drivers/guestchan.c like llcd will, for the e2e
  * test: one channel per argument DOMAIN:NVCPUS:SOCKET, polled for SECONDS,
  * printing each valid report and, at the end, each channel's counters and
  * the probe's own CPU time and peak RSS.

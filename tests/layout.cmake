@@ -22,13 +22,17 @@ add_test(NAME layout_file_size COMMAND ${_layout} size ${CMAKE_SOURCE_DIR})
 # agent/'s folders include in one direction (ctl/ a client, drivers/ below
 # live/, the daemon core naming no back-end); private headers stay home
 add_test(NAME layout_agent_folders COMMAND ${_layout} agent ${CMAKE_SOURCE_DIR})
-# backend.h and hooks.h name no back-end
+# backend.h, hooks.h and query.h name no back-end
 add_test(NAME layout_backend_seam COMMAND ${_layout} seam ${CMAKE_SOURCE_DIR})
 # docs/design.md's code map names every file and the functions where they are
 add_test(NAME layout_code_map COMMAND ${_layout} codemap ${CMAKE_SOURCE_DIR})
+# every file path docs/ cites exists
+add_test(NAME layout_doc_paths COMMAND ${_layout} docpaths ${CMAKE_SOURCE_DIR})
+# struct ldom's ext_* members are written by ext.c only
+add_test(NAME layout_ext_owner COMMAND ${_layout} owners ${CMAKE_SOURCE_DIR})
 set_tests_properties(layout_no_sim_in_llcd layout_bench_no_tests layout_ctl_no_engine
                      layout_tracer_no_engine layout_engine_prefixes layout_file_size
-                     layout_agent_folders layout_backend_seam layout_code_map PROPERTIES LABELS "unit" TIMEOUT 60)
+                     layout_agent_folders layout_backend_seam layout_code_map layout_doc_paths layout_ext_owner PROPERTIES LABELS "unit" TIMEOUT 60)
 # the BPF object builds without the build host's BTF (agent/drivers/vmlinux.h)
 add_test(NAME layout_bpf_no_host_btf
          COMMAND ${_layout} bpf ${CMAKE_SOURCE_DIR} ${LLCD_BPF_CLANG} ${LLCD_BPF_ARCH})

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* daemon_cli.h - what llcd (agent/llcd.c, the live host) and llcd-sim
+/* daemon_cli.h - what llcd (agent/daemon/llcd.c, the live host) and llcd-sim
  * (sim/llcd-sim.c, a simulated host) share once each has read its own
  * options and made its back-end: the configuration with the command line
  * over the file, `-n`/`-nv`, and serving (--oneshot, or the control socket

@@ -125,6 +125,8 @@ agent_dominfo_init(struct agent_dominfo *di)
 void
 agent_dominfo_clear(struct agent_dominfo *di)
 {
+	for (int v = 0; v < di->nvcpu_info && di->vcpus; v++)
+		agent_facts_free(&di->vcpus[v].facts);
 	free(di->vcpus);
 	agent_facts_free(&di->facts);
 	agent_dominfo_init(di);

@@ -134,20 +134,25 @@ vlog(int pri, const char *prefix, bool with_errno, const char *fmt, va_list ap)
 	errno = saved;
 }
 
-#define LOG_FN(fname, pri, witherr)                                     \
+/* fname(fmt, ...): one message at pri, prefix before it, ": strerror(errno)"
+ * after it when witherr, then the statement after (fatal's exit). */
+#define LOG_FN(fname, pri, prefix, witherr, after)                      \
 	void                                                            \
 	fname(const char *fmt, ...)                                     \
 	{                                                               \
 		va_list ap;                                             \
 		va_start(ap, fmt);                                      \
-		vlog(pri, NULL, witherr, fmt, ap);                      \
+		vlog(pri, prefix, witherr, fmt, ap);                    \
 		va_end(ap);                                             \
+		after;                                                  \
 	}
 
-LOG_FN(log_warn, LOG_WARNING, true)
-LOG_FN(log_warnx, LOG_WARNING, false)
-LOG_FN(log_info, LOG_INFO, false)
-LOG_FN(log_debug, LOG_DEBUG, false)
+LOG_FN(log_warn, LOG_WARNING, NULL, true, )
+LOG_FN(log_warnx, LOG_WARNING, NULL, false, )
+LOG_FN(log_info, LOG_INFO, NULL, false, )
+LOG_FN(log_debug, LOG_DEBUG, NULL, false, )
+LOG_FN(fatal, LOG_CRIT, "fatal: ", true, exit(1))
+LOG_FN(fatalx, LOG_CRIT, "fatal: ", false, exit(1))
 
 /* "domain NAME vcpu V tid T: " (parts left out as log.h says) into prefix;
  * returns where it starts. */
@@ -221,17 +226,18 @@ rl_restart(struct log_ratelimit *rl, uint64_t now, char *line, size_t len, int *
 	rl->pri = LOG_DEBUG;
 }
 
-/* Whether a message of rl may be written now; *count (a line or "") is
- * to be written before it. */
-static bool
-rl_admit(struct log_ratelimit *rl, int pri, char *count, size_t len, int *cpri)
+/* Whether a message of rl may be written now: -1 when not, or the priority
+ * of *count (a line or ""), to be written before it. */
+static int
+rl_admit(struct log_ratelimit *rl, int pri, char *count, size_t len)
 {
 	uint64_t now = llcd_mono_ns();
+	int cpri = pri;
 	bool ok;
 
 	count[0] = '\0';
 	if (pri == LOG_DEBUG && log_verbose < 1)
-		return false;           /* not written anyway: not counted */
+		return -1;              /* not written anyway: not counted */
 	pthread_mutex_lock(&rl_mu);
 	if (!rl->listed) {
 		rl->listed = true;
@@ -241,7 +247,7 @@ rl_admit(struct log_ratelimit *rl, int pri, char *count, size_t len, int *cpri)
 		rl->pri = LOG_DEBUG;
 	}
 	if (now - rl->begin_ns >= rl_interval(rl))
-		rl_restart(rl, now, count, len, cpri);
+		rl_restart(rl, now, count, len, &cpri);
 	ok = rl->n < (rl->burst ? rl->burst : LOG_RL_BURST);
 	if (ok) {
 		rl->n++;
@@ -252,38 +258,42 @@ rl_admit(struct log_ratelimit *rl, int pri, char *count, size_t len, int *cpri)
 			rl->pri = pri;  /* syslog: smaller is more urgent */
 	}
 	pthread_mutex_unlock(&rl_mu);
-	return ok;
+	return ok ? cpri : -1;
+}
+
+/* A rate-limited message: first the count of the messages rl held back, if
+ * any, then this one, unless rl holds it back too. */
+static void
+vlog_rl(struct log_ratelimit *rl, int pri, const char *prefix, const char *fmt, va_list ap)
+{
+	char count[LOG_MSG_MAX];
+	int cpri = rl_admit(rl, pri, count, sizeof(count));
+
+	if (cpri < 0)
+		return;
+	if (count[0])
+		emit(cpri, count);
+	vlog(pri, prefix, false, fmt, ap);
 }
 
 void
 log_rl(struct log_ratelimit *rl, int pri, const char *fmt, ...)
 {
-	char count[LOG_MSG_MAX];
-	int cpri = pri;
 	va_list ap;
 
-	if (!rl_admit(rl, pri, count, sizeof(count), &cpri))
-		return;
-	if (count[0])
-		emit(cpri, count);
 	va_start(ap, fmt);
-	vlog(pri, NULL, false, fmt, ap);
+	vlog_rl(rl, pri, NULL, fmt, ap);
 	va_end(ap);
 }
 
 void
 log_rl_dom(struct log_ratelimit *rl, int pri, const char *domain, int vcpu, int tid, const char *fmt, ...)
 {
-	char count[LOG_MSG_MAX], prefix[320];
-	int cpri = pri;
+	char prefix[320];
 	va_list ap;
 
-	if (!rl_admit(rl, pri, count, sizeof(count), &cpri))
-		return;
-	if (count[0])
-		emit(cpri, count);
 	va_start(ap, fmt);
-	vlog(pri, dom_prefix(prefix, sizeof(prefix), domain, vcpu, tid), false, fmt, ap);
+	vlog_rl(rl, pri, dom_prefix(prefix, sizeof(prefix), domain, vcpu, tid), fmt, ap);
 	va_end(ap);
 }
 
@@ -315,26 +325,4 @@ log_suppressed_total(void)
 	n = rl_total;
 	pthread_mutex_unlock(&rl_mu);
 	return n;
-}
-
-void
-fatal(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(LOG_CRIT, "fatal: ", true, fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
-void
-fatalx(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(LOG_CRIT, "fatal: ", false, fmt, ap);
-	va_end(ap);
-	exit(1);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* loop.c - observe -> decide -> act, once per period. */
 #include "loop.h"
+#include "alloc.h"
 #include "names.h"
 
 #include <stddef.h>
@@ -41,11 +42,7 @@ LLCD_NAME_FUNCTION(agent_dom_state_name, enum agent_dom_state, AGENT_DOM_STATE_C
 
 /* --- observations ------------------------------------------------------ */
 
-struct agent_obs *
-agent_obs_new(void)
-{
-	return calloc(1, sizeof(struct agent_obs));
-}
+LLCD_DEFINE_NEW(agent_obs_new, struct agent_obs)
 
 void
 agent_obs_free(struct agent_obs *o)

@@ -75,7 +75,8 @@ struct agent_vcpu_info {
 	struct cpuset affinity;         /* the kernel's, as last read */
 	struct cpuset pinned_by_llcd;   /* empty: llcd holds no pin */
 	int socket, die, cluster, core, thread;    /* guest position */
-	char qmp[128];                  /* a cross-check of the position; "" none */
+	struct agent_facts facts;       /* the rest (a cross-check of the
+	                                 * position), shown after it */
 };
 
 /* What a back-end knows of one domain (llcctl dominfo, vcpuinfo, list):
@@ -103,7 +104,6 @@ struct agent_dominfo {
 	char rule_match[POLICYRULE_TEXT];       /* its MATCHes */
 	bool have_guest_topo;
 	struct policy_guest_topo guest;
-	bool have_qmp;                  /* the vCPUs' qmp fields are filled */
 	int nvcpu_info;                 /* entries in vcpus (malloc'd); -1: the
 	                                 * back-end does not list vCPU threads */
 	struct agent_vcpu_info *vcpus;
@@ -152,9 +152,10 @@ struct agent_query {
 	int (*describe_host)(void *ctx, struct agent_hostinfo *out);
 	/* the raw llc-policy element (NULL: none), malloc'd */
 	int (*get_annotation)(void *ctx, uint64_t key, char **xml, struct llcd_err *err);
-	/* write (xml) or remove (NULL) the annotation: live and/or config;
-	 * 0, -1, or AGENT_QUERY_REFUSED */
-	int (*set_annotation)(void *ctx, uint64_t key, const char *xml, bool live, bool config,
+	/* write (xml) or remove (NULL) the annotation: of the running domain
+	 * (running: libvirt's "live") and/or its definition (config); 0, -1,
+	 * or AGENT_QUERY_REFUSED */
+	int (*set_annotation)(void *ctx, uint64_t key, const char *xml, bool running, bool config,
 	                      struct llcd_err *err);
 	/* the domain XML (inactive: the persistent definition), malloc'd */
 	int (*get_xml)(void *ctx, uint64_t key, bool inactive, char **xml, struct llcd_err *err);
@@ -166,8 +167,9 @@ struct agent_query {
 	 * (llcctl guest-channel): the running domain of key, or with key 0 the
 	 * defined domain called name (running or not); 0 added, 1 it has the
 	 * channel already (path filled, nothing changed), -1 err, -2 no such
-	 * domain (err says so) */
-	int (*add_guest_channel)(void *ctx, uint64_t key, const char *name, bool live, char *path, size_t len,
+	 * domain (err says so); running: to the running domain as well
+	 * (libvirt's "live") */
+	int (*add_guest_channel)(void *ctx, uint64_t key, const char *name, bool running, char *path, size_t len,
 	                         struct llcd_err *err);
 	/* its rows of llcctl stats: it fills its members of st->v and sets
 	 * the blocks (stats.h) they are in */

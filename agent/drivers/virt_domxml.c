@@ -23,24 +23,12 @@
 
 /* ---- domain XML, QEMU pid -------------------------------------------------- */
 
+/* a vCPU count of the domain XML (0..XMLSAFE_MAX_VCPUS); the caller says
+ * what was wrong */
 static int
 attr_int(xmlNodePtr n, const char *name, int *out)
 {
-	xmlChar *s = xmlGetProp(n, (const xmlChar *)name);
-	char *end;
-	long val;
-
-	if (s == NULL)
-		return 0;
-	errno = 0;
-	val = strtol((const char *)s, &end, 10);
-	if (errno != 0 || end == (char *)s || *end != '\0' || val < 0 || val > XMLSAFE_MAX_VCPUS) {
-		xmlFree(s);
-		return -1;
-	}
-	xmlFree(s);
-	*out = (int)val;
-	return 0;
+	return xmlsafe_attr_int(n, name, 0, XMLSAFE_MAX_VCPUS, out, "domain XML", NULL);
 }
 
 static bool

@@ -446,7 +446,7 @@ live_coresched(struct live *l, struct ldom *d, const int *newtids, int nnew)
 	struct llcd_err e;
 	enum coresched_result r;
 
-	if (!ldom_annotated(d) || d->annot.isolation != POLICY_ISO_CORE || d->annot.mode == POLICY_MODE_NONE ||
+	if (!ldom_annotated(d) || d->annot->isolation != POLICY_ISO_CORE || d->annot->mode == POLICY_MODE_NONE ||
 	    d->pid <= 0 || nnew == 0)
 		return;
 	if (coresched_probe(l->cs) != CORESCHED_AVAIL_YES)

@@ -11,6 +11,7 @@
 #include "live_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -29,6 +30,22 @@ live_bound_open(struct live *l)
 		log_info("CPU bounds from the cgroup v1 cpuset hierarchy (%s)", l->cgm.v1);
 	else
 		log_info("no cpuset cgroup hierarchy: domains are bounded by the host alone");
+}
+
+/* *dst becomes a copy of s (NULL: out of memory, said as "?"). */
+static void
+set_str(char **dst, const char *s)
+{
+	if (*dst != NULL && strcmp(*dst, s) == 0)
+		return;
+	free(*dst);
+	*dst = strdup(s);
+}
+
+static const char *
+str_or(const char *s, const char *none)
+{
+	return s != NULL ? s : none;
 }
 
 static void
@@ -72,7 +89,9 @@ bound_read(struct live *l, struct ldom *d)
 		log_dom(LOG_INFO, d->name, -1, d->pid, "CPU bound %s: cgroup v%d cpuset %s", b, cg.version, cg.cgroup);
 	}
 	d->bound.cpus = cpus;
-	d->bound.cg = cg;
+	d->bound.cg_version = cg.version;
+	set_str(&d->bound.cg_cgroup, cg.cgroup);
+	set_str(&d->bound.cg_dir, cg.dir);
 	d->bound.read = true;
 }
 
@@ -90,7 +109,7 @@ live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus, stru
 	char a[256], b[256];
 
 	if (cpuset_empty(&d->bound.cpus) || cpuset_subset(cpus, &d->bound.cpus)) {
-		if (!d->bound.read || d->bound.cg.version == 0)
+		if (!d->bound.read || d->bound.cg_version == 0)
 			return AGENT_OK;
 	}
 	/* the engine planned with the bound it was given; the cgroup may
@@ -102,7 +121,7 @@ live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus, stru
 	cpuset_format(&d->bound.cpus, b, sizeof(b));
 	d->todo |= LDOM_TODO_OBS;
 	llcd_err_set(err, "CPUs %s are outside the domain's CPU bound %s (cgroup %s): not pinned", a, b,
-	    d->bound.cg.cgroup);
+	    str_or(d->bound.cg_cgroup, "?"));
 	return AGENT_TRANSIENT;
 }
 
@@ -123,9 +142,9 @@ live_bound_describe(const struct live *l, const struct ldom *d, struct agent_fac
 	}
 	agent_facts_cpus(f, "cpu_bound", "cpus", &allowed);
 	agent_facts_str(f, "cpu_bound", "by", "%s", by);
-	if (d->bound.cg.version)
-		agent_facts_str(f, "cpu_bound", "cgroup", "v%d %.200s (%.280s)", d->bound.cg.version, d->bound.cg.cgroup,
-		    d->bound.cg.dir);
+	if (d->bound.cg_version)
+		agent_facts_str(f, "cpu_bound", "cgroup", "v%d %.200s (%.280s)", d->bound.cg_version,
+		    str_or(d->bound.cg_cgroup, "?"), str_or(d->bound.cg_dir, "?"));
 	if (d->bound.error[0])
 		agent_facts_str(f, "cpu_bound", "error", "%s", d->bound.error);
 }

@@ -65,7 +65,7 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	} else if (!ldom_annotated(d)) {
 		state = AGENT_DOM_UNMANAGED;
 		reason = "no llc-policy annotation";
-	} else if (d->annot.mode == POLICY_MODE_NONE) {
+	} else if (d->annot->mode == POLICY_MODE_NONE) {
 		state = AGENT_DOM_UNMANAGED;
 		reason = "mode none";
 	} else if (d->state == LDOM_REFUSED) {
@@ -88,7 +88,7 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", d->annot_err);
 	out->annotated = ldom_annotated(d);
 	if (out->annotated)
-		out->annot = d->annot;
+		policy_annotation_copy(&out->annot, d->annot);
 	if (d->rule > 0) {
 		out->rule = d->rule;
 		snprintf(out->rule_where, sizeof(out->rule_where), "%s", d->rule_where);
@@ -100,7 +100,7 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	struct agent_facts *f = &out->facts;
 	if (d->uuid[0])
 		agent_facts_str(f, NULL, "uuid", "%s", d->uuid);
-	if (ldom_annotated(d) && d->annot.isolation == POLICY_ISO_CORE)
+	if (ldom_annotated(d) && d->annot->isolation == POLICY_ISO_CORE)
 		agent_facts_str(f, NULL, "core_scheduling", "%s",
 		    d->cs_state == LDOM_CS_COOKIE && d->cs_tid ? "cookie assigned" : coresched_reason(l->cs));
 	if (!cpuset_empty(&d->emu_applied))
@@ -123,7 +123,6 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	live_bound_describe(l, d, f);
 	char why[LLCD_ERR_MSG] = "";
 	qc = live_qmp_cpus(l, d, why, sizeof(why));
-	out->have_qmp = qc != NULL;
 	if (qc == NULL && why[0] && !(d->ext && l->have_src && l->src.describe))
 		agent_facts_str(f, NULL, "qmp", "%s", why);
 	if (qc != NULL || d->qmp.queries)
@@ -147,8 +146,11 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		o->cluster = p.cluster;
 		o->core = p.core;
 		o->thread = p.thread;
-		if (qc != NULL)
-			live_qmp_check(qc, v, c->tid, &p, o->qmp, sizeof(o->qmp));
+		if (qc != NULL) {
+			char check[128];
+			live_qmp_check(qc, v, c->tid, &p, check, sizeof(check));
+			agent_facts_str(&o->facts, NULL, "qmp", "%s", check);
+		}
 	}
 	if (d->ext && l->have_src && l->src.describe)
 		l->src.describe(l->src.ctx, key, out);

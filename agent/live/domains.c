@@ -85,8 +85,10 @@ ldom_free(struct ldom *d)
 	live_mbm_forget(d);
 	guestchan_free(d->gc);
 	qmp_cpus_free(d->qmp.cpus);
-	free(d->ext_tids);
-	free(d->ext_annot);
+	live_ext_forget(d);
+	free(d->bound.cg_cgroup);
+	free(d->bound.cg_dir);
+	free(d->annot);
 	free(d->mem.maps);
 	free(d->v);
 	free(d);
@@ -168,7 +170,9 @@ ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int p
 		return NULL;
 	d->tracer = l->tracer;
 	d->tr_dom = -1;
-	if (ldom_resize(d, maxvcpus) < 0) {
+	if (ldom_set_annot(d, NULL) < 0 || ldom_resize(d, maxvcpus) < 0) {
+		free(d->annot);
+		free(d->v);
 		free(d);
 		return NULL;
 	}
@@ -179,9 +183,27 @@ ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int p
 	d->nvcpus = nvcpus;
 	d->state = LDOM_NEW;
 	d->todo = LDOM_TODO_DISCOVER | LDOM_TODO_ANNOT | LDOM_TODO_OBS;
-	policy_annotation_defaults(&d->annot);
 	l->doms[l->ndoms++] = d;
 	return d;
+}
+
+int
+ldom_set_annot(struct ldom *d, const struct policy_annotation *a)
+{
+	struct policy_annotation *n;
+
+	if (a != NULL) {
+		n = policy_annotation_dup(a);
+	} else {
+		struct policy_annotation def;   /* (the full struct: the stack's) */
+		policy_annotation_defaults(&def);
+		n = policy_annotation_dup(&def);
+	}
+	if (n == NULL)
+		return -1;
+	free(d->annot);
+	d->annot = n;
+	return 0;
 }
 
 static void
@@ -218,6 +240,7 @@ live_set_rules(struct live *l, const struct policyrule_set *rules)
 static int
 apply_rules(struct live *l, struct ldom *d)
 {
+	struct policy_annotation a;
 	struct llcd_err e = { "" };
 	char *xml = NULL;
 	int i, old = d->rule;
@@ -253,18 +276,20 @@ apply_rules(struct live *l, struct ldom *d)
 	d->rule = i + 1;
 	snprintf(d->rule_where, sizeof(d->rule_where), "%s", r->where);
 	snprintf(d->rule_match, sizeof(d->rule_match), "%s", r->match);
-	if (policyrule_annotation(r, d->maxvcpus, &d->annot, &e) < 0) {
+	if (policyrule_annotation(r, d->maxvcpus, &a, &e) < 0) {
 		d->state = LDOM_INVALID;
 		if (strcmp(d->annot_err, e.msg) != 0)
 			log_dom(LOG_WARNING, d->name, -1, 0, "%s; domain left unmanaged", e.msg);
 		snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
 		return 1;
 	}
+	if (ldom_set_annot(d, &a) < 0)
+		return -1;      /* out of memory: read again next period */
 	d->annot_err[0] = '\0';
 	if (fresh || !same)
 		log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation; policy-rule %d (%s: %s): mode %s, "
-		    "isolation %s", d->rule, r->where, r->match, policy_mode_name(d->annot.mode),
-		    policy_isolation_name(d->annot.isolation));
+		    "isolation %s", d->rule, r->where, r->match, policy_mode_name(d->annot->mode),
+		    policy_isolation_name(d->annot->isolation));
 	d->state = d->refuse_msg[0] ? LDOM_REFUSED : LDOM_MANAGED;
 	return 1;
 }
@@ -310,7 +335,7 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 		d->todo |= LDOM_TODO_OBS;
 		if (rr > 0)
 			return;
-		policy_annotation_defaults(&d->annot);
+		(void)ldom_set_annot(d, NULL);  /* (out of memory: the old one, unread) */
 		d->annot_err[0] = '\0';
 		if (was || d->state == LDOM_NEW)
 			log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation: left to the default scheduler "
@@ -323,20 +348,25 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 	d->rule = 0;            /* an annotation wins over every rule */
 	if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
 		d->state = LDOM_INVALID;
-		policy_annotation_defaults(&d->annot);
-		if (d->ext && d->ext_src[0])
+		(void)ldom_set_annot(d, NULL);  /* (out of memory: the old one, unread) */
+		if (d->ext && d->ext_src != NULL && d->ext_src[0])
 			snprintf(d->annot_err, sizeof(d->annot_err), "%.200s: %.300s", d->ext_src, e.msg);
 		else
 			snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
 		if (strcmp(old_err, d->annot_err) != 0)
 			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", d->annot_err);
 	} else {
-		if (!was || !annot_equal(&a, &d->annot))
+		bool changed = !was || !annot_equal(&a, d->annot);
+		if (ldom_set_annot(d, &a) < 0) {
+			d->todo |= LDOM_TODO_ANNOT;     /* out of memory: read again */
+			free(xml);
+			return;
+		}
+		if (changed)
 			log_dom(LOG_INFO, d->name, -1, 0, "annotation: mode %s, isolation %s, topology %s, %d group%s",
 			    policy_mode_name(a.mode), policy_isolation_name(a.isolation),
 			    policy_topology_name(a.topology), a.ngroups, a.ngroups == 1 ? "" : "s");
 		d->state = d->refuse_msg[0] ? LDOM_REFUSED : LDOM_MANAGED;
-		d->annot = a;
 	}
 	d->todo |= LDOM_TODO_OBS;
 	free(xml);
@@ -516,11 +546,7 @@ ldom_discover(struct live *l, struct ldom *d)
 			 * again (hot-plug) */
 			if (tasks[i].kind == PROCSTAT_VCPU)
 				named_sig += ((uint64_t)(unsigned)tasks[i].tid + 1) * 0x9e3779b97f4a7c15ull;
-			v = -1;
-			for (int k = 0; k < d->maxvcpus && d->ext_tids; k++)
-				if (d->ext_tids[k] == tasks[i].tid)
-					v = k;
-			if (v < 0)
+			if ((v = live_ext_vcpu_of(d, tasks[i].tid)) < 0)
 				continue;
 		} else if (tasks[i].kind != PROCSTAT_VCPU || v < 0) {
 			continue;
@@ -569,24 +595,9 @@ ldom_discover(struct live *l, struct ldom *d)
 		 * unplugged below the highest): only those the source named */
 		if (v < d->nvcpus && (!d->ext || (d->ext_tids && d->ext_tids[v])))
 			nwant++;
-		if (d->ext && d->ext_tids && d->ext_tids[v] && !found[v] && !d->ext_sig_pending &&
-		    !d->ext_changed) {
-			log_dom(LOG_INFO, d->name, v, d->ext_tids[v], "the vCPU thread QMP named is gone; asking QMP again");
-			d->ext_changed = true;  /* hot-unplug */
-			l->ext_change_gen++;
-		}
 	}
-	if (d->ext) {
-		if (d->ext_sig_pending) {
-			d->ext_named_sig = named_sig;
-			d->ext_sig_pending = false;
-		} else if (named_sig != d->ext_named_sig && !d->ext_changed) {
-			log_dom(LOG_INFO, d->name, -1, 0, "the threads QEMU (pid %d) names as vCPUs changed; asking QMP again",
-			    d->pid);
-			d->ext_changed = true;  /* hot-plug (or unplug) */
-			l->ext_change_gen++;
-		}
-	}
+	if (d->ext)
+		live_ext_threads_seen(l, d, found, named_sig);
 	d->threads_missing = nfound < nwant;
 	d->nthreads_seen = n;
 	if (!d->state_checked && !d->threads_missing)
@@ -656,8 +667,11 @@ live_add_process(struct live *l, const char *name, int pid, int nvcpus,
 	d->guest.dies = d->guest.clusters = d->guest.threads = 1;
 	d->guest.cores = nvcpus;
 	if (a != NULL) {
+		if (ldom_set_annot(d, a) < 0) {
+			ldom_remove(l, d, "out of memory");
+			return llcd_err_set(err, "out of memory");
+		}
 		d->state = LDOM_MANAGED;
-		d->annot = *a;
 	}
 	return 0;
 }

@@ -39,7 +39,10 @@ live_ext_add(struct live *l, const struct live_ext_domain *x, uint64_t *key, str
 	memcpy(d->ext_tids, x->tids, sizeof(int) * (size_t)maxv);
 	d->guest = x->guest;
 	d->ext_sig_pending = true;
-	snprintf(d->ext_channel, sizeof(d->ext_channel), "%s", x->channel ? x->channel : "");
+	if (x->channel != NULL && x->channel[0] && (d->ext_channel = strdup(x->channel)) == NULL) {
+		ldom_remove(l, d, "out of memory");
+		return llcd_err_set(err, "out of memory");
+	}
 	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;  /* NEW until the source gives it */
 	log_dom(LOG_INFO, d->name, -1, 0, "running: QEMU pid %d, %d vCPU%s (max %d)", x->pid, x->nvcpus,
 	    x->nvcpus == 1 ? "" : "s", maxv);
@@ -89,6 +92,46 @@ live_ext_update(struct live *l, uint64_t key, const struct live_ext_domain *x, s
 	return 0;
 }
 
+int
+live_ext_vcpu_of(const struct ldom *d, int tid)
+{
+	for (int k = 0; k < d->maxvcpus && d->ext_tids; k++)
+		if (d->ext_tids[k] == tid)
+			return k;
+	return -1;
+}
+
+void
+live_ext_threads_seen(struct live *l, struct ldom *d, const bool *found, uint64_t named_sig)
+{
+	for (int v = 0; v < d->maxvcpus && d->ext_tids; v++)
+		if (d->ext_tids[v] && !found[v] && !d->ext_sig_pending && !d->ext_changed) {
+			log_dom(LOG_INFO, d->name, v, d->ext_tids[v], "the vCPU thread QMP named is gone; asking QMP again");
+			d->ext_changed = true;  /* hot-unplug */
+			l->ext_change_gen++;
+		}
+	if (d->ext_sig_pending) {
+		d->ext_named_sig = named_sig;
+		d->ext_sig_pending = false;
+	} else if (named_sig != d->ext_named_sig && !d->ext_changed) {
+		log_dom(LOG_INFO, d->name, -1, 0, "the threads QEMU (pid %d) names as vCPUs changed; asking QMP again",
+		    d->pid);
+		d->ext_changed = true;  /* hot-plug (or unplug) */
+		l->ext_change_gen++;
+	}
+}
+
+void
+live_ext_forget(struct ldom *d)
+{
+	free(d->ext_tids);
+	free(d->ext_annot);
+	free(d->ext_src);
+	free(d->ext_channel);
+	d->ext_tids = NULL;
+	d->ext_annot = d->ext_src = d->ext_channel = NULL;
+}
+
 uint64_t
 live_ext_change_gen(const struct live *l)
 {
@@ -125,7 +168,10 @@ live_ext_annotation(struct live *l, uint64_t key, const char *xml, size_t len, c
 		log_dom(LOG_WARNING, d->name, -1, 0, "out of memory reading %s", source);
 		return;
 	}
-	snprintf(d->ext_src, sizeof(d->ext_src), "%s", source ? source : "");
+	free(d->ext_src);
+	d->ext_src = NULL;
+	if (source != NULL && source[0] && (d->ext_src = strdup(source)) == NULL)
+		log_dom(LOG_WARNING, d->name, -1, 0, "out of memory: %s not named in its messages", source);
 	d->todo |= LDOM_TODO_ANNOT;
 	ldom_read_annotation(l, d);     /* none: the policy-rules (name=) */
 }

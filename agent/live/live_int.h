@@ -79,7 +79,9 @@ struct ldom_bound {
 	uint64_t next_period;           /* the next read */
 	struct cpuset cpus;             /* host ∩ cgroup; empty: no bound (the
 	                                 * cgroup allows every host CPU) */
-	struct cgbound cg;              /* the cgroup read (version 0: none) */
+	int cg_version;                 /* the cgroup read: 1 or 2 (0: none) */
+	char *cg_cgroup, *cg_dir;       /* ... its path and directory
+	                                 * (cgbound's); NULL none */
 	char error[LLCD_ERR_MSG];       /* the last read failed: why; "" */
 };
 
@@ -251,7 +253,9 @@ struct ldom {
 	int nvcpus, maxvcpus;
 	bool persistent;
 	bool fake;                      /* live_add_process: not a libvirt domain */
-	/* a domain of another source (ext.c; fake is set too) */
+	/* a domain of another source (ext.c; fake is set too). The ext_*
+	 * members are ext.c's: written there only (live_ext_add/update,
+	 * live_ext_threads_seen, live_ext_forget), read elsewhere */
 	bool ext;
 	int *ext_tids;                  /* maxvcpus: vCPU i's thread (QMP), 0 none */
 	/* hot-plug (ldom_discover): the threads named as vCPUs ("CPU n/KVM",
@@ -262,11 +266,14 @@ struct ldom {
 	bool ext_sig_pending;           /* the next discovery records it */
 	bool ext_changed;
 	char *ext_annot;                /* the llc-policy element; NULL none */
-	char ext_src[PATH_MAX];         /* where it came from, for messages */
-	char ext_channel[PATH_MAX];     /* the guest helper's socket; "" none */
+	char *ext_src;                  /* where it came from, for messages; NULL none */
+	char *ext_channel;              /* the guest helper's socket; NULL none */
 	struct policy_guest_topo guest;
 	enum ldom_state state;
-	struct policy_annotation annot; /* valid in MANAGED and REFUSED */
+	struct policy_annotation *annot;        /* valid in MANAGED and REFUSED; never
+	                                 * NULL: a copy cut after its groups in use
+	                                 * (policy_annotation_dup), set by
+	                                 * ldom_set_annot() */
 	int rule;                       /* annot is policy-rule number rule (from
 	                                 * 1), not an annotation; 0: none */
 	char rule_where[POLICYRULE_WHERE];      /* that rule's file:line */
@@ -407,6 +414,9 @@ int ldom_resize(struct ldom *d, int maxvcpus);
 void ldom_set_nvcpus(struct ldom *d, int nvcpus);
 /* Forget a domain (logged: "no longer managed: why"); d is freed. */
 void ldom_remove(struct live *l, struct ldom *d, const char *why);
+/* d's annotation becomes a copy of a (NULL: every default); -1 out of
+ * memory (the old one stays). */
+int ldom_set_annot(struct ldom *d, const struct policy_annotation *a);
 /* Read and parse the annotation; a transient libvirt error leaves it for
  * the next period. */
 void ldom_read_annotation(struct live *l, struct ldom *d);
@@ -432,6 +442,17 @@ void live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in
 /* Remove the domain's group (ldom_free). */
 void live_mbm_forget(struct ldom *d);
 /* ext.c */
+/* The vCPU whose thread the source named tid; -1 none. */
+int live_ext_vcpu_of(const struct ldom *d, int tid);
+/* After a discovery of ext domain d's threads (ldom_discover): found[v]
+ * whether vCPU v's thread is there, named_sig the signature of the
+ * threads QEMU names as vCPUs. The first discovery after the source's
+ * answer records the signature; later, a thread the source named gone or
+ * a changed signature marks d changed (live_ext_vcpus_changed: the
+ * source asks QMP again, hot-plug). */
+void live_ext_threads_seen(struct live *l, struct ldom *d, const bool *found, uint64_t named_sig);
+/* Free what ext.c keeps of d (ldom_free). */
+void live_ext_forget(struct ldom *d);
 /* Pin the threads of an ext domain's process that are not vCPU threads
  * (sched_setaffinity each, /proc/PID/task), widening its cgroup cpuset
  * first where it restricts them. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* mbm.c - memory bandwidth per managed domain from resctrl monitoring
- * (agent/resctrl.h): one monitoring group per domain, named after it,
+ * (agent/drivers/resctrl.h): one monitoring group per domain, named after it,
  * holding its vCPU threads; each period the growth of its mbm_total_bytes
  * goes to the engine as the domain's achieved bandwidth
  * (policy_domain_in.mbm_bytes). Hosts without resctrl L3 monitoring say so

@@ -2,7 +2,7 @@
 /* numa.c - the NUMA node of each managed domain's memory, for the engine's
  * NUMA precedence (policy_domain_in.mem_node, docs/design.md): up to
  * MEMNODE_DEFAULT_PAGES pages of its QEMU's guest RAM are sampled with
- * move_pages(2) in query mode (agent/memnode.h), at a low rate, and the
+ * move_pages(2) in query mode (agent/drivers/memnode.h), at a low rate, and the
  * last answer goes to the engine every period. The first read when the
  * domain is first observed, the next LIVE_NUMA_INTERVAL_NS of loop time
  * later; while the answer stays the same the reads thin out (twice the

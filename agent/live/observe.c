@@ -278,7 +278,7 @@ open_channel(struct live *l, struct ldom *d)
 	char path[PATH_MAX], *xml = NULL;
 	struct llcd_err e;
 
-	if (d->ext && !d->gc_looked && d->ext_channel[0]) {
+	if (d->ext && !d->gc_looked && d->ext_channel != NULL && d->ext_channel[0]) {
 		/* the socket llcd.conf's guest-channel-path names for it */
 		d->gc_looked = true;
 		d->gc = guestchan_new(d->name, d->nvcpus, d->ext_channel, NULL);
@@ -426,7 +426,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			in->guest = d->guest;
 			in->annotated = ldom_annotated(d);
 			if (in->annotated)      /* the groups in use only */
-				policy_annotation_copy(&in->annot, &d->annot);
+				policy_annotation_copy(&in->annot, d->annot);
 			else
 				policy_annotation_defaults(&in->annot);
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;

@@ -470,9 +470,8 @@ src_describe(void *ctx, uint64_t key, struct agent_dominfo *out)
 			agent_facts_str(&out->facts, NULL, "qmp", "vCPU threads and guest topology from QMP (%.200s)%s%.200s",
 			    q->vms[i]->path, q->vms[i]->pol_have ? ", policy file " : "",
 			    q->vms[i]->pol_have ? q->vms[i]->pol_path : "");
-	out->have_qmp = false;
 	for (int v = 0; v < out->nvcpu_info; v++)
-		out->vcpus[v].qmp[0] = '\0';
+		agent_facts_free(&out->vcpus[v].facts);
 }
 
 static void

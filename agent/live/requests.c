@@ -51,7 +51,7 @@ live_get_annotation(struct live *l, uint64_t key, char **xml, struct llcd_err *e
 		return l->src.get_annotation(l->src.ctx, key, xml, err);
 	if (ldom_virt(d) == NULL) {
 		char buf[ANNOT_XML_MAX];
-		if (ldom_annotated(d) && annot_format_metadata(&d->annot, buf, sizeof(buf), err) == 0 &&
+		if (ldom_annotated(d) && annot_format_metadata(d->annot, buf, sizeof(buf), err) == 0 &&
 		    (*xml = strdup(buf)) == NULL)
 			return llcd_err_set(err, "out of memory");
 		return 0;

@@ -153,7 +153,7 @@ e2e__run_lock() {
 # e2e_bg NAME COMMAND...: run COMMAND in the background, in its own session
 # and process group, with stdout and stderr in $E2E_RUN_DIR/NAME.log; the
 # EXIT trap kills the whole group. Sets E2E_BG_PID. llcd -d starts each line
-# with the time (agent/log.c; test_log checks it); the log keeps the
+# with the time (agent/daemon/log.c; test_log checks it); the log keeps the
 # message alone, so that the tests' patterns anchor on it as before.
 e2e_bg() {
 	local name=$1

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # llc-guest in a TCG guest with two virtual LLCs (dies=2) and llcd's end of
-# its channel (agent/guestchan.c, driven by tests/guestchan-probe as llcd
+# its channel (agent/drivers/guestchan.c, driven by tests/guestchan-probe as llcd
 # will drive it):
 #  (a) the host receives a report naming the vCPUs the 4-thread busy
 #      process runs on (it starts on 0,4,1,5: both dies);

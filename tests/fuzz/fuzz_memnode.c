@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* fuzz_memnode.c - libFuzzer target for the guest-RAM region picker
- * (agent/memnode.c, memnode_ram_ranges_max()) on arbitrary /proc/PID/maps text
+ * (agent/drivers/memnode.c, memnode_ram_ranges_max()) on arbitrary /proc/PID/maps text
  * (a path in it can be any file name a QEMU maps). Bytes 0-1 choose the
  * size hint (0, or 1..65535 MiB), byte 2 the output room (1..64); the rest
  * is the maps text. Checked: no more regions than room, each non-empty,

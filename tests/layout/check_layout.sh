@@ -41,12 +41,20 @@
 #       the mode names, the log and the stats; a private header (*_int.h)
 #       is included only in its folder
 #   seam SRC
-#       the back-end interface (agent/daemon/backend.h) and the run loop's
-#       hooks (hooks.h) name no back-end: outside comments no word live,
-#       libvirt, virt, qmp, qmpback, sim, llcsim, proxmox, kubevirt, ldom,
-#       and they include only headers of common/ and policy/
+#       the back-end interface (agent/daemon/backend.h), the run loop's
+#       hooks (hooks.h) and llcctl's query interface (query.h) name no
+#       back-end: outside comments no word live, libvirt, virt, qmp,
+#       qmpback, sim, llcsim, proxmox, kubevirt, ldom, and they include only
+#       headers of common/ and policy/ (query.h also backend.h)
 #   codemap SRC
 #       docs/design.md's code map follows the tree (check_codemap.py)
+#   docpaths SRC
+#       every file docs/*.md and README.md cite by path (under one of the
+#       tree's top folders, ending in .c, .h, .sh, .py or .cmake) exists;
+#       a path with NAME in it is a placeholder
+#   owners SRC
+#       struct ldom's ext_* members (a domain of another source) have one
+#       owner: no file of agent/live/ but ext.c assigns or frees one
 # Usage: check_layout.sh RULE ARGS...
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -222,7 +230,7 @@ rule_agent() {
 rule_seam() {
 	local src=$1 bad= f code inc words
 	words='live|libvirt|virt|qmp|qmpback|sim|llcsim|proxmox|kubevirt|ldom'
-	for f in "$src"/agent/daemon/backend.h "$src"/agent/daemon/hooks.h; do
+	for f in "$src"/agent/daemon/backend.h "$src"/agent/daemon/hooks.h "$src"/agent/daemon/query.h; do
 		[ -f "$f" ] || fail "no ${f#"$src"/}"
 		# the code without its comments (/* ... */ over lines, and //)
 		code=$(sed -e 's://.*$::' "$f" | perl -0pe 's:/\*.*?\*/::gs')
@@ -238,7 +246,37 @@ rule_seam() {
 		done < <(includes "$f")
 	done
 	[ -z "$bad" ] || fail "the back-end seam names a back-end:"$'\n'"$bad"
-	ok "backend.h and hooks.h name no back-end and include only common/ and policy/"
+	ok "backend.h, hooks.h and query.h name no back-end and include only common/ and policy/ (and backend.h)"
+}
+
+rule_docpaths() {
+	local src=$1 bad= f p n=0
+	for f in "$src"/docs/*.md "$src"/README.md; do
+		while read -r p; do
+			[ -n "$p" ] || continue
+			case $p in *NAME*) continue ;; esac     # a placeholder, not a path
+			n=$((n + 1))
+			[ -e "$src/$p" ] || bad+="${f#"$src"/}: $p"$'\n'
+		done < <(grep -oE '(^|[^A-Za-z0-9_./-])(agent|policy|common|qmp|sim|tools|tests|bench|guest-tools|packaging|scripts|testsupport)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.(c|h|sh|py|cmake)\b' "$f" |
+			sed -E 's:^[^a-z]::' | sort -u || true)
+	done
+	[ "$n" -gt 0 ] || fail "no path found in docs/ (the pattern is broken)"
+	[ -z "$bad" ] || fail "docs cite files that do not exist:"$'\n'"$bad"
+	ok "the $n file paths docs/ and README.md cite exist"
+}
+
+rule_owners() {
+	local src=$1 bad= f n=0
+	for f in "$src"/agent/live/*.c; do
+		[ "$(basename "$f")" = ext.c ] && continue
+		n=$((n + 1))
+		while read -r line; do
+			bad+="${f#"$src"/}: $line"$'\n'
+		done < <(grep -nE -- '->ext_[a-z_]+(\[[^]]*\])?[[:space:]]*([-+*/|&]?=[^=]|\+\+|--)|free\([a-z_]+->ext_' "$f" || true)
+	done
+	[ "$n" -gt 0 ] || fail "no file in agent/live/"
+	[ -z "$bad" ] || fail "struct ldom's ext_* members are written outside ext.c:"$'\n'"$bad"
+	ok "struct ldom's ext_* members are written in agent/live/ext.c only ($n other files)"
 }
 
 rule_codemap() {
@@ -258,5 +296,7 @@ size) rule_size "$@" ;;
 agent) rule_agent "$@" ;;
 seam) rule_seam "$@" ;;
 codemap) rule_codemap "$@" ;;
-*) fail "usage: check_layout.sh sim|bench|engine|prefixes|bpf|size|agent|seam|codemap ARGS..." ;;
+docpaths) rule_docpaths "$@" ;;
+owners) rule_owners "$@" ;;
+*) fail "usage: check_layout.sh sim|bench|engine|prefixes|bpf|size|agent|seam|codemap|docpaths|owners ARGS..." ;;
 esac

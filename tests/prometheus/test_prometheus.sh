@@ -11,7 +11,7 @@
 #   - llcd's series are there, with the exposition's types (counters
 #     rising, the step-time histogram usable by histogram_quantile);
 #   - every numeric member of `llcctl stats` is exported under a Prometheus
-#     name (agent/stats.c's table), `llcctl metrics` and the HTTP
+#     name (agent/daemon/stats.c's table), `llcctl metrics` and the HTTP
 #     body name the same series, and no value is printed like
 #     18.899999999999999;
 #   - promtool check rules passes, every series each rule names exists for

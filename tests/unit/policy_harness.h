@@ -322,7 +322,7 @@ h_step(struct harness *h)
 		fprintf(stderr, "policy_step: %s\n", err.msg);
 		return rc;
 	}
-	/* the caller's part (agent/loop.c): in the plan's order, never what
+	/* the caller's part (agent/daemon/loop.c): in the plan's order, never what
 	 * the engine held back (prerequisites always apply here) */
 	for (int a = 0; a < h->plan->n; a++) {
 		const struct policy_action *act = &h->plan->actions[a];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* test_cgbound.c - the cgroup cpuset that bounds a process
- * (agent/cgbound.c): cgroup v2 and v1 layouts as kubelet's cgroupfs and
+ * (agent/drivers/cgbound.c): cgroup v2 and v1 layouts as kubelet's cgroupfs and
  * systemd drivers make them, on fixture trees (a /proc and cgroupfs of
  * files: this machine's cgroup2 mount has no cpuset controller), the
  * cgroups libvirt makes skipped, mount roots, a path outside the cgroup

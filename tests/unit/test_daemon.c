@@ -980,6 +980,102 @@ test_vcpuinfo_shows_affinity(void **state)
 	one_fx_close(&f);
 }
 
+static int
+describe_vcpu_fact(void *ctx, uint64_t key, struct agent_dominfo *out)
+{
+	int rc = describe_affinity(ctx, key, out);
+
+	if (out->vcpus != NULL)
+		agent_facts_str(&out->vcpus[0].facts, NULL, "qmp", "%s", "match");
+	return rc;
+}
+
+/* A back-end's rows about a vCPU (the QMP cross-check) come out in
+ * dominfo's vcpu_threads after the vCPU's position, and only for the vCPU
+ * that has them; agent_dominfo_clear frees them (ASan). */
+static void
+test_dominfo_vcpu_fact_rows(void **state)
+{
+	struct one_fx f;
+
+	one_domain_unplaced(&f);
+	f.ops.query.describe = describe_vcpu_fact;
+	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
+	struct control_request req;
+	domain_request(d, &req, CTL_DOMINFO, "one");
+	json_object *v = json_object_object_get(req.reply, "vcpu_threads");
+	assert_int_equal(json_object_array_length(v), 4);
+	json_object *v0 = json_object_array_get_idx(v, 0), *v1 = json_object_array_get_idx(v, 1);
+	assert_string_equal(json_object_get_string(json_object_object_get(v0, "qmp")), "match");
+	assert_false(json_object_object_get_ex(v1, "qmp", NULL));
+	const char *keys[16];
+	int n = 0;
+	json_object_object_foreach(v0, k, val) {
+		(void)val;
+		if (n < 16)
+			keys[n] = k;
+		n++;
+	}
+	assert_true(n >= 2 && n <= 16);
+	assert_string_equal(keys[n - 2], "thread");
+	assert_string_equal(keys[n - 1], "qmp");
+	request_done(&req);
+	daemon_free(d);
+	one_fx_close(&f);
+}
+
+static int
+describe_new_fact(void *ctx, uint64_t key, struct agent_dominfo *out)
+{
+	int rc = describe_affinity(ctx, key, out);
+
+	agent_facts_int(&out->facts, NULL, "example_answer", 42);
+	agent_facts_str(&out->facts, "example", "text", "%s", "hello");
+	agent_facts_bool(&out->facts, "example", "flag", true);
+	return rc;
+}
+
+static int
+describe_host_new_fact(void *ctx, struct agent_hostinfo *out)
+{
+	(void)ctx;
+	agent_facts_null(&out->facts, "example_host", "unknown");
+	return 0;
+}
+
+/* A new llcctl fact is one row where the back-end knows it (docs/design.md,
+ * "Adding a fact"): rows of any key and group the daemon has never heard
+ * of reach dominfo's and topology's JSON as they are, in their groups,
+ * with nothing in the daemon written for them. */
+static void
+test_new_fact_is_one_row(void **state)
+{
+	struct one_fx f;
+
+	one_domain_unplaced(&f);
+	f.ops.query.describe = describe_new_fact;
+	f.ops.query.describe_host = describe_host_new_fact;
+	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
+	struct control_request req;
+	domain_request(d, &req, CTL_DOMINFO, "one");
+	assert_int_equal(json_object_get_int(json_object_object_get(req.reply, "example_answer")), 42);
+	json_object *g = json_object_object_get(req.reply, "example");
+	assert_string_equal(json_object_get_string(json_object_object_get(g, "text")), "hello");
+	assert_true(json_object_get_boolean(json_object_object_get(g, "flag")));
+	request_done(&req);
+	memset(&req, 0, sizeof(req));
+	req.type = CTL_TOPOLOGY;
+	req.args = json_object_new_object();
+	assert_int_equal(daemon_handle(d, &req), CTL_OK);
+	json_object *h = NULL, *u = NULL;
+	assert_true(json_object_object_get_ex(req.reply, "example_host", &h));
+	assert_true(json_object_object_get_ex(h, "unknown", &u));
+	assert_null(u);                 /* JSON null */
+	request_done(&req);
+	daemon_free(d);
+	one_fx_close(&f);
+}
+
 /* Observations fail while observe_fails is set (libvirt down): the
  * periods end before the engine runs. */
 static const struct agent_ops *hp_ops;
@@ -1062,6 +1158,8 @@ TEST_MAIN(
 	cmocka_unit_test(test_state_write_errors_shown),
 	cmocka_unit_test(test_policy_invalid_and_hot_channel),
 	cmocka_unit_test(test_vcpuinfo_shows_affinity),
+	cmocka_unit_test(test_dominfo_vcpu_fact_rows),
+	cmocka_unit_test(test_new_fact_is_one_row),
 	cmocka_unit_test(test_tune_retries_refused),
 	cmocka_unit_test(test_overlap_logged_first_period),
 	cmocka_unit_test(test_started_event_soon_after_period))

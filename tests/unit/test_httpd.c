@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_httpd.c - the metrics endpoint (agent/httpd.c) against hostile
+/* test_httpd.c - the metrics endpoint (agent/daemon/httpd.c) against hostile
  * local clients on the loopback (any user may connect to 127.0.0.1): a
  * slowloris on every slot and every address, one that keeps reconnecting,
  * a reader that never finishes, a flood of connections over the limit.

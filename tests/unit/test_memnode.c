@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_memnode.c - where a guest's memory lives (agent/memnode.c): the
+/* test_memnode.c - where a guest's memory lives (agent/drivers/memnode.c): the
  * guest-RAM regions of recorded QEMU maps (tests/fixtures/proc/maps,
  * record.sh), and the real reader (move_pages in query mode) on a child
  * process's memory on this one-node machine: node 0. */

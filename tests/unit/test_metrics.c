@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_metrics.c - llcd's stats table (agent/stats.c) and the Prometheus
- * exposition made from it (agent/metrics.c): every row a well-formed
+/* test_metrics.c - llcd's stats table (agent/daemon/stats.c) and the Prometheus
+ * exposition made from it (agent/daemon/metrics.c): every row a well-formed
  * metric, every `llcctl stats` key exported as its metric with the same
  * value (in the metric's unit), the optional blocks, values printed as
  * Prometheus writes them, and the step-time histogram's cumulative

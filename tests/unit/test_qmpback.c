@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* test_qmpback.c - the QMP back-end (agent/qmpback/) and the cgroup v2
- * cpuset helper (agent/cgcpuset.c).
+ * cpuset helper (agent/drivers/cgcpuset.c).
  *
  * The back-end runs on the real live back-end (uri "none") against QMP
  * peers played by threads of this test: a peer that answers like QEMU 7.2

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_resctrl.c - the resctrl monitoring reader (agent/resctrl.c) against
+/* test_resctrl.c - the resctrl monitoring reader (agent/drivers/resctrl.c) against
  * a FIXTURE TREE of the kernel's documented layout
  * (Documentation/arch/x86/resctrl.rst: info/L3_MON/mon_features,
  * mon_groups/NAME/{tasks,mon_data/mon_L3_XX/{mbm_total_bytes,llc_occupancy}}).
