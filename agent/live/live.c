@@ -17,6 +17,7 @@
 #include "log.h"
 #include "perfcount.h"
 #include "safefile.h"
+#include "state.h"
 #include "stats.h"
 #include "procstat.h"
 #include "tracer.h"
@@ -146,11 +147,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		if (sdfd >= 0)
 			close(sdfd);
 		l->state_enabled = true;
-		if (live_state_read(l->state_path, &l->saved, &e) < 0)
-			log_warnx("state file ignored: %s", e.msg);
-		else if (l->saved.n)
-			log_info("state file %s: %d domain%s llcd pinned before", l->state_path, l->saved.n,
-			    l->saved.n == 1 ? "" : "s");
+		live_state_open(l);
 	}
 
 	/* libvirt: the uri's daemon and those the socket glob finds */
@@ -181,7 +178,7 @@ live_free(struct live *l)
 		close(l->evfd);
 	procstat_free(l->ps);
 	coresched_free(l->cs);
-	live_state_clear(&l->saved);
+	live_state_close(l);
 	live_bound_close(l);
 	free(l->cpu_prev);
 	free(l->cpu_cur);

@@ -39,12 +39,12 @@
 #include "err.h"
 #include "live.h"
 #include "policy.h"
-#include "state.h"
 #include "virt.h"
 
 /* the drivers a domain or the back-end holds by pointer only */
 struct cgbound_mounts;
 struct ldom_mbm;
+struct live_state;
 struct coresched;
 struct memnode_maps;
 struct procstat;
@@ -335,7 +335,7 @@ struct live {
 	uint64_t ext_change_gen;        /* bumped when an ext domain's ext_changed is set */
 	uint64_t now_ns;
 	uint64_t period;
-	struct live_state saved;        /* state file read at start */
+	struct live_state *saved;       /* state.c's: the file read at start; NULL none */
 	bool state_dirty;
 	int state_failing;              /* failed writes in a row */
 	uint64_t state_retry_period;    /* no write before this period */
@@ -485,6 +485,14 @@ enum agent_result live_pin_emulator(struct live *l, struct ldom *d, const struct
 void live_coresched(struct live *l, struct ldom *d, const int *newtids, int nnew);
 
 /* state.c */
+/* Read the state file (l->state_path) into l->saved, saying what it
+ * holds; a bad file is ignored (logged). */
+void live_state_open(struct live *l);
+/* After the first listing of the domains: log those of the state file no
+ * longer running. */
+void live_state_listed(const struct live *l);
+/* Free l->saved. */
+void live_state_close(struct live *l);
 /* Compare a domain's threads with what the state file says llcd left
  * (once, when all its threads are found): adopt the pins, log moves. */
 void live_state_check(struct live *l, struct ldom *d);
