@@ -958,17 +958,31 @@ describe_affinity(void *ctx, uint64_t key, struct agent_dominfo *out)
 	return rc;
 }
 
-/* The daemon two periods into one_domain_unplaced's domain, described by
- * describe; its answer to a request of type about the domain in *req. */
+/* The one domain, unplaced, described by describe (and the host by
+ * describe_host unless NULL), llcd stepped 2 periods, and its answer to a
+ * request of type about "one" in *req. */
 static struct daemon *
-one_described(struct one_fx *f, int (*describe)(void *, uint64_t, struct agent_dominfo *), uint16_t type,
-              struct control_request *req)
+unplaced_asked(struct one_fx *f, int (*describe)(void *, uint64_t, struct agent_dominfo *),
+    int (*describe_host)(void *, struct agent_hostinfo *), enum ctl_type type, struct control_request *req)
 {
+	struct daemon *d;
+
 	one_domain_unplaced(f);
 	f->ops.query.describe = describe;
-	struct daemon *d = daemon_stepped(f->s, &f->be, 2);
+	if (describe_host != NULL)
+		f->ops.query.describe_host = describe_host;
+	d = daemon_stepped(f->s, &f->be, 2);
 	domain_request(d, req, type, "one");
 	return d;
+}
+
+/* What unplaced_asked made, gone. */
+static void
+unplaced_done(struct one_fx *f, struct daemon *d, struct control_request *req)
+{
+	request_done(req);
+	daemon_free(d);
+	one_fx_close(f);
 }
 
 /* vcpuinfo of a domain llcd has not pinned (released, or never placed)
@@ -978,15 +992,13 @@ test_vcpuinfo_shows_affinity(void **state)
 {
 	struct one_fx f;
 	struct control_request req;
-	struct daemon *d = one_described(&f, describe_affinity, CTL_VCPUINFO, &req);
+	struct daemon *d = unplaced_asked(&f, describe_affinity, NULL, CTL_VCPUINFO, &req);
 	json_object *v = json_object_object_get(req.reply, "vcpus");
 	assert_int_equal(json_object_array_length(v), 4);
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(json_object_get_string(json_object_object_get(json_object_array_get_idx(v, (size_t)i),
 		    "pinned")), "0-1");
-	request_done(&req);
-	daemon_free(d);
-	one_fx_close(&f);
+	unplaced_done(&f, d, &req);
 }
 
 static int
@@ -999,10 +1011,38 @@ describe_vcpu_fact(void *ctx, uint64_t key, struct agent_dominfo *out)
 	return rc;
 }
 
+/* A back-end's rows about a vCPU (the QMP cross-check) come out in
+ * dominfo's vcpu_threads after the vCPU's position, and only for the vCPU
+ * that has them; agent_dominfo_clear frees them (ASan). */
+static void
+test_dominfo_vcpu_fact_rows(void **state)
+{
+	struct one_fx f;
+	struct control_request req;
+	struct daemon *d = unplaced_asked(&f, describe_vcpu_fact, NULL, CTL_DOMINFO, &req);
+	json_object *v = json_object_object_get(req.reply, "vcpu_threads");
+	assert_int_equal(json_object_array_length(v), 4);
+	json_object *v0 = json_object_array_get_idx(v, 0), *v1 = json_object_array_get_idx(v, 1);
+	assert_string_equal(json_object_get_string(json_object_object_get(v0, "qmp")), "match");
+	assert_false(json_object_object_get_ex(v1, "qmp", NULL));
+	const char *keys[16];
+	int n = 0;
+	json_object_object_foreach(v0, k, val) {
+		(void)val;
+		if (n < 16)
+			keys[n] = k;
+		n++;
+	}
+	assert_true(n >= 2 && n <= 16);
+	assert_string_equal(keys[n - 2], "thread");
+	assert_string_equal(keys[n - 1], "qmp");
+	unplaced_done(&f, d, &req);
+}
+
 static int
 describe_new_fact(void *ctx, uint64_t key, struct agent_dominfo *out)
 {
-	int rc = describe_vcpu_fact(ctx, key, out);
+	int rc = describe_affinity(ctx, key, out);
 
 	agent_facts_int(&out->facts, NULL, "example_answer", 42);
 	agent_facts_str(&out->facts, "example", "text", "%s", "hello");
@@ -1021,41 +1061,17 @@ describe_host_new_fact(void *ctx, struct agent_hostinfo *out)
 /* A new llcctl fact is one row where the back-end knows it (docs/design.md,
  * "Adding a fact"): rows of any key and group the daemon has never heard
  * of reach dominfo's and topology's JSON as they are, in their groups,
- * with nothing in the daemon written for them. A vCPU's rows (the QMP
- * cross-check) come out in dominfo's vcpu_threads after the vCPU's
- * position, and only for the vCPU that has them; agent_dominfo_clear
- * frees them (ASan). */
+ * with nothing in the daemon written for them. */
 static void
 test_new_fact_is_one_row(void **state)
 {
 	struct one_fx f;
-
-	one_domain_unplaced(&f);
-	f.ops.query.describe = describe_new_fact;
-	f.ops.query.describe_host = describe_host_new_fact;
-	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
 	struct control_request req;
-	domain_request(d, &req, CTL_DOMINFO, "one");
+	struct daemon *d = unplaced_asked(&f, describe_new_fact, describe_host_new_fact, CTL_DOMINFO, &req);
 	assert_int_equal(json_object_get_int(json_object_object_get(req.reply, "example_answer")), 42);
 	json_object *g = json_object_object_get(req.reply, "example");
 	assert_string_equal(json_object_get_string(json_object_object_get(g, "text")), "hello");
 	assert_true(json_object_get_boolean(json_object_object_get(g, "flag")));
-	json_object *v = json_object_object_get(req.reply, "vcpu_threads");
-	assert_int_equal(json_object_array_length(v), 4);
-	json_object *v0 = json_object_array_get_idx(v, 0), *v1 = json_object_array_get_idx(v, 1);
-	assert_string_equal(json_object_get_string(json_object_object_get(v0, "qmp")), "match");
-	assert_false(json_object_object_get_ex(v1, "qmp", NULL));
-	const char *keys[16];
-	int n = 0;
-	json_object_object_foreach(v0, k, val) {
-		(void)val;
-		if (n < 16)
-			keys[n] = k;
-		n++;
-	}
-	assert_true(n >= 2 && n <= 16);
-	assert_string_equal(keys[n - 2], "thread");
-	assert_string_equal(keys[n - 1], "qmp");
 	request_done(&req);
 	memset(&req, 0, sizeof(req));
 	req.type = CTL_TOPOLOGY;
@@ -1065,9 +1081,7 @@ test_new_fact_is_one_row(void **state)
 	assert_true(json_object_object_get_ex(req.reply, "example_host", &h));
 	assert_true(json_object_object_get_ex(h, "unknown", &u));
 	assert_null(u);                 /* JSON null */
-	request_done(&req);
-	daemon_free(d);
-	one_fx_close(&f);
+	unplaced_done(&f, d, &req);
 }
 
 /* Observations fail while observe_fails is set (libvirt down): the
@@ -1152,6 +1166,7 @@ TEST_MAIN(
 	cmocka_unit_test(test_state_write_errors_shown),
 	cmocka_unit_test(test_policy_invalid_and_hot_channel),
 	cmocka_unit_test(test_vcpuinfo_shows_affinity),
+	cmocka_unit_test(test_dominfo_vcpu_fact_rows),
 	cmocka_unit_test(test_new_fact_is_one_row),
 	cmocka_unit_test(test_tune_retries_refused),
 	cmocka_unit_test(test_overlap_logged_first_period),
