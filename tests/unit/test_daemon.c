@@ -1011,38 +1011,10 @@ describe_vcpu_fact(void *ctx, uint64_t key, struct agent_dominfo *out)
 	return rc;
 }
 
-/* A back-end's rows about a vCPU (the QMP cross-check) come out in
- * dominfo's vcpu_threads after the vCPU's position, and only for the vCPU
- * that has them; agent_dominfo_clear frees them (ASan). */
-static void
-test_dominfo_vcpu_fact_rows(void **state)
-{
-	struct one_fx f;
-	struct control_request req;
-	struct daemon *d = unplaced_asked(&f, describe_vcpu_fact, NULL, CTL_DOMINFO, &req);
-	json_object *v = json_object_object_get(req.reply, "vcpu_threads");
-	assert_int_equal(json_object_array_length(v), 4);
-	json_object *v0 = json_object_array_get_idx(v, 0), *v1 = json_object_array_get_idx(v, 1);
-	assert_string_equal(json_object_get_string(json_object_object_get(v0, "qmp")), "match");
-	assert_false(json_object_object_get_ex(v1, "qmp", NULL));
-	const char *keys[16];
-	int n = 0;
-	json_object_object_foreach(v0, k, val) {
-		(void)val;
-		if (n < 16)
-			keys[n] = k;
-		n++;
-	}
-	assert_true(n >= 2 && n <= 16);
-	assert_string_equal(keys[n - 2], "thread");
-	assert_string_equal(keys[n - 1], "qmp");
-	unplaced_done(&f, d, &req);
-}
-
 static int
 describe_new_fact(void *ctx, uint64_t key, struct agent_dominfo *out)
 {
-	int rc = describe_affinity(ctx, key, out);
+	int rc = describe_vcpu_fact(ctx, key, out);
 
 	agent_facts_int(&out->facts, NULL, "example_answer", 42);
 	agent_facts_str(&out->facts, "example", "text", "%s", "hello");
@@ -1061,7 +1033,10 @@ describe_host_new_fact(void *ctx, struct agent_hostinfo *out)
 /* A new llcctl fact is one row where the back-end knows it (docs/design.md,
  * "Adding a fact"): rows of any key and group the daemon has never heard
  * of reach dominfo's and topology's JSON as they are, in their groups,
- * with nothing in the daemon written for them. */
+ * with nothing in the daemon written for them. A vCPU's rows (the QMP
+ * cross-check) come out in dominfo's vcpu_threads after the vCPU's
+ * position, and only for the vCPU that has them; agent_dominfo_clear frees
+ * them (ASan). */
 static void
 test_new_fact_is_one_row(void **state)
 {
@@ -1072,6 +1047,22 @@ test_new_fact_is_one_row(void **state)
 	json_object *g = json_object_object_get(req.reply, "example");
 	assert_string_equal(json_object_get_string(json_object_object_get(g, "text")), "hello");
 	assert_true(json_object_get_boolean(json_object_object_get(g, "flag")));
+	json_object *v = json_object_object_get(req.reply, "vcpu_threads");
+	assert_int_equal(json_object_array_length(v), 4);
+	json_object *v0 = json_object_array_get_idx(v, 0), *v1 = json_object_array_get_idx(v, 1);
+	assert_string_equal(json_object_get_string(json_object_object_get(v0, "qmp")), "match");
+	assert_false(json_object_object_get_ex(v1, "qmp", NULL));
+	const char *keys[16];
+	int n = 0;
+	json_object_object_foreach(v0, k, val) {
+		(void)val;
+		if (n < 16)
+			keys[n] = k;
+		n++;
+	}
+	assert_true(n >= 2 && n <= 16);
+	assert_string_equal(keys[n - 2], "thread");
+	assert_string_equal(keys[n - 1], "qmp");
 	request_done(&req);
 	memset(&req, 0, sizeof(req));
 	req.type = CTL_TOPOLOGY;
@@ -1166,7 +1157,6 @@ TEST_MAIN(
 	cmocka_unit_test(test_state_write_errors_shown),
 	cmocka_unit_test(test_policy_invalid_and_hot_channel),
 	cmocka_unit_test(test_vcpuinfo_shows_affinity),
-	cmocka_unit_test(test_dominfo_vcpu_fact_rows),
 	cmocka_unit_test(test_new_fact_is_one_row),
 	cmocka_unit_test(test_tune_retries_refused),
 	cmocka_unit_test(test_overlap_logged_first_period),
