@@ -51,20 +51,6 @@ policy_annotation_shape_changed(const struct policy_annotation *a, const struct 
 	return false;
 }
 
-/* Copy only the groups in use (the struct has room for 64). */
-void
-policy_annotation_copy(struct policy_annotation *dst, const struct policy_annotation *src)
-{
-	dst->mode = src->mode;
-	dst->isolation = src->isolation;
-	dst->topology = src->topology;
-	dst->infer = src->infer;
-	dst->tune = src->tune;
-	dst->ngroups = src->ngroups;
-	for (int i = 0; i < src->ngroups && i < POLICY_MAX_GROUPS; i++)
-		dst->groups[i] = src->groups[i];
-}
-
 size_t
 policy_annotation_size(int ngroups)
 {
@@ -73,6 +59,14 @@ policy_annotation_size(int ngroups)
 	if (ngroups > POLICY_MAX_GROUPS)
 		ngroups = POLICY_MAX_GROUPS;
 	return offsetof(struct policy_annotation, groups) + sizeof(struct policy_group_spec) * (size_t)ngroups;
+}
+
+/* Copy only the groups in use (the struct has room for 64): the struct up to
+ * them and those groups, policy_annotation_size's bytes. */
+void
+policy_annotation_copy(struct policy_annotation *dst, const struct policy_annotation *src)
+{
+	memcpy(dst, src, policy_annotation_size(src->ngroups));
 }
 
 struct policy_annotation *

@@ -28,7 +28,8 @@ add_test(NAME layout_backend_seam COMMAND ${_layout} seam ${CMAKE_SOURCE_DIR})
 add_test(NAME layout_code_map COMMAND ${_layout} codemap ${CMAKE_SOURCE_DIR})
 # every file path docs/ cites exists
 add_test(NAME layout_doc_paths COMMAND ${_layout} docpaths ${CMAKE_SOURCE_DIR})
-# struct ldom's ext_* members are written by ext.c only
+# struct ldom's ext_* members are written by ext.c only; private headers
+# include at most 8 headers
 add_test(NAME layout_ext_owner COMMAND ${_layout} owners ${CMAKE_SOURCE_DIR})
 set_tests_properties(layout_no_sim_in_llcd layout_bench_no_tests layout_ctl_no_engine
                      layout_tracer_no_engine layout_engine_prefixes layout_file_size

@@ -230,13 +230,8 @@ h_tune(struct daemon *d, struct control_request *req)
 }
 
 static int
-h_release(struct daemon *d, struct control_request *req)
+h_release(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
-	int rc = find_domain(d, req, &in);
-
-	if (rc != CTL_OK)
-		return rc;
 	if (daemon_release(d, in) < 0) {
 		snprintf(req->error, sizeof(req->error), "out of memory");
 		return CTL_E_INTERNAL;
@@ -249,11 +244,42 @@ h_release(struct daemon *d, struct control_request *req)
 	return CTL_OK;
 }
 
+/* The handler of a request about one domain, or NULL: topology is one
+ * with a domain, the host's without. */
+static domain_handler *
+domain_request(const struct control_request *req)
+{
+	static domain_handler *const by_type[] = {
+		[CTL_TOPOLOGY] = daemon_topology_domain,
+		[CTL_DOMINFO] = daemon_dominfo,
+		[CTL_VCPUINFO] = daemon_vcpuinfo,
+		[CTL_POLICY_GET] = daemon_policy_get,
+		[CTL_POLICY_SET] = daemon_policy_set,
+		[CTL_HOT] = daemon_hot,
+		[CTL_WAKEUPS] = daemon_wakeups,
+		[CTL_RELEASE] = h_release,
+		[CTL_CHECK] = daemon_check,
+		[CTL_TOPOLOGY_APPLY] = daemon_topology_apply,
+	};
+
+	if ((unsigned)req->type >= sizeof(by_type) / sizeof(by_type[0]))
+		return NULL;
+	if (req->type == CTL_TOPOLOGY && arg_str(req, "domain") == NULL)
+		return NULL;
+	return by_type[req->type];
+}
+
 int
 daemon_handle(void *ctx, struct control_request *req)
 {
 	struct daemon *d = ctx;
+	domain_handler *dh = domain_request(req);
 
+	if (dh != NULL) {
+		const struct policy_domain_in *in;
+		int rc = find_domain(d, req, &in);
+		return rc == CTL_OK ? dh(d, req, in) : rc;
+	}
 	switch (req->type) {
 	case CTL_PING:
 		req->reply = json_object_new_object();
@@ -262,17 +288,9 @@ daemon_handle(void *ctx, struct control_request *req)
 		json_object_object_add(req->reply, "backend", jstr(d->be.name));
 		return CTL_OK;
 	case CTL_TOPOLOGY:
-		if (arg_str(req, "domain"))
-			return daemon_topology_domain(d, req);
 		req->reply = daemon_topology_json(d);
 		return CTL_OK;
 	case CTL_LIST: return daemon_list(d, req);
-	case CTL_DOMINFO: return daemon_dominfo(d, req);
-	case CTL_VCPUINFO: return daemon_vcpuinfo(d, req);
-	case CTL_POLICY_GET: return daemon_policy_get(d, req);
-	case CTL_POLICY_SET: return daemon_policy_set(d, req);
-	case CTL_HOT: return daemon_hot(d, req);
-	case CTL_WAKEUPS: return daemon_wakeups(d, req);
 	case CTL_MAP: return daemon_map(d, req);
 	case CTL_EVENTS: return CTL_OK;
 	case CTL_STATS: {
@@ -288,9 +306,6 @@ daemon_handle(void *ctx, struct control_request *req)
 		char msg[512];
 		return message_reply(req, daemon_reload(d, msg, sizeof(msg)), msg);
 	}
-	case CTL_RELEASE: return h_release(d, req);
-	case CTL_CHECK: return daemon_check(d, req);
-	case CTL_TOPOLOGY_APPLY: return daemon_topology_apply(d, req);
 	case CTL_GUEST_CHANNEL: return daemon_guest_channel(d, req);
 	}
 	snprintf(req->error, sizeof(req->error), "unknown request");

@@ -297,14 +297,10 @@ daemon_list(struct daemon *d, struct control_request *req)
 }
 
 int
-daemon_dominfo(struct daemon *d, struct control_request *req)
+daemon_dominfo(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct policy_domain_info info;
-	int rc = find_domain(d, req, &in);
 
-	if (rc != CTL_OK)
-		return rc;
 	req->reply = json_object_new_object();
 	domain_summary(d, in, req->reply);
 	json_object_object_add(req->reply, "guest_topology", daemon_gtopo_json(&in->guest));
@@ -323,15 +319,11 @@ daemon_dominfo(struct daemon *d, struct control_request *req)
 }
 
 int
-daemon_vcpuinfo(struct daemon *d, struct control_request *req)
+daemon_vcpuinfo(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct policy_domain_info info;
-	int rc = find_domain(d, req, &in);
 	bool have_info;
 
-	if (rc != CTL_OK)
-		return rc;
 	have_info = policy_domain_info(agent_loop_policy(d->loop), in->key, &info) == 0;
 	/* an empty sample pin is "not placed by llcd" (query.h): show the
 	 * thread's real affinity, as the kernel has it (a released domain) */
@@ -379,14 +371,10 @@ daemon_vcpuinfo(struct daemon *d, struct control_request *req)
 }
 
 int
-daemon_hot(struct daemon *d, struct control_request *req)
+daemon_hot(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct policy_domain_info info;
-	int rc = find_domain(d, req, &in);
 
-	if (rc != CTL_OK)
-		return rc;
 	json_object *reps = json_object_new_array();
 	for (int r = 0; r < in->nreports; r++) {
 		json_object *o = json_object_new_object();
@@ -427,15 +415,12 @@ daemon_hot(struct daemon *d, struct control_request *req)
 /* The strongest wakeup pairs the engine tracks for a domain (rule:
  * policy/wakeups.h), or why there are none. */
 int
-daemon_wakeups(struct daemon *d, struct control_request *req)
+daemon_wakeups(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct wakeups_pair_info pairs[WAKEUP_PAIRS_SHOWN];
 	struct policy_wakeups_info wi;
-	int rc = find_domain(d, req, &in), n;
+	int n;
 
-	if (rc != CTL_OK)
-		return rc;
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	n = policy_domain_wakeups(agent_loop_policy(d->loop), in->key, &wi, pairs, WAKEUP_PAIRS_SHOWN);

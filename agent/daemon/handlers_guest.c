@@ -177,14 +177,10 @@ topology_domain_now(struct daemon *d, const struct policy_domain_in *in, struct 
 }
 
 int
-daemon_topology_domain(struct daemon *d, struct control_request *req)
+daemon_topology_domain(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct llcd_err err;
-	int rc = find_domain(d, req, &in);
 
-	if (rc != CTL_OK)
-		return rc;
 	if (d->ctl == NULL)
 		return topology_domain_now(d, in, req);
 	uint64_t fp = placement_fp(d);
@@ -260,18 +256,15 @@ daemon_recommend_free(struct daemon *d)
 }
 
 int
-daemon_topology_apply(struct daemon *d, struct control_request *req)
+daemon_topology_apply(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct guesttopo_rec *rec = NULL;
 	struct llcd_err err;
 	char *xml = NULL, *out = NULL, *diff = NULL;
 	size_t outlen;
 	bool dry = arg_bool(req, "dry_run", false);
-	int rc = find_domain(d, req, &in);
+	int rc;
 
-	if (rc != CTL_OK)
-		return rc;
 	if (d->be.vm_config == DAEMON_VM_CONFIG_LINES) {
 		snprintf(req->error, sizeof(req->error), "llcd does not edit Proxmox VE or QEMU configurations: put the "
 		    "lines of 'llcctl topology %s' in /etc/pve/qemu-server/VMID.conf (or qm set) and restart the VM",
@@ -315,18 +308,14 @@ done:
 }
 
 int
-daemon_check(struct daemon *d, struct control_request *req)
+daemon_check(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct guesttopo_check *c = guesttopo_check_new();
 	struct cpuset *pins;
 	struct llcd_err err;
-	int rc = find_domain(d, req, &in);
 
-	if (rc != CTL_OK || c == NULL) {
-		guesttopo_check_free(c);
-		return rc != CTL_OK ? rc : CTL_E_INTERNAL;
-	}
+	if (c == NULL)
+		return CTL_E_INTERNAL;
 	pins = calloc((size_t)in->nvcpus, sizeof(*pins));
 	/* an empty set is a thread the back-end found allowed everywhere and
 	 * llcd never pinned (query.h): that is where it may run, so check it as

@@ -62,6 +62,12 @@ find_domain(struct daemon *d, struct control_request *req, const struct policy_d
 	return CTL_E_NODOMAIN;
 }
 
+/* A request about one running domain (args.domain): the dispatch finds it
+ * (find_domain) before the handler runs, and answers for it when it is not
+ * there. */
+typedef int domain_handler(struct daemon *d, struct control_request *req,
+                           const struct policy_domain_in *in);
+
 /* handlers_host.c: topology (no domain), map; a back-end's fact rows as
  * members of o (one object per group, made at its first row) */
 json_object *daemon_topology_json(const struct daemon *d);
@@ -71,21 +77,21 @@ void daemon_facts_json(const struct agent_facts *f, json_object *o);
 /* handlers_domain.c: list, dominfo, vcpuinfo, hot, wakeups; a guest
  * topology's and a policy rule's JSON */
 int daemon_list(struct daemon *d, struct control_request *req);
-int daemon_dominfo(struct daemon *d, struct control_request *req);
-int daemon_vcpuinfo(struct daemon *d, struct control_request *req);
-int daemon_hot(struct daemon *d, struct control_request *req);
-int daemon_wakeups(struct daemon *d, struct control_request *req);
+domain_handler daemon_dominfo;
+domain_handler daemon_vcpuinfo;
+domain_handler daemon_hot;
+domain_handler daemon_wakeups;
 json_object *daemon_gtopo_json(const struct policy_guest_topo *g);
 json_object *daemon_rule_json(const struct agent_dominfo *di);
 
 /* handlers_policy.c: policy get, policy set */
-int daemon_policy_get(struct daemon *d, struct control_request *req);
-int daemon_policy_set(struct daemon *d, struct control_request *req);
+domain_handler daemon_policy_get;
+domain_handler daemon_policy_set;
 
 /* handlers_guest.c: topology DOMAIN, topology --apply, check, guest-channel */
-int daemon_topology_domain(struct daemon *d, struct control_request *req);
-int daemon_topology_apply(struct daemon *d, struct control_request *req);
-int daemon_check(struct daemon *d, struct control_request *req);
+domain_handler daemon_topology_domain;
+domain_handler daemon_topology_apply;
+domain_handler daemon_check;
 int daemon_guest_channel(struct daemon *d, struct control_request *req);
 
 #endif

@@ -35,15 +35,11 @@ annot_json(const struct policy_annotation *a, json_object *o)
 }
 
 int
-daemon_policy_get(struct daemon *d, struct control_request *req)
+daemon_policy_get(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
-	int rc = find_domain(d, req, &in);
 	struct llcd_err err;
 	char *xml = NULL;
 
-	if (rc != CTL_OK)
-		return rc;
 	req->reply = json_object_new_object();
 	json_object_object_add(req->reply, "name", jstr(in->name));
 	if (d->be.query->get_annotation) {
@@ -84,17 +80,14 @@ daemon_policy_get(struct daemon *d, struct control_request *req)
 }
 
 int
-daemon_policy_set(struct daemon *d, struct control_request *req)
+daemon_policy_set(struct daemon *d, struct control_request *req, const struct policy_domain_in *in)
 {
-	const struct policy_domain_in *in;
 	struct policy_annotation a;
 	struct llcd_err err;
 	const char *v;
 	char *cur = NULL, out[65536];
-	int rc = find_domain(d, req, &in);
+	int rc;
 
-	if (rc != CTL_OK)
-		return rc;
 	if (d->be.query->set_annotation == NULL) {
 		snprintf(req->error, sizeof(req->error), "the %s back-end cannot write annotations", d->be.name);
 		return CTL_E_UNSUPPORTED;

@@ -7,6 +7,12 @@
 #define KIND(k) _Generic(((struct stats_values *)0)->k, uint64_t: STATS_U64, double: STATS_DOUBLE)
 #define ROW(k, blk, metric, labels, type, unit, help) \
 	{ #k, metric, labels, type, unit, help, blk, KIND(k), offsetof(struct stats_values, k) }
+/* k_p50, k_p99 and k_max: a figure over the last periods, one metric with a
+ * quantile label each ("1": the maximum) */
+#define ROW_RECENT(k, blk, metric, unit, help)                                     \
+	ROW(k##_p50, blk, metric, "quantile=\"0.5\"", "gauge", unit, help),        \
+	ROW(k##_p99, blk, metric, "quantile=\"0.99\"", NULL, unit, NULL),          \
+	ROW(k##_max, blk, metric, "quantile=\"1\"", NULL, unit, NULL)
 
 const struct stats_row stats_rows[] = {
 	ROW(uptime_s, STATS_ALWAYS, "llcd_uptime_seconds", NULL, "gauge", 1,
@@ -51,30 +57,14 @@ const struct stats_row stats_rows[] = {
 	    "vCPU threads that may run on another domain's isolated cores after the last period's pins."),
 	ROW(isolation_overlap_periods, STATS_ALWAYS, "llcd_isolation_overlap_periods_total", NULL, "counter", 1,
 	    "Periods that ended with such an overlap (a failed pin, a pin changed outside llcd)."),
-	ROW(policy_step_us_p50, STATS_ALWAYS, "llcd_policy_step_recent_seconds", "quantile=\"0.5\"", "gauge", 1e6,
+	ROW_RECENT(policy_step_us, STATS_ALWAYS, "llcd_policy_step_recent_seconds", 1e6,
 	    "Policy step time over the last 256 periods: median, 99th percentile, and the maximum since start."),
-	ROW(policy_step_us_p99, STATS_ALWAYS, "llcd_policy_step_recent_seconds", "quantile=\"0.99\"", NULL, 1e6,
-	    NULL),
-	ROW(policy_step_us_max, STATS_ALWAYS, "llcd_policy_step_recent_seconds", "quantile=\"1\"", NULL, 1e6,
-	    NULL),
-	ROW(period_us_p50, STATS_ALWAYS, "llcd_period_work_recent_seconds", "quantile=\"0.5\"", "gauge", 1e6,
+	ROW_RECENT(period_us, STATS_ALWAYS, "llcd_period_work_recent_seconds", 1e6,
 	    "What a period's work (observe, policy step, apply) took over the last 256 periods: median, 99th percentile, maximum."),
-	ROW(period_us_p99, STATS_ALWAYS, "llcd_period_work_recent_seconds", "quantile=\"0.99\"", NULL, 1e6,
-	    NULL),
-	ROW(period_us_max, STATS_ALWAYS, "llcd_period_work_recent_seconds", "quantile=\"1\"", NULL, 1e6,
-	    NULL),
-	ROW(period_cpu_us_p50, STATS_ALWAYS, "llcd_period_work_cpu_recent_seconds", "quantile=\"0.5\"", "gauge", 1e6,
+	ROW_RECENT(period_cpu_us, STATS_ALWAYS, "llcd_period_work_cpu_recent_seconds", 1e6,
 	    "The CPU time the loop's thread spent on a period's work over the last 256 periods (wall time less waiting for the CPU): median, 99th percentile, maximum."),
-	ROW(period_cpu_us_p99, STATS_ALWAYS, "llcd_period_work_cpu_recent_seconds", "quantile=\"0.99\"", NULL, 1e6,
-	    NULL),
-	ROW(period_cpu_us_max, STATS_ALWAYS, "llcd_period_work_cpu_recent_seconds", "quantile=\"1\"", NULL, 1e6,
-	    NULL),
-	ROW(period_late_us_p50, STATS_ALWAYS, "llcd_period_lateness_recent_seconds", "quantile=\"0.5\"", "gauge", 1e6,
+	ROW_RECENT(period_late_us, STATS_ALWAYS, "llcd_period_lateness_recent_seconds", 1e6,
 	    "How late periods started over the last 256 periods (control work, a busy host): median, 99th percentile, maximum."),
-	ROW(period_late_us_p99, STATS_ALWAYS, "llcd_period_lateness_recent_seconds", "quantile=\"0.99\"", NULL, 1e6,
-	    NULL),
-	ROW(period_late_us_max, STATS_ALWAYS, "llcd_period_lateness_recent_seconds", "quantile=\"1\"", NULL, 1e6,
-	    NULL),
 	ROW(recommend_computed, STATS_ALWAYS, "llcd_topology_recommendations_total", "source=\"computed\"", "counter", 1,
 	    "topology DOMAIN answers: dry placements computed off the loop, and answers from the cache."),
 	ROW(recommend_cached, STATS_ALWAYS, "llcd_topology_recommendations_total", "source=\"cache\"", NULL, 1,

@@ -14,22 +14,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgbound.h"
 #include "log.h"
 
 void
 live_bound_open(struct live *l)
 {
 	struct llcd_err e;
+	struct cgbound_mounts *m = calloc(1, sizeof(*m));
 
-	l->cgm_ok = cgbound_mounts_read(l->cfg.proc_root, &l->cgm, &e) == 0;
-	if (!l->cgm_ok)
+	if (m == NULL)
+		llcd_err_set(&e, "out of memory");
+	if (m == NULL || cgbound_mounts_read(l->cfg.proc_root, m, &e) < 0) {
+		free(m);
 		log_warnx("cgroup mounts: %s; domains are not bounded by their cgroup cpuset", e.msg);
-	else if (l->cgm.v2[0] && l->cgm.v2_cpuset)
-		log_info("CPU bounds from the cgroup v2 cpuset (%s)", l->cgm.v2);
-	else if (l->cgm.v1[0])
-		log_info("CPU bounds from the cgroup v1 cpuset hierarchy (%s)", l->cgm.v1);
+		return;
+	}
+	l->cgm = m;
+	if (m->v2[0] && m->v2_cpuset)
+		log_info("CPU bounds from the cgroup v2 cpuset (%s)", m->v2);
+	else if (m->v1[0])
+		log_info("CPU bounds from the cgroup v1 cpuset hierarchy (%s)", m->v1);
 	else
 		log_info("no cpuset cgroup hierarchy: domains are bounded by the host alone");
+}
+
+void
+live_bound_close(struct live *l)
+{
+	free(l->cgm);
+	l->cgm = NULL;
 }
 
 /* *dst becomes a copy of s (NULL: out of memory, said as "?"). */
@@ -57,9 +71,9 @@ bound_read(struct live *l, struct ldom *d)
 	char a[256], b[256];
 
 	d->bound.next_period = l->period + (uint64_t)(l->cfg.affinity_refresh > 0 ? l->cfg.affinity_refresh : 10);
-	if (!l->cgm_ok || d->pid <= 0 || d->ext)
+	if (l->cgm == NULL || d->pid <= 0 || d->ext)
 		return;         /* ext domains: the QMP back-end's cgroup rule (cgcpuset.h) */
-	if (cgbound_read(&l->cgm, l->cfg.proc_root, d->pid, &cg, &e) < 0) {
+	if (cgbound_read(l->cgm, l->cfg.proc_root, d->pid, &cg, &e) < 0) {
 		if (strcmp(d->bound.error, e.msg) != 0)
 			log_dom(LOG_WARNING, d->name, -1, d->pid, "CPU bound: %s; the last one read stands", e.msg);
 		snprintf(d->bound.error, sizeof(d->bound.error), "%s", e.msg);

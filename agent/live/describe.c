@@ -184,7 +184,7 @@ live_describe_host(struct live *l, struct agent_hostinfo *out)
 		l->src.describe_host(l->src.ctx, out);
 	agent_facts_bool(f, "core_scheduling", "available", coresched_probe(l->cs) == CORESCHED_AVAIL_YES);
 	agent_facts_str(f, "core_scheduling", "reason", "%s", coresched_reason(l->cs));
-	agent_facts_str(f, "kernel_cache_aware_scheduling", "state", "%s", live_kcas_name(l->kcas));
+	agent_facts_str(f, "kernel_cache_aware_scheduling", "state", "%s", l->kcas_state);
 	agent_facts_str(f, "kernel_cache_aware_scheduling", "detail", "%s", l->kcas_detail);
 	agent_facts_str(f, NULL, "sampler", "%s", l->tracer ? "bpf" : "proc");
 	if (l->tracer == NULL) {

@@ -181,10 +181,7 @@ live_ext_listed(struct live *l)
 {
 	if (l->listed_once)
 		return;
-	for (int i = 0; i < l->saved.n; i++)
-		if (ldom_by_key(l, l->saved.doms[i].key) == NULL)
-			log_info("state file: domain %s (%s) is no longer running", l->saved.doms[i].name,
-			    l->saved.doms[i].uuid);
+	live_state_listed(l);
 	l->listed_once = true;
 	l->state_dirty = true;  /* drop what is gone from the file */
 }

@@ -11,10 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgbound.h"
 #include "fileio.h"
+#include "kcas.h"
 #include "log.h"
 #include "perfcount.h"
 #include "safefile.h"
+#include "state.h"
 #include "stats.h"
 #include "procstat.h"
 #include "tracer.h"
@@ -78,7 +81,8 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 	if (coresched_probe(l->cs) != CORESCHED_AVAIL_YES)
 		log_info("core scheduling unavailable (%s): isolation=\"core\" relies on placement alone",
 		    coresched_reason(l->cs));
-	l->kcas = live_kernel_cas(NULL, l->kcas_detail, sizeof(l->kcas_detail));
+	enum live_kcas kcas = live_kernel_cas(NULL, l->kcas_detail, sizeof(l->kcas_detail));
+	l->kcas_state = live_kcas_name(kcas);
 	set_everywhere(l);
 	/* the cgroup cpusets that bound domains (bound.c): in a container
 	 * with a cgroup namespace of its own, PID 1's first (before the
@@ -93,7 +97,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 			log_warnx("%s; cgroup paths of QEMU processes outside llcd's cgroup namespace cannot be read", e.msg);
 	}
 	live_bound_open(l);
-	if (l->kcas != LIVE_KCAS_ABSENT)
+	if (kcas != LIVE_KCAS_ABSENT)
 		log_info("%s", l->kcas_detail);
 	/* instruction counters for the benefit check */
 	if (cfg->counters == AGENT_COUNTERS_OFF) {
@@ -143,11 +147,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		if (sdfd >= 0)
 			close(sdfd);
 		l->state_enabled = true;
-		if (live_state_read(l->state_path, &l->saved, &e) < 0)
-			log_warnx("state file ignored: %s", e.msg);
-		else if (l->saved.n)
-			log_info("state file %s: %d domain%s llcd pinned before", l->state_path, l->saved.n,
-			    l->saved.n == 1 ? "" : "s");
+		live_state_open(l);
 	}
 
 	/* libvirt: the uri's daemon and those the socket glob finds */
@@ -178,7 +178,8 @@ live_free(struct live *l)
 		close(l->evfd);
 	procstat_free(l->ps);
 	coresched_free(l->cs);
-	live_state_clear(&l->saved);
+	live_state_close(l);
+	live_bound_close(l);
 	free(l->cpu_prev);
 	free(l->cpu_cur);
 	free(l);

@@ -35,17 +35,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cgbound.h"
 #include "cpuset.h"
 #include "err.h"
-#include "kcas.h"
 #include "live.h"
 #include "policy.h"
-#include "resctrl.h"
-#include "state.h"
 #include "virt.h"
 
 /* the drivers a domain or the back-end holds by pointer only */
+struct cgbound_mounts;
+struct ldom_mbm;
+struct live_state;
 struct coresched;
 struct memnode_maps;
 struct procstat;
@@ -123,17 +122,6 @@ struct ldom_react {
 	uint64_t act_period;            /* the period of the first pin (or kept); 0 none */
 	int calls, kept;                /* pin calls made, pins found in place */
 	uint64_t told_ns;               /* libvirt told of the last direct pin */
-};
-
-/* Bandwidth monitoring (mbm.c): the domain's resctrl group. */
-struct ldom_mbm {
-	char group[RESCTRL_NAME_MAX];
-	bool made, failed;              /* group made / could not be made */
-	struct resctrl *rc;             /* the back-end's, for the rmdir */
-	uint64_t sig;                   /* vCPU TIDs last written to tasks */
-	uint64_t prev;                  /* mbm_total_bytes at the last read */
-	int prev_nread;                 /* ... and L3 domains that read a number */
-	bool have_prev;
 };
 
 /* Where its memory lives (numa.c): read every LIVE_NUMA_INTERVAL_NS. */
@@ -306,7 +294,7 @@ struct ldom {
 	                                         * count hint when the tracer samples */
 	struct ldom_lvpins lv;          /* apply.c */
 	struct ldom_react react;        /* observe.c (the event: conns.c) */
-	struct ldom_mbm mbm;            /* mbm.c */
+	struct ldom_mbm *mbm;           /* mbm.c's: NULL until it samples d */
 	struct ldom_mem mem;            /* numa.c */
 	struct ldom_bound bound;        /* bound.c */
 };
@@ -347,7 +335,7 @@ struct live {
 	uint64_t ext_change_gen;        /* bumped when an ext domain's ext_changed is set */
 	uint64_t now_ns;
 	uint64_t period;
-	struct live_state saved;        /* state file read at start */
+	struct live_state *saved;       /* state.c's: the file read at start; NULL none */
 	bool state_dirty;
 	int state_failing;              /* failed writes in a row */
 	uint64_t state_retry_period;    /* no write before this period */
@@ -355,7 +343,7 @@ struct live {
 	uint64_t *cpu_prev, *cpu_cur;
 	bool have_cpu_prev;
 	struct live_stats st;
-	enum live_kcas kcas;
+	const char *kcas_state;         /* live_kcas_name() of the probe (kcas.h) */
 	char kcas_detail[256];
 	struct cpuset everywhere;       /* topology CPUs this host has online */
 	bool counters;                  /* instruction counters are read */
@@ -365,8 +353,7 @@ struct live {
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
 	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
 	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
-	struct cgbound_mounts cgm;      /* the cgroup mounts (bound.c) */
-	bool cgm_ok;
+	struct cgbound_mounts *cgm;     /* the cgroup mounts (bound.c); NULL unread */
 	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 	bool have_src;                  /* a discovery source (live_set_source) */
 	struct live_source src;
@@ -466,6 +453,7 @@ enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct c
 /* bound.c */
 /* Read the cgroup mounts (live_new). */
 void live_bound_open(struct live *l);
+void live_bound_close(struct live *l);
 /* The domain's bound into in (read again when due). */
 void live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
 /* Before a pin of cpus: AGENT_OK when the bound holds them, else the
@@ -497,6 +485,14 @@ enum agent_result live_pin_emulator(struct live *l, struct ldom *d, const struct
 void live_coresched(struct live *l, struct ldom *d, const int *newtids, int nnew);
 
 /* state.c */
+/* Read the state file (l->state_path) into l->saved, saying what it
+ * holds; a bad file is ignored (logged). */
+void live_state_open(struct live *l);
+/* After the first listing of the domains: log those of the state file no
+ * longer running. */
+void live_state_listed(const struct live *l);
+/* Free l->saved. */
+void live_state_close(struct live *l);
 /* Compare a domain's threads with what the state file says llcd left
  * (once, when all its threads are found): adopt the pins, log moves. */
 void live_state_check(struct live *l, struct ldom *d);

@@ -8,9 +8,22 @@
 #include "live_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "resctrl.h"
+
+/* Bandwidth monitoring (mbm.c): the domain's resctrl group. */
+struct ldom_mbm {
+	char group[RESCTRL_NAME_MAX];
+	bool made, failed;              /* group made / could not be made */
+	struct resctrl *rc;             /* the back-end's, for the rmdir */
+	uint64_t sig;                   /* vCPU TIDs last written to tasks */
+	uint64_t prev;                  /* mbm_total_bytes at the last read */
+	int prev_nread;                 /* ... and L3 domains that read a number */
+	bool have_prev;
+};
 
 void
 live_mbm_open(struct live *l)
@@ -61,45 +74,50 @@ live_mbm_sample(struct live *l, struct ldom *d, struct policy_domain_in *in)
 
 	in->mbm_valid = false;
 	in->mbm_bytes = 0;
-	if (l->rc == NULL || d->mbm.failed || d->state != LDOM_MANAGED)
+	if (l->rc == NULL || d->state != LDOM_MANAGED)
 		return;
-	if (!d->mbm.made) {
-		resctrl_group_name(d->name, d->mbm.group, sizeof(d->mbm.group));
-		if (resctrl_group_create(l->rc, d->mbm.group, &e) < 0) {
+	if (d->mbm == NULL && (d->mbm = calloc(1, sizeof(*d->mbm))) == NULL)
+		return;         /* out of memory: tried again next period */
+	struct ldom_mbm *m = d->mbm;
+	if (m->failed)
+		return;
+	if (!m->made) {
+		resctrl_group_name(d->name, m->group, sizeof(m->group));
+		if (resctrl_group_create(l->rc, m->group, &e) < 0) {
 			log_dom(LOG_WARNING, d->name, -1, 0, "no bandwidth monitoring: %s", e.msg);
-			d->mbm.failed = true;
+			m->failed = true;
 			return;
 		}
-		d->mbm.made = true;
-		d->mbm.rc = l->rc;
-		d->mbm.sig = 0;
-		d->mbm.have_prev = false;
+		m->made = true;
+		m->rc = l->rc;
+		m->sig = 0;
+		m->have_prev = false;
 	}
 	uint64_t sig = tid_sig(d);
-	if (sig != d->mbm.sig) {
+	if (sig != m->sig) {
 		int tids[CPUSET_MAX], n = 0;
 		for (int v = 0; v < d->nvcpus && n < CPUSET_MAX; v++)
 			if (d->v[v].tid > 0)
 				tids[n++] = d->v[v].tid;
-		if (resctrl_group_add_tasks(l->rc, d->mbm.group, tids, n, &e) < 0) {
+		if (resctrl_group_add_tasks(l->rc, m->group, tids, n, &e) < 0) {
 			log_dom(LOG_WARNING, d->name, -1, 0, "bandwidth monitoring: %s", e.msg);
 			return;         /* tried again next period */
 		}
-		d->mbm.sig = sig;
-		d->mbm.have_prev = false;       /* the group's contents changed */
+		m->sig = sig;
+		m->have_prev = false;       /* the group's contents changed */
 	}
-	if (resctrl_group_read(l->rc, d->mbm.group, &s, &e) < 0) {
+	if (resctrl_group_read(l->rc, m->group, &s, &e) < 0) {
 		log_dom(LOG_DEBUG, d->name, -1, 0, "bandwidth monitoring: %s", e.msg);
-		d->mbm.have_prev = false;
+		m->have_prev = false;
 		return;
 	}
-	if (d->mbm.have_prev && s.mbm_total_bytes >= d->mbm.prev && s.nread == d->mbm.prev_nread) {
+	if (m->have_prev && s.mbm_total_bytes >= m->prev && s.nread == m->prev_nread) {
 		in->mbm_valid = true;
-		in->mbm_bytes = s.mbm_total_bytes - d->mbm.prev;
+		in->mbm_bytes = s.mbm_total_bytes - m->prev;
 	}
-	d->mbm.prev = s.mbm_total_bytes;
-	d->mbm.prev_nread = s.nread;
-	d->mbm.have_prev = true;
+	m->prev = s.mbm_total_bytes;
+	m->prev_nread = s.nread;
+	m->have_prev = true;
 }
 
 void
@@ -107,9 +125,12 @@ live_mbm_forget(struct ldom *d)
 {
 	struct llcd_err e;
 
-	if (!d->mbm.made || d->mbm.rc == NULL)
+	struct ldom_mbm *m = d->mbm;
+
+	if (m == NULL)
 		return;
-	if (resctrl_group_remove(d->mbm.rc, d->mbm.group, &e) < 0)
+	if (m->made && m->rc != NULL && resctrl_group_remove(m->rc, m->group, &e) < 0)
 		log_dom(LOG_INFO, d->name, -1, 0, "%s", e.msg);
-	d->mbm.made = false;
+	free(m);
+	d->mbm = NULL;
 }

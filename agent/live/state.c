@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "safefile.h"
+#include "state.h"
 
 void
 live_state_clear(struct live_state *s)
@@ -26,10 +27,11 @@ live_state_clear(struct live_state *s)
 	s->n = 0;
 }
 
+/* The entry of key in s (NULL: none, or no s). */
 static struct live_state_dom *
 state_find(const struct live_state *s, uint64_t key)
 {
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; s != NULL && i < s->n; i++)
 		if (s->doms[i].key == key)
 			return &s->doms[i];
 	return NULL;
@@ -191,12 +193,12 @@ live_save_state(struct live *l, struct llcd_err *err)
 		return 0;
 	/* current domains with anything applied, plus domains of the file
 	 * read at start that have not been listed yet (libvirt down) */
-	s.doms = calloc((size_t)(l->ndoms + l->saved.n + 1), sizeof(*s.doms));
+	s.doms = calloc((size_t)(l->ndoms + (l->saved ? l->saved->n : 0) + 1), sizeof(*s.doms));
 	if (s.doms == NULL)
 		return llcd_err_set(err, "out of memory");
 	for (int i = 0; i < l->ndoms; i++) {
 		struct ldom *d = l->doms[i];
-		const struct live_state_dom *sd = d->state_checked ? NULL : state_find(&l->saved, d->key);
+		const struct live_state_dom *sd = d->state_checked ? NULL : state_find(l->saved, d->key);
 		if (sd != NULL) {
 			/* threads not found yet: keep what the file said */
 			struct live_state_dom *o = &s.doms[s.n++];
@@ -227,8 +229,8 @@ live_save_state(struct live *l, struct llcd_err *err)
 			o->vcpus[v] = d->v[v].applied;
 	}
 	if (!l->listed_once) {
-		for (int i = 0; i < l->saved.n; i++) {
-			const struct live_state_dom *sd = &l->saved.doms[i];
+		for (int i = 0; l->saved != NULL && i < l->saved->n; i++) {
+			const struct live_state_dom *sd = &l->saved->doms[i];
 			if (state_find(&s, sd->key))
 				continue;
 			struct live_state_dom *o = &s.doms[s.n++];
@@ -250,7 +252,7 @@ live_save_state(struct live *l, struct llcd_err *err)
 void
 live_state_check(struct live *l, struct ldom *d)
 {
-	struct live_state_dom *sd = state_find(&l->saved, d->key);
+	struct live_state_dom *sd = state_find(l->saved, d->key);
 	int same = 0, moved = 0;
 	char a[256], b[256];
 
@@ -280,4 +282,39 @@ live_state_check(struct live *l, struct ldom *d)
 	l->st.moved_by_others += (uint64_t)moved;
 	log_dom(LOG_INFO, d->name, -1, 0, "state file: %d vCPU%s where llcd left them, %d moved by someone else",
 	    same, same == 1 ? "" : "s", moved);
+}
+
+void
+live_state_open(struct live *l)
+{
+	struct llcd_err e;
+
+	if ((l->saved = calloc(1, sizeof(*l->saved))) == NULL) {
+		log_warnx("state file ignored: out of memory");
+		return;
+	}
+	if (live_state_read(l->state_path, l->saved, &e) < 0)
+		log_warnx("state file ignored: %s", e.msg);
+	else if (l->saved->n)
+		log_info("state file %s: %d domain%s llcd pinned before", l->state_path, l->saved->n,
+		    l->saved->n == 1 ? "" : "s");
+}
+
+void
+live_state_listed(const struct live *l)
+{
+	for (int i = 0; l->saved != NULL && i < l->saved->n; i++)
+		if (ldom_by_key(l, l->saved->doms[i].key) == NULL)
+			log_info("state file: domain %s (%s) is no longer running", l->saved->doms[i].name,
+			    l->saved->doms[i].uuid);
+}
+
+void
+live_state_close(struct live *l)
+{
+	if (l->saved == NULL)
+		return;
+	live_state_clear(l->saved);
+	free(l->saved);
+	l->saved = NULL;
 }

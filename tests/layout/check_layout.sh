@@ -54,7 +54,8 @@
 #       a path with NAME in it is a placeholder
 #   owners SRC
 #       struct ldom's ext_* members (a domain of another source) have one
-#       owner: no file of agent/live/ but ext.c assigns or frees one
+#       owner: no file of agent/live/ but ext.c assigns or frees one; and
+#       no private header of agent/ (*_int.h) has more than 8 #includes
 # Usage: check_layout.sh RULE ARGS...
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -277,6 +278,18 @@ rule_owners() {
 	[ "$n" -gt 0 ] || fail "no file in agent/live/"
 	[ -z "$bad" ] || fail "struct ldom's ext_* members are written outside ext.c:"$'\n'"$bad"
 	ok "struct ldom's ext_* members are written in agent/live/ext.c only ($n other files)"
+	# a private header carries the types its folder shares, not every
+	# header one of its files needs: at most 8 #includes (libc's counted)
+	n=0
+	for f in "$src"/agent/*/*_int.h; do
+		n=$((n + 1))
+		local k
+		k=$(grep -c '^#include' "$f" || true)
+		[ "$k" -le 8 ] || bad+="${f#"$src"/}: $k #includes (at most 8)"$'\n'
+	done
+	[ "$n" -gt 0 ] || fail "no private header (*_int.h) in agent/"
+	[ -z "$bad" ] || fail "a private header pulls in too much:"$'\n'"$bad"
+	ok "$n private headers of agent/ include at most 8 headers each"
 }
 
 rule_codemap() {

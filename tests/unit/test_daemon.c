@@ -958,26 +958,47 @@ describe_affinity(void *ctx, uint64_t key, struct agent_dominfo *out)
 	return rc;
 }
 
+/* The one domain, unplaced, described by describe (and the host by
+ * describe_host unless NULL), llcd stepped 2 periods, and its answer to a
+ * request of type about "one" in *req. */
+static struct daemon *
+unplaced_asked(struct one_fx *f, int (*describe)(void *, uint64_t, struct agent_dominfo *),
+    int (*describe_host)(void *, struct agent_hostinfo *), enum ctl_type type, struct control_request *req)
+{
+	struct daemon *d;
+
+	one_domain_unplaced(f);
+	f->ops.query.describe = describe;
+	if (describe_host != NULL)
+		f->ops.query.describe_host = describe_host;
+	d = daemon_stepped(f->s, &f->be, 2);
+	domain_request(d, req, type, "one");
+	return d;
+}
+
+/* What unplaced_asked made, gone. */
+static void
+unplaced_done(struct one_fx *f, struct daemon *d, struct control_request *req)
+{
+	request_done(req);
+	daemon_free(d);
+	one_fx_close(f);
+}
+
 /* vcpuinfo of a domain llcd has not pinned (released, or never placed)
  * shows the threads' real affinity, not an empty column. */
 static void
 test_vcpuinfo_shows_affinity(void **state)
 {
 	struct one_fx f;
-
-	one_domain_unplaced(&f);
-	f.ops.query.describe = describe_affinity;
-	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
 	struct control_request req;
-	domain_request(d, &req, CTL_VCPUINFO, "one");
+	struct daemon *d = unplaced_asked(&f, describe_affinity, NULL, CTL_VCPUINFO, &req);
 	json_object *v = json_object_object_get(req.reply, "vcpus");
 	assert_int_equal(json_object_array_length(v), 4);
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(json_object_get_string(json_object_object_get(json_object_array_get_idx(v, (size_t)i),
 		    "pinned")), "0-1");
-	request_done(&req);
-	daemon_free(d);
-	one_fx_close(&f);
+	unplaced_done(&f, d, &req);
 }
 
 static int
@@ -997,12 +1018,8 @@ static void
 test_dominfo_vcpu_fact_rows(void **state)
 {
 	struct one_fx f;
-
-	one_domain_unplaced(&f);
-	f.ops.query.describe = describe_vcpu_fact;
-	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
 	struct control_request req;
-	domain_request(d, &req, CTL_DOMINFO, "one");
+	struct daemon *d = unplaced_asked(&f, describe_vcpu_fact, NULL, CTL_DOMINFO, &req);
 	json_object *v = json_object_object_get(req.reply, "vcpu_threads");
 	assert_int_equal(json_object_array_length(v), 4);
 	json_object *v0 = json_object_array_get_idx(v, 0), *v1 = json_object_array_get_idx(v, 1);
@@ -1019,9 +1036,7 @@ test_dominfo_vcpu_fact_rows(void **state)
 	assert_true(n >= 2 && n <= 16);
 	assert_string_equal(keys[n - 2], "thread");
 	assert_string_equal(keys[n - 1], "qmp");
-	request_done(&req);
-	daemon_free(d);
-	one_fx_close(&f);
+	unplaced_done(&f, d, &req);
 }
 
 static int
@@ -1051,13 +1066,8 @@ static void
 test_new_fact_is_one_row(void **state)
 {
 	struct one_fx f;
-
-	one_domain_unplaced(&f);
-	f.ops.query.describe = describe_new_fact;
-	f.ops.query.describe_host = describe_host_new_fact;
-	struct daemon *d = daemon_stepped(f.s, &f.be, 2);
 	struct control_request req;
-	domain_request(d, &req, CTL_DOMINFO, "one");
+	struct daemon *d = unplaced_asked(&f, describe_new_fact, describe_host_new_fact, CTL_DOMINFO, &req);
 	assert_int_equal(json_object_get_int(json_object_object_get(req.reply, "example_answer")), 42);
 	json_object *g = json_object_object_get(req.reply, "example");
 	assert_string_equal(json_object_get_string(json_object_object_get(g, "text")), "hello");
@@ -1071,9 +1081,7 @@ test_new_fact_is_one_row(void **state)
 	assert_true(json_object_object_get_ex(req.reply, "example_host", &h));
 	assert_true(json_object_object_get_ex(h, "unknown", &u));
 	assert_null(u);                 /* JSON null */
-	request_done(&req);
-	daemon_free(d);
-	one_fx_close(&f);
+	unplaced_done(&f, d, &req);
 }
 
 /* Observations fail while observe_fails is set (libvirt down): the
