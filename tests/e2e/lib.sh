@@ -940,8 +940,15 @@ e2e_wait_log() {
 			echo "$line"
 			return 0
 		}
-		[ -z "$pid" ] || e2e__alive "$pid" ||
+		# gone: its last line may have come between the grep and this
+		# test, so read the log once more before calling it a failure
+		if [ -n "$pid" ] && ! e2e__alive "$pid"; then
+			line=$(grep -E -m1 -- "$pat" "$f" 2>/dev/null) && {
+				echo "$line"
+				return 0
+			}
 			e2e_fail "$1 (pid $pid) exited while waiting for /$pat/ in $f: $(tail -n 5 "$f" 2>/dev/null)"
+		fi
 		i=$((i + 1))
 		[ $i -le $((t * 5)) ] || e2e_fail "no line /$pat/ in $f within ${t}s"
 		sleep 0.2
