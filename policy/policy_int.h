@@ -418,6 +418,15 @@ policy_set_empty(const struct policy_state *s, const struct cpuset *a)
 			return false;
 	return true;
 }
+/* Whether a and b share a PU; exact when either lies within the host. */
+static inline bool
+policy_set_intersects(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (a->w[i] & b->w[i])
+			return true;
+	return false;
+}
 bool policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
 int policy_pin_llc(const struct policy_state *s, const struct cpuset *pin);
 /* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */

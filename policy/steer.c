@@ -80,6 +80,15 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 	s->view_period_ns = period_ns;
 }
 
+/* Whether the domain steered may use a PU of LLC l: after steer_view()
+ * for its allowed set, av_cap counts them (a group's steering runs between
+ * the view and the next domain's: the same allowed set). */
+static bool
+av_usable(const struct policy_state *s, int l)
+{
+	return s->av_cap[l] > 0;
+}
+
 static double
 av_util(const struct policy_state *s, int l)
 {
@@ -184,7 +193,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 		if (g->rt_ns[cpu] > 0)
 			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (tot[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
-		if (!cpuset_intersects(policy_llc_cpus(s, l), allowed) || (mnode >= 0 && t->llc_numa[l] != mnode))
+		if (!av_usable(s, l) || (mnode >= 0 && t->llc_numa[l] != mnode))
 			continue;
 		if (occ[l] > occ_best) {
 			occ_best = occ[l];
@@ -293,13 +302,13 @@ grp_mem_node(const struct policy_state *s, const struct policy_domain_in *di, co
 /* The least busy LLC of node mnode the domain may use (lowest index on a
  * tie), for a group with no occupancy there. */
 static int
-mem_node_least_busy(const struct policy_state *s, int mnode, const struct cpuset *allowed)
+mem_node_least_busy(const struct policy_state *s, int mnode)
 {
 	int best = -1;
 	double bu = 0;
 
 	for (int l = 0; l < s->nllc; l++) {
-		if (s->topo->llc_numa[l] != mnode || !cpuset_intersects(policy_llc_cpus(s, l), allowed) || av_cap(s, l) <= 0)
+		if (s->topo->llc_numa[l] != mnode || !av_usable(s, l))
 			continue;
 		double u = av_util(s, l) / av_cap(s, l);
 		if (best < 0 || u < bu) {
@@ -318,7 +327,7 @@ mem_node_least_busy(const struct policy_state *s, int mnode, const struct cpuset
  * (where the kernel's NUMA balancing would have taken its threads). */
 static double
 grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, double occ_best,
-           const double *occ, int mnode, const struct cpuset *allowed, struct policy_plan *plan)
+           const double *occ, int mnode, struct policy_plan *plan)
 {
 	double occ_pref = g->pref_llc >= 0 ? occ[g->pref_llc] : 0, occ_all = 0;
 	bool conflict = mnode >= 0 && g->pref_llc >= 0 && s->topo->llc_numa[g->pref_llc] != mnode;
@@ -327,7 +336,7 @@ grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, doubl
 	for (int l = 0; mnode >= 0 && l < s->nllc; l++)
 		occ_all += occ[l];
 	if (mnode >= 0 && (best < 0 || occ_best <= 0) && (conflict || (g->pref_llc < 0 && occ_all > 0))) {
-		best = mem_node_least_busy(s, mnode, allowed);
+		best = mem_node_least_busy(s, mnode);
 		occ_best = 0;
 		numa_pick = best >= 0;
 	}
@@ -466,14 +475,13 @@ back_off_after_fails(struct policy_state *s, const struct policy_input *in, stru
 /* Out of the preferred LLC P: one vCPU per period back to its placement
  * when P is overloaded (can_migrate_llc() towards the least-used LLC). */
 static void
-spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r, int P,
-          const struct cpuset *allowed)
+spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r, int P)
 {
 	int D = -1, v;
 	double du = 0;
 
 	for (int l = 0; l < s->nllc; l++) {
-		if (l == P || !cpuset_intersects(policy_llc_cpus(s, l), allowed))
+		if (l == P || !av_usable(s, l))
 			continue;
 		double u = av_util(s, l) / av_cap(s, l);
 		if (D < 0 || u < du) {
@@ -530,7 +538,7 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 			goto bench;
 	}
 	if (!hold)
-		spill_one(s, d, g, r, P, allowed);
+		spill_one(s, d, g, r, P);
 	if (m.moved)
 		snprintf(g->why, sizeof(g->why), "moving into preferred LLC %d (occupancy %.2f): %d moved, %d outside",
 		    P, occ_pref, m.moved, m.outside);
@@ -573,7 +581,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
 	if (!groups_unjudged_hold(s, in, d, g, plan) && !grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
-		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, allowed, plan);
+		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
 	}
@@ -604,7 +612,7 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 		if (d->vutil[v] < BUSY_VCPU || src < 0 || nbusy[src] < 2)
 			continue;
 		for (int l = 0; l < nllc; l++) {
-			if (nbusy[l] != 0 || !cpuset_intersects(policy_llc_cpus(s, l), allowed))
+			if (nbusy[l] != 0 || !policy_set_intersects(s, policy_llc_cpus(s, l), allowed))
 				continue;
 			if (dst < 0 || s->llc_util[l] / s->llc_cap[l] < s->llc_util[dst] / s->llc_cap[dst])
 				dst = l;

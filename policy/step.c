@@ -372,6 +372,9 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 
 	for (int v = 0; v < d->nvcpus; v++) {
 		const struct cpuset *seen = &di->vcpus[v].pinned;
+		/* as wanted: nothing to pin (an empty want is never pinned) */
+		if (policy_set_eq(s, seen, &d->want[v]))
+			continue;
 		/* compare with what was observed, or, when the back-end
 		 * cannot observe pins, with what was last sent */
 		bool differs = !policy_set_eq(s, policy_set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
