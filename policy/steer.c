@@ -80,6 +80,26 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 	s->view_period_ns = period_ns;
 }
 
+/* A `why` printed every period from the same arguments is the same text:
+ * when k is the key it was last printed from, that text is copied (true);
+ * else the caller prints it and calls why_keep(). */
+static bool
+why_cached(const struct policy_state *s, struct grp *g, const struct why_key *k)
+{
+	if (!s->incremental || !g->why_ok || memcmp(&g->why_key, k, sizeof(*k)) != 0)
+		return false;
+	memcpy(g->why, g->why_text, sizeof(g->why));
+	return true;
+}
+
+static void
+why_keep(struct grp *g, const struct why_key *k)
+{
+	g->why_key = *k;
+	memcpy(g->why_text, g->why, sizeof(g->why));
+	g->why_ok = true;
+}
+
 /* Whether the domain steered may use a PU of LLC l: after steer_view()
  * for its allowed set, av_cap counts them (a group's steering runs between
  * the view and the next domain's: the same allowed set). */
@@ -264,11 +284,27 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			groups_send_home(d, g);    /* vCPUs it took from another group */
 		}
 		/* the LLC's size, never its number: "LLC of 1 PUs" read as LLC 1 */
-		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, %s %d PU%s "
-		    "(aggr-tolerance %d)%s", nthreads, busy, with, t->smt,
-		    L >= 0 && !s->av_whole[L] ? "it may use in an LLC" : "an LLC has", w, w == 1 ? "" : "s",
-		    r->aggr_tolerance,
-		    was && !llcrules_invalid_nr(r, nthreads, busy, w) ? "; held until it is well below the limit" : "");
+		const char *part = L >= 0 && !s->av_whole[L] ? "it may use in an LLC" : "an LLC has";
+		const char *held = was && !llcrules_invalid_nr(r, nthreads, busy, w) ?
+		    "; held until it is well below the limit" : "";
+		struct why_key k;
+		memset(&k, 0, sizeof(k));
+		k.site = 1;
+		k.i[0] = nthreads;
+		k.i[1] = t->smt;
+		k.i[2] = w;
+		k.i[3] = r->aggr_tolerance;
+		k.x[0] = busy;
+		k.x[1] = others > 0 ? g->busy_avg : 0;  /* `with` */
+		k.i[4] = others > 0;
+		k.str[0] = part;
+		k.str[1] = held;
+		if (!why_cached(s, g, &k)) {
+			snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, %s %d "
+			    "PU%s (aggr-tolerance %d)%s", nthreads, busy, with, t->smt, part, w, w == 1 ? "" : "s",
+			    r->aggr_tolerance, held);
+			why_keep(g, &k);
+		}
 		return true;
 	}
 	if (g->idle_epochs > d->annot->tune.affinity_timeout) {
@@ -542,10 +578,18 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 	if (m.moved)
 		snprintf(g->why, sizeof(g->why), "moving into preferred LLC %d (occupancy %.2f): %d moved, %d outside",
 		    P, occ_pref, m.moved, m.outside);
-	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT)
-		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
-		    counters ? "" : "; no instruction counters or bandwidth monitoring: kernel guards only");
-	else if (!hold && g->bstate != BENEFIT_KEPT)
+	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT) {
+		struct why_key k;
+		memset(&k, 0, sizeof(k));
+		k.site = 2;
+		k.i[0] = P;
+		k.x[0] = occ_pref;
+		k.str[0] = counters ? "" : "; no instruction counters or bandwidth monitoring: kernel guards only";
+		if (!why_cached(s, g, &k)) {
+			snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref, k.str[0]);
+			why_keep(g, &k);
+		}
+	} else if (!hold && g->bstate != BENEFIT_KEPT)
 		snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
 		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
 bench:
