@@ -35,8 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpuset.h"
-#include "cpuset_pool.h"
+#include "cpuset_pool.h"    /* and cpuset.h */
 #include "err.h"
 #include "live.h"
 #include "policy.h"
