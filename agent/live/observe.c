@@ -157,9 +157,10 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 	}
 	/* The thread-count hint (hot-plug): from every /proc sample, or, when
 	 * the tracer samples, from QEMU's process (the link count of its task
-	 * directory, one fstat) in every period in which a rediscovery would
-	 * be allowed anyway (REDISCOVER_PERIODS after the last one). */
-	if (d->qemu != NULL && l->period - d->discovered_period >= REDISCOVER_PERIODS) {
+	 * directory, one fstat) every REDISCOVER_PERIODS periods counted from
+	 * the last discovery, when a rediscovery is allowed again. */
+	if (d->qemu != NULL && l->period > d->discovered_period &&
+	    (l->period - d->discovered_period) % REDISCOVER_PERIODS == 0) {
 		int n;
 		if (procstat_proc_nthreads(d->qemu, &n, &e) == PROCSTAT_OK && n != d->nthreads_seen)
 			hint = true;
