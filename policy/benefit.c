@@ -154,7 +154,7 @@ origin_share(const struct policy_state *s, const struct dom *d, int v, struct cp
 {
 	if (d->origin[v] < 0)
 		return false;
-	cpuset_and(x, &d->home[v], policy_llc_cpus(s, d->origin[v]));
+	cpuset_and(x, d->home[v], policy_llc_cpus(s, d->origin[v]));
 	return !cpuset_empty(x);
 }
 
@@ -174,7 +174,7 @@ release_to_origin(struct dom *d, struct grp *g, const struct policy_state *s)
 		if (v >= d->nvcpus)
 			break;
 		if (origin_share(s, d, v, &x)) {
-			d->want[v] = x;
+			dom_pin_set(d, &d->want[v], &x);
 			g->restore_periods = HOME_SETTLE_PERIODS + 1;
 		}
 	}
@@ -192,8 +192,8 @@ restore_tick(struct dom *d, struct grp *g, const struct policy_state *s)
 		struct cpuset x;
 		if (v >= d->nvcpus)
 			break;
-		if (origin_share(s, d, v, &x) && cpuset_equal(&d->want[v], &x))
-			d->want[v] = d->home[v];
+		if (origin_share(s, d, v, &x) && cpuset_equal(d->want[v], &x))
+			dom_pin_share(d, &d->want[v], d->home[v]);
 		d->origin[v] = -1;
 	}
 	return true;

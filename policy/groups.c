@@ -77,8 +77,8 @@ groups_send_home(struct dom *d, const struct grp *g)
 	/* idle and guarded groups come here every period: written only
 	 * where it differs (most of the time, nowhere) */
 	CPUSET_FOREACH(v, &g->vcpus)
-		if (v < d->nvcpus && !cpuset_equal(&d->want[v], &d->home[v]))
-			d->want[v] = d->home[v];
+		if (v < d->nvcpus)
+			dom_pin_share(d, &d->want[v], d->home[v]);
 }
 
 void
@@ -204,7 +204,7 @@ apply_report(struct policy_state *s, struct dom *d, const struct policy_hot_repo
 		int v;
 		cpuset_andnot(&gone, &g->vcpus, &vc);
 		CPUSET_FOREACH(v, &gone)
-			d->want[v] = d->home[v];
+			dom_pin_share(d, &d->want[v], d->home[v]);
 		g->vcpus = vc;
 	}
 	g->last_report_step = s->step;
@@ -299,7 +299,7 @@ wakeup_groups_update(struct policy_state *s, struct dom *d, const struct cpuset 
 		int v;
 		cpuset_andnot(&gone, &g->vcpus, &comp[best]);
 		CPUSET_FOREACH(v, &gone)
-			d->want[v] = d->home[v];
+			dom_pin_share(d, &d->want[v], d->home[v]);
 		g->vcpus = comp[best];
 	}
 	for (int c = 0; c < nc; c++) {

@@ -328,8 +328,8 @@ order_reach(struct order *o, const struct policy_plan *plan)
 			int f = o->base[i] + v;
 			const struct cpuset *p = &di->vcpus[v].pinned;
 			/* not observed and not pinned now: what the engine sent */
-			if (o->target[f] == NULL && d != NULL && policy_set_empty(o->s, p) && !policy_set_empty(o->s, &d->want[v]))
-				o->reach[f] = &d->want[v];
+			if (o->target[f] == NULL && d != NULL && policy_set_empty(o->s, p) && !policy_set_empty(o->s, d->want[v]))
+				o->reach[f] = d->want[v];
 			else
 				o->reach[f] = policy_set_empty(o->s, p) ? &o->t->all : p;
 			if (o->target[f] == NULL)

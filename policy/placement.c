@@ -217,8 +217,8 @@ placement_set_home(struct policy_state *s, struct dom *d, int v, const struct cp
 		cpuset_and(&pin, policy_llc_cpus(s, topo_llc_of(s->topo, d->slot[v])), allowed);
 	else
 		pin = *allowed;
-	d->home[v] = pin;
-	d->want[v] = pin;
+	dom_pin_set(d, &d->home[v], &pin);
+	dom_pin_share(d, &d->want[v], d->home[v]);
 }
 
 /* Assign vCPUs [first, first+count) round-robin over the PUs of the given
@@ -569,9 +569,9 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		s->pu_load[best]++;
 		if (!d->isolated)
 			s->llc_load[topo_llc_of(t, best)]++;
-		d->home[v] = *p;
-		d->want[v] = *p;
-		d->sent[v] = *p;
+		dom_pin_set(d, &d->home[v], p);
+		dom_pin_share(d, &d->want[v], d->home[v]);
+		dom_pin_share(d, &d->sent[v], d->home[v]);
 	}
 	for (int v = old; v < d->nvcpus; v++) {
 		/* hot-plugged: the least-loaded PU where it may go */
@@ -583,14 +583,16 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		s->pu_load[best]++;
 		s->llc_load[topo_llc_of(t, best)]++;
 		if (d->annot->mode == POLICY_MODE_STATIC) {
-			cpuset_zero(&d->home[v]);
-			cpuset_set(&d->home[v], best);
+			struct cpuset one;
+			cpuset_zero(&one);
+			cpuset_set(&one, best);
+			dom_pin_set(d, &d->home[v], &one);
 		} else {
-			d->home[v] = u;
+			dom_pin_set(d, &d->home[v], &u);
 		}
-		cpuset_or(&d->allot, &d->allot, &d->home[v]);
-		d->want[v] = d->home[v];
-		cpuset_zero(&d->sent[v]);       /* pinned in this step */
+		cpuset_or(&d->allot, &d->allot, d->home[v]);
+		dom_pin_share(d, &d->want[v], d->home[v]);
+		dom_pin_clear(d, &d->sent[v]);  /* pinned in this step */
 	}
 	if (d->isolated) {
 		int idx = placement_dom_index(s, d);

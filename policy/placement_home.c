@@ -278,8 +278,10 @@ hint_busy(struct policy_state *s, struct dom *d)
 	}
 	for (v = 0; v < d->nvcpus; v++)
 		if (pu_of[v] >= 0) {
-			cpuset_zero(&d->home[v]);
-			cpuset_set(&d->home[v], pu_of[v]);
+			struct cpuset one;
+			cpuset_zero(&one);
+			cpuset_set(&one, pu_of[v]);
+			dom_pin_set(d, &d->home[v], &one);
 		}
 	d->hint_periods = HOME_SETTLE_PERIODS + 1;
 }
@@ -307,7 +309,7 @@ place_on(struct policy_state *s, const struct policy_host *h, struct dom *d, con
 		groups_release(d, &d->groups[g]);
 	hint_busy(s, d);
 	for (int v = 0; v < d->nvcpus; v++)
-		d->want[v] = d->home[v];
+		dom_pin_share(d, &d->want[v], d->home[v]);
 	step_rebuild_ownership(s);
 }
 
@@ -320,7 +322,7 @@ placement_respread(struct policy_state *s, struct dom *d)
 	for (int g = 0; g < d->ngroups; g++)
 		groups_release(d, &d->groups[g]);
 	for (int v = 0; v < d->nvcpus; v++)
-		d->want[v] = d->home[v];
+		dom_pin_share(d, &d->want[v], d->home[v]);
 	return true;
 }
 
@@ -330,10 +332,10 @@ placement_hint_tick(struct policy_state *s, struct dom *d)
 	if (d->hint_periods <= 0 || --d->hint_periods > 0)
 		return;
 	for (int v = 0; v < d->nvcpus; v++) {
-		bool held = cpuset_equal(&d->want[v], &d->home[v]);
-		d->home[v] = d->allot;
+		bool held = cpuset_equal(d->want[v], d->home[v]);
+		dom_pin_set(d, &d->home[v], &d->allot);
 		if (held)
-			d->want[v] = d->home[v];
+			dom_pin_share(d, &d->want[v], d->home[v]);
 	}
 	(void)s;
 }

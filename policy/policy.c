@@ -150,6 +150,14 @@ policy_dom_free(struct dom *d)
 		groups_clear(&d->groups[i]);
 	free(d->groups);
 	free(d->slot);
+	for (int v = 0; v < d->nvcpus; v++) {
+		if (d->home)
+			dom_pin_clear(d, &d->home[v]);
+		if (d->want)
+			dom_pin_clear(d, &d->want[v]);
+		if (d->sent)
+			dom_pin_clear(d, &d->sent[v]);
+	}
 	free(d->home);
 	free(d->want);
 	free(d->sent);
@@ -216,8 +224,13 @@ policy_state_new(void)
 {
 	struct policy_state *s = calloc(1, sizeof(struct policy_state));
 
-	if (s)
-		s->budget_cap = INT_MAX;
+	if (s == NULL)
+		return NULL;
+	s->budget_cap = INT_MAX;
+	if ((s->sets = cpuset_pool_new()) == NULL) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -227,6 +240,7 @@ policy_state_free(struct policy_state *s)
 	if (s == NULL)
 		return;
 	state_reset(s);
+	cpuset_pool_free(s->sets);
 	free(s);
 }
 
@@ -274,9 +288,17 @@ policy_dom_new(const struct policy_domain_in *in)
 	d->key = in->key;
 	d->nvcpus = in->nvcpus;
 	d->slot = calloc(n, sizeof(int));
-	d->home = calloc(n, sizeof(struct cpuset));
-	d->want = calloc(n, sizeof(struct cpuset));
-	d->sent = calloc(n, sizeof(struct cpuset));
+	d->home = malloc(n * sizeof(*d->home));
+	d->want = malloc(n * sizeof(*d->want));
+	d->sent = malloc(n * sizeof(*d->sent));
+	for (size_t v = 0; v < n; v++) {
+		if (d->home)
+			d->home[v] = &cpuset_none;
+		if (d->want)
+			d->want[v] = &cpuset_none;
+		if (d->sent)
+			d->sent[v] = &cpuset_none;
+	}
 	d->vutil = calloc(n, sizeof(double));
 	d->origin = malloc(n * sizeof(int));
 	d->pin_step = calloc(n, sizeof(uint64_t));
@@ -316,6 +338,7 @@ policy_dom_insert(struct policy_state *s, struct dom *d)
 	if (v == NULL)
 		return -1;
 	s->doms = v;
+	d->sets = s->sets;
 	for (i = s->ndoms; i > 0 && s->doms[i - 1]->key > d->key; i--)
 		s->doms[i] = s->doms[i - 1];
 	s->doms[i] = d;
@@ -459,7 +482,7 @@ policy_action_not_applied(struct policy_state *s, const struct policy_action *ac
 		return;
 	struct dom *d = s->doms[idx];
 	if (act->type == POLICY_ACT_PIN_VCPU && act->vcpu >= 0 && act->vcpu < d->nvcpus) {
-		cpuset_zero(&d->sent[act->vcpu]);
+		dom_pin_clear(d, &d->sent[act->vcpu]);
 	} else if (act->type == POLICY_ACT_PIN_EMULATOR) {
 		d->emu_sent = false;
 		cpuset_zero(&d->emu_want);
@@ -584,7 +607,7 @@ policy_domain_slots(const struct policy_state *s, uint64_t key, int *slots,
 		if (slots)
 			slots[v] = d->slot[v];
 		if (home)
-			home[v] = d->home[v];
+			home[v] = *d->home[v];
 	}
 	return d->nvcpus;
 }
@@ -593,6 +616,7 @@ void
 policy_stats(const struct policy_state *s, struct policy_stats *st)
 {
 	*st = s->stats;
+	st->nomem += cpuset_pool_nomem(s->sets);
 }
 
 const struct topo *

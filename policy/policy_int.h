@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cpuset_pool.h"
 #include "llcrules.h"
 #include "policy.h"
 #include "wakeups.h"
@@ -294,8 +295,12 @@ struct dom {
 	bool released_sent;
 	struct cpuset allot;            /* PUs placed on (isolated: owned) */
 	int *slot;                      /* per vCPU: the PU its slot is on */
-	struct cpuset *home, *want;     /* per vCPU pins */
-	struct cpuset *sent;            /* per vCPU: the pin last emitted (empty: none) */
+	/* per vCPU pins: sets of the state's pool (policy_state.sets, shared
+	 * by every vCPU pinned alike: 8 bytes a vCPU, not 256), never NULL
+	 * (&cpuset_none: empty), written through dom_pin_set/dom_pin_share */
+	const struct cpuset **home, **want;
+	const struct cpuset **sent;     /* the pin last emitted (empty: none) */
+	struct cpuset_pool *sets;       /* policy_state.sets (policy_dom_insert) */
 	double *vutil;                  /* per vCPU: busy fraction, EWMA */
 	uint64_t *pin_step;             /* per vCPU: the last step that pinned it away
 	                                 * from the PU it ran on */
@@ -329,6 +334,7 @@ struct dom {
 
 struct policy_state {
 	const struct topo *topo;
+	struct cpuset_pool *sets;       /* the doms' per-vCPU pins (struct dom) */
 	int ncpu;                       /* max_cpu + 1 */
 	int nllc;
 	struct dom **doms;              /* sorted by key */
@@ -391,7 +397,31 @@ void policy_dom_free(struct dom *d);
  * grown to a's groups where it has fewer; -1 out of memory. */
 int policy_dom_set_annot(struct dom *d, const struct policy_annotation *a);
 int policy_dom_find(const struct policy_state *s, uint64_t key);
+/* d joins the state (its pins then come from s->sets); -1 out of memory. */
 int policy_dom_insert(struct policy_state *s, struct dom *d);
+/* d's pin *slot (an entry of d->home, want or sent) becomes set, or src,
+ * another such pin (no lookup). Out of memory (counted in stats.nomem)
+ * the slot becomes empty: "nothing sent", "no wish", which the next
+ * step makes again. */
+static inline void
+dom_pin_set(struct dom *d, const struct cpuset **slot, const struct cpuset *set)
+{
+	if (cpuset_pool_set(d->sets, slot, set) < 0)
+		cpuset_pool_drop(d->sets, slot);
+}
+
+static inline void
+dom_pin_share(struct dom *d, const struct cpuset **slot, const struct cpuset *src)
+{
+	cpuset_pool_share(d->sets, slot, src);
+}
+
+/* The same, emptied. */
+static inline void
+dom_pin_clear(struct dom *d, const struct cpuset **slot)
+{
+	cpuset_pool_drop(d->sets, slot);
+}
 bool policy_dom_managed_mode(const struct dom *d);
 void policy_dom_unplace(struct policy_state *s, struct dom *d);
 

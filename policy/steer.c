@@ -17,7 +17,7 @@
 int
 steer_vcpu_llc(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *in, int v)
 {
-	int l = policy_pin_llc(s, &d->want[v]);
+	int l = policy_pin_llc(s, d->want[v]);
 
 	return l >= 0 ? l : topo_llc_of(s->topo, in->vcpus[v].last_cpu);
 }
@@ -364,7 +364,7 @@ outside_busiest_first(const struct policy_state *s, const struct dom *d, const s
 	int no = 0, v;
 
 	CPUSET_FOREACH(v, &g->vcpus)
-		if (v < d->nvcpus && policy_pin_llc(s, &d->want[v]) != P)
+		if (v < d->nvcpus && policy_pin_llc(s, d->want[v]) != P)
 			order[no++] = v;
 	for (int i = 1; i < no; i++) {
 		int x = order[i], j = i - 1;
@@ -414,7 +414,7 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 		}
 		if (mig != LLC_MIG_LLC || m->moved >= d->annot->tune.max_moves || !steer_budget_take(s, d))
 			continue;
-		d->want[v] = *dst;
+		dom_pin_set(d, &d->want[v], dst);
 		av_move(s, src, P, tu);
 		m->moved++;
 		m->outside--;
@@ -423,8 +423,8 @@ aggregate_into(struct policy_state *s, struct dom *d, const struct policy_domain
 	if (there == 0 || (m->moved == 0 && m->outside > there))
 		return;
 	for (int i = 0; i < no; i++)
-		if (policy_pin_llc(s, &d->want[order[i]]) != P && steer_vcpu_llc(s, d, di, order[i]) == P) {
-			d->want[order[i]] = *dst;
+		if (policy_pin_llc(s, d->want[order[i]]) != P && steer_vcpu_llc(s, d, di, order[i]) == P) {
+			dom_pin_set(d, &d->want[order[i]], dst);
 			m->outside--;
 		}
 }
@@ -484,13 +484,13 @@ spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc
 	if (D < 0)
 		return;
 	CPUSET_FOREACH(v, &g->vcpus) {
-		if (v >= d->nvcpus || policy_pin_llc(s, &d->want[v]) != P || policy_pin_llc(s, &d->home[v]) == P)
+		if (v >= d->nvcpus || policy_pin_llc(s, d->want[v]) != P || policy_pin_llc(s, d->home[v]) == P)
 			continue;
 		double tu = d->vutil[v];
 		if (llcrules_can_migrate(r, av_util(s, P), av_cap(s, P), av_util(s, D), av_cap(s, D),
 		                    tu, false) == LLC_MIG_FORBID)
 			break;
-		d->want[v] = d->home[v];
+		dom_pin_share(d, &d->want[v], d->home[v]);
 		av_move(s, P, D, tu);
 		snprintf(g->why, sizeof(g->why), "LLC %d overloaded (%.1f of %.0f PUs busy): vCPU %d back to its placement",
 		    P, av_util(s, P) + tu, av_cap(s, P), v);
@@ -611,7 +611,9 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 		}
 		if (dst < 0 || !steer_budget_take(s, d))
 			break;
-		cpuset_and(&d->want[v], policy_llc_cpus(s, dst), allowed);
+		struct cpuset w;
+		cpuset_and(&w, policy_llc_cpus(s, dst), allowed);
+		dom_pin_set(d, &d->want[v], &w);
 		nbusy[src]--;
 		nbusy[dst]++;
 		s->llc_util[src] -= d->vutil[v];

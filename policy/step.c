@@ -272,7 +272,7 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 		cpuset_and(&bpool, &bpool, &d->bound);
 	if (cx->any_isolated) {
 		for (int v = 0; v < d->nvcpus; v++)
-			d->want[v] = *pool;
+			dom_pin_set(d, &d->want[v], pool);
 		if (!cpuset_empty(pool) && (!d->confined || !cpuset_equal(&d->emu_want, pool))) {
 			cpuset_str(pool, buf, sizeof(buf));
 			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, pool,
@@ -294,9 +294,9 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 		    d->confined ? "no isolated domain left: back to the default scheduler"
 		                : "no longer managed: back to the default scheduler");
 		for (int v = 0; v < d->nvcpus; v++)
-			d->want[v] = all_host;
+			dom_pin_set(d, &d->want[v], &all_host);
 		for (int v = 0; v < d->nvcpus; v++)
-			d->sent[v] = all_host;
+			dom_pin_share(d, &d->sent[v], d->want[v]);
 	}
 	d->confined = false;
 	d->released_sent = true;
@@ -355,11 +355,19 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 static void
 clip_to_pool(struct dom *d, const struct cpuset *pool)
 {
+	struct cpuset x;
+
 	for (int v = 0; v < d->nvcpus; v++) {
-		cpuset_and(&d->home[v], &d->home[v], pool);
-		cpuset_and(&d->want[v], &d->want[v], pool);
-		if (cpuset_empty(&d->want[v]))
-			d->want[v] = d->home[v];
+		if (!cpuset_subset(d->home[v], pool)) {
+			cpuset_and(&x, d->home[v], pool);
+			dom_pin_set(d, &d->home[v], &x);
+		}
+		if (!cpuset_subset(d->want[v], pool)) {
+			cpuset_and(&x, d->want[v], pool);
+			dom_pin_set(d, &d->want[v], &x);
+		}
+		if (d->want[v] == &cpuset_none)
+			dom_pin_share(d, &d->want[v], d->home[v]);
 	}
 }
 
@@ -374,28 +382,28 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		const struct cpuset *seen = &di->vcpus[v].pinned;
 		/* compare with what was observed, or, when the back-end
 		 * cannot observe pins, with what was last sent */
-		bool differs = !policy_set_eq(s, policy_set_empty(s, seen) ? &d->sent[v] : seen, &d->want[v]);
-		if (!differs || policy_set_empty(s, &d->want[v]))
+		bool differs = !policy_set_eq(s, policy_set_empty(s, seen) ? d->sent[v] : seen, d->want[v]);
+		if (!differs || d->want[v] == &cpuset_none)
 			continue;       /* never pin to nothing */
 		char where[64];
-		policy_pin_llcs(s, &d->want[v], where, sizeof(where));
-		cpuset_str(&d->want[v], buf, sizeof(buf));
+		policy_pin_llcs(s, d->want[v], where, sizeof(where));
+		cpuset_str(d->want[v], buf, sizeof(buf));
 		if (d->confined)
-			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "shared pool [%s]", buf);
-		else if (cpuset_equal(&d->want[v], &d->home[v]))
-			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "placement: %s [%s] (%s, %s%s%s)",
+			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, d->want[v], "shared pool [%s]", buf);
+		else if (d->want[v] == d->home[v])
+			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, d->want[v], "placement: %s [%s] (%s, %s%s%s)",
 			    where, buf, policy_mode_name(d->annot->mode), d->isolated ? "isolated cores" : "shared pool",
 			    d->hc.st == HOME_TRIAL ? "; home on trial by the home check" :
 			    d->hc.widened ? "; home widened by the home check" : "",
 			    d->hint_periods > 0 ? "; busy vCPUs one per core while the home settles" : "");
 		else
-			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, &d->want[v], "%s %s [%s]",
+			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_VCPU, d, v, d->want[v], "%s %s [%s]",
 			    d->annot->mode == POLICY_MODE_SPREAD ? "spread to" : "preferred", where, buf);
-		d->sent[v] = d->want[v];
+		dom_pin_share(d, &d->sent[v], d->want[v]);
 		/* a pin away from where it ran moves the thread: another
 		 * arrangement for the trials (trial.c) */
 		int c = di->vcpus[v].last_cpu;
-		if (c < 0 || c >= CPUSET_MAX || !cpuset_isset(&d->want[v], c)) {
+		if (c < 0 || c >= CPUSET_MAX || !cpuset_isset(d->want[v], c)) {
 			d->pinned_step = s->step;
 			d->pin_step[v] = s->step;
 		}

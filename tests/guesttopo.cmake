@@ -21,7 +21,7 @@ llcd_fuzz_target(fuzz_guestxml
           ../policy/guesttopo.c
           ../policy/policy.c ../policy/step.c ../policy/placement.c ../policy/placement_home.c ../policy/groups.c
           ../policy/steer.c ../policy/benefit.c ../policy/home.c ../policy/trial.c ../policy/order.c ../policy/wakeups.c ../policy/llcrules.c ../policy/topo.c
-          ../policy/annotation.c ../common/cpuset.c ../common/err.c ../common/names.c
+          ../policy/annotation.c ../common/cpuset.c ../common/cpuset_pool.c ../common/err.c ../common/names.c
   INCLUDES ../policy ../common
   PKGS libxml-2.0
   CORPUS fuzz/corpus/guestxml

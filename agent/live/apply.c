@@ -223,9 +223,9 @@ pin_vcpu(struct live *l, struct ldom *d, int v, const struct cpuset *cpus, struc
 		}
 	}
 	if (r == AGENT_OK) {
-		c->applied = *cpus;
+		lvcpu_set(d, &c->applied, cpus);
 		c->hotplugged = false;
-		c->affinity = *cpus;
+		lvcpu_set(d, &c->affinity, cpus);
 		d->touched = true;
 		l->state_dirty = true;
 	}
@@ -252,7 +252,7 @@ live_applied(void *ctx)
 			if (!c->lv_owed)
 				continue;
 			enum agent_result r = to_agent(virt_pin_vcpu(ldom_virt(d), d->uuid, d->name, v, c->tid,
-			    &c->applied, &e));
+			    c->applied, &e));
 			if (r == AGENT_TRANSIENT) {
 				log_dom(LOG_DEBUG, d->name, v, c->tid, "libvirt not told of the pin yet: %s", e.msg);
 				live_note_result(l, d, r, e.msg);
@@ -262,7 +262,7 @@ live_applied(void *ctx)
 			d->lv.owed--;
 			if (r == AGENT_OK) {
 				if (d->lv.ok && v < d->lv.n)
-					d->lv.pins[v] = c->applied;
+					d->lv.pins[v] = *c->applied;
 			} else {
 				log_dom(LOG_WARNING, d->name, v, c->tid, "pinned, but libvirt was not told: %s", e.msg);
 				live_note_result(l, d, r, e.msg);
@@ -400,7 +400,7 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 		if (r == AGENT_OK) {
 			/* released: llcd no longer holds these pins */
 			for (int v = 0; v < d->maxvcpus; v++)
-				cpuset_zero(&d->v[v].applied);
+				lvcpu_clear(d, &d->v[v].applied);
 			cpuset_zero(&d->emu_applied);
 			d->touched = false;
 			cpuset_format(&a->cpus, buf, sizeof(buf));

@@ -139,8 +139,8 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		guesttopo_position(&d->guest, v, &p);
 		o->tid = c->tid;
 		o->last_cpu = c->last_cpu;
-		o->affinity = c->affinity;
-		o->pinned_by_llcd = c->applied;
+		o->affinity = *c->affinity;
+		o->pinned_by_llcd = *c->applied;
 		o->socket = p.socket;
 		o->die = p.die;
 		o->cluster = p.cluster;

@@ -68,7 +68,7 @@ vcpu_close(struct ldom *d, struct lvcpu *c)
 	c->tid = 0;
 	c->have_prev = false;
 	c->last_cpu = -1;
-	cpuset_zero(&c->affinity);
+	lvcpu_clear(d, &c->affinity);
 }
 
 void
@@ -76,8 +76,10 @@ ldom_free(struct ldom *d)
 {
 	if (d == NULL)
 		return;
-	for (int v = 0; v < d->maxvcpus; v++)
+	for (int v = 0; v < d->maxvcpus; v++) {
 		vcpu_close(d, &d->v[v]);
+		lvcpu_clear(d, &d->v[v].applied);
+	}
 	if (d->tracer != NULL && d->tr_dom >= 0)
 		tracer_domain_remove(d->tracer, d->tr_dom);
 	procstat_proc_free(d->qemu);
@@ -116,8 +118,10 @@ ldom_resize(struct ldom *d, int maxvcpus)
 	if (maxvcpus < 1)
 		maxvcpus = 1;
 	if (maxvcpus <= d->maxvcpus && d->v != NULL) {
-		for (int i = maxvcpus; i < d->maxvcpus; i++)
+		for (int i = maxvcpus; i < d->maxvcpus; i++) {
 			vcpu_close(d, &d->v[i]);
+			lvcpu_clear(d, &d->v[i].applied);
+		}
 		d->maxvcpus = maxvcpus;
 		return 0;
 	}
@@ -128,6 +132,7 @@ ldom_resize(struct ldom *d, int maxvcpus)
 		v[i].last_cpu = -1;
 		v[i].perf_fd = -1;
 		v[i].tr_slot = -1;
+		v[i].affinity = v[i].applied = &cpuset_none;
 	}
 	d->v = v;
 	d->maxvcpus = maxvcpus;
@@ -141,11 +146,11 @@ ldom_set_nvcpus(struct ldom *d, int nvcpus)
 		return;
 	log_dom(LOG_INFO, d->name, -1, 0, "%d vCPU%s online (was %d)", nvcpus, nvcpus == 1 ? "" : "s", d->nvcpus);
 	for (int v = d->nvcpus; v < nvcpus; v++) {
-		cpuset_zero(&d->v[v].applied);
+		lvcpu_clear(d, &d->v[v].applied);
 		d->v[v].hotplugged = true;
 	}
 	for (int v = nvcpus; v < d->nvcpus; v++) {
-		cpuset_zero(&d->v[v].applied);
+		lvcpu_clear(d, &d->v[v].applied);
 		d->v[v].hotplugged = false;
 	}
 	d->nvcpus = nvcpus;
@@ -168,6 +173,7 @@ ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int p
 	}
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
+	d->sets = l->sets;
 	d->tracer = l->tracer;
 	d->tr_dom = -1;
 	if (ldom_set_annot(d, NULL) < 0 || ldom_resize(d, maxvcpus) < 0) {
@@ -577,8 +583,10 @@ ldom_discover(struct live *l, struct ldom *d)
 			found[v] = false;
 			continue;
 		}
-		if (procstat_affinity(c->tid, &c->affinity, &e) != PROCSTAT_OK)
-			cpuset_zero(&c->affinity);
+		struct cpuset aff;
+		if (procstat_affinity(c->tid, &aff, &e) != PROCSTAT_OK)
+			cpuset_zero(&aff);
+		lvcpu_set(d, &c->affinity, &aff);
 		newtids[nnew++] = c->tid;
 		log_dom(LOG_DEBUG, d->name, v, c->tid, "vCPU thread found");
 	}

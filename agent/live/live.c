@@ -71,6 +71,11 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 	}
 	l->cfg = *cfg;
 	l->epfd = -1;
+	if ((l->sets = cpuset_pool_new()) == NULL) {
+		llcd_err_set(err, "out of memory");
+		free(l);
+		return NULL;
+	}
 	l->evfd = -1;
 	if ((l->ps = procstat_new(cfg->proc_root, err)) == NULL)
 		goto fail;
@@ -182,6 +187,7 @@ live_free(struct live *l)
 	live_bound_close(l);
 	free(l->cpu_prev);
 	free(l->cpu_cur);
+	cpuset_pool_free(l->sets);
 	free(l);
 }
 

@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cpuset.h"
+#include "cpuset_pool.h"    /* and cpuset.h */
 #include "err.h"
 #include "live.h"
 #include "policy.h"
@@ -144,8 +144,10 @@ struct lvcpu {
 	uint64_t prev_runtime;
 	bool have_prev;
 	int last_cpu;
-	struct cpuset affinity;         /* cached kernel affinity; empty unknown */
-	struct cpuset applied;          /* what llcd last pinned; empty: nothing */
+	/* sets of the back-end's pool (ldom.sets: one copy per distinct
+	 * set, 8 bytes here), never NULL, written through lvcpu_set */
+	const struct cpuset *affinity;  /* cached kernel affinity; empty unknown */
+	const struct cpuset *applied;   /* what llcd last pinned; empty: nothing */
 	bool hotplugged;                /* online since the domain's count grew,
 	                                 * not pinned by llcd yet: its affinity
 	                                 * (inherited) is reported "unknown" */
@@ -232,6 +234,7 @@ enum ldom_cs {
 
 struct ldom {
 	uint64_t key;
+	struct cpuset_pool *sets;       /* live.sets: its vCPUs' CPU sets */
 	struct lconn *conn;             /* the connection it came from; NULL for
 	                                 * live_add_process and ext domains */
 	char gc_refused[LLCD_ERR_MSG];  /* why the XML's channel was refused; "" */
@@ -319,6 +322,7 @@ ldom_annotated(const struct ldom *d)
 
 struct live {
 	struct live_config cfg;
+	struct cpuset_pool *sets;       /* the vCPUs' CPU sets (struct lvcpu) */
 	char state_path[PATH_MAX];
 	bool state_enabled;
 	struct virt *virt;              /* the primary connection's (uri), or NULL */
@@ -400,6 +404,20 @@ int ldom_resize(struct ldom *d, int maxvcpus);
  * those that went offline forget llcd's pins; logged, and the threads
  * are found again and the engine told in the next period. */
 void ldom_set_nvcpus(struct ldom *d, int nvcpus);
+/* A vCPU's set *slot (lvcpu.affinity or applied) becomes set; out of
+ * memory it becomes empty: "unknown" (read again), "nothing applied". */
+static inline void
+lvcpu_set(struct ldom *d, const struct cpuset **slot, const struct cpuset *set)
+{
+	if (cpuset_pool_set(d->sets, slot, set) < 0)
+		cpuset_pool_drop(d->sets, slot);
+}
+
+static inline void
+lvcpu_clear(struct ldom *d, const struct cpuset **slot)
+{
+	cpuset_pool_drop(d->sets, slot);
+}
 /* Forget a domain (logged: "no longer managed: why"); d is freed. */
 void ldom_remove(struct live *l, struct ldom *d, const char *why);
 /* d's annotation becomes a copy of a (NULL: every default); -1 out of

@@ -36,9 +36,9 @@ refresh_affinity(struct live *l, struct ldom *d)
 			continue;
 		if (l->cfg.dry_run)
 			continue;       /* the pins are only remembered, not in the kernel */
-		if (!cpuset_empty(&c->applied) && !cpuset_equal(&now, &c->applied) &&
-		    !cpuset_equal(&now, &c->affinity)) {
-			cpuset_format(&c->applied, a, sizeof(a));
+		if (c->applied != &cpuset_none && !cpuset_equal(&now, c->applied) &&
+		    !cpuset_equal(&now, c->affinity)) {
+			cpuset_format(c->applied, a, sizeof(a));
 			cpuset_format(&now, b, sizeof(b));
 			log_dom(LOG_WARNING, d->name, v, c->tid, "moved by someone else: llcd pinned it to %s, it is on %s now",
 			    a, b);
@@ -48,7 +48,7 @@ refresh_affinity(struct live *l, struct ldom *d)
 			 * before the engine plans with the old one */
 			d->bound.next_period = 0;
 		}
-		c->affinity = now;
+		lvcpu_set(d, &c->affinity, &now);
 	}
 }
 
@@ -149,11 +149,11 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		 * pinned yet (it inherited the pin of the QEMU thread that
 		 * made it) is "unknown" too, so that the engine places it
 		 * (adopt_domain) rather than adopting that pin. */
-		if ((!d->touched && cpuset_subset(&l->everywhere, &c->affinity)) ||
-		    (c->hotplugged && cpuset_empty(&c->applied)))
+		if ((!d->touched && cpuset_subset(&l->everywhere, c->affinity)) ||
+		    (c->hotplugged && c->applied == &cpuset_none))
 			cpuset_zero(&o->pinned);
 		else
-			o->pinned = c->affinity;
+			o->pinned = *c->affinity;
 	}
 	/* The thread-count hint (hot-plug): from every /proc sample, or, when
 	 * the tracer samples, from QEMU's process (the link count of its task
@@ -250,7 +250,7 @@ react_report(struct live *l, struct ldom *d)
 	}
 	int pinned = 0;
 	for (int v = 0; v < d->nvcpus; v++)
-		if (!cpuset_empty(&d->v[v].affinity) && !cpuset_subset(&l->everywhere, &d->v[v].affinity))
+		if (d->v[v].affinity != &cpuset_none && !cpuset_subset(&l->everywhere, d->v[v].affinity))
 			pinned++;
 	char told[64] = "";
 	if (d->react.told_ns > d->react.started_ns)

@@ -212,7 +212,7 @@ live_save_state(struct live *l, struct llcd_err *err)
 		}
 		bool any = !cpuset_empty(&d->emu_applied);
 		for (int v = 0; v < d->maxvcpus && !any; v++)
-			any = !cpuset_empty(&d->v[v].applied);
+			any = d->v[v].applied != &cpuset_none;
 		if (!any)
 			continue;
 		struct live_state_dom *o = &s.doms[s.n++];
@@ -226,7 +226,7 @@ live_save_state(struct live *l, struct llcd_err *err)
 			return llcd_err_set(err, "out of memory");
 		}
 		for (int v = 0; v < d->maxvcpus; v++)
-			o->vcpus[v] = d->v[v].applied;
+			o->vcpus[v] = *d->v[v].applied;
 	}
 	if (!l->listed_once) {
 		for (int i = 0; l->saved != NULL && i < l->saved->n; i++) {
@@ -263,16 +263,16 @@ live_state_check(struct live *l, struct ldom *d)
 		struct lvcpu *c = &d->v[v];
 		if (cpuset_empty(&sd->vcpus[v]))
 			continue;
-		c->applied = sd->vcpus[v];
+		lvcpu_set(d, &c->applied, &sd->vcpus[v]);
 		d->touched = true;
-		if (cpuset_empty(&c->affinity))
+		if (c->affinity == &cpuset_none)
 			continue;
-		if (cpuset_equal(&c->affinity, &sd->vcpus[v])) {
+		if (cpuset_equal(c->affinity, &sd->vcpus[v])) {
 			same++;
 			continue;
 		}
 		cpuset_format(&sd->vcpus[v], a, sizeof(a));
-		cpuset_format(&c->affinity, b, sizeof(b));
+		cpuset_format(c->affinity, b, sizeof(b));
 		log_dom(LOG_WARNING, d->name, v, c->tid, "moved by someone else while llcd was not running: "
 		    "llcd left it on %s, it is on %s now", a, b);
 		moved++;

@@ -132,7 +132,7 @@ for _ in $(seq 60); do
 	live_alive
 	sleep 1
 done
-[ -n "$ok" ] || e2e_fail "no wakeups group holding vCPUs 1 and 3 after 60 s: $hot"
+[ -n "$ok" ] || e2e_fail "no wakeups group holding vCPUs 1 and 3 after 60 s: $hot; llcd's last wakeups lines: $(grep "^domain $a: wakeups over " "$LIVE_LOG" | tail -n 5 | cut -d: -f2- | tr '\n' '|'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 info=$(ctl --json dominfo "$a")
 verdict=$(python3 -c '
 import json, sys
@@ -196,7 +196,7 @@ PY
 before=$(grep -cE "^domain $a vcpu [13] tid [0-9]+: pinned to 0-1: placement" "$LIVE_LOG" || true)
 [ "$before" -ge 2 ] || e2e_fail "vCPUs 1 and 3 were not first placed on both LLCs (the test would not show the group moving them)"
 [ "$periods" -ge 0 ] && [ "$periods" -le 20 ] ||
-	e2e_fail "the group's pins came $periods periods after the tune and the pair was first seen (want 0..20 at 500 ms)"
+	e2e_fail "the group's pins came $periods periods after the tune and the pair was first seen (want 0..20 at 500 ms); load: $(cut -d' ' -f1-3 /proc/loadavg); group lines: $(grep -E "^domain $a: group|^domain $a vcpu [13] tid" "$LIVE_LOG" | tail -n 8 | tr '\n' '|')"
 e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tune; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
 
 e2e_step "5. the same guest without the ping-pong: no group"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* test_cpuset.c - CPU list parsing, formatting and set operations. */
+/* test_cpuset.c - CPU list parsing, formatting, set operations and the
+ * interning pool (cpuset_pool). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "cpuset.h"
+#include "cpuset_pool.h"
 #include "test_main.h"
 
 static void
@@ -93,7 +95,56 @@ test_set_range(void **state)
 	assert_int_equal(cpuset_last(&a), CPUSET_MAX - 1);
 }
 
+/* Equal sets share one entry, the empty set is cpuset_none and never
+ * counted, an entry goes when its last slot lets go, and share takes a
+ * reference without a lookup. */
+static void
+test_pool(void **state)
+{
+	(void)state;
+	struct cpuset_pool *p = cpuset_pool_new();
+	const struct cpuset *a = NULL, *b = NULL, *c = NULL;
+	struct cpuset x, y;
+
+	assert_non_null(p);
+	cpuset_zero(&x);
+	cpuset_set_range(&x, 0, 15);
+	y = x;
+	assert_int_equal(cpuset_pool_set(p, &a, &x), 0);
+	assert_int_equal(cpuset_pool_set(p, &b, &y), 0);
+	assert_ptr_equal(a, b);
+	assert_true(cpuset_equal(a, &x));
+	assert_int_equal(cpuset_pool_count(p), 1);
+	cpuset_set(&y, 2047);
+	assert_int_equal(cpuset_pool_set(p, &b, &y), 0);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(cpuset_pool_count(p), 2);
+	cpuset_pool_share(p, &c, b);
+	assert_ptr_equal(c, b);
+	cpuset_pool_drop(p, &b);
+	assert_ptr_equal(b, &cpuset_none);
+	assert_int_equal(cpuset_pool_count(p), 2);      /* c holds it */
+	cpuset_zero(&y);
+	assert_int_equal(cpuset_pool_set(p, &c, &y), 0);
+	assert_ptr_equal(c, &cpuset_none);
+	assert_int_equal(cpuset_pool_count(p), 1);
+	for (int i = 0; i < 1000; i++) {                /* grows its buckets */
+		const struct cpuset *t = NULL;
+		cpuset_zero(&y);
+		cpuset_set(&y, i);
+		assert_int_equal(cpuset_pool_set(p, &t, &y), 0);
+		assert_true(cpuset_isset(t, i));
+		if (i % 2)
+			cpuset_pool_drop(p, &t);
+	}
+	assert_int_equal(cpuset_pool_count(p), 1 + 500);
+	assert_int_equal(cpuset_pool_nomem(p), 0);
+	cpuset_pool_free(p);
+	cpuset_pool_free(NULL);
+}
+
 TEST_MAIN(
+	cmocka_unit_test(test_pool),
 	cmocka_unit_test(test_set_range),
 	cmocka_unit_test(test_parse_format_roundtrip),
 	cmocka_unit_test(test_parse_errors),
