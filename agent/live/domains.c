@@ -83,7 +83,7 @@ ldom_free(struct ldom *d)
 	}
 	if (d->tracer != NULL && d->tr_dom >= 0)
 		tracer_domain_remove(d->tracer, d->tr_dom);
-	procstat_thread_free(d->main_th);
+	procstat_proc_free(d->qemu);
 	free(d->lv.pins);
 	live_mbm_forget(d);
 	guestchan_free(d->gc);
@@ -477,9 +477,9 @@ tracer_register(struct live *l, struct ldom *d, int v, struct lvcpu *c)
 		d->tracer = NULL;       /* not again */
 		return;
 	}
-	if (d->main_th == NULL) {
+	if (d->qemu == NULL) {
 		enum procstat_status st;
-		d->main_th = procstat_thread_open(l->ps, d->pid, d->pid, &st, &e);
+		d->qemu = procstat_proc_open(l->ps, d->pid, &st, &e);
 	}
 	c->tr_slot = tracer_thread_add(d->tracer, d->tr_dom, c->tid, v, &e);
 	if (c->tr_slot < 0) {

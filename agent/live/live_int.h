@@ -49,6 +49,7 @@ struct coresched;
 struct memnode_maps;
 struct procstat;
 struct procstat_thread;
+struct procstat_proc;
 struct tracer;
 
 struct qmp_cpus;
@@ -302,8 +303,8 @@ struct ldom {
 	struct tracer *tracer;          /* the back-end's, or NULL (/proc) */
 	int tr_dom;                     /* the tracer's domain; -1 none */
 	bool tr_warned;                 /* a tracer cap was logged */
-	struct procstat_thread *main_th;        /* QEMU's main thread: the thread
-	                                         * count hint when the tracer samples */
+	struct procstat_proc *qemu;     /* QEMU's process: the thread count
+	                                 * hint when the tracer samples */
 	struct ldom_lvpins lv;          /* apply.c */
 	struct ldom_react react;        /* observe.c (the event: conns.c) */
 	struct ldom_mbm *mbm;           /* mbm.c's: NULL until it samples d */

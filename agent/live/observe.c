@@ -162,11 +162,13 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		}
 	}
 	/* The thread-count hint (hot-plug): from every /proc sample, or, when
-	 * the tracer samples, from QEMU's main thread once a rediscovery
-	 * would be allowed anyway (one read per domain per 10 periods). */
-	if (d->main_th != NULL && l->period - d->discovered_period >= REDISCOVER_PERIODS) {
-		struct procstat_sample s;
-		if (procstat_thread_read(d->main_th, &s, &e) == PROCSTAT_OK && s.num_threads != d->nthreads_seen)
+	 * the tracer samples, from QEMU's process (the link count of its task
+	 * directory, one fstat) every REDISCOVER_PERIODS periods counted from
+	 * the last discovery, when a rediscovery is allowed again. */
+	if (d->qemu != NULL && l->period > d->discovered_period &&
+	    (l->period - d->discovered_period) % REDISCOVER_PERIODS == 0) {
+		int n;
+		if (procstat_proc_nthreads(d->qemu, &n, &e) == PROCSTAT_OK && n != d->nthreads_seen)
 			hint = true;
 	}
 	if (hint && l->period - d->discovered_period >= REDISCOVER_PERIODS)
