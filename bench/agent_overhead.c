@@ -618,7 +618,7 @@ numad_run(int seconds, double *cpu_ms_per_scan, int *scans)
 	return 0;
 }
 
-enum { OPT_THREADS = CLIOPT_LONG, OPT_PER_PROC, OPT_PERIODS, OPT_NUMAD, OPT_NUMAD_S, OPT_SAMPLER, OPT_WAKE_HZ, OPT_BPF_S, OPT_STORM };
+enum { OPT_THREADS = CLIOPT_LONG, OPT_PER_PROC, OPT_PERIODS, OPT_NUMAD, OPT_NUMAD_S, OPT_SAMPLER, OPT_WAKE_HZ, OPT_BPF_S, OPT_STORM, OPT_ONLY };
 
 /* the options, once: getopt's tables and the help are built from them */
 static const struct cliopt options[] = {
@@ -631,6 +631,8 @@ static const struct cliopt options[] = {
 	{ OPT_WAKE_HZ, "wake-hz", "H", "with bpf: stand-in threads wake H times a second (default 0)" },
 	{ OPT_BPF_S, "bpf-s", "S", "with bpf: the programs' run time over S seconds (default 5)" },
 	{ OPT_STORM, "storm", "ROUNDS", "what the programs add to a context switch, instead" },
+	{ OPT_ONLY, "only", "PART", "run one part alone (baseline, llcd, bpf_read, obs_proc, obs_bpf; the others "
+	  "print 0), e.g. under perf record" },
 	CLIOPT_END
 };
 
@@ -641,6 +643,7 @@ main(int argc, char **argv)
 	char list[256] = "1000,4000,8000";
 	int per_proc = 16, periods = 20, with_numad = 0, numad_s = 10, c, bpf = 0, bpf_s = 5;
 	int storm_rounds = 0, stats_old = -1;
+	const char *only = NULL;
 	struct llcd_err err;
 	struct topo *t;
 
@@ -664,6 +667,14 @@ main(int argc, char **argv)
 		case OPT_WAKE_HZ: wake_hz = atoi(optarg); break;
 		case OPT_BPF_S: bpf_s = atoi(optarg); break;
 		case OPT_STORM: storm_rounds = atoi(optarg); break;
+		case OPT_ONLY:
+			if (strcmp(optarg, "baseline") && strcmp(optarg, "llcd") && strcmp(optarg, "bpf_read") &&
+			    strcmp(optarg, "obs_proc") && strcmp(optarg, "obs_bpf")) {
+				fprintf(stderr, "--only: baseline, llcd, bpf_read, obs_proc or obs_bpf, not '%s'\n", optarg);
+				return 2;
+			}
+			only = optarg;
+			break;
 		default:
 			fputs("usage: bench_agent_overhead [options]\n"
 			      "       bench_agent_overhead --storm ROUNDS\n", stderr);
@@ -713,6 +724,7 @@ main(int argc, char **argv)
 	    "observe_us", "policy_us", "apply_us", "ratio", "warm_act", "steady_act",
 	    bpf ? "  bpf_read_us bpf_prog_us   whole_us whole/base prog_ns/run wake_ns/run runs/s obs_proc_us obs_bpf_us" : "",
 	    with_numad ? "  numad_ms/scan numad_us/thread" : "");
+#define RUN_PART(name) (only == NULL || strcmp(only, name) == 0)
 	/* the counts first: the code measured may use strtok() itself */
 	int counts[32], ncounts = 0;
 	for (char *tok = strtok(list, ","); tok && ncounts < 32; tok = strtok(NULL, ","))
@@ -731,10 +743,11 @@ main(int argc, char **argv)
 			}
 		}
 		n = nproc * per_proc;
-		b = baseline(pids, nproc, per_proc, periods, t->max_cpu + 1);
-		lc = llcd(t, pids, nproc, per_proc, periods, bpf ? AGENT_SAMPLER_BPF : AGENT_SAMPLER_PROC, &ph, &acts,
-		    &warm);
-		if (bpf) {
+		memset(&ph, 0, sizeof(ph));
+		b = RUN_PART("baseline") ? baseline(pids, nproc, per_proc, periods, t->max_cpu + 1) : 0;
+		lc = RUN_PART("llcd") ? llcd(t, pids, nproc, per_proc, periods, bpf ? AGENT_SAMPLER_BPF : AGENT_SAMPLER_PROC,
+		    &ph, &acts, &warm) : 0;
+		if (bpf && RUN_PART("bpf_read")) {
 			struct llcd_err e;
 			struct tracer *tr = tracer_new(&e);
 			if (tr == NULL) {
@@ -743,15 +756,18 @@ main(int argc, char **argv)
 			}
 			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &wns, &brs);
 			tracer_free(tr);
-			op = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_PROC);
-			ob = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_BPF);
 		}
+		if (bpf && RUN_PART("obs_proc"))
+			op = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_PROC);
+		if (bpf && RUN_PART("obs_bpf"))
+			ob = observe_only(t, pids, nproc, per_proc, periods, AGENT_SAMPLER_BPF);
 		if (with_numad && numad_run(numad_s, &nm, &scans) < 0)
 			nm = -1;
 		printf("%8d %6d %12.3f %10.3f %10.3f %10.3f %10.3f %8.3f %9d %10d", n, nproc, b, lc, ph.observe, ph.policy,
-		    ph.apply, lc / b, warm, acts);
+		    ph.apply, b > 0 ? lc / b : 0, warm, acts);
 		if (bpf)
-			printf("  %11.3f %11.3f %10.3f %10.3f %11.1f %11.1f %6.0f %11.3f %10.3f", br, bp, lc + bp, (lc + bp) / b,
+			printf("  %11.3f %11.3f %10.3f %10.3f %11.1f %11.1f %6.0f %11.3f %10.3f", br, bp, lc + bp,
+			    b > 0 ? (lc + bp) / b : 0,
 			    bns, wns, brs, op, ob);
 		if (with_numad)
 			printf("  %13.2f %15.3f", nm, nm >= 0 ? nm * 1000.0 / n : -1);

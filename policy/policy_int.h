@@ -187,7 +187,8 @@ struct grp {
 	double *rt_ns;                  /* decayed runtime per host PU (ncpu entries) */
 	struct cpuset rt_nz;            /* the PUs where rt_ns is not 0 */
 	double *tot_ns;                 /* every thread's busy time per host PU, decayed
-	                                 * with rt_ns's factor (occupancy's divisor) */
+	                                 * with rt_ns's factor (occupancy's divisor);
+	                                 * NULL while tot_follows */
 	bool tot_follows;               /* tot_ns is policy_state.cpu_rt (the group was
 	                                 * born with its values and decays them by the
 	                                 * same factor every step): the array is not
@@ -565,6 +566,11 @@ void groups_init(struct policy_state *s, struct dom *d);
 void groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
                    const struct policy_domain_in *di, double epochs_per_period);
 void groups_clear(struct grp *g);
+/* g's totals become its own (tot_follows ends): the last step's cpu_rt,
+ * in an array made now (a group that follows, the steady state, has
+ * none: 4 KB a group on 512 PUs). Out of memory (stats.nomem) it goes on
+ * following. */
+void groups_unfollow(struct policy_state *s, struct grp *g);
 /* Back to the placement: every vCPU of the group to its home pin, the
  * preference dropped. */
 void groups_release(struct dom *d, struct grp *g);

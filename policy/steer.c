@@ -143,7 +143,7 @@ struct grp_sample {
  * is active (at least ACTIVE_CPUS, or ACTIVE_VCPU per vCPU when that is
  * less). */
 static void
-grp_sample(const struct policy_state *s, const struct dom *d, const struct policy_domain_in *di,
+grp_sample(struct policy_state *s, const struct dom *d, const struct policy_domain_in *di,
            struct grp *g, double k, double epochs_per_period, double period, struct grp_sample *out)
 {
 	const struct topo *t = s->topo;
@@ -159,8 +159,7 @@ grp_sample(const struct policy_state *s, const struct dom *d, const struct polic
 		if (g->tot_follows && (k != s->cpu_rt_k || g->tot_step + 1 != s->step)) {
 			/* its own from here: the totals as they were after its
 			 * last step, the last step's cpu_rt */
-			memcpy(g->tot_ns, s->cpu_rt_prev, sizeof(double) * (size_t)s->ncpu);
-			g->tot_follows = false;
+			groups_unfollow(s, g);
 		}
 		if (!g->tot_follows)
 			for (cpu = 0; cpu < s->ncpu; cpu++)
@@ -232,8 +231,7 @@ steer_groups_unfollow(struct policy_state *s)
 			if (g->tot_follows && g->tot_step != s->step) {
 				/* not sampled this step: its totals are the last
 				 * step's cpu_rt and stay so */
-				memcpy(g->tot_ns, s->cpu_rt_prev, sizeof(double) * (size_t)s->ncpu);
-				g->tot_follows = false;
+				groups_unfollow(s, g);
 			}
 		}
 }

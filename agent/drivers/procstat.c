@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #define STAT_BUF 1536           /* 52 fields of <= 20 digits + a 64-byte comm */
 #define SCHEDSTAT_BUF 96        /* three u64 */
@@ -292,6 +295,88 @@ int
 procstat_thread_tid(const struct procstat_thread *t)
 {
 	return t->tid;
+}
+
+struct procstat_proc {
+	int task_fd;                    /* <root>/<pid>/task (procfs only), or -1 */
+	struct procstat_thread *main;   /* the main thread's files otherwise */
+};
+
+struct procstat_proc *
+procstat_proc_open(struct procstat *ps, int pid, enum procstat_status *st, struct llcd_err *err)
+{
+	struct procstat_proc *p;
+	char path[PATH_MAX + 64];
+	struct statfs sf;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		*st = PROCSTAT_ERROR;
+		llcd_err_set(err, "out of memory");
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%s/%d/task", ps->root, pid);
+	if ((p->task_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		*st = is_gone_errno(errno) ? PROCSTAT_GONE : PROCSTAT_ERROR;
+		if (*st == PROCSTAT_ERROR)
+			llcd_err_set(err, "%s: %s", path, strerror(errno));
+		free(p);
+		return NULL;
+	}
+	if (fstatfs(p->task_fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC) {
+		*st = PROCSTAT_OK;
+		return p;
+	}
+	close(p->task_fd);
+	p->task_fd = -1;
+	if ((p->main = procstat_thread_open(ps, pid, pid, st, err)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void
+procstat_proc_free(struct procstat_proc *p)
+{
+	if (p == NULL)
+		return;
+	if (p->task_fd >= 0)
+		close(p->task_fd);
+	procstat_thread_free(p->main);
+	free(p);
+}
+
+bool
+procstat_proc_by_nlink(const struct procstat_proc *p)
+{
+	return p->task_fd >= 0;
+}
+
+enum procstat_status
+procstat_proc_nthreads(struct procstat_proc *p, int *n, struct llcd_err *err)
+{
+	struct procstat_sample s;
+	struct stat sb;
+	enum procstat_status st;
+
+	*n = 0;
+	if (p->task_fd < 0) {
+		if ((st = procstat_thread_read(p->main, &s, err)) == PROCSTAT_OK)
+			*n = s.num_threads;
+		return st;
+	}
+	if (fstat(p->task_fd, &sb) < 0) {
+		if (is_gone_errno(errno))
+			return PROCSTAT_GONE;
+		llcd_err_set(err, "fstat of a task directory: %s", strerror(errno));
+		return PROCSTAT_ERROR;
+	}
+	/* "." and "..", then one link per thread; a process that is gone
+	 * has only the two */
+	if (sb.st_nlink <= 2)
+		return PROCSTAT_GONE;
+	*n = sb.st_nlink - 2 > INT_MAX ? INT_MAX : (int)(sb.st_nlink - 2);
+	return PROCSTAT_OK;
 }
 
 /* Parse an unsigned decimal u64 token at *p (after spaces). */

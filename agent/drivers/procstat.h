@@ -100,6 +100,27 @@ int procstat_thread_tid(const struct procstat_thread *t);
 enum procstat_status procstat_thread_read(struct procstat_thread *t,
     struct procstat_sample *out, struct llcd_err *err);
 
+/* A process's thread count, for the "threads changed" hint where the
+ * per-thread files are not read (the tracer samples). procfs gives
+ * <root>/<pid>/task the link count threads + 2 at every stat of it
+ * (proc_task_getattr), so one fstat of the directory, kept open, answers
+ * without the kernel formatting the 52 fields of a stat file (do_task_stat,
+ * the dearest /proc read there is). A root that is not procfs (a fixture
+ * directory, where a directory's link count is its subdirectories + 2)
+ * has no such count: there field 20 of the main thread's stat is read, as
+ * procstat_thread_read() does. The descriptor pins the process's struct
+ * pid as the thread files do: once it is gone the count is 0, reported as
+ * PROCSTAT_GONE, whoever reuses the PID. */
+struct procstat_proc;
+struct procstat_proc *procstat_proc_open(struct procstat *ps, int pid,
+    enum procstat_status *st, struct llcd_err *err);
+void procstat_proc_free(struct procstat_proc *p);
+/* The thread count: one fstat on procfs (else two preads). */
+enum procstat_status procstat_proc_nthreads(struct procstat_proc *p, int *n,
+    struct llcd_err *err);
+/* Whether the count comes from the link count (the root is procfs). */
+bool procstat_proc_by_nlink(const struct procstat_proc *p);
+
 /* Per-CPU busy time (user+nice+system+irq+softirq+steal; guest time is
  * already inside user) in ns, busy_ns[cpu] for cpu < ncpus; CPUs that
  * /proc/stat does not list (offline) get 0. *ncpus_seen (may be NULL) is

@@ -79,10 +79,11 @@ ldom_free(struct ldom *d)
 	for (int v = 0; v < d->maxvcpus; v++) {
 		vcpu_close(d, &d->v[v]);
 		lvcpu_clear(d, &d->v[v].applied);
+		lvcpu_clear(d, &d->v[v].reported);
 	}
 	if (d->tracer != NULL && d->tr_dom >= 0)
 		tracer_domain_remove(d->tracer, d->tr_dom);
-	procstat_thread_free(d->main_th);
+	procstat_proc_free(d->qemu);
 	free(d->lv.pins);
 	live_mbm_forget(d);
 	guestchan_free(d->gc);
@@ -121,6 +122,7 @@ ldom_resize(struct ldom *d, int maxvcpus)
 		for (int i = maxvcpus; i < d->maxvcpus; i++) {
 			vcpu_close(d, &d->v[i]);
 			lvcpu_clear(d, &d->v[i].applied);
+			lvcpu_clear(d, &d->v[i].reported);
 		}
 		d->maxvcpus = maxvcpus;
 		return 0;
@@ -132,7 +134,7 @@ ldom_resize(struct ldom *d, int maxvcpus)
 		v[i].last_cpu = -1;
 		v[i].perf_fd = -1;
 		v[i].tr_slot = -1;
-		v[i].affinity = v[i].applied = &cpuset_none;
+		v[i].affinity = v[i].applied = v[i].reported = &cpuset_none;
 	}
 	d->v = v;
 	d->maxvcpus = maxvcpus;
@@ -475,9 +477,9 @@ tracer_register(struct live *l, struct ldom *d, int v, struct lvcpu *c)
 		d->tracer = NULL;       /* not again */
 		return;
 	}
-	if (d->main_th == NULL) {
+	if (d->qemu == NULL) {
 		enum procstat_status st;
-		d->main_th = procstat_thread_open(l->ps, d->pid, d->pid, &st, &e);
+		d->qemu = procstat_proc_open(l->ps, d->pid, &st, &e);
 	}
 	c->tr_slot = tracer_thread_add(d->tracer, d->tr_dom, c->tid, v, &e);
 	if (c->tr_slot < 0) {

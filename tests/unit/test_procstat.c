@@ -257,6 +257,59 @@ read_fixture_thread(struct procstat *ps, int pid, int tid, struct procstat_sampl
 	return st;
 }
 
+/* The thread count of a process from its task directory's link count: it
+ * follows threads made and gone, and a process that is gone reads as gone. */
+static void
+test_proc_nthreads(void **state)
+{
+	struct procstat *ps;
+	struct procstat_proc *p;
+	struct procstat_sample s;
+	struct procstat_thread *t;
+	enum procstat_status st;
+	struct llcd_err err;
+	struct burner b0, b1;
+	int n = -1, n0, status;
+	pid_t child;
+
+	assert_non_null(ps = procstat_new(NULL, &err));
+	assert_non_null(p = procstat_proc_open(ps, getpid(), &st, &err));
+	assert_true(procstat_proc_by_nlink(p));
+	assert_non_null(t = procstat_thread_open(ps, getpid(), getpid(), &st, &err));
+	assert_int_equal(procstat_proc_nthreads(p, &n0, &err), PROCSTAT_OK);
+	assert_int_equal(procstat_thread_read(t, &s, &err), PROCSTAT_OK);
+	assert_int_equal(n0, s.num_threads);    /* what stat's field 20 says */
+	burner_start(&b0, "CPU 0/KVM");
+	burner_start(&b1, "CPU 1/KVM");
+	assert_int_equal(procstat_proc_nthreads(p, &n, &err), PROCSTAT_OK);
+	assert_int_equal(n, n0 + 2);
+	burner_stop(&b1);
+	assert_int_equal(procstat_proc_nthreads(p, &n, &err), PROCSTAT_OK);
+	assert_int_equal(n, n0 + 1);
+	burner_stop(&b0);
+	procstat_thread_free(t);
+	procstat_proc_free(p);
+
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_non_null(p = procstat_proc_open(ps, child, &st, &err));
+	assert_int_equal(procstat_proc_nthreads(p, &n, &err), PROCSTAT_OK);
+	assert_int_equal(n, 1);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(procstat_proc_nthreads(p, &n, &err), PROCSTAT_GONE);
+	procstat_proc_free(p);
+	assert_null(procstat_proc_open(ps, child, &st, &err));
+	assert_int_equal(st, PROCSTAT_GONE);
+	procstat_proc_free(NULL);
+	procstat_free(ps);
+	(void)state;
+}
+
 /* A QEMU 7.2 started by libvirt 9.0: 4 TCG vCPUs, one <iothread>. */
 static void
 test_fixture_qemu(void **state)
@@ -292,6 +345,14 @@ test_fixture_qemu(void **state)
 	assert_int_equal(s.num_threads, 8);
 	assert_false(s.runtime_from_ticks);
 	assert_true(s.last_cpu == 0 || s.last_cpu == 1);
+	/* not procfs: the count is the main thread's stat field 20 */
+	struct procstat_proc *p;
+	enum procstat_status st;
+	assert_non_null(p = procstat_proc_open(ps, pid, &st, &err));
+	assert_false(procstat_proc_by_nlink(p));
+	assert_int_equal(procstat_proc_nthreads(p, &n, &err), PROCSTAT_OK);
+	assert_int_equal(n, 8);
+	procstat_proc_free(p);
 	free(tasks);
 	procstat_free(ps);
 }
@@ -411,6 +472,7 @@ test_classify(void **state)
 TEST_MAIN(
 	cmocka_unit_test(test_real_threads),
 	cmocka_unit_test(test_process_gone),
+	cmocka_unit_test(test_proc_nthreads),
 	cmocka_unit_test(test_cpu_busy_live),
 	cmocka_unit_test(test_affinity),
 	cmocka_unit_test(test_fixture_qemu),
