@@ -23,6 +23,17 @@ groups_clear(struct grp *g)
 	g->rt_ns = g->tot_ns = NULL;
 }
 
+void
+groups_unfollow(struct policy_state *s, struct grp *g)
+{
+	if (g->tot_ns == NULL && (g->tot_ns = malloc(sizeof(double) * (size_t)s->ncpu)) == NULL) {
+		s->stats.nomem++;
+		return;
+	}
+	memcpy(g->tot_ns, s->cpu_rt_prev, sizeof(double) * (size_t)s->ncpu);
+	g->tot_follows = false;
+}
+
 static int
 grp_init(struct policy_state *s, struct grp *g, const char *name, enum policy_group_rule rule,
          const struct cpuset *vcpus)
@@ -34,10 +45,8 @@ grp_init(struct policy_state *s, struct grp *g, const char *name, enum policy_gr
 	g->pref_llc = -1;
 	g->best_llc = -1;
 	g->rt_ns = calloc((size_t)s->ncpu, sizeof(double));
-	/* the per-CPU totals so far, as the group's own from now on */
-	g->tot_ns = malloc(sizeof(double) * (size_t)s->ncpu);
 	g->born_step = s->step;
-	if (g->rt_ns == NULL || g->tot_ns == NULL) {
+	if (g->rt_ns == NULL) {
 		groups_clear(g);
 		return -1;
 	}

@@ -150,6 +150,9 @@ struct lvcpu {
 	 * set, 8 bytes here), never NULL, written through lvcpu_set */
 	const struct cpuset *affinity;  /* cached kernel affinity; empty unknown */
 	const struct cpuset *applied;   /* what llcd last pinned; empty: nothing */
+	const struct cpuset *reported;  /* the pin last written into the engine's
+	                                 * sample (observe.c): copied again only
+	                                 * when it changes */
 	bool hotplugged;                /* online since the domain's count grew,
 	                                 * not pinned by llcd yet: its affinity
 	                                 * (inherited) is reported "unknown" */
@@ -278,6 +281,12 @@ struct ldom {
 	char error_msg[LLCD_ERR_MSG];
 	unsigned todo;                  /* LDOM_TODO_* */
 	struct lvcpu *v;                /* maxvcpus */
+	/* the observation slot its samples went into, and in which period
+	 * (observe.c: the next period's pins are copied where they changed
+	 * only when it is the same slot of the same observation) */
+	const void *obs_at;
+	int obs_slot;
+	uint64_t obs_period;
 	int nthreads_seen;
 	uint64_t discovered_period;
 	bool threads_missing;           /* an online vCPU's thread not found */
@@ -413,6 +422,12 @@ lvcpu_set(struct ldom *d, const struct cpuset **slot, const struct cpuset *set)
 {
 	if (cpuset_pool_set(d->sets, slot, set) < 0)
 		cpuset_pool_drop(d->sets, slot);
+}
+
+static inline void
+lvcpu_share(struct ldom *d, const struct cpuset **slot, const struct cpuset *src)
+{
+	cpuset_pool_share(d->sets, slot, src);
 }
 
 static inline void
