@@ -164,6 +164,7 @@ policy_dom_free(struct dom *d)
 	free(d->vutil);
 	free(d->origin);
 	free(d->pin_step);
+	free(d->own_slot);
 	wakeups_state_free(d->wk);
 	free(d->annot);
 	free(d);
@@ -208,6 +209,11 @@ state_reset(struct policy_state *s)
 	free(s->core_owner);
 	free(s->llc_load);
 	free(s->pu_load);
+	free(s->own.doms);
+	free(s->own.core_owner);
+	free(s->own.llc_load);
+	free(s->own.pu_load);
+	memset(&s->own, 0, sizeof(s->own));
 	s->doms = NULL;
 	s->ndoms = 0;
 	s->cpu_rt = s->cpu_rt_prev = s->cpu_busy = s->llc_util = s->llc_cap = s->av_util = s->av_cap = NULL;
@@ -227,11 +233,19 @@ policy_state_new(void)
 	if (s == NULL)
 		return NULL;
 	s->budget_cap = INT_MAX;
+	s->incremental = true;
 	if ((s->sets = cpuset_pool_new()) == NULL) {
 		free(s);
 		return NULL;
 	}
 	return s;
+}
+
+void
+policy_state_set_incremental(struct policy_state *s, bool on)
+{
+	s->incremental = on;
+	s->own.valid = false;
 }
 
 void
@@ -302,7 +316,8 @@ policy_dom_new(const struct policy_domain_in *in)
 	d->vutil = calloc(n, sizeof(double));
 	d->origin = malloc(n * sizeof(int));
 	d->pin_step = calloc(n, sizeof(uint64_t));
-	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step ||
+	d->own_slot = malloc(n * sizeof(int));
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step || !d->own_slot ||
 	    policy_dom_set_annot(d, NULL) < 0) {
 		policy_dom_free(d);
 		return NULL;

@@ -184,6 +184,10 @@ void policy_plan_clear(struct policy_plan *p);
 struct policy_state;
 struct policy_state *policy_state_new(void);
 void policy_state_free(struct policy_state *s);
+/* Off: each step recomputes everything it would otherwise take from the
+ * last step's results where its inputs did not change (on by default;
+ * the plans are the same either way, which the tests check). */
+void policy_state_set_incremental(struct policy_state *s, bool on);
 
 /* One policy step. Returns 0, or -1 with err filled on invalid input (the
  * state is then unchanged). Refusals are actions, not errors. */

@@ -169,6 +169,15 @@ enum benefit_state {
 	BENEFIT_HOLD,           /* measured a loss: released until hold_until_ns */
 };
 
+/* What a `why` of a group was printed from (steer.c why_cached()): the
+ * format's site and arguments; bytes compared, so made with memset. */
+struct why_key {
+	int site;
+	int i[7];
+	double x[2];
+	const char *str[2];
+};
+
 /* One vCPU group of a domain. */
 struct grp {
 	char name[POLICY_GROUP_NAME];
@@ -210,6 +219,11 @@ struct grp {
 	uint64_t own_step;              /* the last step the check itself moved or
 	                                 * released the group's vCPUs */
 	char why[POLICY_REASON];        /* last decision about this group */
+	/* the last `why` printed from a key, and the key: the same key
+	 * prints the same text (why_ok: there is one) */
+	bool why_ok;
+	struct why_key why_key;
+	char why_text[POLICY_REASON];
 };
 
 #define HOME_BUSY_CPUS 1.0      /* home check: CPUs demanded by a busy domain */
@@ -330,11 +344,32 @@ struct dom {
 	                                 * where there are no counters */
 	int in_idx;                     /* index in this step's input */
 	bool seen;
+	/* what step_rebuild_ownership() last counted of this domain (own_ok:
+	 * counted since it was made): placed, isolated, its allotment and
+	 * slots (nvcpus entries) */
+	bool own_ok, own_placed, own_isolated;
+	struct cpuset own_allot;
+	int *own_slot;
 	struct cpuset bound;            /* policy_domain_in.bound; empty none */
+};
+
+/* step_rebuild_ownership()'s last counts and the domains they were made
+ * from (struct dom own_*): the same domains at the same indices, placed
+ * alike with the same slots, count the same. */
+struct own_cache {
+	bool valid;
+	int ndoms, cap;
+	const struct dom **doms;        /* policy_state.doms as it was */
+	int *core_owner, *llc_load, *pu_load;
 };
 
 struct policy_state {
 	const struct topo *topo;
+	/* false: every stage recomputes what it could take from last
+	 * period's results (policy_state_set_incremental(): the tests
+	 * compare both) */
+	bool incremental;
+	struct own_cache own;
 	struct cpuset_pool *sets;       /* the doms' per-vCPU pins (struct dom) */
 	int ncpu;                       /* max_cpu + 1 */
 	int nllc;
@@ -448,6 +483,15 @@ policy_set_empty(const struct policy_state *s, const struct cpuset *a)
 		if (a->w[i])
 			return false;
 	return true;
+}
+/* Whether a and b share a PU; exact when either lies within the host. */
+static inline bool
+policy_set_intersects(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (a->w[i] & b->w[i])
+			return true;
+	return false;
 }
 bool policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
 int policy_pin_llc(const struct policy_state *s, const struct cpuset *pin);

@@ -80,6 +80,35 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 	s->view_period_ns = period_ns;
 }
 
+/* A `why` printed every period from the same arguments is the same text:
+ * when k is the key it was last printed from, that text is copied (true);
+ * else the caller prints it and calls why_keep(). */
+static bool
+why_cached(const struct policy_state *s, struct grp *g, const struct why_key *k)
+{
+	if (!s->incremental || !g->why_ok || memcmp(&g->why_key, k, sizeof(*k)) != 0)
+		return false;
+	memcpy(g->why, g->why_text, sizeof(g->why));
+	return true;
+}
+
+static void
+why_keep(struct grp *g, const struct why_key *k)
+{
+	g->why_key = *k;
+	memcpy(g->why_text, g->why, sizeof(g->why));
+	g->why_ok = true;
+}
+
+/* Whether the domain steered may use a PU of LLC l: after steer_view()
+ * for its allowed set, av_cap counts them (a group's steering runs between
+ * the view and the next domain's: the same allowed set). */
+static bool
+av_usable(const struct policy_state *s, int l)
+{
+	return s->av_cap[l] > 0;
+}
+
 static double
 av_util(const struct policy_state *s, int l)
 {
@@ -183,7 +212,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 		if (g->rt_ns[cpu] > 0)
 			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (tot[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
-		if (!cpuset_intersects(policy_llc_cpus(s, l), allowed) || (mnode >= 0 && t->llc_numa[l] != mnode))
+		if (!av_usable(s, l) || (mnode >= 0 && t->llc_numa[l] != mnode))
 			continue;
 		if (occ[l] > occ_best) {
 			occ_best = occ[l];
@@ -253,11 +282,27 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			groups_send_home(d, g);    /* vCPUs it took from another group */
 		}
 		/* the LLC's size, never its number: "LLC of 1 PUs" read as LLC 1 */
-		snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, %s %d PU%s "
-		    "(aggr-tolerance %d)%s", nthreads, busy, with, t->smt,
-		    L >= 0 && !s->av_whole[L] ? "it may use in an LLC" : "an LLC has", w, w == 1 ? "" : "s",
-		    r->aggr_tolerance,
-		    was && !llcrules_invalid_nr(r, nthreads, busy, w) ? "; held until it is well below the limit" : "");
+		const char *part = L >= 0 && !s->av_whole[L] ? "it may use in an LLC" : "an LLC has";
+		const char *held = was && !llcrules_invalid_nr(r, nthreads, busy, w) ?
+		    "; held until it is well below the limit" : "";
+		struct why_key k;
+		memset(&k, 0, sizeof(k));
+		k.site = 1;
+		k.i[0] = nthreads;
+		k.i[1] = t->smt;
+		k.i[2] = w;
+		k.i[3] = r->aggr_tolerance;
+		k.x[0] = busy;
+		k.x[1] = others > 0 ? g->busy_avg : 0;  /* `with` */
+		k.i[4] = others > 0;
+		k.str[0] = part;
+		k.str[1] = held;
+		if (!why_cached(s, g, &k)) {
+			snprintf(g->why, sizeof(g->why), "not aggregated: %d threads, %.1f busy on average%s, SMT%d, %s %d "
+			    "PU%s (aggr-tolerance %d)%s", nthreads, busy, with, t->smt, part, w, w == 1 ? "" : "s",
+			    r->aggr_tolerance, held);
+			why_keep(g, &k);
+		}
 		return true;
 	}
 	if (g->idle_epochs > d->annot->tune.affinity_timeout) {
@@ -291,13 +336,13 @@ grp_mem_node(const struct policy_state *s, const struct policy_domain_in *di, co
 /* The least busy LLC of node mnode the domain may use (lowest index on a
  * tie), for a group with no occupancy there. */
 static int
-mem_node_least_busy(const struct policy_state *s, int mnode, const struct cpuset *allowed)
+mem_node_least_busy(const struct policy_state *s, int mnode)
 {
 	int best = -1;
 	double bu = 0;
 
 	for (int l = 0; l < s->nllc; l++) {
-		if (s->topo->llc_numa[l] != mnode || !cpuset_intersects(policy_llc_cpus(s, l), allowed) || av_cap(s, l) <= 0)
+		if (s->topo->llc_numa[l] != mnode || !av_usable(s, l))
 			continue;
 		double u = av_util(s, l) / av_cap(s, l);
 		if (best < 0 || u < bu) {
@@ -316,7 +361,7 @@ mem_node_least_busy(const struct policy_state *s, int mnode, const struct cpuset
  * (where the kernel's NUMA balancing would have taken its threads). */
 static double
 grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, double occ_best,
-           const double *occ, int mnode, const struct cpuset *allowed, struct policy_plan *plan)
+           const double *occ, int mnode, struct policy_plan *plan)
 {
 	double occ_pref = g->pref_llc >= 0 ? occ[g->pref_llc] : 0, occ_all = 0;
 	bool conflict = mnode >= 0 && g->pref_llc >= 0 && s->topo->llc_numa[g->pref_llc] != mnode;
@@ -325,7 +370,7 @@ grp_prefer(struct policy_state *s, struct dom *d, struct grp *g, int best, doubl
 	for (int l = 0; mnode >= 0 && l < s->nllc; l++)
 		occ_all += occ[l];
 	if (mnode >= 0 && (best < 0 || occ_best <= 0) && (conflict || (g->pref_llc < 0 && occ_all > 0))) {
-		best = mem_node_least_busy(s, mnode, allowed);
+		best = mem_node_least_busy(s, mnode);
 		occ_best = 0;
 		numa_pick = best >= 0;
 	}
@@ -464,14 +509,13 @@ back_off_after_fails(struct policy_state *s, const struct policy_input *in, stru
 /* Out of the preferred LLC P: one vCPU per period back to its placement
  * when P is overloaded (can_migrate_llc() towards the least-used LLC). */
 static void
-spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r, int P,
-          const struct cpuset *allowed)
+spill_one(struct policy_state *s, struct dom *d, struct grp *g, const struct llc_rules *r, int P)
 {
 	int D = -1, v;
 	double du = 0;
 
 	for (int l = 0; l < s->nllc; l++) {
-		if (l == P || !cpuset_intersects(policy_llc_cpus(s, l), allowed))
+		if (l == P || !av_usable(s, l))
 			continue;
 		double u = av_util(s, l) / av_cap(s, l);
 		if (D < 0 || u < du) {
@@ -528,14 +572,22 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 			goto bench;
 	}
 	if (!hold)
-		spill_one(s, d, g, r, P, allowed);
+		spill_one(s, d, g, r, P);
 	if (m.moved)
 		snprintf(g->why, sizeof(g->why), "moving into preferred LLC %d (occupancy %.2f): %d moved, %d outside",
 		    P, occ_pref, m.moved, m.outside);
-	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT)
-		snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref,
-		    counters ? "" : "; no instruction counters or bandwidth monitoring: kernel guards only");
-	else if (!hold && g->bstate != BENEFIT_KEPT)
+	else if (m.outside == 0 && !hold && g->bstate != BENEFIT_KEPT) {
+		struct why_key k;
+		memset(&k, 0, sizeof(k));
+		k.site = 2;
+		k.i[0] = P;
+		k.x[0] = occ_pref;
+		k.str[0] = counters ? "" : "; no instruction counters or bandwidth monitoring: kernel guards only";
+		if (!why_cached(s, g, &k)) {
+			snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref, k.str[0]);
+			why_keep(g, &k);
+		}
+	} else if (!hold && g->bstate != BENEFIT_KEPT)
 		snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
 		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
 bench:
@@ -571,7 +623,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
 	if (!groups_unjudged_hold(s, in, d, g, plan) && !grp_hold_back(s, d, g, &r, smp.nthreads, best, plan)) {
-		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, allowed, plan);
+		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
 	}
@@ -602,7 +654,7 @@ steer_spread(struct policy_state *s, struct dom *d, const struct policy_domain_i
 		if (d->vutil[v] < BUSY_VCPU || src < 0 || nbusy[src] < 2)
 			continue;
 		for (int l = 0; l < nllc; l++) {
-			if (nbusy[l] != 0 || !cpuset_intersects(policy_llc_cpus(s, l), allowed))
+			if (nbusy[l] != 0 || !policy_set_intersects(s, policy_llc_cpus(s, l), allowed))
 				continue;
 			if (dst < 0 || s->llc_util[l] / s->llc_cap[l] < s->llc_util[dst] / s->llc_cap[dst])
 				dst = l;

@@ -220,12 +220,91 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 	}
 }
 
+/* Whether the last counts still hold: the same domains at the same
+ * indices (core_owner holds indices), each placed, isolated, allotted and
+ * slotted as then. A domain made since has own_ok false. */
+static bool
+own_unchanged(const struct policy_state *s)
+{
+	const struct own_cache *c = &s->own;
+
+	if (!s->incremental || !c->valid || c->ndoms != s->ndoms)
+		return false;
+	for (int i = 0; i < s->ndoms; i++) {
+		const struct dom *d = s->doms[i];
+		bool placed = d->state == DOM_PLACED;
+		if (c->doms[i] != d || !d->own_ok || d->own_placed != placed)
+			return false;
+		if (!placed)
+			continue;
+		if (d->own_isolated != d->isolated || (d->isolated && !policy_set_eq(s, &d->own_allot, &d->allot)) ||
+		    memcmp(d->own_slot, d->slot, sizeof(int) * (size_t)d->nvcpus) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Keep the counts just made and what they were made from; on no memory
+ * the next rebuild counts again. */
+static void
+own_keep(struct policy_state *s)
+{
+	struct own_cache *c = &s->own;
+	int ncore = topo_count(s->topo, TOPO_CORE);
+
+	c->valid = false;
+	if (!s->incremental)
+		return;
+	if (!c->core_owner || !c->llc_load || !c->pu_load) {
+		if (!c->core_owner)
+			c->core_owner = malloc(sizeof(int) * (size_t)ncore);
+		if (!c->llc_load)
+			c->llc_load = malloc(sizeof(int) * (size_t)s->nllc);
+		if (!c->pu_load)
+			c->pu_load = malloc(sizeof(int) * (size_t)s->ncpu);
+		if (!c->core_owner || !c->llc_load || !c->pu_load) {
+			s->stats.nomem++;
+			return;         /* (freed with the state) */
+		}
+	}
+	if (c->cap < s->ndoms) {
+		const struct dom **p = realloc(c->doms, sizeof(*p) * (size_t)s->ndoms);
+		if (p == NULL) {
+			s->stats.nomem++;
+			return;
+		}
+		c->doms = p;
+		c->cap = s->ndoms;
+	}
+	c->ndoms = s->ndoms;
+	for (int i = 0; i < s->ndoms; i++) {
+		struct dom *d = s->doms[i];
+		c->doms[i] = d;
+		d->own_ok = true;
+		d->own_placed = d->state == DOM_PLACED;
+		d->own_isolated = d->isolated;
+		d->own_allot = d->allot;
+		memcpy(d->own_slot, d->slot, sizeof(int) * (size_t)d->nvcpus);
+	}
+	memcpy(c->core_owner, s->core_owner, sizeof(int) * (size_t)ncore);
+	memcpy(c->llc_load, s->llc_load, sizeof(int) * (size_t)s->nllc);
+	memcpy(c->pu_load, s->pu_load, sizeof(int) * (size_t)s->ncpu);
+	c->valid = true;
+}
+
 void
 step_rebuild_ownership(struct policy_state *s)
 {
 	const struct topo *t = s->topo;
 	int cpu;
 
+	if (own_unchanged(s)) {
+		/* placement moves counts between rebuilds: the kept ones */
+		memcpy(s->core_owner, s->own.core_owner, sizeof(int) * (size_t)topo_count(t, TOPO_CORE));
+		memcpy(s->llc_load, s->own.llc_load, sizeof(int) * (size_t)s->nllc);
+		memcpy(s->pu_load, s->own.pu_load, sizeof(int) * (size_t)s->ncpu);
+		return;
+	}
 	for (int c = 0; c < topo_count(t, TOPO_CORE); c++)
 		s->core_owner[c] = -1;
 	memset(s->llc_load, 0, sizeof(int) * (size_t)s->nllc);
@@ -244,6 +323,7 @@ step_rebuild_ownership(struct policy_state *s)
 				s->llc_load[t->pu_llc[d->slot[v]]]++;
 		}
 	}
+	own_keep(s);
 }
 
 /* --- stage 4: steer and emit ------------------------------------------------ */
@@ -380,6 +460,9 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 
 	for (int v = 0; v < d->nvcpus; v++) {
 		const struct cpuset *seen = &di->vcpus[v].pinned;
+		/* as wanted: nothing to pin (an empty want is never pinned) */
+		if (policy_set_eq(s, seen, d->want[v]))
+			continue;
 		/* compare with what was observed, or, when the back-end
 		 * cannot observe pins, with what was last sent */
 		bool differs = !policy_set_eq(s, policy_set_empty(s, seen) ? d->sent[v] : seen, d->want[v]);

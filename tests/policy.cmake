@@ -9,6 +9,16 @@ llcd_unit_test(test_policy_home SOURCES unit/test_policy_home.c LIBS llcpolicy_i
 llcd_unit_test(test_trial SOURCES unit/test_trial.c LIBS llcpolicy)
 llcd_unit_test(test_policy_order SOURCES unit/test_policy_order.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy_bound SOURCES unit/test_policy_bound.c LIBS llcpolicy_io)
+# Incremental steps plan what full steps plan: test_policy_incr's worlds,
+# and the engine tests again with a second engine beside each one,
+# incremental steps off, compared every period (LLCD_TEST_SHADOW:
+# policy_harness.h h_shadow()).
+llcd_unit_test(test_policy_incr SOURCES unit/test_policy_incr.c LIBS llcpolicy_io)
+foreach(t test_policy test_policy_home test_policy_wakeups test_policy_numa test_policy_order test_policy_bound)
+  add_test(NAME ${t}_shadow COMMAND ${t})
+  set_tests_properties(${t}_shadow PROPERTIES LABELS "unit"
+                       ENVIRONMENT "CMOCKA_MESSAGE_OUTPUT=STDOUT;LLCD_TEST_SHADOW=1")
+endforeach()
 # Allocation failures inside a step are reported, never silent: a fake seam
 # (--wrap of malloc/calloc/realloc) fails each allocation of a step in turn.
 llcd_unit_test(test_policy_nomem SOURCES unit/test_policy_nomem.c LIBS llcpolicy_io)

@@ -130,7 +130,9 @@ struct ldom_react {
 struct ldom_mem {
 	bool known;                     /* node read (it may be -1: spread) */
 	int node;                       /* OS node, -1 none has the majority */
-	int resident, sampled;          /* the last read's pages */
+	int resident, sampled;          /* the last full read's pages */
+	unsigned confirms;              /* reads that confirmed the answer on
+	                                 * LIVE_NUMA_CONFIRM_PAGES pages */
 	uint64_t next_ns;               /* next read (loop time) */
 	uint64_t interval_ns;           /* ... after the last (0: the first) */
 	bool warned;                    /* a failed read was logged */
@@ -522,6 +524,9 @@ void live_bound_describe(const struct live *l, const struct ldom *d, struct agen
  * to LIVE_NUMA_INTERVAL_MAX_NS. */
 #define LIVE_NUMA_INTERVAL_NS (10ull * 1000000000ull)
 #define LIVE_NUMA_INTERVAL_MAX_NS (80ull * 1000000000ull)
+/* Pages a read asks when it can only confirm the last answer (numa.c);
+ * a full read asks MEMNODE_DEFAULT_PAGES. */
+#define LIVE_NUMA_CONFIRM_PAGES 32
 void live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, uint64_t now_ns);
 
 /* apply.c */

@@ -47,6 +47,11 @@ struct harness {
 	 * described (h_step_order()) */
 	int between;
 	char between_what[256];
+	/* optional (h_shadow()): a second engine stepped on the same input
+	 * with incremental steps off; every step's plan and every domain's
+	 * introspection must equal the first's */
+	struct policy_state *shadow;
+	struct policy_plan *shadow_plan;
 };
 
 /* An mbm for a host where every domain moves h->mbm_flat bytes a period
@@ -72,6 +77,15 @@ h_busy_mbm(const struct harness *h, int dom, double (*rate)(const struct harness
 	return b;
 }
 
+/* Step a shadow engine beside h's, incremental steps off (see above). */
+static inline void
+h_shadow(struct harness *h)
+{
+	h->shadow = policy_state_new();
+	h->shadow_plan = policy_plan_new();
+	policy_state_set_incremental(h->shadow, false);
+}
+
 static inline struct harness *
 h_new(const char *topology)
 {
@@ -90,12 +104,29 @@ h_new(const char *topology)
 	h->busy = calloc((size_t)h->topo->max_cpu + 1, sizeof(uint64_t));
 	for (int i = 0; i < H_MAXDOM; i++)
 		h->order[i] = i;
+	if (getenv("LLCD_TEST_SHADOW"))
+		h_shadow(h);
 	return h;
+}
+
+/* llcd restarted: the engines start with no state. */
+static inline void
+h_restart(struct harness *h)
+{
+	policy_state_free(h->st);
+	h->st = policy_state_new();
+	if (h->shadow) {
+		policy_state_free(h->shadow);
+		h->shadow = policy_state_new();
+		policy_state_set_incremental(h->shadow, false);
+	}
 }
 
 static inline void
 h_free(struct harness *h)
 {
+	policy_plan_free(h->shadow_plan);
+	policy_state_free(h->shadow);
 	policy_plan_free(h->plan);
 	policy_state_free(h->st);
 	topo_free(h->topo);
@@ -244,6 +275,59 @@ h_between(struct harness *h, int i, int v, const struct cpuset *old)
 	}
 }
 
+static inline void
+h_same_trial(const struct policy_trial_info *a, const struct policy_trial_info *b, const char *what)
+{
+	if (a->state != b->state || a->periods != b->periods || a->window != b->window || a->busy != b->busy ||
+	    a->cpus != b->cpus || a->nmemo != b->nmemo)
+		fail_msg("incremental step differs: %s's trial", what);
+}
+
+/* The shadow engine (incremental off) planned and shows what h's did. */
+static inline void
+h_same_step(const struct harness *h, const struct policy_input *in)
+{
+	const struct policy_plan *p = h->plan, *q = h->shadow_plan;
+
+	assert_int_equal(p->n, q->n);
+	for (int i = 0; i < p->n; i++) {
+		const struct policy_action *a = &p->actions[i], *b = &q->actions[i];
+		int na, nb;
+		const int *da = policy_plan_deps(p, i, &na), *db = policy_plan_deps(q, i, &nb);
+		if (a->type != b->type || a->key != b->key || a->domain != b->domain || a->vcpu != b->vcpu ||
+		    a->llc != b->llc || !cpuset_equal(&a->cpus, &b->cpus) || strcmp(a->reason, b->reason) != 0 ||
+		    a->stage != b->stage || a->held != b->held || !cpuset_equal(&a->undo, &b->undo) || na != nb ||
+		    (na > 0 && memcmp(da, db, sizeof(int) * (size_t)na) != 0))
+			fail_msg("incremental step differs at action %d: '%s' vs '%s'", i, a->reason, b->reason);
+	}
+	for (int i = 0; i < in->ndomains; i++) {
+		struct policy_domain_info x, y;
+		int rx = policy_domain_info(h->st, in->domains[i].key, &x);
+		assert_int_equal(rx, policy_domain_info(h->shadow, in->domains[i].key, &y));
+		if (rx < 0)
+			continue;
+		const char *n = x.name;
+		if (strcmp(x.name, y.name) != 0 || x.mode != y.mode || x.managed != y.managed ||
+		    x.refused != y.refused || strcmp(x.reason, y.reason) != 0 ||
+		    !cpuset_equal(&x.allotment, &y.allotment) || x.ngroups != y.ngroups ||
+		    x.pref_switches != y.pref_switches || x.vcpu_moves != y.vcpu_moves ||
+		    x.home_widened != y.home_widened || strcmp(x.home_why, y.home_why) != 0)
+			fail_msg("incremental step differs: domain '%s' ('%s' vs '%s')", n, x.home_why, y.home_why);
+		h_same_trial(&x.home_trial, &y.home_trial, n);
+		for (int g = 0; g < x.ngroups; g++) {
+			const struct policy_group_info *a = &x.groups[g], *b = &y.groups[g];
+			if (strcmp(a->name, b->name) != 0 || a->rule != b->rule || !cpuset_equal(&a->vcpus, &b->vcpus) ||
+			    a->pref_llc != b->pref_llc || a->pref_occ != b->pref_occ || a->best_occ != b->best_occ ||
+			    a->best_llc != b->best_llc || a->guarded != b->guarded || a->backed_off != b->backed_off ||
+			    a->unjudged != b->unjudged || a->wakeups_hz != b->wakeups_hz ||
+			    a->wakeup_pairs != b->wakeup_pairs || strcmp(a->why, b->why) != 0)
+				fail_msg("incremental step differs: domain '%s' group '%s' ('%s' vs '%s')", n, a->name,
+				    a->why, b->why);
+			h_same_trial(&a->trial, &b->trial, a->name);
+		}
+	}
+}
+
 /* Run the world for one period with the current pins, then a policy step,
  * then apply the plan. Returns policy_step's result. */
 static inline int
@@ -321,6 +405,10 @@ h_step(struct harness *h)
 	if (rc < 0) {
 		fprintf(stderr, "policy_step: %s\n", err.msg);
 		return rc;
+	}
+	if (h->shadow) {
+		assert_int_equal(policy_step(h->shadow, &in, h->shadow_plan, &err), 0);
+		h_same_step(h, &in);
 	}
 	/* the caller's part (agent/daemon/loop.c): in the plan's order, never what
 	 * the engine held back (prerequisites always apply here) */

@@ -1319,8 +1319,7 @@ test_restart_adopts_pins(void **state)
 	assert_int_equal(h_step(h), 0);
 	assert_true(h_count(h, POLICY_ACT_PIN_VCPU) == 16);
 	/* llcd restarts: fresh state, same world */
-	policy_state_free(h->st);
-	h->st = policy_state_new();
+	h_restart(h);
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
 	h_free(h);

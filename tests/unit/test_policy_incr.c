@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test_policy_incr.c - incremental steps (policy_state_set_incremental):
+ * a step that takes from the last step what its unchanged inputs would
+ * make again plans exactly what a step that recomputes everything plans.
+ * Every world here runs two engines on the same input each period, the
+ * second with incremental steps off (policy_harness.h h_shadow()), and
+ * compares their plans and each domain's introspection every period:
+ * long steady stretches (where the incremental engine skips), broken by
+ * load changes, reports coming and going, domains stopping and starting,
+ * the benefit check's and home check's trials firing and the move budget
+ * running out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy_harness.h"
+#include "test_main.h"
+
+/* Threads sharing an LLC with more than two busy ones run slower: the
+ * benefit and home checks have something to measure and undo. */
+static double
+crowd_rate(const struct harness *h, int dom, int v)
+{
+	const struct h_dom *d = &h->dom[dom];
+	int l = topo_llc_of(h->topo, d->s[v].last_cpu), n = 0;
+
+	for (int u = 0; u < d->in.nvcpus; u++)
+		n += d->demand[u] >= 0.5 && topo_llc_of(h->topo, d->s[u].last_cpu) == l;
+	return n > 2 ? 2.0 / n : 1.0;
+}
+
+static void
+report(struct harness *h, int d, int pid, const int *vcpus, int n)
+{
+	struct policy_hot_report *r = &h->dom[d].rep[0];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "worker");
+	r->pid = pid;
+	for (int i = 0; i < n; i++)
+		cpuset_set(&r->vcpus, vcpus[i]);
+	h->dom[d].in.reports = h->dom[d].rep;
+	h->dom[d].in.nreports = 1;
+}
+
+/* A mixed host for periods periods: isolated static and aggregate
+ * domains, shared aggregate (one with a report, one with an annotation
+ * group), static, spread and unannotated ones, most idle with a few busy
+ * vCPUs; every 25 periods something changes. */
+static void
+mixed_world(bool counters, int max_moves, int periods)
+{
+	struct harness *h = h_new("pack:2 [numa] l3:4 core:4 pu:2");
+	struct policy_annotation grp = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int gv[3] = { 1, 3, 5 }, rv[4] = { 0, 2, 4, 6 };
+
+	h_shadow(h);
+	cpuset_parse(&h->host.reserved, "0", NULL);
+	h->host.counters = counters;
+	h->host.max_moves_total = max_moves;
+	h->rate = crowd_rate;
+	h_one_group(&grp, "g", gv, 3);
+	int iso1 = h_add_mode(h, "iso1", 2, 1, 2, 1, POLICY_MODE_STATIC, POLICY_ISO_CORE);
+	int iso2 = h_add_mode(h, "iso2", 4, 1, 4, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+	int agg1 = h_add_mode(h, "agg1", 8, 1, 8, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int agg2 = h_add_mode(h, "agg2", 8, 1, 8, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+	int agg3 = h_add(h, "agg3", 6, 1, 6, 1, &grp);
+	int st1 = h_add_mode(h, "st1", 4, 1, 4, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE);
+	int sp1 = h_add_mode(h, "sp1", 4, 1, 4, 1, POLICY_MODE_SPREAD, POLICY_ISO_NONE);
+	int un1 = h_add(h, "un1", 2, 1, 2, 1, NULL);
+	int late = -1;
+
+	for (int i = 0; i < h->ndom; i++)
+		for (int v = 0; v < h->dom[i].in.nvcpus; v++)
+			h->dom[i].demand[v] = v % 3 == 0 ? 0.9 : 0.02;
+	h_busy_range(h, iso2, 0, 4);
+	report(h, agg1, 501, rv, 4);
+	h_busy(h, agg1, rv, 4);
+	h_busy(h, agg3, gv, 3);
+	h_busy_range(h, sp1, 0, 3);
+	for (int step = 0; step < periods; step++) {
+		switch (step) {
+		case 25:        /* a load change in one domain */
+			h_busy_range(h, agg2, 0, 6);
+			break;
+		case 50:        /* a report goes, a domain stops */
+			h->dom[agg1].in.nreports = 0;
+			h->dom[st1].running = false;
+			break;
+		case 75:        /* a domain starts; the report comes back */
+			late = h_add_mode(h, "late", 4, 1, 4, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
+			h_busy_range(h, late, 0, 4);
+			report(h, agg1, 502, rv, 3);
+			break;
+		case 100:       /* quiet again */
+			for (int v = 0; v < 8; v++)
+				h->dom[agg2].demand[v] = 0.02;
+			h->dom[iso1].running = false;
+			break;
+		case 125:       /* and busy */
+			h_busy_range(h, agg2, 2, 8);
+			h_busy_range(h, un1, 0, 2);
+			break;
+		}
+		assert_int_equal(h_step(h), 0);
+	}
+	(void)late;
+	h_free(h);
+}
+
+static void
+test_incr_mixed_counters(void **state)
+{
+	(void)state;
+	mixed_world(true, 0, 160);
+}
+
+static void
+test_incr_mixed_no_counters(void **state)
+{
+	(void)state;
+	mixed_world(false, 0, 160);
+}
+
+static void
+test_incr_mixed_budget(void **state)
+{
+	(void)state;
+	mixed_world(true, 2, 160);
+}
+
+static uint64_t
+rng(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+/* Random churn: domains of every mode start and stop, loads change now
+ * and then and otherwise stay. */
+static void
+test_incr_random(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		uint64_t r = seed;
+		struct harness *h = h_new("pack:2 [numa] l3:3 core:4 pu:2");
+		h_shadow(h);
+		cpuset_parse(&h->host.reserved, "0", NULL);
+		h->host.counters = seed % 2;
+		h->rate = crowd_rate;
+		for (int step = 0; step < 60; step++) {
+			if (rng(&r) % 6 == 0) {
+				if (h->ndom < H_MAXDOM && rng(&r) % 3 != 0) {
+					static const enum policy_mode modes[] = {
+						POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD, POLICY_MODE_NONE };
+					struct policy_annotation a = h_annot(modes[rng(&r) % 4],
+					    rng(&r) % 3 == 0 ? POLICY_ISO_CORE : POLICY_ISO_NONE);
+					int nv = 1 + (int)(rng(&r) % 10);
+					char name[16];
+					snprintf(name, sizeof(name), "d%d", h->ndom);
+					int d = h_add(h, name, nv, 1, nv, 1, rng(&r) % 5 == 0 ? NULL : &a);
+					for (int v = 0; v < nv; v++)
+						h->dom[d].demand[v] = (rng(&r) % 4) / 3.0;
+				} else if (h->ndom > 0) {
+					h->dom[rng(&r) % (uint64_t)h->ndom].running = false;
+				}
+			}
+			if (h->ndom > 0 && rng(&r) % 8 == 0) {
+				struct h_dom *d = &h->dom[rng(&r) % (uint64_t)h->ndom];
+				d->demand[rng(&r) % (uint64_t)d->in.nvcpus] = (rng(&r) % 4) / 3.0;
+			}
+			assert_int_equal(h_step(h), 0);
+		}
+		h_free(h);
+	}
+}
+
+TEST_MAIN(
+	cmocka_unit_test(test_incr_mixed_counters),
+	cmocka_unit_test(test_incr_mixed_no_counters),
+	cmocka_unit_test(test_incr_mixed_budget),
+	cmocka_unit_test(test_incr_random))
