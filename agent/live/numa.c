@@ -9,7 +9,12 @@
  * interval each time, up to LIVE_NUMA_INTERVAL_MAX_NS), a change or a
  * failed read starts again at LIVE_NUMA_INTERVAL_NS. Memory moves slowly
  * (first touch, then NUMA balancing or migrate_pages), so a stale answer
- * costs little. The guest-RAM regions found in /proc/PID/maps are kept
+ * costs little. A read that can only confirm the answer it had (the
+ * same QEMU, a node known) asks LIVE_NUMA_CONFIRM_PAGES pages, an eighth
+ * of a full read; when those say otherwise the full sample is read at
+ * once and decides, so an answer never changes on the small sample (the
+ * resident / sampled figures shown are the last full read's).
+ * The guest-RAM regions found in /proc/PID/maps are kept
  * between reads (memnode_read_cached: maps is read again when the
  * process's mapped size changed or a kept region is gone, and every
  * MEMNODE_MAPS_REUSE reads), so a read is mostly one move_pages(2) call.
@@ -45,7 +50,16 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 		d->mem.interval_ns = LIVE_NUMA_INTERVAL_NS;
 		if (d->mem.maps == NULL && (d->mem.maps = calloc(1, sizeof(*d->mem.maps))) == NULL)
 			return;         /* out of memory: tried again next period */
-		if (memnode_read_cached(d->pid, 0, MEMNODE_DEFAULT_PAGES, d->mem.maps, &r, &e) < 0) {
+		/* a read that may only confirm the last answer asks few pages;
+		 * a different answer is decided on the full sample, at once */
+		bool confirm = d->mem.known && d->mem.maps->pid == d->pid;
+		int rc = memnode_read_cached(d->pid, 0, confirm ? LIVE_NUMA_CONFIRM_PAGES : MEMNODE_DEFAULT_PAGES,
+		    d->mem.maps, &r, &e);
+		if (rc == 0 && confirm && r.node != d->mem.node) {
+			confirm = false;
+			rc = memnode_read_cached(d->pid, 0, MEMNODE_DEFAULT_PAGES, d->mem.maps, &r, &e);
+		}
+		if (rc < 0) {
 			if (!d->mem.warned)
 				log_dom(LOG_INFO, d->name, -1, 0, "where its memory lives is unknown: %s", e.msg);
 			d->mem.warned = true;
@@ -66,8 +80,12 @@ live_numa_sample(struct live *l, struct ldom *d, struct policy_domain_in *in, ui
 		d->mem.known = true;
 		d->mem.error[0] = '\0';
 		d->mem.node = r.node;
-		d->mem.resident = r.resident;
-		d->mem.sampled = r.sampled;
+		if (confirm) {
+			d->mem.confirms++;
+		} else {                /* the figures of the last full read */
+			d->mem.resident = r.resident;
+			d->mem.sampled = r.sampled;
+		}
 	}
 	if (d->mem.known && d->mem.node >= 0) {
 		in->mem_node_valid = true;

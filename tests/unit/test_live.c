@@ -25,6 +25,7 @@
 
 #include "kcas.h"
 #include "live.h"
+#include "live_int.h"        /* the NUMA reader's counts (test_numa_node_low_rate) */
 #include "stats.h"
 #include "memnode.h"
 #include "log.h"
@@ -821,14 +822,25 @@ test_numa_node_low_rate(void **state)
 	assert_false(obs->domains[0].mem_node_valid);
 	observe_at(l, obs, 21000000000ull);
 	assert_true(obs->domains[0].mem_node_valid);
+	struct ldom *d = l->doms[0];
+	unsigned confirms = d->mem.confirms;
 	observe_at(l, obs, 31000000000ull);
 	assert_true(obs->domains[0].mem_node_valid);    /* the same: 20 s to the next */
+	/* confirmed on the small sample: the figures shown stay the full read's */
+	assert_int_equal(d->mem.confirms, confirms + 1);
+	assert_int_equal(d->mem.sampled, MEMNODE_DEFAULT_PAGES);
+	assert_int_equal(live_query.describe(l, obs->domains[0].key, &di), 0);
+	sampled = agent_facts_find(&di.facts, "memory", "sampled_pages");
+	assert_true(sampled != NULL && sampled->i == MEMNODE_DEFAULT_PAGES);
+	agent_dominfo_clear(&di);
 	cold = mmap(NULL, 16 * big, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	assert_true(cold != MAP_FAILED);
 	observe_at(l, obs, 45000000000ull);
 	assert_true(obs->domains[0].mem_node_valid);    /* not read at 41 s */
 	observe_at(l, obs, 51000000000ull);
 	assert_false(obs->domains[0].mem_node_valid);   /* read at 51 s */
+	/* the small sample said otherwise: the full one decided */
+	assert_int_equal(d->mem.confirms, confirms + 1);
 	munmap(cold, 16 * big);
 	munmap(ram, big);
 	live_free(l);
