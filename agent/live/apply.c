@@ -36,11 +36,13 @@ set_error(struct ldom *d, const char *fmt, ...) __attribute__((format(printf, 2,
 static void
 set_error(struct ldom *d, const char *fmt, ...)
 {
+	char buf[LLCD_ERR_MSG];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(d->error_msg, sizeof(d->error_msg), fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	ldom_str_set(&d->error_msg, sizeof(buf), "%s", buf);
 	d->failed = true;
 }
 
@@ -409,9 +411,9 @@ live_apply(void *ctx, const struct policy_action *a, struct llcd_err *err)
 		break;
 	}
 	case POLICY_ACT_REFUSE:
-		if (!d->refuse_msg[0] || strcmp(d->refuse_msg, a->reason) != 0)
+		if (d->refuse_msg == NULL || strcmp(d->refuse_msg, a->reason) != 0)
 			log_dom(LOG_WARNING, d->name, -1, 0, "not placed: %s", a->reason);
-		snprintf(d->refuse_msg, sizeof(d->refuse_msg), "%s", a->reason);
+		ldom_str_set(&d->refuse_msg, POLICY_REASON, "%s", a->reason);
 		if (d->state == LDOM_MANAGED)
 			d->state = LDOM_REFUSED;
 		return AGENT_OK;

@@ -74,13 +74,13 @@ bound_read(struct live *l, struct ldom *d)
 	if (l->cgm == NULL || d->pid <= 0 || d->ext)
 		return;         /* ext domains: the QMP back-end's cgroup rule (cgcpuset.h) */
 	if (cgbound_read(l->cgm, l->cfg.proc_root, d->pid, &cg, &e) < 0) {
-		if (strcmp(d->bound.error, e.msg) != 0)
+		if (strcmp(ldom_str(d->bound.error), e.msg) != 0)
 			log_dom(LOG_WARNING, d->name, -1, d->pid, "CPU bound: %s; the last one read stands", e.msg);
-		snprintf(d->bound.error, sizeof(d->bound.error), "%s", e.msg);
+		ldom_str_set(&d->bound.error, LLCD_ERR_MSG, "%s", e.msg);
 		d->bound.read = true;
 		return;
 	}
-	d->bound.error[0] = '\0';
+	ldom_str_clear(&d->bound.error);
 	cpuset_zero(&cpus);
 	if (cg.version != 0) {
 		cpuset_and(&cpus, &cg.cpus, &l->everywhere);
@@ -159,6 +159,6 @@ live_bound_describe(const struct live *l, const struct ldom *d, struct agent_fac
 	if (d->bound.cg_version)
 		agent_facts_str(f, "cpu_bound", "cgroup", "v%d %.200s (%.280s)", d->bound.cg_version,
 		    str_or(d->bound.cg_cgroup, "?"), str_or(d->bound.cg_dir, "?"));
-	if (d->bound.error[0])
+	if (d->bound.error != NULL)
 		agent_facts_str(f, "cpu_bound", "error", "%s", d->bound.error);
 }

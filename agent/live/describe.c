@@ -20,7 +20,7 @@ describe_channel(const struct ldom *d, struct agent_facts *f)
 	struct guestchan_stats gs;
 
 	if (d->gc == NULL) {
-		if (d->gc_refused[0]) {
+		if (d->gc_refused != NULL) {
 			agent_facts_str(f, "guest_channel", "state", "refused");
 			agent_facts_int(f, "guest_channel", "reports", 0);
 			agent_facts_int(f, "guest_channel", "bad_lines", 0);
@@ -55,7 +55,7 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	agent_dominfo_init(out);
 	if (d->failed) {
 		state = AGENT_DOM_ERROR;
-		reason = d->error_msg;
+		reason = ldom_str(d->error_msg);
 		out->backend_error = true;
 	} else if (d->state == LDOM_INVALID) {
 		state = AGENT_DOM_ERROR;
@@ -70,7 +70,7 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 		reason = "mode none";
 	} else if (d->state == LDOM_REFUSED) {
 		state = AGENT_DOM_ERROR;        /* as the daemon says it */
-		reason = d->refuse_msg;
+		reason = ldom_str(d->refuse_msg);
 	} else if (d->threads_missing) {
 		state = AGENT_DOM_MANAGED;
 		reason = "some vCPU threads not found yet";
@@ -85,14 +85,14 @@ live_describe(struct live *l, uint64_t key, struct agent_dominfo *out)
 	out->pid = d->pid;
 	out->nvcpus = d->nvcpus;
 	out->maxvcpus = d->maxvcpus;
-	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", d->annot_err);
+	snprintf(out->annotation_error, sizeof(out->annotation_error), "%s", ldom_str(d->annot_err));
 	out->annotated = ldom_annotated(d);
 	if (out->annotated)
 		policy_annotation_copy(&out->annot, d->annot);
 	if (d->rule > 0) {
 		out->rule = d->rule;
-		snprintf(out->rule_where, sizeof(out->rule_where), "%s", d->rule_where);
-		snprintf(out->rule_match, sizeof(out->rule_match), "%s", d->rule_match);
+		snprintf(out->rule_where, sizeof(out->rule_where), "%s", ldom_str(d->rule_where));
+		snprintf(out->rule_match, sizeof(out->rule_match), "%s", ldom_str(d->rule_match));
 	}
 	out->have_guest_topo = true;
 	out->guest = d->guest;

@@ -5,6 +5,7 @@
 #include "live_int.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,10 +73,42 @@ vcpu_close(struct ldom *d, struct lvcpu *c)
 }
 
 void
+ldom_str_set(char **m, size_t cap, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (cap > sizeof(buf))
+		cap = sizeof(buf);
+	va_start(ap, fmt);
+	vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+	if (*m != NULL && strcmp(*m, buf) == 0)
+		return;
+	free(*m);
+	*m = buf[0] ? strdup(buf) : NULL;
+}
+
+void
+ldom_str_clear(char **m)
+{
+	free(*m);
+	*m = NULL;
+}
+
+void
 ldom_free(struct ldom *d)
 {
 	if (d == NULL)
 		return;
+	ldom_str_clear(&d->gc_refused);
+	ldom_str_clear(&d->qmp.why);
+	ldom_str_clear(&d->rule_where);
+	ldom_str_clear(&d->rule_match);
+	ldom_str_clear(&d->annot_err);
+	ldom_str_clear(&d->refuse_msg);
+	ldom_str_clear(&d->error_msg);
+	ldom_str_clear(&d->bound.error);
 	for (int v = 0; v < d->maxvcpus; v++) {
 		vcpu_close(d, &d->v[v]);
 		lvcpu_clear(d, &d->v[v].applied);
@@ -280,25 +313,26 @@ apply_rules(struct live *l, struct ldom *d)
 	if (i < 0)
 		return 0;
 	const struct policyrule *r = &l->rules->r[i];
-	bool same = old == i + 1 && !strcmp(d->rule_where, r->where) && !strcmp(d->rule_match, r->match);
+	bool same = old == i + 1 && !strcmp(ldom_str(d->rule_where), r->where) &&
+	    !strcmp(ldom_str(d->rule_match), r->match);
 	d->rule = i + 1;
-	snprintf(d->rule_where, sizeof(d->rule_where), "%s", r->where);
-	snprintf(d->rule_match, sizeof(d->rule_match), "%s", r->match);
+	ldom_str_set(&d->rule_where, POLICYRULE_WHERE, "%s", r->where);
+	ldom_str_set(&d->rule_match, POLICYRULE_TEXT, "%s", r->match);
 	if (policyrule_annotation(r, d->maxvcpus, &a, &e) < 0) {
 		d->state = LDOM_INVALID;
-		if (strcmp(d->annot_err, e.msg) != 0)
+		if (strcmp(ldom_str(d->annot_err), e.msg) != 0)
 			log_dom(LOG_WARNING, d->name, -1, 0, "%s; domain left unmanaged", e.msg);
-		snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
+		ldom_str_set(&d->annot_err, LLCD_ERR_MSG, "%s", e.msg);
 		return 1;
 	}
 	if (ldom_set_annot(d, &a) < 0)
 		return -1;      /* out of memory: read again next period */
-	d->annot_err[0] = '\0';
+	ldom_str_clear(&d->annot_err);
 	if (fresh || !same)
 		log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation; policy-rule %d (%s: %s): mode %s, "
 		    "isolation %s", d->rule, r->where, r->match, policy_mode_name(d->annot->mode),
 		    policy_isolation_name(d->annot->isolation));
-	d->state = d->refuse_msg[0] ? LDOM_REFUSED : LDOM_MANAGED;
+	d->state = d->refuse_msg != NULL ? LDOM_REFUSED : LDOM_MANAGED;
 	return 1;
 }
 
@@ -334,7 +368,7 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 		return;
 	}
 	l->st.annot_reads++;
-	snprintf(old_err, sizeof(old_err), "%s", d->annot_err);
+	snprintf(old_err, sizeof(old_err), "%s", ldom_str(d->annot_err));
 	if (xml == NULL) {
 		int rr = apply_rules(l, d);
 		if (rr < 0)
@@ -344,7 +378,7 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 		if (rr > 0)
 			return;
 		(void)ldom_set_annot(d, NULL);  /* (out of memory: the old one, unread) */
-		d->annot_err[0] = '\0';
+		ldom_str_clear(&d->annot_err);
 		if (was || d->state == LDOM_NEW)
 			log_dom(LOG_INFO, d->name, -1, 0, "no llc-policy annotation: left to the default scheduler "
 			    "(confined to the shared pool as a whole while isolated domains exist)");
@@ -352,17 +386,18 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 		return;
 	}
 	d->todo &= ~(unsigned)LDOM_TODO_ANNOT;
-	d->annot_err[0] = '\0';
+	ldom_str_clear(&d->annot_err);
 	d->rule = 0;            /* an annotation wins over every rule */
 	if (annot_parse_metadata(xml, strlen(xml), d->maxvcpus, &a, &e) < 0) {
 		d->state = LDOM_INVALID;
 		(void)ldom_set_annot(d, NULL);  /* (out of memory: the old one, unread) */
 		if (d->ext && d->ext_src != NULL && d->ext_src[0])
-			snprintf(d->annot_err, sizeof(d->annot_err), "%.200s: %.300s", d->ext_src, e.msg);
+			ldom_str_set(&d->annot_err, LLCD_ERR_MSG, "%.200s: %.300s", d->ext_src, e.msg);
 		else
-			snprintf(d->annot_err, sizeof(d->annot_err), "%s", e.msg);
-		if (strcmp(old_err, d->annot_err) != 0)
-			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s", d->annot_err);
+			ldom_str_set(&d->annot_err, LLCD_ERR_MSG, "%s", e.msg);
+		if (strcmp(old_err, ldom_str(d->annot_err)) != 0)
+			log_dom(LOG_WARNING, d->name, -1, 0, "invalid llc-policy annotation, domain left unmanaged: %s",
+			    ldom_str(d->annot_err));
 	} else {
 		bool changed = !was || !annot_equal(&a, d->annot);
 		if (ldom_set_annot(d, &a) < 0) {
@@ -374,7 +409,7 @@ ldom_read_annotation(struct live *l, struct ldom *d)
 			log_dom(LOG_INFO, d->name, -1, 0, "annotation: mode %s, isolation %s, topology %s, %d group%s",
 			    policy_mode_name(a.mode), policy_isolation_name(a.isolation),
 			    policy_topology_name(a.topology), a.ngroups, a.ngroups == 1 ? "" : "s");
-		d->state = d->refuse_msg[0] ? LDOM_REFUSED : LDOM_MANAGED;
+		d->state = d->refuse_msg != NULL ? LDOM_REFUSED : LDOM_MANAGED;
 	}
 	d->todo |= LDOM_TODO_OBS;
 	free(xml);

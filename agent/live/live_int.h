@@ -82,7 +82,8 @@ struct ldom_bound {
 	int cg_version;                 /* the cgroup read: 1 or 2 (0: none) */
 	char *cg_cgroup, *cg_dir;       /* ... its path and directory
 	                                 * (cgbound's); NULL none */
-	char error[LLCD_ERR_MSG];       /* the last read failed: why; "" */
+	char *error;                    /* the last read failed: why; NULL none
+	                                 * (ldom_str_set, LLCD_ERR_MSG) */
 };
 
 /* The parts of a domain each written by one file (struct ldom names the
@@ -93,7 +94,7 @@ struct ldom_bound {
  * so read-only requests never reach the monitor. */
 struct ldom_qmp {
 	struct qmp_cpus *cpus;
-	char why[LLCD_ERR_MSG];
+	char *why;                      /* NULL: "" (ldom_str_set, LLCD_ERR_MSG) */
 	uint64_t sig;
 	bool asked;
 	uint64_t queries;
@@ -242,7 +243,10 @@ struct ldom {
 	struct cpuset_pool *sets;       /* live.sets: its vCPUs' CPU sets */
 	struct lconn *conn;             /* the connection it came from; NULL for
 	                                 * live_add_process and ext domains */
-	char gc_refused[LLCD_ERR_MSG];  /* why the XML's channel was refused; "" */
+	/* messages: NULL is "" (ldom_str), set by ldom_str_set, each cut
+	 * where the char array it replaced ended (most domains have none:
+	 * ~4.6 KB a domain were 0 bytes) */
+	char *gc_refused;               /* why the XML's channel was refused (LLCD_ERR_MSG) */
 	struct ldom_qmp qmp;            /* qmpcheck.c */
 	char uuid[VIRT_UUID_LEN];
 	char name[VIRT_NAME_MAX];
@@ -273,12 +277,12 @@ struct ldom {
 	                                 * ldom_set_annot() */
 	int rule;                       /* annot is policy-rule number rule (from
 	                                 * 1), not an annotation; 0: none */
-	char rule_where[POLICYRULE_WHERE];      /* that rule's file:line */
-	char rule_match[POLICYRULE_TEXT];       /* and its MATCHes */
-	char annot_err[LLCD_ERR_MSG];   /* INVALID: why */
-	char refuse_msg[POLICY_REASON]; /* the standing refusal; "" none */
+	char *rule_where;               /* that rule's file:line (POLICYRULE_WHERE) */
+	char *rule_match;               /* and its MATCHes (POLICYRULE_TEXT) */
+	char *annot_err;                /* INVALID: why (LLCD_ERR_MSG) */
+	char *refuse_msg;               /* the standing refusal (POLICY_REASON) */
 	bool failed;                    /* a permanent failure (see above) */
-	char error_msg[LLCD_ERR_MSG];
+	char *error_msg;                /* (LLCD_ERR_MSG) */
 	unsigned todo;                  /* LDOM_TODO_* */
 	struct lvcpu *v;                /* maxvcpus */
 	/* the observation slot its samples went into, and in which period
@@ -314,11 +318,24 @@ struct ldom {
 	struct ldom_bound bound;        /* bound.c */
 };
 
+/* A domain's message (char *, NULL none) as a string: "" for none. */
+static inline const char *
+ldom_str(const char *m)
+{
+	return m != NULL ? m : "";
+}
+
+/* *m becomes what fmt prints, cut at cap - 1 bytes (the size of the
+ * array it replaces, at most 1,024); "" frees it. Out of memory: "". */
+void ldom_str_set(char **m, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+void ldom_str_clear(char **m);
+
 /* A vCPU was pinned: the refusal no longer stands (REFUSED -> MANAGED). */
 static inline void
 ldom_refusal_lifted(struct ldom *d)
 {
-	d->refuse_msg[0] = '\0';
+	ldom_str_clear(&d->refuse_msg);
 	if (d->state == LDOM_REFUSED)
 		d->state = LDOM_MANAGED;
 }

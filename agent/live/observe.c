@@ -314,9 +314,11 @@ open_channel(struct live *l, struct ldom *d)
 	    guestchan_channel_from_xml(xml, strlen(xml), path, sizeof(path), mode, sizeof(mode)) == 0) {
 		/* only a channel of the form libvirt makes, where libvirt or
 		 * llcd put it: a domain's XML must not point llcd at any socket */
+		char why[LLCD_ERR_MSG];
 		if (guestchan_channel_allowed(path, mode, GUESTCHAN_LIBVIRT_DIR, l->cfg.guest_channel_dir,
-		    d->gc_refused, sizeof(d->gc_refused)) < 0) {
-			log_dom(LOG_WARNING, d->name, -1, 0, "guest helper channel refused: %s", d->gc_refused);
+		    why, sizeof(why)) < 0) {
+			ldom_str_set(&d->gc_refused, sizeof(why), "%s", why);
+			log_dom(LOG_WARNING, d->name, -1, 0, "guest helper channel refused: %s", why);
 		} else {
 			d->gc = guestchan_new(d->name, d->nvcpus, path, NULL);
 			log_dom(LOG_INFO, d->name, -1, 0, "guest helper channel: %s", path);

@@ -41,29 +41,29 @@ live_qmp_cpus(struct live *l, struct ldom *d, char *why, size_t len)
 	}
 	sig = vcpu_sig(d);
 	if (d->qmp.asked && d->qmp.sig == sig) {
-		snprintf(why, len, "%s", d->qmp.why);  /* this vCPU set was asked about */
+		snprintf(why, len, "%s", ldom_str(d->qmp.why));        /* this vCPU set was asked about */
 		return d->qmp.cpus;
 	}
 	qmp_cpus_free(d->qmp.cpus);
 	d->qmp.cpus = NULL;
-	d->qmp.why[0] = '\0';
+	ldom_str_clear(&d->qmp.why);
 	d->qmp.asked = true;
 	d->qmp.sig = sig;
 	d->qmp.queries++;
 	if (virt_qemu_monitor(ldom_virt(d), d->uuid, "{\"execute\":\"query-cpus-fast\"}", &txt, &e) != VIRT_OK) {
-		snprintf(d->qmp.why, sizeof(d->qmp.why), "%s", e.msg);
+		ldom_str_set(&d->qmp.why, LLCD_ERR_MSG, "%s", e.msg);
 	} else {
 		reply = json_tokener_parse(txt);
 		free(txt);
 		if (reply == NULL || !json_object_object_get_ex(reply, "return", &ret)) {
-			snprintf(d->qmp.why, sizeof(d->qmp.why), "query-cpus-fast: no \"return\" in the reply");
+			ldom_str_set(&d->qmp.why, LLCD_ERR_MSG, "query-cpus-fast: no \"return\" in the reply");
 		} else if (qmp_cpus_parse(ret, &d->qmp.cpus, &e) < 0) {
-			snprintf(d->qmp.why, sizeof(d->qmp.why), "query-cpus-fast: %.400s", e.msg);
+			ldom_str_set(&d->qmp.why, LLCD_ERR_MSG, "query-cpus-fast: %.400s", e.msg);
 			d->qmp.cpus = NULL;
 		}
 		json_object_put(reply);
 	}
-	snprintf(why, len, "%s", d->qmp.why);
+	snprintf(why, len, "%s", ldom_str(d->qmp.why));
 	return d->qmp.cpus;
 }
 
