@@ -401,6 +401,10 @@ struct policy_state {
 	double cpu_rt_k;                /* the factor this step decayed it by */
 	double *cpu_busy;               /* busy time per CPU this period (ns) */
 	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
+	int *llc_w;                     /* PUs per LLC (topo_llc_weight) ... */
+	int *llc_w0, *llc_w1;           /* ... and the first and last cpuset word
+	                                 * holding its PUs */
+	double *occ;                    /* a group's occupancy per LLC (steer_group) */
 	/* the same, on the PUs the domain being steered may use (its
 	 * allowed set) where that is not the whole LLC (av_whole false) */
 	double *av_util, *av_cap;

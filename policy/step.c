@@ -250,7 +250,7 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 	}
 	for (int l = 0; l < s->nllc; l++) {
 		s->llc_util[l] = 0;
-		s->llc_cap[l] = topo_llc_weight(t, l);
+		s->llc_cap[l] = s->llc_w[l];
 	}
 	CPUSET_FOREACH(cpu, &t->all) {
 		double f = busy[cpu] / period;
