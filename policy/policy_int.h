@@ -365,7 +365,7 @@ struct dom {
 	 * as last seen (obs_ok: seen; at period obs_period): obs_gen counts
 	 * the times they changed (step.c obs_same()) */
 	struct obs_vcpu *obs;
-	bool obs_ok;
+	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
 	uint64_t obs_period, obs_gen;
 	bool vutil_fixed;               /* the last update of vutil changed none */
 	struct cpuset bound;            /* policy_domain_in.bound; empty none */
