@@ -389,6 +389,8 @@ struct policy_state {
 	 * compare both) */
 	bool incremental;
 	struct own_cache own;
+	bool kd_ok;                     /* kd is llcrules_decay(kd_period_ms, kd_epoch_ms) */
+	double kd, kd_period_ms, kd_epoch_ms;
 	int *order_prev;                /* the last input's indices in key order ... */
 	int order_n, order_cap;         /* ... of order_n domains (-1: none) */
 	struct cpuset_pool *sets;       /* the doms' per-vCPU pins (struct dom) */

@@ -449,6 +449,20 @@ pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 	d->emu_sent = true;
 }
 
+/* llcrules_decay(): pow() of the same arguments as the last domain's is
+ * the same number (most domains share their epoch). */
+static double
+step_decay(struct policy_state *s, double period_ms, double epoch_ms)
+{
+	if (!s->incremental || !s->kd_ok || s->kd_period_ms != period_ms || s->kd_epoch_ms != epoch_ms) {
+		s->kd = llcrules_decay(period_ms, epoch_ms);
+		s->kd_period_ms = period_ms;
+		s->kd_epoch_ms = epoch_ms;
+		s->kd_ok = true;
+	}
+	return s->kd;
+}
+
 /* A placed domain: its groups (aggregate) or spreading, and its emulator
  * threads. */
 static void
@@ -465,7 +479,7 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	if (d->annot->mode == POLICY_MODE_AGGREGATE || d->annot->mode == POLICY_MODE_SPREAD)
 		home_sample(s, cx->in, d, di);
 	if (d->annot->mode == POLICY_MODE_AGGREGATE) {
-		double kd = llcrules_decay(cx->period_ms, epoch_ms);
+		double kd = step_decay(s, cx->period_ms, epoch_ms);
 		steer_view(s, &allowed, cx->in->period_ns);
 		groups_update(s, cx->in, d, di, epochs);
 		for (int g = 0; g < d->ngroups; g++)
