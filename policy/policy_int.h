@@ -511,6 +511,42 @@ policy_set_empty(const struct policy_state *s, const struct cpuset *a)
 			return false;
 	return true;
 }
+/* CPUSET_FOREACH over the first nw words of a set only: for sets that
+ * lie within them (the host's PUs: policy_state.nwords; vCPU numbers
+ * below nvcpus: (nvcpus + 63) / 64), the same CPUs in the same order,
+ * without CPUSET_FOREACH's scan of the 2,048-bit set to its end. A word
+ * is read once: the body may clear the CPU it is given, as it may under
+ * CPUSET_FOREACH, but must not set CPUs further on. */
+struct policy_iter {
+	const uint64_t *w;
+	int nw, i;
+	uint64_t bits;                  /* word i's CPUs not yet given */
+};
+
+static inline struct policy_iter
+policy_iter_start(const struct cpuset *set, int nw)
+{
+	struct policy_iter it = { set->w, nw, 0, nw > 0 ? set->w[0] : 0 };
+
+	return it;
+}
+
+static inline bool
+policy_iter_next(struct policy_iter *it, int *cpu)
+{
+	while (it->bits == 0) {
+		if (++it->i >= it->nw)
+			return false;
+		it->bits = it->w[it->i];
+	}
+	*cpu = it->i * 64 + __builtin_ctzll(it->bits);
+	it->bits &= it->bits - 1;
+	return true;
+}
+
+#define POLICY_FOREACH(cpu, set, nw) \
+	for (struct policy_iter it_ = policy_iter_start((set), (nw)); policy_iter_next(&it_, &(cpu));)
+
 /* Whether a and b share a PU; exact when either lies within the host. */
 static inline bool
 policy_set_intersects(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)

@@ -62,7 +62,7 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 		s->av_whole[l] = s->av_cap[l] == s->llc_cap[l];
 		s->av_util[l] = 0;
 	}
-	CPUSET_FOREACH(cpu, allowed) {
+	POLICY_FOREACH(cpu, allowed, s->nwords) {
 		int l = topo_llc_of(t, cpu);
 		double f = s->cpu_busy[cpu] / (double)period_ns;
 		if (l < 0 || s->av_whole[l])
@@ -167,12 +167,12 @@ grp_sample(struct policy_state *s, const struct dom *d, const struct policy_doma
 	}
 	g->tot_step = s->step;
 	/* zeros stay zeros: only the PUs it ran on decay */
-	CPUSET_FOREACH(cpu, &g->rt_nz) {
+	POLICY_FOREACH(cpu, &g->rt_nz, s->nwords) {    /* PUs below ncpu */
 		g->rt_ns[cpu] *= k;
 		if (g->rt_ns[cpu] == 0)
 			cpuset_clr(&g->rt_nz, cpu);
 	}
-	CPUSET_FOREACH(v, &g->vcpus) {
+	POLICY_FOREACH(v, &g->vcpus, (d->nvcpus + 63) / 64) {
 		if (v >= d->nvcpus)
 			break;
 		out->nthreads++;
@@ -208,7 +208,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 
 	*best = -1;
 	cpuset_and(&ran, allowed, &g->rt_nz);   /* elsewhere rt_ns is 0 */
-	CPUSET_FOREACH(cpu, &ran)
+	POLICY_FOREACH(cpu, &ran, s->nwords)
 		if (g->rt_ns[cpu] > 0)
 			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (tot[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {

@@ -240,7 +240,7 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 	s->cpu_rt_k = k;
 	memset(busy, 0, sizeof(double) * (size_t)s->ncpu);
 	if (in->cpu_busy_ns) {
-		CPUSET_FOREACH(cpu, &t->all)
+		POLICY_FOREACH(cpu, &t->all, s->nwords)
 			busy[cpu] = (double)in->cpu_busy_ns[cpu];
 	} else {
 		for (int i = 0; i < in->ndomains; i++) {
@@ -256,7 +256,7 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 		s->llc_util[l] = 0;
 		s->llc_cap[l] = s->llc_w[l];
 	}
-	CPUSET_FOREACH(cpu, &t->all) {
+	POLICY_FOREACH(cpu, &t->all, s->nwords) {
 		double f = busy[cpu] / period;
 		s->cpu_rt[cpu] = s->cpu_rt[cpu] * k + busy[cpu];
 		if (f > 1.0)
