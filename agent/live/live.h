@@ -27,8 +27,10 @@
  *             re-discovered when the vCPU threads change
  *   each vCPU's affinity: the kernel's (sched_getaffinity) when the thread
  *             is found, then what llcd pinned, re-read every
- *             affinity_refresh periods and after a tunable event (someone
- *             else pinned)
+ *             affinity_refresh periods (default 60, each domain in its own
+ *             period), after a tunable event (someone else pinned) and in
+ *             the period after a sample shows the thread ran last on a CPU
+ *             outside it (someone else moved it)
  * and re-reads it on events: lifecycle (started, stopped, ...) refreshes
  * that domain, metadata-change re-reads the annotation (so a change takes
  * effect in the next period), RECONNECTED and OVERFLOW re-list everything.
@@ -76,7 +78,9 @@ struct live_config {
 	bool dry_run;                   /* apply nothing; remember the pins as if
 	                                 * applied (what-if, benchmarks) */
 	int affinity_refresh;           /* periods between kernel affinity
-	                                 * re-reads; 0: 10 */
+	                                 * re-reads (a thread seen running off
+	                                 * its affinity: at once) and cgroup
+	                                 * bound reads; 0: 60 and 10 */
 	const char *guest_channel_dir;  /* guest helper sockets; NULL or "": none */
 	enum agent_counters counters;   /* instruction counters (modes.h) */
 	enum agent_sampler sampler;     /* how vCPU threads are sampled (modes.h) */

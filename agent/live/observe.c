@@ -21,6 +21,10 @@
 #include "tracer.h"
 
 #define REDISCOVER_PERIODS 10           /* thread-count hint: at most this often */
+/* Every vCPU thread's affinity is read again this often (cfg.affinity_refresh
+ * 0), each domain in its own period; in between, a thread that ran on a CPU
+ * outside the affinity llcd knows has its domain's read at once. */
+#define AFFINITY_REREAD_PERIODS 60
 
 static void
 refresh_affinity(struct live *l, struct ldom *d)
@@ -120,6 +124,15 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		o->last_cpu = c->last_cpu;
 		if (c->th != NULL || c->tr_slot >= 0) {
 			if (sample_vcpu(l, d, v, o, &nthreads)) {
+				/* it ran, and last on a CPU its affinity does not
+				 * hold: someone else moved it (llcd's own pins set
+				 * c->affinity), or a cgroup did; its domain's
+				 * affinities are read in the next period, not at
+				 * the periodic re-read (the pins are only
+				 * remembered in a dry run: nothing to compare) */
+				if (o->runtime_ns > 0 && c->last_cpu >= 0 && !l->cfg.dry_run &&
+				    c->affinity != &cpuset_none && !cpuset_isset(c->affinity, c->last_cpu))
+					d->todo |= LDOM_TODO_AFFINITY;
 				if (l->counters && c->perf_fd == -1 && c->tid > 0) {
 					c->perf_fd = perfcount_open(c->tid, &e);
 					if (c->perf_fd < 0) {
@@ -315,7 +328,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 {
 	struct live *l = ctx;
 	struct llcd_err e;
-	int refresh = l->cfg.affinity_refresh > 0 ? l->cfg.affinity_refresh : 10;
+	uint64_t refresh = l->cfg.affinity_refresh > 0 ? (uint64_t)l->cfg.affinity_refresh : AFFINITY_REREAD_PERIODS;
 
 	l->period++;
 	l->now_ns = now_ns;
@@ -384,7 +397,8 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			i--;
 			continue;
 		}
-		if ((d->todo & LDOM_TODO_AFFINITY) || (l->period % (uint64_t)refresh) == 0)
+		/* spread over the periods: not every domain's threads in one */
+		if ((d->todo & LDOM_TODO_AFFINITY) || (l->period + d->key) % refresh == 0)
 			refresh_affinity(l, d);
 		if (!cpuset_empty(&d->emu_pending)) {
 			if (l->period < d->backoff_until) {

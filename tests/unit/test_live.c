@@ -429,15 +429,34 @@ test_loop_real_threads(void **state)
 	assert_int_equal(ls.coresched_assigned, 0);
 	assert_int_equal(ls.moved_by_others, 0);
 
-	/* someone else moves vCPU 0; the periodic affinity check notices,
-	 * and the engine puts it back */
+	/* someone else moves vCPU 0 and it runs there: the next sample shows
+	 * it ran off its affinity, the period after reads it again, and the
+	 * engine puts it back */
+	now += 1000000000ull;
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
 	set_affinity(v[0].tid, c0 == 0 ? 1 : 0);
-	for (int k = 0; k < 10; k++) {
+	pthread_mutex_lock(&th_lock);
+	pthread_cond_broadcast(&th_cond);       /* they run once, and wait again */
+	pthread_mutex_unlock(&th_lock);
+	usleep(20000);
+	for (int k = 0; k < 2; k++) {
 		now += 1000000000ull;
 		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
 	}
 	live_stats(l, &ls);
 	assert_int_equal(ls.moved_by_others, 1);
+	assert_int_equal(affinity_one(v[0].tid), c0);
+	/* moved while it sleeps: the periodic re-read notices, within its 60
+	 * periods */
+	set_affinity(v[0].tid, c0 == 0 ? 1 : 0);
+	for (int k = 0; k < 60 && ls.moved_by_others == 1; k++) {
+		now += 1000000000ull;
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+		live_stats(l, &ls);
+	}
+	assert_int_equal(ls.moved_by_others, 2);
+	now += 1000000000ull;
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
 	assert_int_equal(affinity_one(v[0].tid), c0);
 
 	agent_loop_free(loop);
