@@ -230,13 +230,27 @@ home_sample(struct policy_state *s, const struct policy_input *in, struct dom *d
 
 	memset(m, 0, sizeof(*m));
 	h->shape.busy = 0;
-	for (int v = 0; v < d->nvcpus; v++) {
-		const struct policy_vcpu_sample *sm = &di->vcpus[v];
-		double dem = (double)sm->runtime_ns + (double)sm->run_delay_ns;
-		m->instr += (double)sm->instructions;
-		m->run += (double)sm->runtime_ns;
-		m->delay += (double)sm->run_delay_ns;
-		h->shape.busy += dem >= BUSY_VCPU * (double)in->period_ns;
+	/* the same samples (step.c obs_same(), this step) sum the same */
+	if (s->incremental && d->obs_ok && h->sums_ok && h->sums_gen == d->obs_gen) {
+		m->instr = h->sums_instr;
+		m->run = h->sums_run;
+		m->delay = h->sums_delay;
+		h->shape.busy = h->sums_busy;
+	} else {
+		for (int v = 0; v < d->nvcpus; v++) {
+			const struct policy_vcpu_sample *sm = &di->vcpus[v];
+			double dem = (double)sm->runtime_ns + (double)sm->run_delay_ns;
+			m->instr += (double)sm->instructions;
+			m->run += (double)sm->runtime_ns;
+			m->delay += (double)sm->run_delay_ns;
+			h->shape.busy += dem >= BUSY_VCPU * (double)in->period_ns;
+		}
+		h->sums_ok = d->obs_ok;
+		h->sums_gen = d->obs_gen;
+		h->sums_instr = m->instr;
+		h->sums_run = m->run;
+		h->sums_delay = m->delay;
+		h->sums_busy = h->shape.busy;
 	}
 	if (!in->host.counters)
 		m->instr = 0;

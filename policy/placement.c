@@ -329,7 +329,7 @@ refuse_domain(struct policy_state *s, const struct policy_host *h, struct dom *d
 		snprintf(d->refuse_reason, sizeof(d->refuse_reason),
 		    "needs %d vCPU slots in the shared pool (overcommit %.2g); only %d free",
 		    n, h->overcommit, total);
-	if (!cpuset_empty(&d->bound)) {
+	if (!d->bound_none) {
 		char bs[64];
 		size_t len = strlen(d->refuse_reason);
 		cpuset_str(&d->bound, bs, sizeof(bs));
@@ -640,7 +640,7 @@ replace_off_isolated(struct policy_state *s, const struct policy_host *h, struct
 	policy_shared_pool(s, h, &pool);
 	for (int i = 0; i < s->ndoms; i++) {
 		struct dom *d = s->doms[i];
-		if (d->state != DOM_PLACED || d->isolated || cpuset_subset(&d->allot, &pool))
+		if (d->state != DOM_PLACED || d->isolated || policy_set_sub(s, &d->allot, &pool))
 			continue;
 		policy_dom_unplace(s, d);
 		step_rebuild_ownership(s);

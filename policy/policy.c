@@ -165,6 +165,7 @@ policy_dom_free(struct dom *d)
 	free(d->origin);
 	free(d->pin_step);
 	free(d->own_slot);
+	free(d->obs);
 	wakeups_state_free(d->wk);
 	free(d->annot);
 	free(d);
@@ -234,6 +235,7 @@ policy_state_new(void)
 		return NULL;
 	s->budget_cap = INT_MAX;
 	s->incremental = true;
+	s->order_n = -1;
 	if ((s->sets = cpuset_pool_new()) == NULL) {
 		free(s);
 		return NULL;
@@ -246,6 +248,12 @@ policy_state_set_incremental(struct policy_state *s, bool on)
 {
 	s->incremental = on;
 	s->own.valid = false;
+	s->order_n = -1;
+	for (int i = 0; i < s->ndoms; i++) {
+		s->doms[i]->obs_ok = false;
+		s->doms[i]->vutil_fixed = false;
+		s->doms[i]->hc.sums_ok = false;
+	}
 }
 
 void
@@ -255,6 +263,7 @@ policy_state_free(struct policy_state *s)
 		return;
 	state_reset(s);
 	cpuset_pool_free(s->sets);
+	free(s->order_prev);
 	free(s);
 }
 
@@ -317,7 +326,9 @@ policy_dom_new(const struct policy_domain_in *in)
 	d->origin = malloc(n * sizeof(int));
 	d->pin_step = calloc(n, sizeof(uint64_t));
 	d->own_slot = malloc(n * sizeof(int));
+	d->obs = malloc(n * sizeof(*d->obs));
 	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step || !d->own_slot ||
+	    !d->obs ||
 	    policy_dom_set_annot(d, NULL) < 0) {
 		policy_dom_free(d);
 		return NULL;
@@ -470,7 +481,7 @@ void
 policy_dom_allowed(const struct policy_state *s, const struct dom *d, struct cpuset *out)
 {
 	*out = d->isolated ? d->allot : s->pool;
-	if (!d->isolated && !cpuset_empty(&d->bound))
+	if (!d->isolated && !d->bound_none)
 		cpuset_and(out, out, &d->bound);
 }
 
@@ -478,14 +489,14 @@ void
 policy_dom_pool(const struct policy_state *s, const struct policy_host *h, const struct dom *d, struct cpuset *out)
 {
 	policy_shared_pool(s, h, out);
-	if (!cpuset_empty(&d->bound))
+	if (!d->bound_none)
 		cpuset_and(out, out, &d->bound);
 }
 
 bool
 policy_dom_in_bound(const struct dom *d, const struct cpuset *pus)
 {
-	return cpuset_empty(&d->bound) || cpuset_subset(pus, &d->bound);
+	return d->bound_none || cpuset_subset(pus, &d->bound);
 }
 
 void

@@ -279,6 +279,12 @@ struct home_check {
 	/* this period (home_sample()) */
 	struct trial_shape shape;
 	struct trial_sum sum;
+	/* home_sample()'s sums over the vCPUs and the samples they were made
+	 * from (struct dom obs_gen; sums_ok: made) */
+	bool sums_ok;
+	uint64_t sums_gen;
+	double sums_instr, sums_run, sums_delay;
+	int sums_busy;
 	uint64_t paused_until_ns;       /* no trial before (TRIAL_MAX_ABORTS) */
 	int doubled_periods;            /* busy vCPUs shared a core while one idled */
 	uint64_t respread_until_ns;     /* no placement_respread() before */
@@ -289,6 +295,11 @@ struct home_check {
 };
 
 enum dom_state { DOM_NEW, DOM_PLACED, DOM_REFUSED, DOM_UNMANAGED };
+
+/* A vCPU's sample as the busy fraction and the home check's sums read it. */
+struct obs_vcpu {
+	uint64_t run, delay, instr;
+};
 
 struct dom {
 	uint64_t key;
@@ -350,7 +361,15 @@ struct dom {
 	bool own_ok, own_placed, own_isolated;
 	struct cpuset own_allot;
 	int *own_slot;
+	/* the samples the busy fractions and the home check's sums read,
+	 * as last seen (obs_ok: seen; at period obs_period): obs_gen counts
+	 * the times they changed (step.c obs_same()) */
+	struct obs_vcpu *obs;
+	bool obs_ok;
+	uint64_t obs_period, obs_gen;
+	bool vutil_fixed;               /* the last update of vutil changed none */
 	struct cpuset bound;            /* policy_domain_in.bound; empty none */
+	bool bound_none;                /* ... it is empty (set with it) */
 };
 
 /* step_rebuild_ownership()'s last counts and the domains they were made
@@ -370,6 +389,8 @@ struct policy_state {
 	 * compare both) */
 	bool incremental;
 	struct own_cache own;
+	int *order_prev;                /* the last input's indices in key order ... */
+	int order_n, order_cap;         /* ... of order_n domains (-1: none) */
 	struct cpuset_pool *sets;       /* the doms' per-vCPU pins (struct dom) */
 	int ncpu;                       /* max_cpu + 1 */
 	int nllc;

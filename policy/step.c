@@ -95,6 +95,47 @@ duplicates_check(const struct policy_input *in, const int *order, struct llcd_er
 	    in->domains[bj].name, in->domains[bi].name, (unsigned long long)in->domains[bi].key);
 }
 
+/* The last step's key order, when it is this input's: the same number of
+ * domains, and its indices in turn name strictly rising keys (a
+ * permutation then, sorted, and with no key twice: what qsort_r() and
+ * duplicates_check() would find). */
+static bool
+order_again(const struct policy_state *s, const struct policy_input *in, int *order)
+{
+	const int *prev = s->order_prev;
+	int n = in->ndomains;
+
+	if (!s->incremental || prev == NULL || s->order_n != n)
+		return false;
+	for (int k = 0; k < n; k++) {
+		if (prev[k] < 0 || prev[k] >= n ||
+		    (k > 0 && in->domains[prev[k]].key <= in->domains[prev[k - 1]].key))
+			return false;
+		order[k] = prev[k];
+	}
+	return true;
+}
+
+static void
+order_keep(struct policy_state *s, const int *order, int n)
+{
+	s->order_n = -1;
+	if (!s->incremental)
+		return;
+	if (s->order_cap < n) {
+		int *p = realloc(s->order_prev, sizeof(int) * (size_t)n);
+		if (p == NULL) {
+			s->stats.nomem++;
+			return;
+		}
+		s->order_prev = p;
+		s->order_cap = n;
+	}
+	if (n > 0)
+		memcpy(s->order_prev, order, sizeof(int) * (size_t)n);
+	s->order_n = n;
+}
+
 /* --- stage 1: reconcile ---------------------------------------------------- */
 
 /* The state's domain for input di, created or reset as needed; NULL when
@@ -143,6 +184,7 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 	d->name[nl] = '\0';
 	d->guest = di->guest;
 	d->bound = di->bound;
+	d->bound_none = cpuset_empty(&d->bound);
 	d->annotated = di->annotated;
 	if (policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
 		return NULL;    /* (d stays in the state, with its old annotation) */
@@ -348,7 +390,7 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 	const struct cpuset *pool = &bpool;
 	char buf[128];
 
-	if (!cpuset_empty(&d->bound))
+	if (!d->bound_none)
 		cpuset_and(&bpool, &bpool, &d->bound);
 	if (cx->any_isolated) {
 		for (int v = 0; v < d->nvcpus; v++)
@@ -366,7 +408,7 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 	if (d->confined || !d->released_sent) {
 		struct cpuset all_host = s->topo->all;
 		cpuset_andnot(&all_host, &all_host, &cx->in->host.reserved);
-		if (!cpuset_empty(&d->bound))
+		if (!d->bound_none)
 			cpuset_and(&all_host, &all_host, &d->bound);
 		if (cpuset_empty(&all_host))
 			all_host = d->bound;    /* the bound holds only reserved CPUs */
@@ -494,14 +536,52 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	}
 }
 
+/* Whether d's vCPUs ran, waited and retired as in the last sample kept
+ * (struct obs_vcpu), at the same period; if not, this one is kept and
+ * obs_gen counts it. Never with incremental steps off. */
+static bool
+obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain_in *di, uint64_t period_ns)
+{
+	const struct policy_vcpu_sample *sm = di->vcpus;
+	struct obs_vcpu *o = d->obs;
+	uint64_t diff = d->obs_period ^ period_ns;
+
+	if (!s->incremental)
+		return false;
+	if (d->obs_ok) {
+		for (int v = 0; v < d->nvcpus; v++)
+			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay) |
+			        (sm[v].instructions ^ o[v].instr);
+		if (diff == 0)
+			return true;
+	}
+	for (int v = 0; v < d->nvcpus; v++) {
+		o[v].run = sm[v].runtime_ns;
+		o[v].delay = sm[v].run_delay_ns;
+		o[v].instr = sm[v].instructions;
+	}
+	d->obs_period = period_ns;
+	d->obs_ok = true;
+	d->obs_gen++;
+	return false;
+}
+
 static void
 steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 {
 	const struct policy_domain_in *di = &cx->in->domains[d->in_idx];
 
-	for (int v = 0; v < d->nvcpus; v++) {
-		double u = (double)di->vcpus[v].runtime_ns / (double)cx->in->period_ns;
-		d->vutil[v] = 0.5 * d->vutil[v] + 0.5 * (u > 1 ? 1 : u);
+	/* the busy fractions: an update that changed none changes none
+	 * again from the same runtimes (u and vutil are never -0) */
+	if (!obs_same(s, d, di, cx->in->period_ns) || !d->vutil_fixed) {
+		bool moved = false;
+		for (int v = 0; v < d->nvcpus; v++) {
+			double u = (double)di->vcpus[v].runtime_ns / (double)cx->in->period_ns;
+			double x = 0.5 * d->vutil[v] + 0.5 * (u > 1 ? 1 : u);
+			moved |= x != d->vutil[v];
+			d->vutil[v] = x;
+		}
+		d->vutil_fixed = !moved;
 	}
 	if (d->state != DOM_PLACED) {
 		if (!steer_unmanaged(s, cx, d))
@@ -638,12 +718,15 @@ policy_step(struct policy_state *s, const struct policy_input *in,
 	order = malloc(sizeof(int) * (size_t)(in->ndomains + 1));
 	if (order == NULL)
 		return llcd_err_set(err, "policy: out of memory");
-	for (int i = 0; i < in->ndomains; i++)
-		order[i] = i;
-	qsort_r(order, (size_t)in->ndomains, sizeof(int), cmp_in_key, (void *)in->domains);
-	if (duplicates_check(in, order, err) < 0) {
-		free(order);
-		return -1;
+	if (!order_again(s, in, order)) {
+		for (int i = 0; i < in->ndomains; i++)
+			order[i] = i;
+		qsort_r(order, (size_t)in->ndomains, sizeof(int), cmp_in_key, (void *)in->domains);
+		if (duplicates_check(in, order, err) < 0) {
+			free(order);
+			return -1;
+		}
+		order_keep(s, order, in->ndomains);
 	}
 	if (policy_state_bind_topo(s, in->host.topo) < 0) {
 		free(order);
