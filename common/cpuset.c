@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const struct cpuset cpuset_none;
+
 void
 cpuset_zero(struct cpuset *s)
 {

@@ -519,7 +519,7 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	char buf[128];
 
 	for (int v = 0; v < d->nvcpus; v++) {
-		const struct cpuset *seen = &di->vcpus[v].pinned;
+		const struct cpuset *seen = policy_sample_pin(&di->vcpus[v]);
 		/* as wanted: nothing to pin (an empty want is never pinned) */
 		if (policy_set_eq(s, seen, d->want[v]))
 			continue;
