@@ -54,6 +54,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	struct policy_domain_in *doms = calloc(NDOM, sizeof(*doms));
+	struct cpuset **pins = calloc(NDOM, sizeof(*pins));     /* the samples' pins point here */
 	struct policy_hot_report *reps = calloc(NDOM, sizeof(*reps));
 	uint64_t *busy = calloc((size_t)t->max_cpu + 1, sizeof(uint64_t));
 	uint64_t *tp = calloc((size_t)steps, sizeof(uint64_t)), *tb = calloc((size_t)steps, sizeof(uint64_t));
@@ -80,7 +81,9 @@ main(int argc, char **argv)
 		d->annot.mode = i % 3 == 0 ? POLICY_MODE_STATIC : POLICY_MODE_AGGREGATE;
 		d->annot.isolation = i < 20 ? POLICY_ISO_CORE : POLICY_ISO_NONE;
 		struct policy_vcpu_sample *s = calloc((size_t)n, sizeof(*s));
+		pins[i] = calloc((size_t)n, sizeof(**pins));
 		for (int v = 0; v < n; v++) {
+			s[v].pinned = &pins[i][v];
 			s[v].last_cpu = -1;
 			s[v].runtime_ns = (v % 10 == 0) ? period : period / 50;
 		}
@@ -105,10 +108,10 @@ main(int argc, char **argv)
 		for (int i = 0; i < NDOM; i++)
 			for (int v = 0; v < doms[i].nvcpus; v++) {
 				struct policy_vcpu_sample *s = (struct policy_vcpu_sample *)&doms[i].vcpus[v];
-				int cpu = cpuset_empty(&s->pinned) ? (i * 7 + v) % (t->max_cpu + 1)
-				    : cpuset_first(&s->pinned) + v % cpuset_count(&s->pinned);
+				int cpu = cpuset_empty(s->pinned) ? (i * 7 + v) % (t->max_cpu + 1)
+				    : cpuset_first(s->pinned) + v % cpuset_count(s->pinned);
 				if (cpu > t->max_cpu || !cpuset_isset(&t->all, cpu))
-					cpu = cpuset_first(&s->pinned);
+					cpu = cpuset_first(s->pinned);
 				s->last_cpu = cpu;
 				busy[cpu] += s->runtime_ns;
 			}
@@ -124,8 +127,7 @@ main(int argc, char **argv)
 		uint64_t t2 = llcd_mono_ns();
 		for (int a = 0; a < plan->n; a++)
 			if (plan->actions[a].type == POLICY_ACT_PIN_VCPU)
-				((struct policy_vcpu_sample *)&doms[plan->actions[a].domain].vcpus[plan->actions[a].vcpu])->pinned =
-				    plan->actions[a].cpus;
+				pins[plan->actions[a].domain][plan->actions[a].vcpu] = plan->actions[a].cpus;
 		if (step >= 0) {
 			tb[step] = t1 - t0;
 			tp[step] = t2 - t1;
@@ -145,6 +147,9 @@ main(int argc, char **argv)
 	    (unsigned long long)ps.pins, (unsigned long long)ps.pref_switches, (unsigned long long)ps.refusals);
 	for (int i = 0; i < NDOM; i++)
 		free((void *)doms[i].vcpus);
+	for (int i = 0; i < NDOM; i++)
+		free(pins[i]);
+	free(pins);
 	free(doms);
 	free(reps);
 	free(busy);

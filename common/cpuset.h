@@ -16,6 +16,10 @@ struct cpuset {
 	uint64_t w[CPUSET_WORDS];
 };
 
+/* The empty set, for pointers to a set that must not be NULL (interned
+ * sets, cpuset_pool.h; a sample's unknown pin). */
+extern const struct cpuset cpuset_none;
+
 void cpuset_zero(struct cpuset *s);
 void cpuset_set(struct cpuset *s, int cpu);          /* ignores out-of-range */
 void cpuset_clr(struct cpuset *s, int cpu);

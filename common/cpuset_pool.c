@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const struct cpuset cpuset_none;
-
 struct ent {
 	struct cpuset set;              /* first: a slot's pointer is the entry's */
 	struct ent *next;               /* same bucket */
@@ -21,6 +19,7 @@ struct cpuset_pool {
 	struct ent **b;                 /* nb buckets (a power of 2) */
 	size_t nb, n;
 	size_t nomem;                   /* cpuset_pool_set's failures */
+	bool defer;                     /* unused entries wait for collect */
 };
 
 struct cpuset_pool *
@@ -121,7 +120,7 @@ unref(struct cpuset_pool *p, const struct cpuset *s)
 	if (s == NULL || s == &cpuset_none)
 		return;
 	struct ent *e = (struct ent *)(uintptr_t)s;
-	if (--e->refs > 0)
+	if (--e->refs > 0 || p->defer)
 		return;
 	for (struct ent **pp = &p->b[e->hash & (p->nb - 1)]; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == e) {
@@ -168,6 +167,28 @@ cpuset_pool_drop(struct cpuset_pool *p, const struct cpuset **slot)
 {
 	unref(p, *slot);
 	*slot = &cpuset_none;
+}
+
+void
+cpuset_pool_defer(struct cpuset_pool *p)
+{
+	p->defer = true;
+}
+
+void
+cpuset_pool_collect(struct cpuset_pool *p)
+{
+	for (size_t i = 0; i < p->nb; i++)
+		for (struct ent **pp = &p->b[i]; *pp != NULL;) {
+			struct ent *e = *pp;
+			if (e->refs > 0) {
+				pp = &e->next;
+				continue;
+			}
+			*pp = e->next;
+			p->n--;
+			free(e);
+		}
 }
 
 size_t

@@ -9,7 +9,8 @@
  * (32,000 vCPUs: ~1 MB, not ~40 MB).
  *
  * A slot is a `const struct cpuset *`, never NULL once initialised: the
- * empty set is &cpuset_none, which the pool hands out without counting.
+ * empty set is &cpuset_none (cpuset.h), which the pool hands out without
+ * counting.
  * Readers dereference it; writers go through cpuset_pool_set (by value:
  * hashed and looked up, unless equal to the slot's set) or
  * cpuset_pool_share (another slot's pointer: no hashing). Sets are never
@@ -22,9 +23,6 @@
 #include <stddef.h>
 
 #include "cpuset.h"
-
-/* The empty set every pool hands out for an empty value. */
-extern const struct cpuset cpuset_none;
 
 struct cpuset_pool;
 
@@ -39,6 +37,12 @@ int cpuset_pool_set(struct cpuset_pool *p, const struct cpuset **slot, const str
 void cpuset_pool_share(struct cpuset_pool *p, const struct cpuset **slot, const struct cpuset *src);
 /* *slot lets go of its set and becomes &cpuset_none. */
 void cpuset_pool_drop(struct cpuset_pool *p, const struct cpuset **slot);
+
+/* From now on a set no slot holds stays, and stays valid, until the next
+ * cpuset_pool_collect (the live back-end hands its sets to the engine's
+ * samples, which are read until its next observation). */
+void cpuset_pool_defer(struct cpuset_pool *p);
+void cpuset_pool_collect(struct cpuset_pool *p);
 
 /* Distinct sets held (for tests and stats). */
 size_t cpuset_pool_count(const struct cpuset_pool *p);

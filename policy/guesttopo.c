@@ -483,7 +483,7 @@ guesttopo_dry_place(const struct policy_host *host, const struct policy_domain_i
 	/* no pins: the engine places it afresh, as it would at first sight */
 	for (int v = 0; v < dom->nvcpus; v++) {
 		samples[v].last_cpu = -1;
-		cpuset_zero(&samples[v].pinned);
+		samples[v].pinned = NULL;
 	}
 	doms[idx].vcpus = samples;
 	doms[idx].nreports = 0;

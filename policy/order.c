@@ -156,7 +156,7 @@ is_pin(enum policy_action_type type)
 static const struct cpuset *
 observed_reach(const struct policy_state *s, const struct policy_domain_in *di, int v)
 {
-	const struct cpuset *p = &di->vcpus[v].pinned;
+	const struct cpuset *p = policy_sample_pin(&di->vcpus[v]);
 
 	return policy_set_empty(s, p) ? &s->topo->all : p;
 }
@@ -326,7 +326,7 @@ order_reach(struct order *o, const struct policy_plan *plan)
 		const int nw = o->s->nwords;
 		for (int v = 0; v < di->nvcpus; v++) {
 			int f = o->base[i] + v;
-			const struct cpuset *p = &di->vcpus[v].pinned;
+			const struct cpuset *p = policy_sample_pin(&di->vcpus[v]);
 			/* not observed and not pinned now: what the engine sent */
 			if (o->target[f] == NULL && d != NULL && policy_set_empty(o->s, p) && !policy_set_empty(o->s, d->want[v]))
 				o->reach[f] = d->want[v];

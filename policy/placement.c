@@ -510,7 +510,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		return false;
 	cpuset_zero(&u);
 	for (int v = 0; v < old; v++) {
-		const struct cpuset *p = &in->vcpus[v].pinned;
+		const struct cpuset *p = policy_sample_pin(&in->vcpus[v]);
 		if (cpuset_empty(p) || !cpuset_subset(p, &t->all) || cpuset_intersects(p, &h->reserved) ||
 		    !policy_dom_in_bound(d, p))
 			return false;
@@ -559,7 +559,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		return false;
 	d->allot = u;
 	for (int v = 0; v < old; v++) {
-		const struct cpuset *p = &in->vcpus[v].pinned;
+		const struct cpuset *p = policy_sample_pin(&in->vcpus[v]);
 		/* slot: the least-loaded PU of its pin */
 		int best = cpuset_first(p);
 		CPUSET_FOREACH(cpu, p)

@@ -57,8 +57,18 @@ struct policy_vcpu_sample {
 	                                 * the tracer); 0 unknown */
 	int last_cpu;                   /* PU it last ran on, -1 unknown */
 	uint64_t instructions;          /* retired during the period (counters) */
-	struct cpuset pinned;           /* current affinity; empty = unknown */
+	/* current affinity; NULL or empty = unknown. The caller's set, read
+	 * during policy_step only (llcd's back-ends keep it until their
+	 * next observation): a pointer, not 256 bytes a vCPU */
+	const struct cpuset *pinned;
 };
+
+/* A sample's pin, never NULL: &cpuset_none when unknown. */
+static inline const struct cpuset *
+policy_sample_pin(const struct policy_vcpu_sample *s)
+{
+	return s->pinned != NULL ? s->pinned : &cpuset_none;
+}
 
 /* A hot guest process as the guest helper reported it. */
 struct policy_hot_report {

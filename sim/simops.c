@@ -83,7 +83,8 @@ sim_observe(void *arg, uint64_t now_ns, struct agent_obs *obs, struct llcd_err *
 			s->run_delay_ns = th->run_delay_ns;
 			s->last_cpu = th->pu;
 			s->instructions = w->sc->perf_counters ? th->instructions : 0;
-			s->pinned = th->pinned ? th->pin : w->usable;
+			w->seen_pin[D->base + v] = th->pinned ? th->pin : w->usable;
+			s->pinned = &w->seen_pin[D->base + v];
 		}
 		/* wakeup edges, as llcd's in-kernel tracer would count them
 		 * (the same interface: agent_obs_wakeups()) */

@@ -72,6 +72,7 @@ sim_world_free(struct sim_world *w)
 	free(w->core_owner);
 	free(w->scratch);
 	free(w->threads);
+	free(w->seen_pin);
 	free(w->llc_pool);
 	free(w->dom);
 	free(w->grp);
@@ -163,7 +164,7 @@ sim_world_new(const struct sim_scenario *sc, const struct topo *t, enum sim_poli
 		w->dom[d].nthreads = sc->domains[d].nvcpus + sc->domains[d].qemu_count;
 		w->nthreads += w->dom[d].nthreads;
 	}
-	if (!ALLOC(w->threads, w->nthreads) || !ALLOC(w->order, w->nthreads) ||
+	if (!ALLOC(w->threads, w->nthreads) || !ALLOC(w->seen_pin, w->nthreads) || !ALLOC(w->order, w->nthreads) ||
 	    !ALLOC(w->scratch, w->nthreads + w->nllc) ||
 	    !ALLOC(w->llc_pool, (size_t)w->nthreads * (size_t)w->llc_words))
 		goto oom;

@@ -133,6 +133,8 @@ struct sim_world {
 
 	int nthreads;
 	struct sim_thread *threads;
+	struct cpuset *seen_pin;        /* per thread: its pin as the last observation
+	                                 * reported it (the samples point here) */
 	uint64_t *llc_pool;
 	struct sim_dom_state *dom;
 	struct sim_group_state *grp;

@@ -122,7 +122,7 @@ main(int argc, char **argv)
 		samples[i] = calloc((size_t)doms[i].nvcpus, sizeof(**samples));
 		for (int v = 0; v < doms[i].nvcpus; v++) {
 			samples[i][v].last_cpu = -1;
-			samples[i][v].pinned = t->all;
+			samples[i][v].pinned = &t->all;
 		}
 		doms[i].vcpus = samples[i];
 	}

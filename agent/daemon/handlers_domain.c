@@ -331,12 +331,12 @@ daemon_vcpuinfo(struct daemon *d, struct control_request *req, const struct poli
 	bool have_di = false;
 	agent_dominfo_init(&di);
 	for (int v = 0; v < in->nvcpus && !have_di; v++)
-		if (cpuset_empty(&in->vcpus[v].pinned) && d->be.query->describe)
+		if (cpuset_empty(policy_sample_pin(&in->vcpus[v])) && d->be.query->describe)
 			have_di = d->be.query->describe(d->be.ctx, in->key, &di) == 0;
 	json_object *arr = json_object_new_array();
 	for (int v = 0; v < in->nvcpus; v++) {
 		const struct policy_vcpu_sample *s = &in->vcpus[v];
-		const struct cpuset *pin = &s->pinned;
+		const struct cpuset *pin = policy_sample_pin(s);
 		if (cpuset_empty(pin) && have_di && v < di.nvcpu_info && di.vcpus)
 			pin = &di.vcpus[v].affinity;
 		json_object *o = json_object_new_object();

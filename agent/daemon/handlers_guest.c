@@ -321,7 +321,7 @@ daemon_check(struct daemon *d, struct control_request *req, const struct policy_
 	 * llcd never pinned (query.h): that is where it may run, so check it as
 	 * llc-guesttopo checks a vCPU without <vcpupin>: on every host CPU */
 	for (int v = 0; pins && v < in->nvcpus; v++)
-		pins[v] = cpuset_empty(&in->vcpus[v].pinned) ? d->topo->all : in->vcpus[v].pinned;
+		pins[v] = cpuset_empty(policy_sample_pin(&in->vcpus[v])) ? d->topo->all : *in->vcpus[v].pinned;
 	if (pins == NULL || guesttopo_check(d->topo, &in->guest, in->nvcpus, pins, 64, c, &err) < 0) {
 		snprintf(req->error, sizeof(req->error), "%s", pins ? err.msg : "out of memory");
 		free(pins);

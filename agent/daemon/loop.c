@@ -524,7 +524,7 @@ reach_after(struct agent_loop *l, struct llcd_err *err)
 	for (int i = 0; i < o->ndomains; i++) {
 		l->reach_off[i] = k;
 		for (int v = 0; v < o->domains[i].nvcpus; v++) {
-			const struct cpuset *pin = &o->domains[i].vcpus[v].pinned;
+			const struct cpuset *pin = policy_sample_pin(&o->domains[i].vcpus[v]);
 			l->reach[k++] = cpuset_empty(pin) ? &t->all : pin;
 		}
 	}

@@ -132,7 +132,7 @@ recommend_fingerprint(const struct policy_host *host, uint64_t topo_gen, const s
 				h = mix_set(h, &a->groups[g].vcpus, CPUSET_WORDS);
 		}
 		for (int v = 0; v < d->nvcpus; v++)
-			h = mix_set(h, &d->vcpus[v].pinned, words);
+			h = mix_set(h, policy_sample_pin(&d->vcpus[v]), words);
 		h = mix(h, (uint64_t)d->nreports);
 	}
 	return h;

@@ -112,7 +112,6 @@ ldom_free(struct ldom *d)
 	for (int v = 0; v < d->maxvcpus; v++) {
 		vcpu_close(d, &d->v[v]);
 		lvcpu_clear(d, &d->v[v].applied);
-		lvcpu_clear(d, &d->v[v].reported);
 	}
 	if (d->tracer != NULL && d->tr_dom >= 0)
 		tracer_domain_remove(d->tracer, d->tr_dom);
@@ -155,7 +154,6 @@ ldom_resize(struct ldom *d, int maxvcpus)
 		for (int i = maxvcpus; i < d->maxvcpus; i++) {
 			vcpu_close(d, &d->v[i]);
 			lvcpu_clear(d, &d->v[i].applied);
-			lvcpu_clear(d, &d->v[i].reported);
 		}
 		d->maxvcpus = maxvcpus;
 		return 0;
@@ -167,7 +165,7 @@ ldom_resize(struct ldom *d, int maxvcpus)
 		v[i].last_cpu = -1;
 		v[i].perf_fd = -1;
 		v[i].tr_slot = -1;
-		v[i].affinity = v[i].applied = v[i].reported = &cpuset_none;
+		v[i].affinity = v[i].applied = &cpuset_none;
 	}
 	d->v = v;
 	d->maxvcpus = maxvcpus;

@@ -76,6 +76,7 @@ live_new(const struct live_config *cfg, struct llcd_err *err)
 		free(l);
 		return NULL;
 	}
+	cpuset_pool_defer(l->sets);
 	l->evfd = -1;
 	if ((l->ps = procstat_new(cfg->proc_root, err)) == NULL)
 		goto fail;

@@ -148,12 +148,11 @@ struct lvcpu {
 	bool have_prev;
 	int last_cpu;
 	/* sets of the back-end's pool (ldom.sets: one copy per distinct
-	 * set, 8 bytes here), never NULL, written through lvcpu_set */
+	 * set, 8 bytes here), never NULL, written through lvcpu_set; the
+	 * engine's samples point at them (the pool frees a set no one holds
+	 * at the next observe, not before: live.sets) */
 	const struct cpuset *affinity;  /* cached kernel affinity; empty unknown */
 	const struct cpuset *applied;   /* what llcd last pinned; empty: nothing */
-	const struct cpuset *reported;  /* the pin last written into the engine's
-	                                 * sample (observe.c): copied again only
-	                                 * when it changes */
 	bool hotplugged;                /* online since the domain's count grew,
 	                                 * not pinned by llcd yet: its affinity
 	                                 * (inherited) is reported "unknown" */
@@ -285,12 +284,6 @@ struct ldom {
 	char *error_msg;                /* (LLCD_ERR_MSG) */
 	unsigned todo;                  /* LDOM_TODO_* */
 	struct lvcpu *v;                /* maxvcpus */
-	/* the observation slot its samples went into, and in which period
-	 * (observe.c: the next period's pins are copied where they changed
-	 * only when it is the same slot of the same observation) */
-	const void *obs_at;
-	int obs_slot;
-	uint64_t obs_period;
 	int nthreads_seen;
 	uint64_t discovered_period;
 	bool threads_missing;           /* an online vCPU's thread not found */
@@ -350,7 +343,9 @@ ldom_annotated(const struct ldom *d)
 
 struct live {
 	struct live_config cfg;
-	struct cpuset_pool *sets;       /* the vCPUs' CPU sets (struct lvcpu) */
+	struct cpuset_pool *sets;       /* the vCPUs' CPU sets (struct lvcpu):
+	                                 * deferred (cpuset_pool_defer), collected
+	                                 * at the start of live_observe */
 	char state_path[PATH_MAX];
 	bool state_enabled;
 	struct virt *virt;              /* the primary connection's (uri), or NULL */

@@ -106,12 +106,9 @@ sample_vcpu(struct live *l, struct ldom *d, int v, struct policy_vcpu_sample *o,
 	return true;
 }
 
-/* kept: out holds what this function wrote for d's vCPUs the period
- * before (the same domain in the same slot, nothing to refill), so that a
- * pin is copied only where it changed. */
 static void
 sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
-              struct policy_vcpu_sample *out, bool kept)
+              struct policy_vcpu_sample *out)
 {
 	struct llcd_err e;
 	bool rediscover = false, hint = false;
@@ -165,14 +162,10 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		 * pinned yet (it inherited the pin of the QEMU thread that
 		 * made it) is "unknown" too, so that the engine places it
 		 * (adopt_domain) rather than adopting that pin. */
-		const struct cpuset *rep = (!d->touched && cpuset_subset(&l->everywhere, c->affinity)) ||
+		/* the pool's set, which stays until the next observe even if
+		 * a pin replaces it (live.sets) */
+		o->pinned = (!d->touched && cpuset_subset(&l->everywhere, c->affinity)) ||
 		    (c->hotplugged && c->applied == &cpuset_none) ? &cpuset_none : c->affinity;
-		/* 256 bytes a vCPU every period otherwise; pool sets are
-		 * equal only when they are the same set */
-		if (!kept || rep != c->reported) {
-			o->pinned = *rep;
-			lvcpu_share(d, &c->reported, rep);
-		}
 	}
 	/* The thread-count hint (hot-plug): from every /proc sample, or, when
 	 * the tracer samples, from QEMU's process (the link count of its task
@@ -339,6 +332,9 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 
 	l->period++;
 	l->now_ns = now_ns;
+	/* the last observation's samples point at these sets: the ones no
+	 * vCPU holds any more go now, as the samples are made again */
+	cpuset_pool_collect(l->sets);
 	if (live_handle_events(l, now_ns, &e) < 0)
 		log_warnx("%s", e.msg);
 	/* a write that fails (disk full, read-only) keeps the state dirty and
@@ -444,9 +440,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 			memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
 		in->reports = obs->reports[slot];
 		in->nreports = nrep;
-		bool kept = in->key == d->key && !(d->todo & LDOM_TODO_OBS) && d->obs_at == obs &&
-		    d->obs_slot == slot && d->obs_period + 1 == l->period;
-		if (!kept) {
+		if (in->key != d->key || (d->todo & LDOM_TODO_OBS)) {
 			in->key = d->key;
 			snprintf(in->name, sizeof(in->name), "%.*s", (int)sizeof(in->name) - 1, d->name);
 			in->guest = d->guest;
@@ -457,10 +451,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 				policy_annotation_defaults(&in->annot);
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
-		sample_domain(l, d, in, obs->vcpus[slot], kept);
-		d->obs_at = obs;
-		d->obs_slot = slot;
-		d->obs_period = l->period;
+		sample_domain(l, d, in, obs->vcpus[slot]);
 		react_report(l, d);
 		live_mbm_sample(l, d, in);
 		live_numa_sample(l, d, in, now_ns);

@@ -19,6 +19,7 @@
 struct h_dom {
 	struct policy_domain_in in;
 	struct policy_vcpu_sample *s;
+	struct cpuset *pin;             /* the samples' pins point here (s[v].pinned) */
 	double *demand;                 /* 0..1 per vCPU */
 	struct policy_hot_report rep[4];
 	bool running;
@@ -134,6 +135,7 @@ h_free(struct harness *h)
 	while (h->ndom > 0) {
 		struct h_dom *d = &h->dom[--h->ndom];
 		free(d->s);
+		free(d->pin);
 		free(d->demand);
 	}
 	free(h);
@@ -148,6 +150,7 @@ h_add(struct harness *h, const char *name, int nvcpus, int dies, int cores, int 
 
 	memset(d, 0, sizeof(*d));
 	d->s = calloc((size_t)nvcpus, sizeof(*d->s));
+	d->pin = calloc((size_t)nvcpus, sizeof(*d->pin));
 	d->demand = calloc((size_t)nvcpus, sizeof(double));
 	d->in.key = (uint64_t)(h->ndom + 1) * 7919u;
 	snprintf(d->in.name, sizeof(d->in.name), "%s", name);
@@ -160,7 +163,8 @@ h_add(struct harness *h, const char *name, int nvcpus, int dies, int cores, int 
 	d->running = true;
 	/* libvirt default: every vCPU may run anywhere */
 	for (int v = 0; v < nvcpus; v++) {
-		d->s[v].pinned = h->topo->all;
+		d->pin[v] = h->topo->all;
+		d->s[v].pinned = &d->pin[v];
 		d->s[v].last_cpu = -1;
 	}
 	return h->ndom++;
@@ -257,7 +261,7 @@ h_between(struct harness *h, int i, int v, const struct cpuset *old)
 	struct cpuset took, was;
 	bool iso = policy_domain_isolated(h->st, h->dom[i].in.key);
 
-	h_cores(h->topo, &h->dom[i].s[v].pinned, &took);
+	h_cores(h->topo, h->dom[i].s[v].pinned, &took);
 	h_cores(h->topo, old, &was);
 	cpuset_andnot(&took, &took, &was);
 	for (int j = 0; j < h->ndom && !cpuset_empty(&took); j++) {
@@ -265,7 +269,7 @@ h_between(struct harness *h, int i, int v, const struct cpuset *old)
 		if (j == i || !o->running || (!iso && !policy_domain_isolated(h->st, o->in.key)))
 			continue;
 		for (int u = 0; u < o->in.nvcpus; u++)
-			if (cpuset_intersects(&o->s[u].pinned, &took)) {
+			if (cpuset_intersects(o->s[u].pinned, &took)) {
 				if (h->between++ == 0)
 					snprintf(h->between_what, sizeof(h->between_what), "domain '%s' vCPU %d pinned onto a "
 					    "core domain '%s' vCPU %d is pinned to (%s)", h->dom[i].in.name, v, o->in.name, u,
@@ -355,24 +359,24 @@ h_step(struct harness *h)
 			 * unless its LLC has two busy threads more than the least
 			 * busy LLC of the pin; else take a free PU of that LLC */
 			int best_llc = -1;
-			CPUSET_FOREACH(cpu, &sm->pinned) {
+			CPUSET_FOREACH(cpu, sm->pinned) {
 				int l = topo_llc_of(h->topo, cpu);
 				if (l >= 0 && !cpuset_isset(&h->host.reserved, cpu) &&
 				    (best_llc < 0 || llc_busy[l] < llc_busy[best_llc]))
 					best_llc = l;
 			}
-			if (sm->last_cpu >= 0 && cpuset_isset(&sm->pinned, sm->last_cpu) && !taken[sm->last_cpu] &&
+			if (sm->last_cpu >= 0 && cpuset_isset(sm->pinned, sm->last_cpu) && !taken[sm->last_cpu] &&
 			    (best_llc < 0 || llc_busy[topo_llc_of(h->topo, sm->last_cpu)] < llc_busy[best_llc] + 2))
 				pick = sm->last_cpu;
-			CPUSET_FOREACH(cpu, &sm->pinned)
+			CPUSET_FOREACH(cpu, sm->pinned)
 				if (pick < 0 && !taken[cpu] && !cpuset_isset(&h->host.reserved, cpu) &&
 				    topo_llc_of(h->topo, cpu) == best_llc)
 					pick = cpu;
-			CPUSET_FOREACH(cpu, &sm->pinned)
+			CPUSET_FOREACH(cpu, sm->pinned)
 				if (pick < 0 && !taken[cpu] && !cpuset_isset(&h->host.reserved, cpu))
 					pick = cpu;
 			if (pick < 0)
-				pick = cpuset_first(&sm->pinned);
+				pick = cpuset_first(sm->pinned);
 			if (d->demand[v] >= 0.5)
 				llc_busy[topo_llc_of(h->topo, pick)]++;
 			if (d->demand[v] >= 0.5)
@@ -419,13 +423,13 @@ h_step(struct harness *h)
 		if (act->held)
 			continue;
 		if (act->type == POLICY_ACT_PIN_VCPU) {
-			old = d->s[act->vcpu].pinned;
-			d->s[act->vcpu].pinned = act->cpus;
+			old = d->pin[act->vcpu];
+			d->pin[act->vcpu] = act->cpus;
 			h_between(h, h->map[act->domain], act->vcpu, &old);
 		} else if (act->type == POLICY_ACT_RELEASE) {
 			for (int v = 0; v < d->in.nvcpus; v++) {
-				old = d->s[v].pinned;
-				d->s[v].pinned = act->cpus;
+				old = d->pin[v];
+				d->pin[v] = act->cpus;
 				h_between(h, h->map[act->domain], v, &old);
 			}
 		}
@@ -448,7 +452,7 @@ h_count(const struct harness *h, enum policy_action_type type)
 static inline int
 h_llc(const struct harness *h, int dom, int v)
 {
-	const struct cpuset *p = &h->dom[dom].s[v].pinned;
+	const struct cpuset *p = h->dom[dom].s[v].pinned;
 	int first = cpuset_first(p), cpu, l = topo_llc_of(h->topo, first);
 
 	CPUSET_FOREACH(cpu, p)

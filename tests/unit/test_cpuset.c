@@ -143,8 +143,39 @@ test_pool(void **state)
 	cpuset_pool_free(NULL);
 }
 
+/* Deferred: a set no slot holds stays readable, and is found again, until
+ * cpuset_pool_collect frees it. */
+static void
+test_pool_defer(void **state)
+{
+	(void)state;
+	struct cpuset_pool *p = cpuset_pool_new();
+	const struct cpuset *a = NULL, *seen;
+	struct cpuset x;
+
+	assert_non_null(p);
+	cpuset_pool_defer(p);
+	cpuset_zero(&x);
+	cpuset_set(&x, 5);
+	assert_int_equal(cpuset_pool_set(p, &a, &x), 0);
+	seen = a;                                       /* a sample's pointer */
+	cpuset_set(&x, 6);
+	assert_int_equal(cpuset_pool_set(p, &a, &x), 0);        /* a new pin */
+	assert_int_equal(cpuset_pool_count(p), 2);
+	assert_true(cpuset_isset(seen, 5) && !cpuset_isset(seen, 6));
+	cpuset_pool_collect(p);
+	assert_int_equal(cpuset_pool_count(p), 1);
+	cpuset_clr(&x, 6);
+	assert_int_equal(cpuset_pool_set(p, &a, &x), 0);        /* back: made again */
+	cpuset_pool_collect(p);
+	assert_int_equal(cpuset_pool_count(p), 1);
+	assert_true(cpuset_isset(a, 5) && !cpuset_isset(a, 6));
+	cpuset_pool_free(p);
+}
+
 TEST_MAIN(
 	cmocka_unit_test(test_pool),
+	cmocka_unit_test(test_pool_defer),
 	cmocka_unit_test(test_set_range),
 	cmocka_unit_test(test_parse_format_roundtrip),
 	cmocka_unit_test(test_parse_errors),

@@ -226,7 +226,7 @@ observe_unplaced(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_
 
 	for (int i = 0; rc == 0 && i < obs->ndomains; i++)
 		for (int v = 0; v < obs->domains[i].nvcpus; v++)
-			cpuset_zero(&obs->vcpus[i][v].pinned);
+			obs->vcpus[i][v].pinned = NULL;
 	return rc;
 }
 

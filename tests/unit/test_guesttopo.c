@@ -250,13 +250,16 @@ test_genoa_256_beside_another(void **state)
 	struct policy_host h;
 	struct policy_domain_in other, d;
 	struct policy_vcpu_sample s[64];
+	struct cpuset pin[64];
 
 	policy_host_defaults(&h, f.t);
 	dom_init(&other, 1, "small", 64, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	memset(s, 0, sizeof(s));
+	memset(pin, 0, sizeof(pin));
 	for (int v = 0; v < 64; v++) {
 		s[v].last_cpu = -1;
-		cpuset_set_range(&s[v].pinned, v / 16 * 16, v / 16 * 16 + 15);
+		cpuset_set_range(&pin[v], v / 16 * 16, v / 16 * 16 + 15);
+		s[v].pinned = &pin[v];
 	}
 	other.vcpus = s;
 	dom_init(&d, 2, "big", 256, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);

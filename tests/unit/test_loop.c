@@ -88,7 +88,7 @@ fake_observe(void *ctx, uint64_t now_ns, struct agent_obs *o, struct llcd_err *e
 			s->tid = 100 * (int)keys[k] + v;
 			s->runtime_ns = now_ns ? 50000000ull : 0;
 			s->last_cpu = -1;
-			s->pinned = f->pin[keys[k]][v];
+			s->pinned = &f->pin[keys[k]][v];
 		}
 	}
 	return 0;
@@ -296,7 +296,7 @@ trial_observe(void *ctx, uint64_t now_ns, struct agent_obs *o, struct llcd_err *
 			s->runtime_ns = now_ns ? (uint64_t)(u * 100000000.0) : 0;
 			s->last_cpu = pu;
 			s->instructions = (uint64_t)((double)s->runtime_ns * rate);
-			s->pinned = f->pin[k][v];
+			s->pinned = &f->pin[k][v];
 			o->cpu_busy_ns[pu] += s->runtime_ns;
 		}
 	}
@@ -488,7 +488,7 @@ perm_observe(void *ctx, uint64_t now_ns, struct agent_obs *o, struct llcd_err *e
 		s->tid = 700 + v;
 		s->runtime_ns = now_ns ? 50000000ull : 0;
 		s->last_cpu = -1;
-		s->pinned = f->pin[v];
+		s->pinned = &f->pin[v];
 	}
 	return 0;
 }

@@ -103,22 +103,22 @@ test_place_isolated_smt_pairs_one_llc(void **state)
 	/* 8 vCPUs = 4 whole cores on one LLC, never the reserved core 0 */
 	int llc = h_llc(h, d, 0);
 	for (int v = 0; v < 8; v++) {
-		const struct cpuset *p = &h->dom[d].s[v].pinned;
+		const struct cpuset *p = h->dom[d].s[v].pinned;
 		assert_int_equal(cpuset_count(p), 1);
 		assert_false(cpuset_isset(p, 0) || cpuset_isset(p, 1));
 		assert_int_equal(h_llc(h, d, v), llc);
 	}
 	/* guest SMT siblings (2k, 2k+1) on host sibling PUs of one core */
 	for (int v = 0; v < 8; v += 2) {
-		int c0 = topo_core_of(h->topo, cpuset_first(&h->dom[d].s[v].pinned));
-		int c1 = topo_core_of(h->topo, cpuset_first(&h->dom[d].s[v + 1].pinned));
+		int c0 = topo_core_of(h->topo, cpuset_first(h->dom[d].s[v].pinned));
+		int c1 = topo_core_of(h->topo, cpuset_first(h->dom[d].s[v + 1].pinned));
 		assert_int_equal(c0, c1);
-		assert_int_not_equal(cpuset_first(&h->dom[d].s[v].pinned), cpuset_first(&h->dom[d].s[v + 1].pinned));
+		assert_int_not_equal(cpuset_first(h->dom[d].s[v].pinned), cpuset_first(h->dom[d].s[v + 1].pinned));
 	}
 	int slots[8];
 	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, NULL, 8), 8);
 	for (int v = 0; v < 8; v++)
-		assert_int_equal(slots[v], cpuset_first(&h->dom[d].s[v].pinned));
+		assert_int_equal(slots[v], cpuset_first(h->dom[d].s[v].pinned));
 	assert_int_equal(policy_domain_slots(h->st, 12345, slots, NULL, 8), -1);
 	/* the emulator goes to the reserved CPUs */
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_EMULATOR), 1);
@@ -186,10 +186,10 @@ test_refuse_when_full(void **state)
 	struct cpuset pool = h->topo->all;
 	cpuset_andnot(&pool, &pool, &h->host.reserved);
 	for (int v = 0; v < 8; v++)
-		cpuset_andnot(&pool, &pool, &h->dom[0].s[v].pinned);
+		cpuset_andnot(&pool, &pool, h->dom[0].s[v].pinned);
 	assert_int_equal(cpuset_count(&pool), 6);
 	for (int v = 0; v < 8; v++)
-		assert_true(cpuset_equal(&h->dom[b].s[v].pinned, &pool));
+		assert_true(cpuset_equal(h->dom[b].s[v].pinned, &pool));
 	/* a leaves: b is placed on the next step */
 	h->dom[0].running = false;
 	assert_int_equal(h_step(h), 0);
@@ -249,15 +249,15 @@ test_unannotated_confined_as_whole(void **state)
 	struct cpuset pool;
 	pool = h->topo->all;
 	for (int v = 0; v < 4; v++)
-		cpuset_andnot(&pool, &pool, &h->dom[i].s[v].pinned);
+		cpuset_andnot(&pool, &pool, h->dom[i].s[v].pinned);
 	for (int v = 0; v < 4; v++)
-		assert_true(cpuset_equal(&h->dom[u].s[v].pinned, &pool));
+		assert_true(cpuset_equal(h->dom[u].s[v].pinned, &pool));
 	assert_int_equal(cpuset_count(&pool), 12);
 	/* iso stops: the plain domain is released */
 	h->dom[i].running = false;
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_RELEASE), 1);
-	assert_true(cpuset_equal(&h->dom[u].s[0].pinned, &h->topo->all));
+	assert_true(cpuset_equal(h->dom[u].s[0].pinned, &h->topo->all));
 	h_free(h);
 }
 
@@ -280,8 +280,8 @@ test_isolation_keeps_shared_pool(void **state)
 	int j = h_add(h, "iso2", 4, 1, 2, 2, &iso);
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_REFUSE), 0);
-	assert_int_equal(cpuset_count(&h->dom[u].s[0].pinned), 4);
-	assert_false(cpuset_intersects(&h->dom[u].s[0].pinned, &h->dom[j].s[0].pinned));
+	assert_int_equal(cpuset_count(h->dom[u].s[0].pinned), 4);
+	assert_false(cpuset_intersects(h->dom[u].s[0].pinned, h->dom[j].s[0].pinned));
 	h_free(h);
 }
 
@@ -451,7 +451,7 @@ test_squeeze_capacity_on_allowed_pus(void **state)
 	struct cpuset home[20];
 	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, home, 20), 20);
 	for (int v = 14; v < 20; v++)
-		assert_true(cpuset_equal(&h->dom[d].s[v].pinned, &home[v]));
+		assert_true(cpuset_equal(h->dom[d].s[v].pinned, &home[v]));
 	assert_int_equal(h_llc(h, d, 14), 0);
 	assert_true(info.groups[0].guarded);
 	assert_int_equal(info.groups[0].pref_llc, -1);
@@ -975,7 +975,7 @@ test_taken_vcpus_not_left_on_stale_pins(void **state)
 	struct cpuset home[32];
 	assert_int_equal(policy_domain_slots(h->st, h->dom[d].in.key, slots, home, 32), 32);
 	for (int i = 0; i < 2; i++)
-		assert_true(cpuset_equal(&h->dom[d].s[vc[i]].pinned, &home[vc[i]]));
+		assert_true(cpuset_equal(h->dom[d].s[vc[i]].pinned, &home[vc[i]]));
 	assert_int_not_equal(h_llc(h, d, 1), h_llc(h, d, 17));
 	h_free(h);
 }
@@ -1093,12 +1093,12 @@ test_annotation_change(void **state)
 	h_step(h);
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 8);
 	for (int v = 0; v < 8; v++)
-		assert_int_equal(cpuset_count(&h->dom[d].s[v].pinned), 1);
+		assert_int_equal(cpuset_count(h->dom[d].s[v].pinned), 1);
 	/* mode none: released back to the default scheduler */
 	h->dom[d].in.annot.mode = POLICY_MODE_NONE;
 	h_step(h);
 	assert_int_equal(h_count(h, POLICY_ACT_RELEASE), 1);
-	assert_true(cpuset_equal(&h->dom[d].s[0].pinned, &h->topo->all));
+	assert_true(cpuset_equal(h->dom[d].s[0].pinned, &h->topo->all));
 	h_free(h);
 }
 
@@ -1190,7 +1190,7 @@ check_isolation(struct harness *h, uint64_t seed, int step)
 			continue;
 		for (int v = 0; v < d->in.nvcpus; v++) {
 			int cpu;
-			CPUSET_FOREACH(cpu, &d->s[v].pinned) {
+			CPUSET_FOREACH(cpu, d->s[v].pinned) {
 				int c = topo_core_of(t, cpu);
 				if (owner[c] >= 0 && owner[c] != i)
 					fail_msg("seed %llu step %d: core %d carries isolated domains %d and %d",
@@ -1206,13 +1206,13 @@ check_isolation(struct harness *h, uint64_t seed, int step)
 			continue;
 		for (int v = 0; v < d->in.nvcpus; v++) {
 			int cpu;
-			CPUSET_FOREACH(cpu, &d->s[v].pinned) {
+			CPUSET_FOREACH(cpu, d->s[v].pinned) {
 				int c = topo_core_of(t, cpu);
 				if (owner[c] >= 0 && owner[c] != i)
 					fail_msg("seed %llu step %d: vCPU %d of domain %d may run on core %d of isolated domain %d",
 					    (unsigned long long)seed, step, v, i, c, owner[c]);
 			}
-			if (cpuset_intersects(&d->s[v].pinned, &h->host.reserved) &&
+			if (cpuset_intersects(d->s[v].pinned, &h->host.reserved) &&
 			    d->in.annotated && d->in.annot.mode != POLICY_MODE_NONE) {
 				struct policy_domain_info info;
 				if (policy_domain_info(h->st, d->in.key, &info) == 0 && info.managed)
@@ -1349,13 +1349,16 @@ h_grow(struct harness *h, int d, int n, const struct cpuset *inherit)
 	struct h_dom *x = &h->dom[d];
 
 	x->s = realloc(x->s, sizeof(*x->s) * (size_t)n);
+	x->pin = realloc(x->pin, sizeof(*x->pin) * (size_t)n);
 	x->demand = realloc(x->demand, sizeof(double) * (size_t)n);
 	for (int v = x->in.nvcpus; v < n; v++) {
 		memset(&x->s[v], 0, sizeof(x->s[v]));
-		x->s[v].pinned = *inherit;
+		x->pin[v] = *inherit;
 		x->s[v].last_cpu = -1;
 		x->demand[v] = 0;
 	}
+	for (int v = 0; v < n; v++)     /* the pins moved with the realloc */
+		x->s[v].pinned = &x->pin[v];
 	x->in.nvcpus = n;
 	x->in.vcpus = x->s;
 	x->in.guest.cores = n;
@@ -1373,9 +1376,9 @@ test_hotplug_keeps_pins(void **state)
 
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 4);
-	s0 = h->dom[s].s[0].pinned;
-	s1 = h->dom[s].s[1].pinned;
-	g0 = h->dom[g].s[0].pinned;
+	s0 = *h->dom[s].s[0].pinned;
+	s1 = *h->dom[s].s[1].pinned;
+	g0 = *h->dom[g].s[0].pinned;
 	cpuset_or(&u, &s0, &s1);
 	/* the new threads inherit every CPU (no emulator pin): not adopted as
 	 * they are, placed */
@@ -1386,17 +1389,17 @@ test_hotplug_keeps_pins(void **state)
 	for (int a = 0; a < h->plan->n; a++)
 		if (h->plan->actions[a].type == POLICY_ACT_PIN_VCPU)
 			assert_int_equal(h->plan->actions[a].vcpu, 2);
-	assert_true(cpuset_equal(&h->dom[s].s[0].pinned, &s0));
-	assert_true(cpuset_equal(&h->dom[s].s[1].pinned, &s1));
-	assert_true(cpuset_equal(&h->dom[g].s[0].pinned, &g0));
+	assert_true(cpuset_equal(h->dom[s].s[0].pinned, &s0));
+	assert_true(cpuset_equal(h->dom[s].s[1].pinned, &s1));
+	assert_true(cpuset_equal(h->dom[g].s[0].pinned, &g0));
 	/* static: one PU of the LLCs of the others, not one of theirs (the
 	 * least loaded) */
-	assert_int_equal(cpuset_count(&h->dom[s].s[2].pinned), 1);
+	assert_int_equal(cpuset_count(h->dom[s].s[2].pinned), 1);
 	assert_int_equal(h_llc(h, s, 2), h_llc(h, s, 0));
-	assert_false(cpuset_intersects(&h->dom[s].s[2].pinned, &u));
+	assert_false(cpuset_intersects(h->dom[s].s[2].pinned, &u));
 	/* aggregate, topology="match": the PUs of the others (their LLC) */
-	cpuset_or(&u, &h->dom[g].s[0].pinned, &h->dom[g].s[1].pinned);
-	assert_true(cpuset_equal(&h->dom[g].s[2].pinned, &u));
+	cpuset_or(&u, h->dom[g].s[0].pinned, h->dom[g].s[1].pinned);
+	assert_true(cpuset_equal(h->dom[g].s[2].pinned, &u));
 	struct policy_domain_info info = h_info(h, s);
 	assert_true(info.managed);
 	assert_int_equal(cpuset_count(&info.allotment), 3);
@@ -1407,7 +1410,7 @@ test_hotplug_keeps_pins(void **state)
 	h->dom[s].in.nvcpus = 2;
 	assert_int_equal(h_step(h), 0);
 	assert_int_equal(h_count(h, POLICY_ACT_PIN_VCPU), 0);
-	assert_true(cpuset_equal(&h->dom[s].s[0].pinned, &s0));
+	assert_true(cpuset_equal(h->dom[s].s[0].pinned, &s0));
 	h_free(h);
 }
 
@@ -1451,7 +1454,7 @@ test_reason_names_llcs(void **state)
 
 	/* the live back-end's view of threads it never pinned: "not placed" */
 	for (int v = 0; v < 2; v++)
-		cpuset_zero(&h->dom[d].s[v].pinned);
+		cpuset_zero(&h->dom[d].pin[v]);
 
 	for (int k = 0; k < 3; k++) {
 		assert_int_equal(h_step(h), 0);

@@ -33,7 +33,7 @@ static void
 assert_pins_inside(const struct harness *h, int d, const struct cpuset *b)
 {
 	for (int v = 0; v < h->dom[d].in.nvcpus; v++) {
-		const struct cpuset *p = &h->dom[d].s[v].pinned;
+		const struct cpuset *p = h->dom[d].s[v].pinned;
 		assert_false(cpuset_empty(p));
 		assert_true(cpuset_subset(p, b));
 	}
@@ -96,7 +96,7 @@ test_bound_static_and_isolated(void **state)
 	assert_pins_inside(h, s, &b1);
 	assert_pins_inside(h, i, &b2);
 	for (int v = 0; v < 2; v++)
-		assert_int_equal(cpuset_count(&h->dom[s].s[v].pinned), 1);
+		assert_int_equal(cpuset_count(h->dom[s].s[v].pinned), 1);
 	h_free(h);
 }
 

@@ -153,7 +153,7 @@ test_memory_node_outside_home_ignored(void **state)
 	for (int step = 0; step < 15; step++) {
 		assert_int_equal(h_step(a), 0);
 		if (step == 0) {
-			int home = topo_numa_of(b->topo, cpuset_first(&a->dom[da].s[0].pinned));
+			int home = topo_numa_of(b->topo, cpuset_first(a->dom[da].s[0].pinned));
 			b->dom[db].in.mem_node_valid = true;
 			b->dom[db].in.mem_node = topo_get(b->topo, TOPO_NUMA, home == 0 ? 1 : 0)->os_index;
 		}

@@ -111,8 +111,8 @@ run_trial(struct trial *tr)
 	for (int v = 0; v < 16; v++)
 		for (int u = 0; u < 16; u++) {
 			struct cpuset c;
-			h_cores(h->topo, &h->dom[s].s[v].pinned, &c);
-			assert_false(cpuset_intersects(&c, &h->dom[w].s[u].pinned));
+			h_cores(h->topo, h->dom[s].s[v].pinned, &c);
+			assert_false(cpuset_intersects(&c, h->dom[w].s[u].pinned));
 		}
 	h_free(h);
 }
