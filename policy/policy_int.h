@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cpuset_pool.h"
 #include "llcrules.h"
@@ -496,11 +497,10 @@ const struct cpuset *policy_llc_cpus(const struct policy_state *s, int llc);
 static inline bool
 policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
 {
-	uint64_t diff = 0;
-
-	for (int i = 0; i < s->nwords; i++)
-		diff |= a->w[i] ^ b->w[i];
-	return diff == 0;
+	/* a == b is common (interned sets); memcmp compares the words a
+	 * vector at a time (a word at a time cost about 45 instructions for
+	 * a 384-PU host's 6 words) */
+	return a == b || memcmp(a->w, b->w, sizeof(uint64_t) * (size_t)s->nwords) == 0;
 }
 
 static inline bool
