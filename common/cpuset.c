@@ -108,12 +108,16 @@ cpuset_next(const struct cpuset *s, int prev)
 {
 	int cpu = prev + 1;
 
-	while (cpu < CPUSET_MAX) {
-		uint64_t word = s->w[cpu / 64] >> (cpu % 64);
-		if (word)
-			return cpu + __builtin_ctzll(word);
-		cpu = (cpu / 64 + 1) * 64;
-	}
+	if (cpu >= CPUSET_MAX)
+		return -1;
+	/* the rest of cpu's word, then whole words: every CPUSET_FOREACH
+	 * ends by scanning the words after the set's last CPU */
+	uint64_t word = s->w[cpu / 64] >> (cpu % 64);
+	if (word)
+		return cpu + __builtin_ctzll(word);
+	for (int i = cpu / 64 + 1; i < CPUSET_WORDS; i++)
+		if (s->w[i])
+			return i * 64 + __builtin_ctzll(s->w[i]);
 	return -1;
 }
 

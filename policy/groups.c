@@ -85,7 +85,7 @@ groups_send_home(struct dom *d, const struct grp *g)
 
 	/* idle and guarded groups come here every period: written only
 	 * where it differs (most of the time, nowhere) */
-	CPUSET_FOREACH(v, &g->vcpus)
+	POLICY_FOREACH(v, &g->vcpus, (d->nvcpus + 63) / 64)
 		if (v < d->nvcpus)
 			dom_pin_share(d, &d->want[v], d->home[v]);
 }

@@ -201,6 +201,12 @@ state_reset(struct policy_state *s)
 	free(s->cpu_busy);
 	free(s->llc_util);
 	free(s->llc_cap);
+	free(s->llc_w);
+	free(s->llc_w0);
+	free(s->llc_w1);
+	free(s->occ);
+	s->llc_w = s->llc_w0 = s->llc_w1 = NULL;
+	s->occ = NULL;
 	free(s->av_util);
 	free(s->av_cap);
 	free(s->av_whole);
@@ -282,6 +288,10 @@ policy_state_bind_topo(struct policy_state *s, const struct topo *t)
 	s->cpu_busy = calloc((size_t)s->ncpu, sizeof(double));
 	s->llc_util = calloc((size_t)s->nllc, sizeof(double));
 	s->llc_cap = calloc((size_t)s->nllc, sizeof(double));
+	s->llc_w = calloc((size_t)s->nllc, sizeof(int));
+	s->llc_w0 = calloc((size_t)s->nllc, sizeof(int));
+	s->llc_w1 = calloc((size_t)s->nllc, sizeof(int));
+	s->occ = calloc((size_t)s->nllc, sizeof(double));
 	s->av_util = calloc((size_t)s->nllc, sizeof(double));
 	s->av_cap = calloc((size_t)s->nllc, sizeof(double));
 	s->av_whole = calloc((size_t)s->nllc, sizeof(bool));
@@ -293,9 +303,15 @@ policy_state_bind_topo(struct policy_state *s, const struct topo *t)
 	s->pu_load = calloc((size_t)s->ncpu, sizeof(int));
 	if (!s->cpu_rt || !s->cpu_rt_prev || !s->cpu_busy || !s->llc_util || !s->llc_cap || !s->av_util || !s->av_cap ||
 	    !s->av_whole || !s->view_util || !s->view_cap || !s->view_whole || !s->core_owner ||
-	    !s->llc_load || !s->pu_load) {
+	    !s->llc_load || !s->pu_load || !s->llc_w || !s->llc_w0 || !s->llc_w1 || !s->occ) {
 		state_reset(s);
 		return -1;
+	}
+	for (int l = 0; l < s->nllc; l++) {
+		const struct cpuset *c = &topo_get(t, TOPO_LLC, l)->cpus;
+		s->llc_w[l] = topo_llc_weight(t, l);
+		s->llc_w0[l] = cpuset_empty(c) ? 0 : cpuset_first(c) / 64;
+		s->llc_w1[l] = cpuset_empty(c) ? -1 : cpuset_last(c) / 64;
 	}
 	return 0;
 }

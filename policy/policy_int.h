@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cpuset_pool.h"
 #include "llcrules.h"
@@ -365,7 +366,7 @@ struct dom {
 	 * as last seen (obs_ok: seen; at period obs_period): obs_gen counts
 	 * the times they changed (step.c obs_same()) */
 	struct obs_vcpu *obs;
-	bool obs_ok;
+	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
 	uint64_t obs_period, obs_gen;
 	bool vutil_fixed;               /* the last update of vutil changed none */
 	struct cpuset bound;            /* policy_domain_in.bound; empty none */
@@ -389,6 +390,8 @@ struct policy_state {
 	 * compare both) */
 	bool incremental;
 	struct own_cache own;
+	bool kd_ok;                     /* kd is llcrules_decay(kd_period_ms, kd_epoch_ms) */
+	double kd, kd_period_ms, kd_epoch_ms;
 	int *order_prev;                /* the last input's indices in key order ... */
 	int order_n, order_cap;         /* ... of order_n domains (-1: none) */
 	struct cpuset_pool *sets;       /* the doms' per-vCPU pins (struct dom) */
@@ -401,6 +404,10 @@ struct policy_state {
 	double cpu_rt_k;                /* the factor this step decayed it by */
 	double *cpu_busy;               /* busy time per CPU this period (ns) */
 	double *llc_util, *llc_cap;     /* busy PUs per LLC this period */
+	int *llc_w;                     /* PUs per LLC (topo_llc_weight) ... */
+	int *llc_w0, *llc_w1;           /* ... and the first and last cpuset word
+	                                 * holding its PUs */
+	double *occ;                    /* a group's occupancy per LLC (steer_group) */
 	/* the same, on the PUs the domain being steered may use (its
 	 * allowed set) where that is not the whole LLC (av_whole false) */
 	double *av_util, *av_cap;
@@ -491,11 +498,10 @@ const struct cpuset *policy_llc_cpus(const struct policy_state *s, int llc);
 static inline bool
 policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
 {
-	uint64_t diff = 0;
-
-	for (int i = 0; i < s->nwords; i++)
-		diff |= a->w[i] ^ b->w[i];
-	return diff == 0;
+	/* a == b is common (interned sets); memcmp compares the words a
+	 * vector at a time (a word at a time cost about 45 instructions for
+	 * a 384-PU host's 6 words) */
+	return a == b || memcmp(a->w, b->w, sizeof(uint64_t) * (size_t)s->nwords) == 0;
 }
 
 static inline bool
@@ -506,6 +512,42 @@ policy_set_empty(const struct policy_state *s, const struct cpuset *a)
 			return false;
 	return true;
 }
+/* CPUSET_FOREACH over the first nw words of a set only: for sets that
+ * lie within them (the host's PUs: policy_state.nwords; vCPU numbers
+ * below nvcpus: (nvcpus + 63) / 64), the same CPUs in the same order,
+ * without CPUSET_FOREACH's scan of the 2,048-bit set to its end. A word
+ * is read once: the body may clear the CPU it is given, as it may under
+ * CPUSET_FOREACH, but must not set CPUs further on. */
+struct policy_iter {
+	const uint64_t *w;
+	int nw, i;
+	uint64_t bits;                  /* word i's CPUs not yet given */
+};
+
+static inline struct policy_iter
+policy_iter_start(const struct cpuset *set, int nw)
+{
+	struct policy_iter it = { set->w, nw, 0, nw > 0 ? set->w[0] : 0 };
+
+	return it;
+}
+
+static inline bool
+policy_iter_next(struct policy_iter *it, int *cpu)
+{
+	while (it->bits == 0) {
+		if (++it->i >= it->nw)
+			return false;
+		it->bits = it->w[it->i];
+	}
+	*cpu = it->i * 64 + __builtin_ctzll(it->bits);
+	it->bits &= it->bits - 1;
+	return true;
+}
+
+#define POLICY_FOREACH(cpu, set, nw) \
+	for (struct policy_iter it_ = policy_iter_start((set), (nw)); policy_iter_next(&it_, &(cpu));)
+
 /* Whether a and b share a PU; exact when either lies within the host. */
 static inline bool
 policy_set_intersects(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)

@@ -47,7 +47,7 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 	/* the view depends on allowed and cpu_busy alone, and cpu_busy only
 	 * changes between steps: the same allowed set, the same view */
 	if (s->view_step == s->step && s->view_period_ns == period_ns &&
-	    cpuset_equal(&s->view_allowed, allowed)) {
+	    policy_set_eq(s, &s->view_allowed, allowed)) {
 		memcpy(s->av_cap, s->view_cap, sizeof(double) * nl);
 		memcpy(s->av_whole, s->view_whole, sizeof(bool) * nl);
 		memcpy(s->av_util, s->view_util, sizeof(double) * nl);
@@ -56,13 +56,13 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 	for (int l = 0; l < s->nllc; l++) {
 		const struct cpuset *lc = policy_llc_cpus(s, l);
 		int n = 0;
-		for (int i = 0; i < s->nwords; i++)
+		for (int i = s->llc_w0[l]; i <= s->llc_w1[l]; i++)   /* its words */
 			n += __builtin_popcountll(lc->w[i] & allowed->w[i]);
 		s->av_cap[l] = n;
 		s->av_whole[l] = s->av_cap[l] == s->llc_cap[l];
 		s->av_util[l] = 0;
 	}
-	CPUSET_FOREACH(cpu, allowed) {
+	POLICY_FOREACH(cpu, allowed, s->nwords) {
 		int l = topo_llc_of(t, cpu);
 		double f = s->cpu_busy[cpu] / (double)period_ns;
 		if (l < 0 || s->av_whole[l])
@@ -167,12 +167,12 @@ grp_sample(struct policy_state *s, const struct dom *d, const struct policy_doma
 	}
 	g->tot_step = s->step;
 	/* zeros stay zeros: only the PUs it ran on decay */
-	CPUSET_FOREACH(cpu, &g->rt_nz) {
+	POLICY_FOREACH(cpu, &g->rt_nz, s->nwords) {    /* PUs below ncpu */
 		g->rt_ns[cpu] *= k;
 		if (g->rt_ns[cpu] == 0)
 			cpuset_clr(&g->rt_nz, cpu);
 	}
-	CPUSET_FOREACH(v, &g->vcpus) {
+	POLICY_FOREACH(v, &g->vcpus, (d->nvcpus + 63) / 64) {
 		if (v >= d->nvcpus)
 			break;
 		out->nthreads++;
@@ -208,7 +208,7 @@ grp_occupancy(const struct policy_state *s, const struct grp *g, const struct cp
 
 	*best = -1;
 	cpuset_and(&ran, allowed, &g->rt_nz);   /* elsewhere rt_ns is 0 */
-	CPUSET_FOREACH(cpu, &ran)
+	POLICY_FOREACH(cpu, &ran, s->nwords)
 		if (g->rt_ns[cpu] > 0)
 			occ[topo_llc_of(t, cpu)] += g->rt_ns[cpu] / (tot[cpu] + 1.0);
 	for (int l = 0; l < s->nllc; l++) {
@@ -601,7 +601,6 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
             const struct policy_domain_in *di, struct grp *g, double k, double epochs_per_period,
             const struct cpuset *allowed, struct policy_plan *plan)
 {
-	const struct topo *t = s->topo;
 	struct llc_rules r = policy_rules_of(s, d);
 	struct grp_sample smp;
 	double *occ;
@@ -610,15 +609,11 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
 	if (d->annot->tune.benefit_check && (in->host.counters || d->mbm_seen))
 		benefit_observe(s, in, d, di, g, plan);
-	occ = calloc((size_t)s->nllc, sizeof(double));
-	if (occ == NULL) {
-		s->stats.nomem++;
-		snprintf(g->why, sizeof(g->why), "out of memory: not steered this period");
-		return;
-	}
+	occ = s->occ;
+	memset(occ, 0, sizeof(double) * (size_t)s->nllc);
 	int mnode = grp_mem_node(s, di, allowed);
 	double occ_best = grp_occupancy(s, g, allowed, mnode, occ, &best);
-	int wbest = best >= 0 ? topo_llc_weight(t, best) : 0;
+	int wbest = best >= 0 ? s->llc_w[best] : 0;
 	grp_busy_avg(g, smp.cpus_in_use, wbest);
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
@@ -627,7 +622,6 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
 	}
-	free(occ);
 }
 
 /* A spread domain: a busy vCPU sharing an LLC with another busy one moves

@@ -146,10 +146,11 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 	int idx = policy_dom_find(s, di->key);
 	struct dom *d = idx >= 0 ? s->doms[idx] : NULL;
 	int grown_from = 0;
+	bool same_bound = d != NULL && cpuset_equal(&d->bound, &di->bound);
 
 	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
 	          (di->annotated && policy_annotation_shape_changed(d->annot, &di->annot)) ||
-	          !cpuset_equal(&d->bound, &di->bound))) {
+	          !same_bound)) {
 		/* re-place: vCPU count, annotation shape or CPU bound changed */
 		bool was_managed = d->state == DOM_PLACED || d->confined;
 		if (d->nvcpus != di->nvcpus) {
@@ -177,14 +178,17 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
 		}
 		d->released_sent = true;
 		d->grown_from = grown_from;
+		same_bound = false;     /* (a new domain's is empty) */
 	}
 	/* the name as snprintf "%s" would copy it, without its cost */
 	size_t nl = strnlen(di->name, sizeof(d->name) - 1);
 	memcpy(d->name, di->name, nl);
 	d->name[nl] = '\0';
 	d->guest = di->guest;
-	d->bound = di->bound;
-	d->bound_none = cpuset_empty(&d->bound);
+	if (!same_bound) {
+		d->bound = di->bound;
+		d->bound_none = cpuset_empty(&d->bound);
+	}
 	d->annotated = di->annotated;
 	if (policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
 		return NULL;    /* (d stays in the state, with its old annotation) */
@@ -236,7 +240,7 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 	s->cpu_rt_k = k;
 	memset(busy, 0, sizeof(double) * (size_t)s->ncpu);
 	if (in->cpu_busy_ns) {
-		CPUSET_FOREACH(cpu, &t->all)
+		POLICY_FOREACH(cpu, &t->all, s->nwords)
 			busy[cpu] = (double)in->cpu_busy_ns[cpu];
 	} else {
 		for (int i = 0; i < in->ndomains; i++) {
@@ -250,9 +254,9 @@ account(struct policy_state *s, const struct policy_input *in, double k)
 	}
 	for (int l = 0; l < s->nllc; l++) {
 		s->llc_util[l] = 0;
-		s->llc_cap[l] = topo_llc_weight(t, l);
+		s->llc_cap[l] = s->llc_w[l];
 	}
-	CPUSET_FOREACH(cpu, &t->all) {
+	POLICY_FOREACH(cpu, &t->all, s->nwords) {
 		double f = busy[cpu] / period;
 		s->cpu_rt[cpu] = s->cpu_rt[cpu] * k + busy[cpu];
 		if (f > 1.0)
@@ -445,6 +449,20 @@ pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 	d->emu_sent = true;
 }
 
+/* llcrules_decay(): pow() of the same arguments as the last domain's is
+ * the same number (most domains share their epoch). */
+static double
+step_decay(struct policy_state *s, double period_ms, double epoch_ms)
+{
+	if (!s->incremental || !s->kd_ok || s->kd_period_ms != period_ms || s->kd_epoch_ms != epoch_ms) {
+		s->kd = llcrules_decay(period_ms, epoch_ms);
+		s->kd_period_ms = period_ms;
+		s->kd_epoch_ms = epoch_ms;
+		s->kd_ok = true;
+	}
+	return s->kd;
+}
+
 /* A placed domain: its groups (aggregate) or spreading, and its emulator
  * threads. */
 static void
@@ -461,7 +479,7 @@ steer_managed(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	if (d->annot->mode == POLICY_MODE_AGGREGATE || d->annot->mode == POLICY_MODE_SPREAD)
 		home_sample(s, cx->in, d, di);
 	if (d->annot->mode == POLICY_MODE_AGGREGATE) {
-		double kd = llcrules_decay(cx->period_ms, epoch_ms);
+		double kd = step_decay(s, cx->period_ms, epoch_ms);
 		steer_view(s, &allowed, cx->in->period_ns);
 		groups_update(s, cx->in, d, di, epochs);
 		for (int g = 0; g < d->ngroups; g++)
@@ -538,20 +556,28 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 
 /* Whether d's vCPUs ran, waited and retired as in the last sample kept
  * (struct obs_vcpu), at the same period; if not, this one is kept and
- * obs_gen counts it. Never with incremental steps off. */
+ * obs_gen counts it. Without counters the instructions are read by
+ * nothing (home_sample() sums 0) and not compared: a change of the host's
+ * counters counts as a change. Never with incremental steps off. */
 static bool
-obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain_in *di, uint64_t period_ns)
+obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
+         const struct policy_input *in)
 {
 	const struct policy_vcpu_sample *sm = di->vcpus;
 	struct obs_vcpu *o = d->obs;
-	uint64_t diff = d->obs_period ^ period_ns;
+	uint64_t diff = (d->obs_period ^ in->period_ns) | (uint64_t)(d->obs_counters != in->host.counters);
 
 	if (!s->incremental)
 		return false;
-	if (d->obs_ok) {
+	if (d->obs_ok && in->host.counters) {
 		for (int v = 0; v < d->nvcpus; v++)
 			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay) |
 			        (sm[v].instructions ^ o[v].instr);
+		if (diff == 0)
+			return true;
+	} else if (d->obs_ok) {
+		for (int v = 0; v < d->nvcpus; v++)
+			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay);
 		if (diff == 0)
 			return true;
 	}
@@ -560,7 +586,8 @@ obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain
 		o[v].delay = sm[v].run_delay_ns;
 		o[v].instr = sm[v].instructions;
 	}
-	d->obs_period = period_ns;
+	d->obs_period = in->period_ns;
+	d->obs_counters = in->host.counters;
 	d->obs_ok = true;
 	d->obs_gen++;
 	return false;
@@ -573,7 +600,7 @@ steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 
 	/* the busy fractions: an update that changed none changes none
 	 * again from the same runtimes (u and vutil are never -0) */
-	if (!obs_same(s, d, di, cx->in->period_ns) || !d->vutil_fixed) {
+	if (!obs_same(s, d, di, cx->in) || !d->vutil_fixed) {
 		bool moved = false;
 		for (int v = 0; v < d->nvcpus; v++) {
 			double u = (double)di->vcpus[v].runtime_ns / (double)cx->in->period_ns;
