@@ -477,7 +477,8 @@ dom_pin_set(struct dom *d, const struct cpuset **slot, const struct cpuset *set)
 static inline void
 dom_pin_share(struct dom *d, const struct cpuset **slot, const struct cpuset *src)
 {
-	cpuset_pool_share(d->sets, slot, src);
+	if (*slot != src)       /* (idle groups' vCPUs, every period: no call) */
+		cpuset_pool_share(d->sets, slot, src);
 }
 
 /* The same, emptied. */
