@@ -45,7 +45,29 @@ int cpuset_format(const struct cpuset *s, char *buf, size_t len);
 /* The same for messages: a list cut short ends in "..."; returns buf. */
 const char *cpuset_str(const struct cpuset *s, char *buf, size_t len);
 
+/* cpuset_next with the next CPU of the same word found inline: loops over
+ * sets run for every vCPU of every step, and most steps find the next
+ * member in the word of the last one. */
+static inline int
+cpuset_next_fast(const struct cpuset *s, int prev)
+{
+	int cpu = prev + 1;
+
+	if (cpu > 0 && cpu < CPUSET_MAX && cpu % 64 != 0) {
+		uint64_t word = s->w[cpu / 64] >> (cpu % 64);
+		if (word)
+			return cpu + __builtin_ctzll(word);
+	}
+	return cpuset_next(s, prev);
+}
+
+static inline int
+cpuset_first_fast(const struct cpuset *s)
+{
+	return s->w[0] ? __builtin_ctzll(s->w[0]) : cpuset_next(s, 63);
+}
+
 #define CPUSET_FOREACH(cpu, set) \
-	for ((cpu) = cpuset_first(set); (cpu) >= 0; (cpu) = cpuset_next((set), (cpu)))
+	for ((cpu) = cpuset_first_fast(set); (cpu) >= 0; (cpu) = cpuset_next_fast((set), (cpu)))
 
 #endif

@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cpuset_pool.h"
 #include "llcrules.h"
@@ -476,7 +477,8 @@ dom_pin_set(struct dom *d, const struct cpuset **slot, const struct cpuset *set)
 static inline void
 dom_pin_share(struct dom *d, const struct cpuset **slot, const struct cpuset *src)
 {
-	cpuset_pool_share(d->sets, slot, src);
+	if (*slot != src)       /* (idle groups' vCPUs, every period: no call) */
+		cpuset_pool_share(d->sets, slot, src);
 }
 
 /* The same, emptied. */
@@ -496,11 +498,10 @@ const struct cpuset *policy_llc_cpus(const struct policy_state *s, int llc);
 static inline bool
 policy_set_eq(const struct policy_state *s, const struct cpuset *a, const struct cpuset *b)
 {
-	uint64_t diff = 0;
-
-	for (int i = 0; i < s->nwords; i++)
-		diff |= a->w[i] ^ b->w[i];
-	return diff == 0;
+	/* a == b is common (interned sets); memcmp compares the words a
+	 * vector at a time (a word at a time cost about 45 instructions for
+	 * a 384-PU host's 6 words) */
+	return a == b || memcmp(a->w, b->w, sizeof(uint64_t) * (size_t)s->nwords) == 0;
 }
 
 static inline bool

@@ -141,9 +141,10 @@ order_keep(struct policy_state *s, const int *order, int n)
 /* The state's domain for input di, created or reset as needed; NULL when
  * out of memory. */
 static struct dom *
-reconcile_one(struct policy_state *s, const struct policy_domain_in *di)
+reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hint)
 {
-	int idx = policy_dom_find(s, di->key);
+	/* the same domains as last step: the oi-th in key order is doms[oi] */
+	int idx = hint < s->ndoms && s->doms[hint]->key == di->key ? hint : policy_dom_find(s, di->key);
 	struct dom *d = idx >= 0 ? s->doms[idx] : NULL;
 	int grown_from = 0;
 	bool same_bound = d != NULL && cpuset_equal(&d->bound, &di->bound);
@@ -205,7 +206,7 @@ reconcile(struct policy_state *s, const struct policy_input *in, const int *orde
 	for (int i = 0; i < s->ndoms; i++)
 		s->doms[i]->seen = false;
 	for (int oi = 0; oi < in->ndomains; oi++) {
-		struct dom *d = reconcile_one(s, &in->domains[order[oi]]);
+		struct dom *d = reconcile_one(s, &in->domains[order[oi]], oi);
 		if (d == NULL)
 			return llcd_err_set(err, "policy: out of memory");
 		d->in_idx = order[oi];

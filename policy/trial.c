@@ -47,6 +47,17 @@ trial_init(struct trial *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* TRIAL_BUSY_TOL of bmax busy vCPUs, rounded down: at 0.10 that is
+ * bmax / 10 for every bmax from 0 to 10^7 (checked against the floor()
+ * below), without the libm call of every alike test. */
+static int
+busy_tol(int bmax)
+{
+	if (TRIAL_BUSY_TOL == 0.10 && bmax >= 0 && bmax <= 10000000)
+		return bmax / 10;
+	return (int)floor(TRIAL_BUSY_TOL * bmax + 1e-9);
+}
+
 bool
 trial_alike(const struct trial_shape *a, const struct trial_shape *b)
 {
@@ -55,7 +66,7 @@ trial_alike(const struct trial_shape *a, const struct trial_shape *b)
 
 	if (a->sig != b->sig)
 		return false;
-	if (abs(a->busy - b->busy) > (int)floor(TRIAL_BUSY_TOL * bmax + 1e-9))
+	if (abs(a->busy - b->busy) > busy_tol(bmax))
 		return false;
 	return fabs(a->demand - b->demand) <= fmax(TRIAL_DEMAND_MIN, TRIAL_DEMAND_TOL * dmax) + 1e-9;
 }
