@@ -155,8 +155,61 @@ cgbound_read_cpus(const char *dir, const char *name, struct cpuset *s, struct ll
 	return rc;
 }
 
+/* The hierarchy cgbound reads: 2 or 1, 0 none; its mount, root and file. */
+static int
+hierarchy(const struct cgbound_mounts *m, const char **mnt, const char **root, const char **file)
+{
+	if (m->v2[0] && m->v2_cpuset) {
+		*mnt = m->v2;
+		*root = m->v2_root;
+		*file = "cpuset.cpus.effective";
+		return 2;
+	}
+	if (m->v1[0]) {
+		*mnt = m->v1;
+		*root = m->v1_root;
+		*file = "cpuset.effective_cpus";
+		return 1;
+	}
+	return 0;
+}
+
+int
+cgbound_path(const struct cgbound_mounts *m, const char *proc_root, int pid, char *cg, size_t len,
+    struct llcd_err *err)
+{
+	const char *mnt, *root, *file;
+	char *slash;
+	int v, rc;
+
+	cg[0] = '\0';
+	if ((v = hierarchy(m, &mnt, &root, &file)) == 0)
+		return 0;               /* no cpuset hierarchy: no bound */
+	if ((rc = proc_cgroup(proc_root, pid, v, cg, len, err)) != 0) {
+		cg[0] = '\0';
+		return rc < 0 ? -1 : 0;
+	}
+	/* up past the cgroups libvirt made for the domain */
+	while ((slash = strrchr(cg, '/')) != NULL && slash[1] && cgbound_libvirt_made(slash + 1))
+		*(slash == cg ? slash + 1 : slash) = '\0';
+	return 0;
+}
+
 int
 cgbound_read(const struct cgbound_mounts *m, const char *proc_root, int pid, struct cgbound *out,
+    struct llcd_err *err)
+{
+	char cg[PATH_MAX];
+
+	if (cgbound_path(m, proc_root, pid, cg, sizeof(cg), err) < 0) {
+		memset(out, 0, sizeof(*out));
+		return -1;
+	}
+	return cgbound_read_path(m, cg, pid, out, err);
+}
+
+int
+cgbound_read_path(const struct cgbound_mounts *m, const char *path, int pid, struct cgbound *out,
     struct llcd_err *err)
 {
 	const char *mnt, *root, *file;
@@ -165,24 +218,10 @@ cgbound_read(const struct cgbound_mounts *m, const char *proc_root, int pid, str
 	size_t rlen;
 
 	memset(out, 0, sizeof(*out));
-	if (m->v2[0] && m->v2_cpuset) {
-		v = 2;
-		mnt = m->v2;
-		root = m->v2_root;
-		file = "cpuset.cpus.effective";
-	} else if (m->v1[0]) {
-		v = 1;
-		mnt = m->v1;
-		root = m->v1_root;
-		file = "cpuset.effective_cpus";
-	} else {
-		return 0;               /* no cpuset hierarchy: no bound */
-	}
-	if ((rc = proc_cgroup(proc_root, pid, v, cg, sizeof(cg), err)) != 0)
-		return rc < 0 ? -1 : 0;
-	/* up past the cgroups libvirt made for the domain */
-	while ((slash = strrchr(cg, '/')) != NULL && slash[1] && cgbound_libvirt_made(slash + 1))
-		*(slash == cg ? slash + 1 : slash) = '\0';
+	if ((v = hierarchy(m, &mnt, &root, &file)) == 0 || path[0] == '\0')
+		return 0;               /* no hierarchy, or the process is in none */
+	if (snprintf(cg, sizeof(cg), "%s", path) >= (int)sizeof(cg))
+		return llcd_err_set(err, "cgroup path too long: %.200s", path);
 	/* relative to the mount's root */
 	rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
 	if (rlen && (strncmp(cg, root, rlen) != 0 || (cg[rlen] != '/' && cg[rlen] != '\0')))

@@ -57,6 +57,16 @@ int cgbound_mounts_read(const char *proc_root, struct cgbound_mounts *m, struct 
 int cgbound_read(const struct cgbound_mounts *m, const char *proc_root, int pid, struct cgbound *out,
     struct llcd_err *err);
 
+/* cgbound_read() in its two steps, so that processes in one cgroup can
+ * share the second: the cgroup path of pid's cpuset cgroup, libvirt's own
+ * components left out (one read of /proc/PID/cgroup; "" when there is no
+ * cpuset hierarchy or pid is in none: no bound), 0 or -1 with err; then the
+ * bound of that path (pid only names the process in a message). */
+int cgbound_path(const struct cgbound_mounts *m, const char *proc_root, int pid, char *cg, size_t len,
+    struct llcd_err *err);
+int cgbound_read_path(const struct cgbound_mounts *m, const char *cg, int pid, struct cgbound *out,
+    struct llcd_err *err);
+
 /* dir/name (a cgroup file) as a CPU list: 0, 1 when the file does not
  * exist, -1 with err. */
 int cgbound_read_cpus(const char *dir, const char *name, struct cpuset *s, struct llcd_err *err);

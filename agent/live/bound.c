@@ -17,24 +17,35 @@
 #include "cgbound.h"
 #include "log.h"
 
+/* The mounts, and the last cgroup's bound read in the periodic pass: the
+ * domains of one cgroup share it within a period (on a libvirt host every
+ * QEMU's bound is machine.slice's, libvirt's own scopes left out), so its
+ * cpuset file is read once a period, not once a domain. */
+struct live_cgbound {
+	struct cgbound_mounts m;
+	uint64_t period;                /* last's period; 0 none */
+	char cg[PATH_MAX];              /* last's cgroup path */
+	struct cgbound last;
+};
+
 void
 live_bound_open(struct live *l)
 {
 	struct llcd_err e;
-	struct cgbound_mounts *m = calloc(1, sizeof(*m));
+	struct live_cgbound *m = calloc(1, sizeof(*m));
 
 	if (m == NULL)
 		llcd_err_set(&e, "out of memory");
-	if (m == NULL || cgbound_mounts_read(l->cfg.proc_root, m, &e) < 0) {
+	if (m == NULL || cgbound_mounts_read(l->cfg.proc_root, &m->m, &e) < 0) {
 		free(m);
 		log_warnx("cgroup mounts: %s; domains are not bounded by their cgroup cpuset", e.msg);
 		return;
 	}
 	l->cgm = m;
-	if (m->v2[0] && m->v2_cpuset)
-		log_info("CPU bounds from the cgroup v2 cpuset (%s)", m->v2);
-	else if (m->v1[0])
-		log_info("CPU bounds from the cgroup v1 cpuset hierarchy (%s)", m->v1);
+	if (m->m.v2[0] && m->m.v2_cpuset)
+		log_info("CPU bounds from the cgroup v2 cpuset (%s)", m->m.v2);
+	else if (m->m.v1[0])
+		log_info("CPU bounds from the cgroup v1 cpuset hierarchy (%s)", m->m.v1);
 	else
 		log_info("no cpuset cgroup hierarchy: domains are bounded by the host alone");
 }
@@ -62,8 +73,34 @@ str_or(const char *s, const char *none)
 	return s != NULL ? s : none;
 }
 
+/* The bound of d's QEMU into *cg: its cgroup path read, and that cgroup's
+ * set unless shared is set and another domain's read of this period was of
+ * the same cgroup. */
+static int
+read_cg(struct live *l, struct ldom *d, bool shared, struct cgbound *cg, struct llcd_err *e)
+{
+	struct live_cgbound *c = l->cgm;
+	char path[PATH_MAX];
+
+	if (!shared)
+		return cgbound_read(&c->m, l->cfg.proc_root, d->pid, cg, e);
+	if (cgbound_path(&c->m, l->cfg.proc_root, d->pid, path, sizeof(path), e) < 0)
+		return -1;
+	if (c->period != l->period || strcmp(c->cg, path) != 0) {
+		c->period = 0;
+		if (cgbound_read_path(&c->m, path, d->pid, &c->last, e) < 0)
+			return -1;
+		c->period = l->period;
+		snprintf(c->cg, sizeof(c->cg), "%s", path);
+	}
+	*cg = c->last;
+	return 0;
+}
+
+/* shared: the periodic read, which may take this period's read of the
+ * same cgroup; a check before a pin reads the set itself. */
 static void
-bound_read(struct live *l, struct ldom *d)
+bound_read(struct live *l, struct ldom *d, bool shared)
 {
 	struct llcd_err e = { "" };
 	struct cgbound cg;
@@ -73,7 +110,7 @@ bound_read(struct live *l, struct ldom *d)
 	d->bound.next_period = l->period + (uint64_t)(l->cfg.affinity_refresh > 0 ? l->cfg.affinity_refresh : 10);
 	if (l->cgm == NULL || d->pid <= 0 || d->ext)
 		return;         /* ext domains: the QMP back-end's cgroup rule (cgcpuset.h) */
-	if (cgbound_read(l->cgm, l->cfg.proc_root, d->pid, &cg, &e) < 0) {
+	if (read_cg(l, d, shared, &cg, &e) < 0) {
 		if (strcmp(ldom_str(d->bound.error), e.msg) != 0)
 			log_dom(LOG_WARNING, d->name, -1, d->pid, "CPU bound: %s; the last one read stands", e.msg);
 		ldom_str_set(&d->bound.error, LLCD_ERR_MSG, "%s", e.msg);
@@ -113,7 +150,7 @@ void
 live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in)
 {
 	if (!d->bound.read || l->period >= d->bound.next_period)
-		bound_read(l, d);
+		bound_read(l, d, true);
 	in->bound = d->bound.cpus;
 }
 
@@ -128,7 +165,7 @@ live_bound_check(struct live *l, struct ldom *d, const struct cpuset *cpus, stru
 	}
 	/* the engine planned with the bound it was given; the cgroup may
 	 * have changed since: read it again before any pin */
-	bound_read(l, d);
+	bound_read(l, d, false);
 	if (cpuset_empty(&d->bound.cpus) || cpuset_subset(cpus, &d->bound.cpus))
 		return AGENT_OK;
 	cpuset_format(cpus, a, sizeof(a));

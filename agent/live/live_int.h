@@ -42,7 +42,7 @@
 #include "virt.h"
 
 /* the drivers a domain or the back-end holds by pointer only */
-struct cgbound_mounts;
+struct live_cgbound;
 struct ldom_mbm;
 struct live_state;
 struct coresched;
@@ -381,7 +381,8 @@ struct live {
 	uint64_t prev_obs_ns;           /* the last observe()'s now_ns; 0 none */
 	const struct policyrule_set *rules;     /* policy-rule (the daemon's); NULL none */
 	struct resctrl *rc;             /* resctrl L3 monitoring; NULL: none */
-	struct cgbound_mounts *cgm;     /* the cgroup mounts (bound.c); NULL unread */
+	struct live_cgbound *cgm;       /* the cgroup mounts and the last bound
+	                                 * read (bound.c); NULL unread */
 	char mbm_reason[LLCD_ERR_MSG + 128];    /* what bandwidth monitoring there is */
 	bool have_src;                  /* a discovery source (live_set_source) */
 	struct live_source src;

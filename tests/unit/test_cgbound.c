@@ -125,6 +125,18 @@ test_v2_kubelet_systemd(void **state)
 		assert_string_equal(b.cgroup, "/kubepods.slice/kubepods-pod1234.slice/cri-containerd-ab.scope");
 		snprintf(want, sizeof(want), "%s/%s", tmp, pod);
 		assert_string_equal(b.dir, want);
+		/* in two steps: the path (libvirt's own components left out:
+		 * 100 and 101 share one), then its bound, the same */
+		char cg[PATH_MAX];
+		struct cgbound b2;
+		assert_int_equal(cgbound_path(&m, proc, pid, cg, sizeof(cg), &e), 0);
+		assert_string_equal(cg, pid == 102 ? "/kubepods.slice/kubepods-pod1234.slice/cri-containerd-ab.scope/sub" :
+		    "/kubepods.slice/kubepods-pod1234.slice/cri-containerd-ab.scope");
+		assert_int_equal(cgbound_read_path(&m, cg, pid, &b2, &e), 0);
+		assert_int_equal(b2.version, b.version);
+		assert_true(cpuset_equal(&b2.cpus, &b.cpus));
+		assert_string_equal(b2.cgroup, b.cgroup);
+		assert_string_equal(b2.dir, b.dir);
 	}
 	/* outside llcd's cgroup namespace: said, not guessed */
 	put("proc/103/cgroup", "0::/../../kubepods.slice/x\n");
