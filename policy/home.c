@@ -167,8 +167,10 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 	uint32_t sig = 0;
 
 	what[0] = '\0';
-	cpuset_zero(&all);
-	cpuset_set_range(&all, 0, d->nvcpus - 1);
+	if (di->nreports > 0) {         /* (2,048 bits to clear and set) */
+		cpuset_zero(&all);
+		cpuset_set_range(&all, 0, d->nvcpus - 1);
+	}
 	for (int r = 0; r < di->nreports; r++) {
 		const struct policy_hot_report *rep = &di->reports[r];
 		struct cpuset vc;

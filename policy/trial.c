@@ -106,10 +106,12 @@ trial_window_len(uint64_t period_ns)
 static void
 ring_push(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one)
 {
-	int keep = t->ring_n;
+	int keep = t->ring_n, low = t->ring_n - (t->win - 1);
 
-	/* the newest periods it is alike, back to the first it is not */
-	for (int i = t->ring_n - 1; i >= 0; i--)
+	/* the newest periods it is alike, back to the first it is not; no
+	 * further than the win - 1 it may keep (an older one unlike it
+	 * would keep as many) */
+	for (int i = t->ring_n - 1; i >= 0 && i >= low; i--)
 		if (!trial_alike(&t->ring_shape[(t->ring_head + i) % TRIAL_WINDOW], sh)) {
 			keep = t->ring_n - 1 - i;
 			break;
