@@ -191,6 +191,30 @@ h_add_mode(struct harness *h, const char *name, int nvcpus, int dies, int cores,
 	return h_add(h, name, nvcpus, dies, cores, threads, &a);
 }
 
+/* One random churn event for the engine tests: two times in three a
+ * domain of a random mode (isolated when rnd() % iso_mod == iso_hit),
+ * 1-10 vCPUs and random demands starts (unannotated one time in five),
+ * else a random domain stops. rnd is the test's own generator, so that
+ * each test keeps its sequence. */
+static inline void
+h_churn_one(struct harness *h, uint64_t (*rnd)(uint64_t *), uint64_t *r, uint64_t iso_mod, uint64_t iso_hit)
+{
+	if (h->ndom < H_MAXDOM && rnd(r) % 3 != 0) {
+		static const enum policy_mode modes[] = {
+			POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD, POLICY_MODE_NONE };
+		struct policy_annotation a = h_annot(modes[rnd(r) % 4],
+		    rnd(r) % iso_mod == iso_hit ? POLICY_ISO_CORE : POLICY_ISO_NONE);
+		int nv = 1 + (int)(rnd(r) % 10);
+		char name[16];
+		snprintf(name, sizeof(name), "d%d", h->ndom);
+		int d = h_add(h, name, nv, 1, nv, 1, rnd(r) % 5 == 0 ? NULL : &a);
+		for (int v = 0; v < nv; v++)
+			h->dom[d].demand[v] = (rnd(r) % 4) / 3.0;
+	} else if (h->ndom > 0) {
+		h->dom[rnd(r) % (uint64_t)h->ndom].running = false;
+	}
+}
+
 /* h_annot() with topology="match": guest die i on host LLC i. */
 static inline struct policy_annotation
 h_match(enum policy_mode mode, enum policy_isolation iso)

@@ -1234,22 +1234,8 @@ test_isolation_random_churn(void **state)
 		for (int step = 0; step < 40; step++) {
 			/* start or stop a few domains */
 			int ops = (int)(rng(&r) % 3);
-			for (int o = 0; o < ops; o++) {
-				if (h->ndom < H_MAXDOM && rng(&r) % 3 != 0) {
-					static const enum policy_mode modes[] = {
-						POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD, POLICY_MODE_NONE };
-					struct policy_annotation a = h_annot(modes[rng(&r) % 4],
-					    rng(&r) % 2 ? POLICY_ISO_CORE : POLICY_ISO_NONE);
-					int nv = 1 + (int)(rng(&r) % 10);
-					char name[16];
-					snprintf(name, sizeof(name), "d%d", h->ndom);
-					int d = h_add(h, name, nv, 1, nv, 1, rng(&r) % 5 == 0 ? NULL : &a);
-					for (int v = 0; v < nv; v++)
-						h->dom[d].demand[v] = (rng(&r) % 4) / 3.0;
-				} else if (h->ndom > 0) {
-					h->dom[rng(&r) % (uint64_t)h->ndom].running = false;
-				}
-			}
+			for (int o = 0; o < ops; o++)
+				h_churn_one(h, rng, &r, 2, 1);
 			assert_int_equal(h_step(h), 0);
 			check_isolation(h, seed, step);
 			/* and between any two of the step's pins, in the

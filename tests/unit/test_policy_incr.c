@@ -154,22 +154,8 @@ test_incr_random(void **state)
 		h->host.counters = seed % 2;
 		h->rate = crowd_rate;
 		for (int step = 0; step < 60; step++) {
-			if (rng(&r) % 6 == 0) {
-				if (h->ndom < H_MAXDOM && rng(&r) % 3 != 0) {
-					static const enum policy_mode modes[] = {
-						POLICY_MODE_STATIC, POLICY_MODE_AGGREGATE, POLICY_MODE_SPREAD, POLICY_MODE_NONE };
-					struct policy_annotation a = h_annot(modes[rng(&r) % 4],
-					    rng(&r) % 3 == 0 ? POLICY_ISO_CORE : POLICY_ISO_NONE);
-					int nv = 1 + (int)(rng(&r) % 10);
-					char name[16];
-					snprintf(name, sizeof(name), "d%d", h->ndom);
-					int d = h_add(h, name, nv, 1, nv, 1, rng(&r) % 5 == 0 ? NULL : &a);
-					for (int v = 0; v < nv; v++)
-						h->dom[d].demand[v] = (rng(&r) % 4) / 3.0;
-				} else if (h->ndom > 0) {
-					h->dom[rng(&r) % (uint64_t)h->ndom].running = false;
-				}
-			}
+			if (rng(&r) % 6 == 0)
+				h_churn_one(h, rng, &r, 3, 0);
 			if (h->ndom > 0 && rng(&r) % 8 == 0) {
 				struct h_dom *d = &h->dom[rng(&r) % (uint64_t)h->ndom];
 				d->demand[rng(&r) % (uint64_t)d->in.nvcpus] = (rng(&r) % 4) / 3.0;
