@@ -98,24 +98,27 @@ read_cg(struct live *l, struct ldom *d, bool shared, struct cgbound *cg, struct 
 }
 
 /* shared: the periodic read, which may take this period's read of the
- * same cgroup; a check before a pin reads the set itself. */
-static void
+ * same cgroup; a check before a pin reads the set itself. true: the bound
+ * changed. */
+static bool
 bound_read(struct live *l, struct ldom *d, bool shared)
 {
+	bool changed = false;
 	struct llcd_err e = { "" };
 	struct cgbound cg;
 	struct cpuset cpus;
 	char a[256], b[256];
 
 	d->bound.next_period = l->period + (uint64_t)(l->cfg.affinity_refresh > 0 ? l->cfg.affinity_refresh : 10);
+	d->bound.read_period = l->period;
 	if (l->cgm == NULL || d->pid <= 0 || d->ext)
-		return;         /* ext domains: the QMP back-end's cgroup rule (cgcpuset.h) */
+		return false;   /* ext domains: the QMP back-end's cgroup rule (cgcpuset.h) */
 	if (read_cg(l, d, shared, &cg, &e) < 0) {
 		if (strcmp(ldom_str(d->bound.error), e.msg) != 0)
 			log_dom(LOG_WARNING, d->name, -1, d->pid, "CPU bound: %s; the last one read stands", e.msg);
 		ldom_str_set(&d->bound.error, LLCD_ERR_MSG, "%s", e.msg);
 		d->bound.read = true;
-		return;
+		return false;
 	}
 	ldom_str_clear(&d->bound.error);
 	cpuset_zero(&cpus);
@@ -135,6 +138,7 @@ bound_read(struct live *l, struct ldom *d, bool shared)
 		log_dom(LOG_INFO, d->name, -1, d->pid, "CPU bound changed: cgroup %s allows %s (was %s); placed again",
 		    cg.cgroup[0] ? cg.cgroup : "(none)", cpuset_empty(&cpus) ? "every CPU" : b,
 		    cpuset_empty(&d->bound.cpus) ? "every CPU" : a);
+		changed = true;
 	} else if (!d->bound.read && !cpuset_empty(&cpus)) {
 		cpuset_format(&cpus, b, sizeof(b));
 		log_dom(LOG_INFO, d->name, -1, d->pid, "CPU bound %s: cgroup v%d cpuset %s", b, cg.version, cg.cgroup);
@@ -144,14 +148,38 @@ bound_read(struct live *l, struct ldom *d, bool shared)
 	set_str(&d->bound.cg_cgroup, cg.cgroup);
 	set_str(&d->bound.cg_dir, cg.dir);
 	d->bound.read = true;
+	return changed;
 }
 
-void
+bool
 live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in)
 {
+	bool changed = false;
+
 	if (!d->bound.read || l->period >= d->bound.next_period)
-		bound_read(l, d, true);
+		changed = bound_read(l, d, true);
 	in->bound = d->bound.cpus;
+	return changed;
+}
+
+/* One domain's bound changed: kubelet's CPU manager moves several pods'
+ * sets at once (a swap: pod a to b's CPUs and b to a's), and the kernel
+ * moves each thread only when it next runs, so the others' changes would
+ * be noticed in later periods, one at a time, and the engine would plan a
+ * period with a's new bound beside b's old placement (refusing a where b
+ * still counts). Every other domain's bound is read again in the same
+ * period (one read of each cgroup's file, shared), before the step. */
+void
+live_bound_resample(struct live *l, struct agent_obs *obs)
+{
+	for (int i = 0; i < l->ndoms; i++) {
+		struct ldom *d = l->doms[i];
+		if (d->obs_slot < 0 || d->obs_slot >= obs->ndomains || obs->domains[d->obs_slot].key != d->key ||
+		    !d->bound.read || d->bound.read_period == l->period)
+			continue;
+		bound_read(l, d, true);
+		obs->domains[d->obs_slot].bound = d->bound.cpus;
+	}
 }
 
 enum agent_result

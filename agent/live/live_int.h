@@ -77,6 +77,7 @@ struct lconn {
 struct ldom_bound {
 	bool read;                      /* read at least once (or failed) */
 	uint64_t next_period;           /* the next read */
+	uint64_t read_period;           /* the last read's */
 	struct cpuset cpus;             /* host ∩ cgroup; empty: no bound (the
 	                                 * cgroup allows every host CPU) */
 	int cg_version;                 /* the cgroup read: 1 or 2 (0: none) */
@@ -250,6 +251,8 @@ struct ldom {
 	char uuid[VIRT_UUID_LEN];
 	char name[VIRT_NAME_MAX];
 	int pid;
+	int obs_slot;                   /* its slot in this period's observation
+	                                 * (observe.c; checked by key) */
 	int nvcpus, maxvcpus;
 	bool persistent;
 	bool fake;                      /* live_add_process: not a libvirt domain */
@@ -504,7 +507,8 @@ enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct c
 void live_bound_open(struct live *l);
 void live_bound_close(struct live *l);
 /* The domain's bound into in (read again when due). */
-void live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
+bool live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
+void live_bound_resample(struct live *l, struct agent_obs *obs);
 /* Before a pin of cpus: AGENT_OK when the bound holds them, else the
  * bound is read again and, still not holding them, AGENT_TRANSIENT with
  * err saying so (nothing pinned). */

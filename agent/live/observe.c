@@ -386,6 +386,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		}
 	}
 
+	bool bound_moved = false;
 	for (int i = 0; i < l->ndoms; i++) {
 		struct ldom *d = l->doms[i];
 		int slot;
@@ -455,9 +456,12 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		react_report(l, d);
 		live_mbm_sample(l, d, in);
 		live_numa_sample(l, d, in, now_ns);
-		live_bound_sample(l, d, in);
+		d->obs_slot = slot;
+		bound_moved |= live_bound_sample(l, d, in);
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}
+	if (bound_moved)
+		live_bound_resample(l, obs);
 	return 0;
 }

@@ -176,6 +176,15 @@ tail -n +"$((from + 1))" "$LIVE_LOG" | awk -v a="$A" -v b="$B" -v sa="$na" -v sb
 	}
 	END { exit bad }' || e2e_fail "a pin outside the pod's CPU set (above)"
 ! grep -E "domain ($A|$B).*(failed|no longer managed)" "$LIVE_LOG" || e2e_fail "a pin failed (above)"
+# both bounds taken in one period, whichever thread the kernel moved
+# first (a period logs one "wakeups over" line a domain): the engine never
+# plans one pod's new set beside the other's old placement (a swap would
+# refuse the first: its new CPU still counted as the other's)
+tail -n +"$((from + 1))" "$LIVE_LOG" | awk '
+	/: CPU bound changed: / { n++; if (n == 2) { exit bad } ; next }
+	n == 1 && /: wakeups over / { d = $2; if (seen[d]++) bad = 1 }
+	END { exit bad || n < 2 }' ||
+	e2e_fail "the two pods' bound changes were taken in different periods (or not both): $(tail -n +"$((from + 1))" "$LIVE_LOG" | grep -E ': CPU bound changed: |: wakeups over ' | head -n 8 | tr '\n' '|')"
 [ "$(cat "$(pod_cgroup a)/cpuset.cpus")" = "$na" ] && [ "$(cat "$(pod_cgroup b)/cpuset.cpus")" = "$nb" ] ||
 	e2e_fail "a pod's cpuset.cpus is not what kubelet (the test) wrote"
 e2e_ok "$A inside $na, $B inside $nb; $(tail -n +"$((from + 1))" "$LIVE_LOG" | grep -c ': pinned to ') pins, none outside"
