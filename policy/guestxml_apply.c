@@ -272,10 +272,11 @@ indent_of(const struct scan *sc, const struct el *e, char *buf, size_t len)
 {
 	long n = indent_len(sc, e->start);
 
-	if (n < 0)
+	/* an indentation that does not fit is dropped, not cut: a cut one
+	 * would be read back as another, and a second apply would move the
+	 * lines again (fuzz_guestxml: apply twice gives the same XML) */
+	if (n < 0 || (size_t)n >= len)
 		n = 0;
-	if ((size_t)n >= len)
-		n = (long)len - 1;
 	memcpy(buf, sc->s + e->start - (size_t)n, (size_t)n);
 	buf[n] = '\0';
 }
@@ -311,7 +312,10 @@ child_indent(const struct editor *ed, const struct el *p, char *buf, size_t len)
 		return;
 	}
 	indent_of(ed->sc, p, buf, len);
-	snprintf(buf + strlen(buf), len - strlen(buf), "%s", ed->unit);
+	if (strlen(buf) + strlen(ed->unit) >= len)
+		buf[0] = '\0';         /* does not fit: none (indent_of) */
+	else
+		strcat(buf, ed->unit);
 }
 
 /* Remove an element, with its line when it has one of its own. */

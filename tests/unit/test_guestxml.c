@@ -150,6 +150,64 @@ check_golden(const char *host, const char *in, const char *golden, unsigned part
 	guesttopo_rec_free(rec);
 }
 
+/* Indentation longer than the editor's buffers (fuzz_guestxml found one
+ * of 129 tabs): applying twice gives the same XML, the new lines are not
+ * moved by a cut indentation read back as another. */
+static void
+test_deep_indentation(void **state)
+{
+	char pad[301], xml[4096];
+	struct guesttopo_cell cells[2];
+	struct cpuset pins[4];
+	size_t olen, o2len;
+	struct llcd_err err;
+	char *out = NULL, *out2 = NULL;
+
+	(void)state;
+	for (int n = 100; n <= 300; n += 25) {
+		memset(pad, '\t', (size_t)n);
+		pad[n] = '\0';
+		snprintf(xml, sizeof(xml),
+		    "<domain type='kvm'>\n%s<name>deep</name>\n%s<memory unit='MiB'>2048</memory>\n"
+		    "%s<vcpu>4</vcpu>\n%s<os>\n%s  <type arch='x86_64' machine='q35'>hvm</type>\n%s</os>\n</domain>\n",
+		    pad, pad, pad, pad, pad, pad);
+		/* fuzz_guestxml's recommendation: 2 sockets, 2 cells */
+		struct guesttopo_rec *rec = guesttopo_rec_new();
+		assert_non_null(rec);
+		rec->nvcpus = 4;
+		rec->topo = (struct policy_guest_topo){ 2, 1, 1, 1, 2 };
+		rec->cache_mode = "emulate";
+		rec->ncells = 2;
+		rec->cells = cells;
+		rec->pins = pins;
+		for (int c = 0; c < 2; c++) {
+			cells[c] = (struct guesttopo_cell){ .host_node = c, .nvcpus = 2 };
+			cpuset_set_range(&cells[c].vcpus, 2 * c, 2 * c + 1);
+			cpuset_set(&rec->nodeset, c);
+		}
+		for (int v = 0; v < 4; v++) {
+			cpuset_zero(&pins[v]);
+			cpuset_set(&pins[v], v);
+		}
+		cpuset_set_range(&rec->emulator, 0, 3);
+		if (guestxml_apply(xml, strlen(xml), rec, GUESTXML_ALL, &out, &olen, &err) < 0)
+			fail_msg("indentation %d: %s", n, err.msg);
+		assert_non_null(strstr(out, "<cell id='1'"));
+		if (guestxml_apply(out, olen, rec, GUESTXML_ALL, &out2, &o2len, &err) < 0)
+			fail_msg("indentation %d, second apply: %s", n, err.msg);
+		if (o2len != olen || memcmp(out, out2, olen) != 0)
+			fail_msg("indentation %d: a second apply changed the XML:\n%s\n---\n%s", n, out, out2);
+		free(out);
+		free(out2);
+		out = out2 = NULL;
+		rec->cells = NULL;      /* the test's arrays */
+		rec->pins = NULL;
+		rec->ncells = 0;
+		rec->cache_mode = NULL;
+		guesttopo_rec_free(rec);
+	}
+}
+
 static void
 test_golden_rich(void **state)
 {
@@ -479,4 +537,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_small_rewrites),
 	cmocka_unit_test(test_read),
 	cmocka_unit_test(test_read_pins),
-	cmocka_unit_test(test_diff))
+	cmocka_unit_test(test_diff),
+	cmocka_unit_test(test_deep_indentation))
