@@ -150,6 +150,13 @@ cpuset_pool_set(struct cpuset_pool *p, const struct cpuset **slot, const struct 
 }
 
 void
+cpuset_pool_set_or_none(struct cpuset_pool *p, const struct cpuset **slot, const struct cpuset *set)
+{
+	if (cpuset_pool_set(p, slot, set) < 0)
+		cpuset_pool_drop(p, slot);
+}
+
+void
 cpuset_pool_share(struct cpuset_pool *p, const struct cpuset **slot, const struct cpuset *src)
 {
 	const struct cpuset *old = *slot;

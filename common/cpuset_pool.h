@@ -33,6 +33,10 @@ void cpuset_pool_free(struct cpuset_pool *p);
 /* *slot becomes the pool's copy of set (*slot may be NULL: nothing held).
  * Returns 0, or -1 out of memory with *slot unchanged. */
 int cpuset_pool_set(struct cpuset_pool *p, const struct cpuset **slot, const struct cpuset *set);
+/* cpuset_pool_set, and out of memory *slot becomes &cpuset_none (counted in
+ * cpuset_pool_nomem): for holders to whom an empty set means "unknown, made
+ * again" (the engine's pins, the live back-end's affinities). */
+void cpuset_pool_set_or_none(struct cpuset_pool *p, const struct cpuset **slot, const struct cpuset *set);
 /* *slot becomes src, a set of this pool or &cpuset_none (another slot's). */
 void cpuset_pool_share(struct cpuset_pool *p, const struct cpuset **slot, const struct cpuset *src);
 /* *slot lets go of its set and becomes &cpuset_none. */

@@ -470,8 +470,7 @@ int policy_dom_insert(struct policy_state *s, struct dom *d);
 static inline void
 dom_pin_set(struct dom *d, const struct cpuset **slot, const struct cpuset *set)
 {
-	if (cpuset_pool_set(d->sets, slot, set) < 0)
-		cpuset_pool_drop(d->sets, slot);
+	cpuset_pool_set_or_none(d->sets, slot, set);
 }
 
 static inline void

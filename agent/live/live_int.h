@@ -436,8 +436,7 @@ void ldom_set_nvcpus(struct ldom *d, int nvcpus);
 static inline void
 lvcpu_set(struct ldom *d, const struct cpuset **slot, const struct cpuset *set)
 {
-	if (cpuset_pool_set(d->sets, slot, set) < 0)
-		cpuset_pool_drop(d->sets, slot);
+	cpuset_pool_set_or_none(d->sets, slot, set);
 }
 
 static inline void
