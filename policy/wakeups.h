@@ -77,7 +77,8 @@ struct policy_wakeups {
  * A connected set of links that is not a group is split: first its links
  * that no other member backs are cut (a link {a, b} with fewer than
  * WAKEUPS_OVERLAP x (min(deg a, deg b) - 1) common linked neighbours: a
- * bridge, a spoke, the links of a bipartite graph), else its member with
+ * bridge, a spoke, the links of a bipartite graph; not a spoke at least
+ * WAKEUPS_SPOKE_FACTOR times each other link of its hub), else its member with
  * the fewest links (or, when dense, the lowest share) leaves; the rest is
  * tried again. docs/design.md explains the numbers.
  *
@@ -114,6 +115,8 @@ struct policy_wakeups {
 #define WAKEUPS_SHARE_STAY 0.35         /* ... or this, when grouped before */
 #define WAKEUPS_OVERLAP 0.5             /* links backed by fewer common
                                          * neighbours are cut (splitting) */
+#define WAKEUPS_SPOKE_FACTOR 4.0        /* ... but not a spoke this many times
+                                         * its hub's every other link */
 #define WAKEUPS_MAX_GROUPS 64           /* groups per domain */
 #define WAKEUPS_FORGET_HZ 0.5           /* untracked below this (not candidates) */
 
