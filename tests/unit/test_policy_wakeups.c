@@ -428,6 +428,51 @@ test_judges_act(void **state)
 	}
 }
 
+/* The host's judges changed while the engine runs (llcctl tune
+ * unjudged-groups act and back; counters found): the group formed while
+ * nothing could judge it is acted on in the period after the change and
+ * let go in the period after the change back. Run as
+ * test_policy_wakeups_shadow, an engine that recomputes everything beside
+ * the incremental one plans the same in every period of the flips. */
+static void
+test_unjudged_tuned_midrun(void **state)
+{
+	struct policy_annotation a;
+	struct harness *h = wk_host_default(&a);
+	int d = xs_domain(h, &a);
+	struct policy_domain_info info;
+	const struct policy_group_info *g;
+
+	wk_periods(h, d, 30, 8, 140);
+	info = h_info(h, d);
+	g = find_rule(&info, POLICY_GROUP_WAKEUPS);
+	assert_non_null(g);
+	assert_true(g->unjudged);
+	assert_int_equal(g->pref_llc, -1);
+	for (int round = 0; round < 2; round++) {
+		if (round == 0)
+			h->host.act_unjudged = true;
+		else
+			h->host.counters = true;
+		wk_periods(h, d, 1, 8, 140);
+		info = h_info(h, d);
+		g = find_rule(&info, POLICY_GROUP_WAKEUPS);
+		assert_non_null(g);
+		assert_false(g->unjudged);
+		assert_true(g->pref_llc >= 0);
+		wk_periods(h, d, 10, 8, 140);
+		h->host.act_unjudged = h->host.counters = false;
+		wk_periods(h, d, 1, 8, 140);
+		info = h_info(h, d);
+		g = find_rule(&info, POLICY_GROUP_WAKEUPS);
+		assert_non_null(g);
+		assert_true(g->unjudged);
+		assert_int_equal(g->pref_llc, -1);
+		wk_periods(h, d, 10, 8, 140);
+	}
+	h_free(h);
+}
+
 /* A guest-reported group needs no judge of its own: the helper names a
  * process, which is what shares data. */
 static void
@@ -485,5 +530,6 @@ TEST_MAIN(
 	cmocka_unit_test(test_weak_link_two_groups),
 	cmocka_unit_test(test_unjudged_shown_not_acted),
 	cmocka_unit_test(test_judges_act),
+	cmocka_unit_test(test_unjudged_tuned_midrun),
 	cmocka_unit_test(test_reported_group_acted_without_judge),
 	cmocka_unit_test(test_bad_edges_refused))
