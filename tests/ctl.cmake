@@ -24,6 +24,7 @@ target_include_directories(test_perfcount PRIVATE ${CMAKE_SOURCE_DIR}/agent/driv
 llcd_unit_test(test_resctrl SOURCES unit/test_resctrl.c ../agent/drivers/resctrl.c LIBS llcpolicy)
 target_include_directories(test_resctrl PRIVATE ${CMAKE_SOURCE_DIR}/agent/drivers)
 llcd_unit_test(test_metrics SOURCES unit/test_metrics.c LIBS llcd_core)
+llcd_unit_test(test_recommend SOURCES unit/test_recommend.c LIBS llcd_core)
 llcd_unit_test(test_httpd SOURCES unit/test_httpd.c LIBS llcd_core)
 llcd_unit_test(test_daemon SOURCES unit/test_daemon.c LIBS llcsim_daemon)
 target_compile_definitions(test_daemon PRIVATE LLCD_SRC="${CMAKE_SOURCE_DIR}")

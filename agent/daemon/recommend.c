@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cpuset_pool.h"
 
 /* A copy of the observation, shared by the jobs on one fingerprint. */
 struct snap {
@@ -23,6 +24,10 @@ struct snap {
 	struct policy_domain_in *domains;
 	struct policy_vcpu_sample *vcpus;
 	struct policy_hot_report *reports;
+	/* the vCPUs' pins: the samples point into the back-end's sets,
+	 * which last only until its next observation (policy.h), and a job
+	 * may run after it; copied here, one copy per distinct set */
+	struct cpuset_pool *pins;
 };
 
 struct job {
@@ -141,6 +146,16 @@ recommend_fingerprint(const struct policy_host *host, uint64_t topo_gen, const s
 /* --- snapshots ------------------------------------------------------------ */
 
 static void
+snap_free(struct snap *s)
+{
+	free(s->domains);
+	free(s->vcpus);
+	free(s->reports);
+	cpuset_pool_free(s->pins);
+	free(s);
+}
+
+static void
 snap_put(struct recommend *r, struct snap *s)
 {
 	bool last;
@@ -152,10 +167,7 @@ snap_put(struct recommend *r, struct snap *s)
 	pthread_mutex_unlock(&r->mu);
 	if (!last)
 		return;
-	free(s->domains);
-	free(s->vcpus);
-	free(s->reports);
-	free(s);
+	snap_free(s);
 }
 
 static struct snap *
@@ -179,11 +191,9 @@ snap_new(const struct policy_host *host, uint64_t fp, const struct agent_obs *ob
 	s->domains = calloc((size_t)obs->ndomains + 1, sizeof(*s->domains));
 	s->vcpus = calloc(nv + 1, sizeof(*s->vcpus));
 	s->reports = calloc(nr + 1, sizeof(*s->reports));
-	if (!s->domains || !s->vcpus || !s->reports) {
-		free(s->domains);
-		free(s->vcpus);
-		free(s->reports);
-		free(s);
+	s->pins = cpuset_pool_new();
+	if (!s->domains || !s->vcpus || !s->reports || !s->pins) {
+		snap_free(s);
 		llcd_err_set(err, "out of memory for a copy of %d domains", obs->ndomains);
 		return NULL;
 	}
@@ -193,6 +203,18 @@ snap_new(const struct policy_host *host, uint64_t fp, const struct agent_obs *ob
 		struct policy_domain_in *c = &s->domains[i];
 		*c = *d;
 		memcpy(s->vcpus + nv, d->vcpus, sizeof(*s->vcpus) * (size_t)d->nvcpus);
+		for (int v = 0; v < d->nvcpus; v++) {
+			struct policy_vcpu_sample *sm = &s->vcpus[nv + (size_t)v];
+			const struct cpuset *own = NULL;
+			if (sm->pinned == NULL)
+				continue;
+			if (cpuset_pool_set(s->pins, &own, sm->pinned) < 0) {
+				snap_free(s);
+				llcd_err_set(err, "out of memory for a copy of %d domains' pins", obs->ndomains);
+				return NULL;
+			}
+			sm->pinned = own;
+		}
 		c->vcpus = s->vcpus + nv;
 		nv += (size_t)d->nvcpus;
 		if (d->nreports > 0)

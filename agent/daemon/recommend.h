@@ -18,7 +18,10 @@
  * only the load does.
  *
  * Memory: a snapshot is a copy of the observation's domains, vCPU samples
- * and hot reports (~5 MB for 2,000 domains of 4 vCPUs); at most
+ * and hot reports (~5 MB for 2,000 domains of 4 vCPUs), and of the
+ * samples' pins, one copy per distinct set (the back-end's sets they
+ * point at last only until its next observation, and a job may run
+ * later); at most
  * RECOMMEND_MAX_JOBS jobs wait, each a key and a reference to a snapshot,
  * and a snapshot is freed with its last job. The worker reads the
  * snapshot's topology, which the daemon keeps alive while

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* test_recommend.c - the recommendation worker (agent/daemon/recommend.c)
+ * on a copy of the observation: a job runs after the loop has moved on,
+ * so the copy owns everything it reads. The vCPU samples' pins point into
+ * the back-end's sets, which last only until its next observation
+ * (policy.h); the snapshot once copied the pointers, and a job computed
+ * after the back-end let go of a set read freed memory (ASan's unit run
+ * catches the read; without ASan the scribbled pins below are what the
+ * dry placement would have seen). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "annotation.h"
+#include "recommend.h"
+#include "test_main.h"
+#include "topo_hwloc.h"
+
+#define NDOM 3
+#define NV 4
+
+static struct recommend_result *
+wait_result(struct recommend *r)
+{
+	struct recommend_result *res = NULL;
+
+	for (int i = 0; i < 600 && res == NULL; i++) {
+		struct pollfd p = { .fd = recommend_fd(r), .events = POLLIN };
+		poll(&p, 1, 100);
+		res = recommend_take(r);
+	}
+	return res;
+}
+
+static void
+test_job_after_pins_freed(void **state)
+{
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 [numa] l3:4 core:4 pu:2", &err);
+	struct agent_obs *obs = agent_obs_new();
+	struct policy_host host;
+	struct cpuset *pins[NDOM];
+	struct recommend *r;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(obs);
+	policy_host_defaults(&host, t);
+	assert_int_equal(agent_obs_begin(obs, t->max_cpu + 1, &err), 0);
+	for (int i = 0; i < NDOM; i++) {
+		int slot = agent_obs_add(obs, NV, 0, &err);
+		assert_int_equal(slot, i);
+		struct policy_domain_in *d = &obs->domains[slot];
+		d->key = 100 + (uint64_t)i;
+		snprintf(d->name, sizeof(d->name), "d%d", i);
+		d->nvcpus = NV;
+		d->annotated = true;
+		policy_annotation_defaults(&d->annot);
+		d->annot.mode = POLICY_MODE_AGGREGATE;
+		pins[i] = calloc(NV, sizeof(struct cpuset));
+		assert_non_null(pins[i]);
+		for (int v = 0; v < NV; v++) {
+			struct policy_vcpu_sample *sm = &obs->vcpus[slot][v];
+			memset(sm, 0, sizeof(*sm));
+			sm->last_cpu = -1;
+			cpuset_set_range(&pins[i][v], 8 * i, 8 * i + 7);        /* LLC i */
+			sm->pinned = &pins[i][v];
+		}
+	}
+	r = recommend_new(&err);
+	assert_non_null(r);
+	assert_int_equal(recommend_submit(r, &host, 1, obs, 100, &err), 0);
+	/* the back-end's next observation: its sets change and go */
+	for (int i = 0; i < NDOM; i++) {
+		memset(pins[i], 0xa5, NV * sizeof(struct cpuset));
+		free(pins[i]);
+	}
+	struct recommend_result *res = wait_result(r);
+	assert_non_null(res);
+	if (res->rc != 0)
+		fail_msg("recommendation failed: %s", res->error);
+	assert_int_equal(res->key, 100);
+	assert_non_null(res->rec);
+	recommend_result_free(res);
+	recommend_free(r);
+	agent_obs_free(obs);
+	topo_free(t);
+}
+
+TEST_MAIN(cmocka_unit_test(test_job_after_pins_freed))
