@@ -7,13 +7,19 @@
  * guest reports on a quarter of the domains. After placement settles, it
  * times steady-state steps and, side by side in the same loop, a baseline
  * that only reads every sample once (the least any policy must do), and
- * prints both with their ratio. Usage: policy_step [STEPS] (default 300).
+ * prints both with their ratio. The samples' pins are sets of a pool the
+ * engine interns its own pins in (policy_state_share_sets), as llcd's live
+ * back-end hands them; --copies: each vCPU's pin a copy of its own, as
+ * llcd-sim and the tests hand them (the engine compares them bit by bit).
+ * Usage: policy_step [STEPS] [--copies] (default 300 steps).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "cpuset_pool.h"
 #include "policy.h"
 #include "topo_hwloc.h"
 
@@ -47,6 +53,7 @@ int
 main(int argc, char **argv)
 {
 	int steps = argc > 1 ? atoi(argv[1]) : 300;
+	bool copies = argc > 2 && strcmp(argv[2], "--copies") == 0;
 	struct llcd_err err;
 	struct topo *t = topo_load("pack:2 [numa] l3:12 core:8 pu:2", &err);
 	if (t == NULL || steps < 1) {
@@ -54,7 +61,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	struct policy_domain_in *doms = calloc(NDOM, sizeof(*doms));
-	struct cpuset **pins = calloc(NDOM, sizeof(*pins));     /* the samples' pins point here */
+	struct cpuset **pins = calloc(NDOM, sizeof(*pins));     /* --copies: the samples' pins point here */
+	const struct cpuset ***ipins = calloc(NDOM, sizeof(*ipins));    /* else: sets of the pool */
+	struct cpuset_pool *pool = cpuset_pool_new();
 	struct policy_hot_report *reps = calloc(NDOM, sizeof(*reps));
 	uint64_t *busy = calloc((size_t)t->max_cpu + 1, sizeof(uint64_t));
 	uint64_t *tp = calloc((size_t)steps, sizeof(uint64_t)), *tb = calloc((size_t)steps, sizeof(uint64_t));
@@ -62,6 +71,11 @@ main(int argc, char **argv)
 	struct policy_plan *plan = policy_plan_new();
 	struct policy_input in;
 	int total = 0;
+
+	if (pool == NULL || (!copies && policy_state_share_sets(st, pool) < 0)) {
+		fprintf(stderr, "policy_step: out of memory\n");
+		return 1;
+	}
 	uint64_t period = 1000000000ull;
 
 	policy_host_defaults(&in.host, t);
@@ -82,8 +96,10 @@ main(int argc, char **argv)
 		d->annot.isolation = i < 20 ? POLICY_ISO_CORE : POLICY_ISO_NONE;
 		struct policy_vcpu_sample *s = calloc((size_t)n, sizeof(*s));
 		pins[i] = calloc((size_t)n, sizeof(**pins));
+		ipins[i] = calloc((size_t)n, sizeof(**ipins));
 		for (int v = 0; v < n; v++) {
-			s[v].pinned = &pins[i][v];
+			ipins[i][v] = &cpuset_none;
+			s[v].pinned = copies ? &pins[i][v] : ipins[i][v];
 			s[v].last_cpu = -1;
 			s[v].runtime_ns = (v % 10 == 0) ? period : period / 50;
 		}
@@ -125,9 +141,18 @@ main(int argc, char **argv)
 			return 1;
 		}
 		uint64_t t2 = llcd_mono_ns();
-		for (int a = 0; a < plan->n; a++)
-			if (plan->actions[a].type == POLICY_ACT_PIN_VCPU)
-				pins[plan->actions[a].domain][plan->actions[a].vcpu] = plan->actions[a].cpus;
+		for (int a = 0; a < plan->n; a++) {
+			const struct policy_action *x = &plan->actions[a];
+			if (x->type != POLICY_ACT_PIN_VCPU)
+				continue;
+			if (copies) {
+				pins[x->domain][x->vcpu] = x->cpus;
+			} else {
+				cpuset_pool_set_or_none(pool, &ipins[x->domain][x->vcpu], &x->cpus);
+				((struct policy_vcpu_sample *)&doms[x->domain].vcpus[x->vcpu])->pinned =
+				    ipins[x->domain][x->vcpu];
+			}
+		}
 		if (step >= 0) {
 			tb[step] = t1 - t0;
 			tp[step] = t2 - t1;
@@ -137,8 +162,8 @@ main(int argc, char **argv)
 	qsort(tb, (size_t)steps, sizeof(uint64_t), cmp_u64);
 	struct policy_stats ps;
 	policy_stats(st, &ps);
-	printf("host: 384 PUs (pack:2 [numa] l3:12 core:8 pu:2), %d domains, %d vCPU threads, %d steps\n",
-	    NDOM, total, steps);
+	printf("host: 384 PUs (pack:2 [numa] l3:12 core:8 pu:2), %d domains, %d vCPU threads, %d steps, pins %s\n",
+	    NDOM, total, steps, copies ? "copies (--copies)" : "sets of the engine's pool");
 	printf("policy step      p50 %8.1f us   p99 %8.1f us   max %8.1f us\n",
 	    tp[steps / 2] / 1e3, tp[steps * 99 / 100] / 1e3, tp[steps - 1] / 1e3);
 	printf("baseline (read)  p50 %8.1f us   p99 %8.1f us\n", tb[steps / 2] / 1e3, tb[steps * 99 / 100] / 1e3);
@@ -147,9 +172,14 @@ main(int argc, char **argv)
 	    (unsigned long long)ps.pins, (unsigned long long)ps.pref_switches, (unsigned long long)ps.refusals);
 	for (int i = 0; i < NDOM; i++)
 		free((void *)doms[i].vcpus);
-	for (int i = 0; i < NDOM; i++)
+	for (int i = 0; i < NDOM; i++) {
 		free(pins[i]);
+		for (int v = 0; v < doms[i].nvcpus; v++)
+			cpuset_pool_drop(pool, &ipins[i][v]);
+		free(ipins[i]);
+	}
 	free(pins);
+	free(ipins);
 	free(doms);
 	free(reps);
 	free(busy);
@@ -157,6 +187,7 @@ main(int argc, char **argv)
 	free(tb);
 	policy_plan_free(plan);
 	policy_state_free(st);
+	cpuset_pool_free(pool);
 	topo_free(t);
 	return 0;
 }

@@ -262,13 +262,26 @@ policy_state_set_incremental(struct policy_state *s, bool on)
 	}
 }
 
+int
+policy_state_share_sets(struct policy_state *s, struct cpuset_pool *p)
+{
+	if (s->ndoms > 0 || p == NULL)
+		return -1;
+	if (!s->sets_shared)
+		cpuset_pool_free(s->sets);
+	s->sets = p;
+	s->sets_shared = true;
+	return 0;
+}
+
 void
 policy_state_free(struct policy_state *s)
 {
 	if (s == NULL)
 		return;
 	state_reset(s);
-	cpuset_pool_free(s->sets);
+	if (!s->sets_shared)
+		cpuset_pool_free(s->sets);
 	free(s->order_prev);
 	free(s);
 }

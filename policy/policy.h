@@ -198,6 +198,16 @@ void policy_state_free(struct policy_state *s);
  * last step's results where its inputs did not change (on by default;
  * the plans are the same either way, which the tests check). */
 void policy_state_set_incremental(struct policy_state *s, bool on);
+/* The engine interns its per-vCPU pins in the caller's pool from now on
+ * (before the first step: -1 once it holds a domain) instead of its own:
+ * a back-end whose samples' pins are sets of that pool (llcd's live
+ * back-end) then hands the engine, for a vCPU pinned as wanted, the very
+ * pointer of its wanted pin, and the step's compare of the two is a
+ * pointer compare, not 256 bits a vCPU a period. The pool must outlive
+ * the state and be used by one thread; the state never frees it (its
+ * failed allocations count in the engine's nomem, whoever made them). */
+struct cpuset_pool;
+int policy_state_share_sets(struct policy_state *s, struct cpuset_pool *p);
 
 /* One policy step. Returns 0, or -1 with err filled on invalid input (the
  * state is then unchanged). Refusals are actions, not errors. */

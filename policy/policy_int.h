@@ -395,6 +395,7 @@ struct policy_state {
 	int *order_prev;                /* the last input's indices in key order ... */
 	int order_n, order_cap;         /* ... of order_n domains (-1: none) */
 	struct cpuset_pool *sets;       /* the doms' per-vCPU pins (struct dom) */
+	bool sets_shared;               /* the caller's (policy_state_share_sets) */
 	int ncpu;                       /* max_cpu + 1 */
 	int nllc;
 	struct dom **doms;              /* sorted by key */

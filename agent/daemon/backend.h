@@ -105,6 +105,10 @@ struct agent_ops {
 	 * libvirt the vCPU pins it made directly for a domain placed from its
 	 * started event). */
 	void (*applied)(void *ctx);
+	/* Optional: the pool the samples' pins are interned in; the engine
+	 * interns its own pins there too (policy_state_share_sets), so that
+	 * a vCPU pinned as wanted compares by pointer. Lives as long as ctx. */
+	struct cpuset_pool *(*sets)(void *ctx);
 };
 
 const char *agent_result_name(enum agent_result r);

@@ -260,6 +260,8 @@ agent_loop_new(const struct agent_ops *ops, void *ctx, const struct policy_host 
 		llcd_err_set(err, "agent loop: out of memory");
 		return NULL;
 	}
+	if (ops->sets != NULL && ops->sets(ctx) != NULL)
+		(void)policy_state_share_sets(l->state, ops->sets(ctx));       /* a new state: never -1 */
 	return l;
 }
 

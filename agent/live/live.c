@@ -359,12 +359,19 @@ h_stats(void *ctx, struct llcd_stats *st)
 	st->v.state_write_errors = l->st.state_write_errors;
 }
 
+static struct cpuset_pool *
+live_sets(void *ctx)
+{
+	return ((struct live *)ctx)->sets;
+}
+
 const struct agent_ops live_agent_ops = {
 	.name = "libvirt",
 	.observe = live_observe,
 	.apply = live_apply,
 	.report = live_report,
 	.applied = live_applied,
+	.sets = live_sets,
 };
 
 const struct agent_query live_query = {
