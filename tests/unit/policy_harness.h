@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpuset_pool.h"
 #include "policy.h"
 #include "topo_hwloc.h"
 
@@ -20,6 +21,8 @@ struct h_dom {
 	struct policy_domain_in in;
 	struct policy_vcpu_sample *s;
 	struct cpuset *pin;             /* the samples' pins point here (s[v].pinned) */
+	const struct cpuset **ipin;     /* h_pool(): ... or at these sets of h->pool, made from pin[] each step */
+	int nipin;
 	double *demand;                 /* 0..1 per vCPU */
 	struct policy_hot_report rep[4];
 	bool running;
@@ -53,6 +56,10 @@ struct harness {
 	 * introspection must equal the first's */
 	struct policy_state *shadow;
 	struct policy_plan *shadow_plan;
+	/* optional (h_pool()): the samples' pins are sets of this pool, which
+	 * h->st interns its own pins in (policy_state_share_sets), as llcd's
+	 * live back-end does; the shadow keeps its own pool */
+	struct cpuset_pool *pool;
 };
 
 /* An mbm for a host where every domain moves h->mbm_flat bytes a period
@@ -87,6 +94,19 @@ h_shadow(struct harness *h)
 	policy_state_set_incremental(h->shadow, false);
 }
 
+/* The samples' pins from the pool h->st interns its pins in (see above):
+ * before the first step. */
+static inline void
+h_pool(struct harness *h)
+{
+	if (h->pool != NULL)
+		return;
+	h->pool = cpuset_pool_new();
+	if (h->pool == NULL || policy_state_share_sets(h->st, h->pool) < 0)
+		abort();
+	cpuset_pool_defer(h->pool);     /* the live back-end's: dropped sets stay until its next observe */
+}
+
 static inline struct harness *
 h_new(const char *topology)
 {
@@ -105,8 +125,10 @@ h_new(const char *topology)
 	h->busy = calloc((size_t)h->topo->max_cpu + 1, sizeof(uint64_t));
 	for (int i = 0; i < H_MAXDOM; i++)
 		h->order[i] = i;
-	if (getenv("LLCD_TEST_SHADOW"))
+	if (getenv("LLCD_TEST_SHADOW")) {
 		h_shadow(h);
+		h_pool(h);
+	}
 	return h;
 }
 
@@ -116,6 +138,8 @@ h_restart(struct harness *h)
 {
 	policy_state_free(h->st);
 	h->st = policy_state_new();
+	if (h->pool != NULL && policy_state_share_sets(h->st, h->pool) < 0)
+		abort();
 	if (h->shadow) {
 		policy_state_free(h->shadow);
 		h->shadow = policy_state_new();
@@ -134,10 +158,22 @@ h_free(struct harness *h)
 	free(h->busy);
 	while (h->ndom > 0) {
 		struct h_dom *d = &h->dom[--h->ndom];
+		for (int v = 0; v < d->nipin; v++)
+			cpuset_pool_drop(h->pool, &d->ipin[v]);
+		free(d->ipin);
 		free(d->s);
 		free(d->pin);
 		free(d->demand);
 	}
+	if (h->pool != NULL) {
+		/* the engine and the samples let go of all they held */
+		cpuset_pool_collect(h->pool);
+		if (cpuset_pool_count(h->pool) != 0) {
+			fprintf(stderr, "h_free: %zu sets of the shared pool still held\n", cpuset_pool_count(h->pool));
+			abort();
+		}
+	}
+	cpuset_pool_free(h->pool);
 	free(h);
 }
 
@@ -285,7 +321,7 @@ h_between(struct harness *h, int i, int v, const struct cpuset *old)
 	struct cpuset took, was;
 	bool iso = policy_domain_isolated(h->st, h->dom[i].in.key);
 
-	h_cores(h->topo, h->dom[i].s[v].pinned, &took);
+	h_cores(h->topo, &h->dom[i].pin[v], &took);     /* pin[]: h_pool()'s samples follow after the plan */
 	h_cores(h->topo, old, &was);
 	cpuset_andnot(&took, &took, &was);
 	for (int j = 0; j < h->ndom && !cpuset_empty(&took); j++) {
@@ -293,7 +329,7 @@ h_between(struct harness *h, int i, int v, const struct cpuset *old)
 		if (j == i || !o->running || (!iso && !policy_domain_isolated(h->st, o->in.key)))
 			continue;
 		for (int u = 0; u < o->in.nvcpus; u++)
-			if (cpuset_intersects(o->s[u].pinned, &took)) {
+			if (cpuset_intersects(&o->pin[u], &took)) {
 				if (h->between++ == 0)
 					snprintf(h->between_what, sizeof(h->between_what), "domain '%s' vCPU %d pinned onto a "
 					    "core domain '%s' vCPU %d is pinned to (%s)", h->dom[i].in.name, v, o->in.name, u,
@@ -358,6 +394,30 @@ h_same_step(const struct harness *h, const struct policy_input *in)
 
 /* Run the world for one period with the current pins, then a policy step,
  * then apply the plan. Returns policy_step's result. */
+/* h_pool(): the samples' pins become the pool's sets of pin[] (applied,
+ * or set by the test). */
+static inline void
+h_sync_pins(struct harness *h)
+{
+	for (int i = 0; h->pool != NULL && i < h->ndom; i++) {
+		struct h_dom *d = &h->dom[i];
+		if (d->nipin < d->in.nvcpus) {
+			const struct cpuset **p = realloc(d->ipin, (size_t)d->in.nvcpus * sizeof(*p));
+			if (p == NULL)
+				abort();
+			for (int v = d->nipin; v < d->in.nvcpus; v++)
+				p[v] = &cpuset_none;
+			d->ipin = p;
+			d->nipin = d->in.nvcpus;
+		}
+		for (int v = 0; v < d->in.nvcpus; v++) {
+			if (cpuset_pool_set(h->pool, &d->ipin[v], &d->pin[v]) < 0)
+				abort();
+			d->s[v].pinned = d->ipin[v];
+		}
+	}
+}
+
 static inline int
 h_step(struct harness *h)
 {
@@ -367,6 +427,13 @@ h_step(struct harness *h)
 	int *llc_busy = calloc((size_t)topo_count(h->topo, TOPO_LLC), sizeof(int));
 
 	memset(h->busy, 0, sizeof(uint64_t) * ((size_t)h->topo->max_cpu + 1));
+	if (h->pool != NULL) {
+		/* the back-end's observe: last period's samples are read no more */
+		cpuset_pool_collect(h->pool);
+		if (cpuset_pool_count(h->pool) > 4096)
+			abort();        /* refs leak: the pool only grows */
+	}
+	h_sync_pins(h);
 	for (int i = 0; i < h->ndom; i++) {
 		struct h_dom *d = &h->dom[i];
 		if (!d->running)
@@ -458,6 +525,7 @@ h_step(struct harness *h)
 			}
 		}
 	}
+	h_sync_pins(h);
 	return 0;
 }
 

@@ -8,7 +8,9 @@
  * long steady stretches (where the incremental engine skips), broken by
  * load changes, reports coming and going, domains stopping and starting,
  * the benefit check's and home check's trials firing and the move budget
- * running out. */
+ * running out. Some run with the samples' pins in the pool the engine
+ * interns its own in (h_pool(), policy_state_share_sets: llcd's live
+ * back-end), the shadow with its own pool. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -52,13 +54,15 @@ report(struct harness *h, int d, int pid, const int *vcpus, int n)
  * group), static, spread and unannotated ones, most idle with a few busy
  * vCPUs; every 25 periods something changes. */
 static void
-mixed_world(bool counters, int max_moves, int periods)
+mixed_world(bool counters, int max_moves, int periods, bool pool)
 {
 	struct harness *h = h_new("pack:2 [numa] l3:4 core:4 pu:2");
 	struct policy_annotation grp = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	int gv[3] = { 1, 3, 5 }, rv[4] = { 0, 2, 4, 6 };
 
 	h_shadow(h);
+	if (pool)
+		h_pool(h);
 	cpuset_parse(&h->host.reserved, "0", NULL);
 	h->host.counters = counters;
 	h->host.max_moves_total = max_moves;
@@ -108,6 +112,11 @@ mixed_world(bool counters, int max_moves, int periods)
 		}
 		assert_int_equal(h_step(h), 0);
 	}
+	/* the engine holds domains: its pool can no longer change */
+	struct cpuset_pool *other = cpuset_pool_new();
+	assert_non_null(other);
+	assert_int_equal(policy_state_share_sets(h->st, other), -1);
+	cpuset_pool_free(other);
 	(void)late;
 	h_free(h);
 }
@@ -116,21 +125,29 @@ static void
 test_incr_mixed_counters(void **state)
 {
 	(void)state;
-	mixed_world(true, 0, 160);
+	mixed_world(true, 0, 160, false);
+}
+
+static void
+test_incr_mixed_pool(void **state)
+{
+	(void)state;
+	mixed_world(true, 0, 160, true);
+	mixed_world(false, 2, 160, true);
 }
 
 static void
 test_incr_mixed_no_counters(void **state)
 {
 	(void)state;
-	mixed_world(false, 0, 160);
+	mixed_world(false, 0, 160, false);
 }
 
 static void
 test_incr_mixed_budget(void **state)
 {
 	(void)state;
-	mixed_world(true, 2, 160);
+	mixed_world(true, 2, 160, false);
 }
 
 static uint64_t
@@ -150,6 +167,8 @@ test_incr_random(void **state)
 		uint64_t r = seed;
 		struct harness *h = h_new("pack:2 [numa] l3:3 core:4 pu:2");
 		h_shadow(h);
+		if (seed % 4 < 2)
+			h_pool(h);
 		cpuset_parse(&h->host.reserved, "0", NULL);
 		h->host.counters = seed % 2;
 		h->rate = crowd_rate;
@@ -170,4 +189,5 @@ TEST_MAIN(
 	cmocka_unit_test(test_incr_mixed_counters),
 	cmocka_unit_test(test_incr_mixed_no_counters),
 	cmocka_unit_test(test_incr_mixed_budget),
+	cmocka_unit_test(test_incr_mixed_pool),
 	cmocka_unit_test(test_incr_random))
