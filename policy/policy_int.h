@@ -43,6 +43,7 @@
 #define BENEFIT_LOSS 0.05       /* back off when progress drops by > 5 % */
 #define BUSY_PU 0.5             /* a PU at least this busy counts as busy */
 #define BUSY_VCPU 0.5           /* spread: a vCPU this busy is a busy one */
+#define VUTIL_SNAP 1e-9         /* a busy fraction this close to its load is it (a ns a second) */
 #define ACTIVE_CPUS 0.5         /* a group using less is idle ... */
 #define ACTIVE_VCPU 0.05        /* ... unless it uses this per vCPU */
 #define ACTIVE_PERIODS 2        /* active periods before a preference */
