@@ -153,11 +153,14 @@ tuned=$(grep -c "^domain $a: wakeups over " "$LIVE_LOG" || true)
 out=$(ctl tune unjudged-groups act 2>&1) || e2e_fail "llcctl tune unjudged-groups act: $out"
 t1=$(e2e_vcpu_tid "$a" 1)
 t3=$(e2e_vcpu_tid "$a" 3)
-ok=
+ok= whys=
 for _ in $(seq 60); do
 	c1=$(e2e_cpus_allowed "$t1")
 	c3=$(e2e_cpus_allowed "$t3")
 	hot=$(ctl hot "$a" 2>&1 || true)
+	# the group's reasons while it moves (a loaded LLC that refuses it
+	# backs off: said in the failure below)
+	whys+=$(grep -E 'too busy|moving into|refused|retry' <<<"$hot" | tail -n 2 | tr -s ' ' | tr '\n' '|' || true)
 	[ -n "${E2E_DEBUG_VCPUS:-}" ] && ctl vcpuinfo "$a" >&2
 	# each LLC is one PU: one LLC means the same single CPU
 	if [ "$c1" = "$c3" ] && [ "${c1//[-,]/}" = "$c1" ] && has_group "$hot" 1 3; then ok=1; break; fi
@@ -196,7 +199,7 @@ PY
 before=$(grep -cE "^domain $a vcpu [13] tid [0-9]+: pinned to 0-1: placement" "$LIVE_LOG" || true)
 [ "$before" -ge 2 ] || e2e_fail "vCPUs 1 and 3 were not first placed on both LLCs (the test would not show the group moving them)"
 [ "$periods" -ge 0 ] && [ "$periods" -le 20 ] ||
-	e2e_fail "the group's pins came $periods periods after the tune and the pair was first seen (want 0..20 at 500 ms); load: $(cut -d' ' -f1-3 /proc/loadavg); group lines: $(grep -E "^domain $a: group|^domain $a vcpu [13] tid" "$LIVE_LOG" | tail -n 8 | tr '\n' '|')"
+	e2e_fail "the group's pins came $periods periods after the tune and the pair was first seen (want 0..20 at 500 ms); load: $(cut -d' ' -f1-3 /proc/loadavg); group lines: $(grep -E "^domain $a: group|^domain $a vcpu [13] tid" "$LIVE_LOG" | tail -n 8 | tr '\n' '|'); the group's reasons on the way (llcctl hot): ${whys:-none}"
 e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tune; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
 
 e2e_step "5. the same guest without the ping-pong: no group"
