@@ -16,28 +16,6 @@ cpuset_zero(struct cpuset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void
-cpuset_set(struct cpuset *s, int cpu)
-{
-	if (cpu >= 0 && cpu < CPUSET_MAX)
-		s->w[cpu / 64] |= UINT64_C(1) << (cpu % 64);
-}
-
-void
-cpuset_clr(struct cpuset *s, int cpu)
-{
-	if (cpu >= 0 && cpu < CPUSET_MAX)
-		s->w[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
-}
-
-bool
-cpuset_isset(const struct cpuset *s, int cpu)
-{
-	if (cpu < 0 || cpu >= CPUSET_MAX)
-		return false;
-	return (s->w[cpu / 64] >> (cpu % 64)) & 1;
-}
-
 int
 cpuset_count(const struct cpuset *s)
 {

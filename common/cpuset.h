@@ -21,9 +21,31 @@ struct cpuset {
 extern const struct cpuset cpuset_none;
 
 void cpuset_zero(struct cpuset *s);
-void cpuset_set(struct cpuset *s, int cpu);          /* ignores out-of-range */
-void cpuset_clr(struct cpuset *s, int cpu);
-bool cpuset_isset(const struct cpuset *s, int cpu);
+
+/* One bit: inline, they run for every vCPU of a step (out-of-range CPUs
+ * are ignored, and never set). */
+static inline void
+cpuset_set(struct cpuset *s, int cpu)
+{
+	if (cpu >= 0 && cpu < CPUSET_MAX)
+		s->w[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+}
+
+static inline void
+cpuset_clr(struct cpuset *s, int cpu)
+{
+	if (cpu >= 0 && cpu < CPUSET_MAX)
+		s->w[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
+}
+
+static inline bool
+cpuset_isset(const struct cpuset *s, int cpu)
+{
+	if (cpu < 0 || cpu >= CPUSET_MAX)
+		return false;
+	return (s->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
 int cpuset_count(const struct cpuset *s);
 bool cpuset_empty(const struct cpuset *s);
 bool cpuset_equal(const struct cpuset *a, const struct cpuset *b);

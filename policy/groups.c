@@ -78,22 +78,34 @@ grp_add(struct policy_state *s, struct dom *d, const char *name, enum policy_gro
 	return &v[d->ngroups++];
 }
 
-void
-groups_send_home(struct dom *d, const struct grp *g)
+static void
+send_home(struct dom *d, const struct grp *g)
 {
 	int v;
 
-	/* idle and guarded groups come here every period: written only
-	 * where it differs (most of the time, nowhere) */
 	POLICY_FOREACH(v, &g->vcpus, (d->nvcpus + 63) / 64)
 		if (v < d->nvcpus)
 			dom_pin_share(d, &d->want[v], d->home[v]);
 }
 
 void
+groups_send_home(const struct policy_state *s, struct dom *d, struct grp *g)
+{
+	/* idle and guarded groups come here every period: when no pin of
+	 * the domain was written since their vCPUs were all sent home, they
+	 * still are (most of the time), and the vCPUs' arrays are not read */
+	if (s->incremental && g->home_ok && g->home_gen == d->pin_gen && g->home_w0 == g->vcpus.w[0])
+		return;
+	send_home(d, g);
+	g->home_ok = d->nvcpus <= 64;
+	g->home_gen = d->pin_gen;
+	g->home_w0 = g->vcpus.w[0];
+}
+
+void
 groups_release(struct dom *d, struct grp *g)
 {
-	groups_send_home(d, g);
+	send_home(d, g);
 	g->pref_llc = -1;
 	g->forbid_fails = 0;
 	if (g->bstate != BENEFIT_HOLD)
@@ -280,6 +292,14 @@ wakeup_groups_update(struct policy_state *s, struct dom *d, const struct cpuset 
 
 	if (d->annot->infer == POLICY_INFER_WAKEUPS && d->wk != NULL)
 		nc = wakeups_groups(d->wk, comp, POLICY_MAX_GROUPS);
+	if (nc == 0) {
+		/* no component: nothing to add, and only wakeups groups to
+		 * drop (most domains, every period: no sets to build) */
+		for (int i = 0; i < d->ngroups; i++)
+			if (d->groups[i].rule == POLICY_GROUP_WAKEUPS)
+				grp_remove(d, i--);
+		return;
+	}
 	rule_vcpus(d, 1u << POLICY_GROUP_ANNOTATION | 1u << POLICY_GROUP_GUEST, &taken);
 	for (int c = 0; c < nc; c++) {
 		cpuset_and(&comp[c], &comp[c], all);
@@ -326,8 +346,6 @@ groups_update(struct policy_state *s, const struct policy_input *in, struct dom 
 {
 	struct cpuset all;
 
-	cpuset_zero(&all);
-	cpuset_set_range(&all, 0, d->nvcpus - 1);
 	/* the wakeup history is kept whether or not it may form groups, so
 	 * that llcctl wakeups shows it */
 	if (di->wakeups != NULL && d->wk == NULL) {
@@ -340,6 +358,8 @@ groups_update(struct policy_state *s, const struct policy_input *in, struct dom 
 		s->stats.nomem++;
 	if (d->ngroups > 0 && d->groups[0].rule == POLICY_GROUP_DOMAIN)
 		return;         /* the whole domain is one group already */
+	cpuset_zero(&all);
+	cpuset_set_range(&all, 0, d->nvcpus - 1);
 	guest_groups_update(s, d, di, &all, epochs_per_period);
 	wakeup_groups_update(s, d, &all);
 }

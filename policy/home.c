@@ -203,14 +203,19 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 		}
 		h->procs[i].last_step = s->step;
 	}
-	for (int i = 0; i < HOME_PROCS; i++) {
+	/* (a domain with no report and none kept: no slot to look at) */
+	bool any = false;
+	for (int i = 0; (di->nreports > 0 || h->procs_any) && i < HOME_PROCS; i++) {
 		if (!h->procs[i].used)
 			continue;
-		if (s->step - h->procs[i].last_step > HOME_PROC_GRACE)
+		if (s->step - h->procs[i].last_step > HOME_PROC_GRACE) {
 			h->procs[i].used = false;
-		else
+		} else {
 			sig += h->procs[i].hash;
+			any = true;
+		}
 	}
+	h->procs_any = any;
 	for (int g = 0; g < d->ngroups; g++) {
 		const struct grp *gr = &d->groups[g];
 		if (gr->rule != POLICY_GROUP_WAKEUPS)

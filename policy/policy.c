@@ -205,6 +205,8 @@ state_reset(struct policy_state *s)
 	free(s->llc_w0);
 	free(s->llc_w1);
 	free(s->occ);
+	free(s->vorder);
+	s->vorder = NULL;
 	s->llc_w = s->llc_w0 = s->llc_w1 = NULL;
 	s->occ = NULL;
 	free(s->av_util);
@@ -582,6 +584,15 @@ policy_domain_isolated(const struct policy_state *s, uint64_t key)
 	int idx = policy_dom_find(s, key);
 
 	return idx >= 0 && s->doms[idx]->state == DOM_PLACED && s->doms[idx]->isolated;
+}
+
+bool
+policy_any_isolated(const struct policy_state *s)
+{
+	for (int i = 0; i < s->ndoms; i++)
+		if (s->doms[i]->state == DOM_PLACED && s->doms[i]->isolated)
+			return true;
+	return false;
 }
 
 int

@@ -221,6 +221,11 @@ struct grp {
 	uint64_t own_step;              /* the last step the check itself moved or
 	                                 * released the group's vCPUs */
 	char why[POLICY_REASON];        /* last decision about this group */
+	/* groups_send_home() found every vCPU home at dom.pin_gen home_gen
+	 * with vcpus.w[0] home_w0 (home_ok: and the domain has <= 64 vCPUs,
+	 * all in that word): while both stay, it has nothing to do */
+	bool home_ok;
+	uint64_t home_gen, home_w0;
 	/* the last `why` printed from a key, and the key: the same key
 	 * prints the same text (why_ok: there is one) */
 	bool why_ok;
@@ -278,6 +283,7 @@ struct home_check {
 	struct trial_shape ewma_shape;
 	/* processes and groups that share data: the shape's signature */
 	struct home_proc procs[HOME_PROCS];
+	bool procs_any;                 /* one of procs is used */
 	/* this period (home_sample()) */
 	struct trial_shape shape;
 	struct trial_sum sum;
@@ -329,6 +335,9 @@ struct dom {
 	const struct cpuset **home, **want;
 	const struct cpuset **sent;     /* the pin last emitted (empty: none) */
 	struct cpuset_pool *sets;       /* policy_state.sets (policy_dom_insert) */
+	uint64_t pin_gen;               /* counts writes of home, want and sent
+	                                 * (dom_pin_*): what was true of them is
+	                                 * while it stays the same */
 	double *vutil;                  /* per vCPU: busy fraction, EWMA */
 	uint64_t *pin_step;             /* per vCPU: the last step that pinned it away
 	                                 * from the PU it ran on */
@@ -410,6 +419,8 @@ struct policy_state {
 	int *llc_w0, *llc_w1;           /* ... and the first and last cpuset word
 	                                 * holding its PUs */
 	double *occ;                    /* a group's occupancy per LLC (steer_group) */
+	int *vorder;                    /* steer_preferred()'s vCPU order: MAX_VCPUS
+	                                 * entries, made on first use */
 	/* the same, on the PUs the domain being steered may use (its
 	 * allowed set) where that is not the whole LLC (av_whole false) */
 	double *av_util, *av_cap;
@@ -473,13 +484,16 @@ static inline void
 dom_pin_set(struct dom *d, const struct cpuset **slot, const struct cpuset *set)
 {
 	cpuset_pool_set_or_none(d->sets, slot, set);
+	d->pin_gen++;
 }
 
 static inline void
 dom_pin_share(struct dom *d, const struct cpuset **slot, const struct cpuset *src)
 {
-	if (*slot != src)       /* (idle groups' vCPUs, every period: no call) */
+	if (*slot != src) {     /* (idle groups' vCPUs, every period: no call) */
 		cpuset_pool_share(d->sets, slot, src);
+		d->pin_gen++;
+	}
 }
 
 /* The same, emptied. */
@@ -487,6 +501,7 @@ static inline void
 dom_pin_clear(struct dom *d, const struct cpuset **slot)
 {
 	cpuset_pool_drop(d->sets, slot);
+	d->pin_gen++;
 }
 bool policy_dom_managed_mode(const struct dom *d);
 void policy_dom_unplace(struct policy_state *s, struct dom *d);
@@ -640,7 +655,7 @@ void groups_unfollow(struct policy_state *s, struct grp *g);
  * preference dropped. */
 void groups_release(struct dom *d, struct grp *g);
 /* Every vCPU of the group to its home pin (the preference kept). */
-void groups_send_home(struct dom *d, const struct grp *g);
+void groups_send_home(const struct policy_state *s, struct dom *d, struct grp *g);
 /* Whether the benefit check can judge d's groups on this host: it is on
  * and there are instruction counters or bandwidth monitoring figures. */
 bool groups_judged(const struct policy_input *in, const struct dom *d);

@@ -86,10 +86,25 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 static bool
 why_cached(const struct policy_state *s, struct grp *g, const struct why_key *k)
 {
-	if (!s->incremental || !g->why_ok || memcmp(&g->why_key, k, sizeof(*k)) != 0)
+	if (!s->incremental || k->site <= 0 || !g->why_ok || memcmp(&g->why_key, k, sizeof(*k)) != 0)
 		return false;
 	memcpy(g->why, g->why_text, sizeof(g->why));
 	return true;
+}
+
+/* A key for x printed as %.Nf (scale 10^N): the digits printed, so that
+ * a value that moves in its last bits from period to period keeps its
+ * text. Near a rounding boundary, where printf's rounding of the exact
+ * value and this one may differ, and for a sign printf would show, *ok
+ * becomes false: the key is not used (site <= 0). */
+static double
+why_digits(double x, double scale, bool *ok)
+{
+	double t = x * scale;
+
+	if (signbit(x) || !isfinite(t) || t > 1e9 || fabs(t - floor(t) - 0.5) < 1e-6)
+		*ok = false;
+	return floor(t + 0.5);
 }
 
 static void
@@ -279,7 +294,7 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			    w, r->aggr_tolerance);
 			groups_release(d, g);
 		} else {
-			groups_send_home(d, g);    /* vCPUs it took from another group */
+			groups_send_home(s, d, g);    /* vCPUs it took from another group */
 		}
 		/* the LLC's size, never its number: "LLC of 1 PUs" read as LLC 1 */
 		const char *part = L >= 0 && !s->av_whole[L] ? "it may use in an LLC" : "an LLC has";
@@ -292,8 +307,10 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 		k.i[1] = t->smt;
 		k.i[2] = w;
 		k.i[3] = r->aggr_tolerance;
-		k.x[0] = busy;
-		k.x[1] = others > 0 ? g->busy_avg : 0;  /* `with` */
+		bool ok = true;
+		k.x[0] = why_digits(busy, 10, &ok);
+		k.x[1] = others > 0 ? why_digits(g->busy_avg, 10, &ok) : 0;  /* `with` */
+		k.site = ok ? 1 : 0;
 		k.i[4] = others > 0;
 		k.str[0] = part;
 		k.str[1] = held;
@@ -312,7 +329,7 @@ grp_hold_back(struct policy_state *s, struct dom *d, struct grp *g, const struct
 			    g->name, g->pref_llc, g->idle_epochs);
 			groups_release(d, g);
 		} else {
-			groups_send_home(d, g);
+			groups_send_home(s, d, g);
 		}
 		snprintf(g->why, sizeof(g->why), "idle");
 		return true;
@@ -558,7 +575,9 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 	int *order;
 
 	cpuset_and(&dst, policy_llc_cpus(s, P), allowed);
-	order = calloc((size_t)d->nvcpus, sizeof(int));
+	if (s->vorder == NULL)
+		s->vorder = malloc(sizeof(int) * MAX_VCPUS);
+	order = s->vorder;
 	if (order == NULL) {
 		s->stats.nomem++;
 		snprintf(g->why, sizeof(g->why), "out of memory: not steered this period");
@@ -581,19 +600,33 @@ steer_preferred(struct policy_state *s, const struct policy_input *in, struct do
 		memset(&k, 0, sizeof(k));
 		k.site = 2;
 		k.i[0] = P;
-		k.x[0] = occ_pref;
+		bool ok = true;
+		k.x[0] = why_digits(occ_pref, 100, &ok);
+		k.site = ok ? 2 : 0;
 		k.str[0] = counters ? "" : "; no instruction counters or bandwidth monitoring: kernel guards only";
 		if (!why_cached(s, g, &k)) {
 			snprintf(g->why, sizeof(g->why), "on preferred LLC %d (occupancy %.2f)%s", P, occ_pref, k.str[0]);
 			why_keep(g, &k);
 		}
-	} else if (!hold && g->bstate != BENEFIT_KEPT)
-		snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
-		    P, occ_pref, m.outside, m.forbid ? "" : " (both LLCs busy, or out of move budget)");
+	} else if (!hold && g->bstate != BENEFIT_KEPT) {
+		struct why_key k;
+		memset(&k, 0, sizeof(k));
+		k.site = 3;
+		k.i[0] = P;
+		k.i[1] = m.outside;
+		bool ok = true;
+		k.x[0] = why_digits(occ_pref, 100, &ok);
+		k.site = ok ? 3 : 0;
+		k.str[0] = m.forbid ? "" : " (both LLCs busy, or out of move budget)";
+		if (!why_cached(s, g, &k)) {
+			snprintf(g->why, sizeof(g->why), "partly on preferred LLC %d (occupancy %.2f): %d vCPUs could not move in%s",
+			    P, occ_pref, m.outside, k.str[0]);
+			why_keep(g, &k);
+		}
+	}
 bench:
 	if (counters)
 		benefit_moved(s, d, di, g, m.outside, m.moved > 0);
-	free(order);
 }
 
 void

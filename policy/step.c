@@ -436,17 +436,17 @@ static void
 pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 {
 	const struct cpuset *reserved = &cx->in->host.reserved;
-	struct cpuset emu = d->allot;
+	const struct cpuset *emu = &d->allot;   /* (not a copy: every domain, every step) */
 	char buf[128];
 
 	if (d->isolated && !cpuset_empty(reserved) && policy_dom_in_bound(d, reserved))
-		emu = *reserved;
-	if (cpuset_empty(&emu) || (d->emu_sent && cpuset_equal(&emu, &d->emu_want)))
+		emu = reserved;
+	if ((d->emu_sent && cpuset_equal(emu, &d->emu_want)) || cpuset_empty(emu))
 		return;
-	cpuset_str(&emu, buf, sizeof(buf));
-	policy_plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, &emu, "emulator threads on %s [%s]",
+	cpuset_str(emu, buf, sizeof(buf));
+	policy_plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, emu, "emulator threads on %s [%s]",
 	    d->isolated && !cpuset_empty(reserved) ? "the reserved CPUs" : "the domain's PUs", buf);
-	d->emu_want = emu;
+	d->emu_want = *emu;
 	d->emu_sent = true;
 }
 
@@ -696,9 +696,7 @@ steer_stage(struct policy_state *s, const struct policy_input *in, struct policy
 {
 	struct step_ctx cx = { .in = in, .plan = plan, .period_ms = period_ms };
 
-	for (int i = 0; i < s->ndoms; i++)
-		if (s->doms[i]->state == DOM_PLACED && s->doms[i]->isolated)
-			cx.any_isolated = true;
+	cx.any_isolated = policy_any_isolated(s);
 	policy_shared_pool(s, &in->host, &s->pool);
 	cx.pool = s->pool;
 	cx.pool_changed = !policy_set_eq(s, &s->pool, &s->prev_pool);

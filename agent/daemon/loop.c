@@ -573,6 +573,9 @@ isolation_overlaps(struct agent_loop *l, struct agent_step_stats *st, struct llc
 	st->overlap[0] = '\0';
 	if (t == NULL)
 		return 0;
+	/* most hosts have none: one pass over the state, not a lookup a domain */
+	if (!policy_any_isolated(l->state))
+		return 0;
 	for (int i = 0; i < o->ndomains; i++)
 		niso += policy_domain_isolated(l->state, o->domains[i].key);
 	if (niso == 0)

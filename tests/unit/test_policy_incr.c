@@ -185,7 +185,49 @@ test_incr_random(void **state)
 	}
 }
 
+/* Groups that go idle and busy again, over and over: an idle group sends
+ * its vCPUs home every period, and with incremental steps it skips that
+ * while no pin of its domain was written since (groups_send_home()); in
+ * between it gathers, is released (to its origin LLCs, by the benefit
+ * check with counters) and guarded, so that wants leave home behind its
+ * back. The shadow compares every period. */
+static void
+test_incr_idle_cycles(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 24; seed++) {
+		uint64_t r = seed * 7919;
+		struct harness *h = h_new("pack:1 l3:4 core:4 pu:2");
+		int n = 0;
+		h_shadow(h);
+		if (seed % 3 == 0)
+			h_pool(h);
+		h->host.counters = seed % 2;
+		h->rate = crowd_rate;
+		for (int i = 0; i < 4; i++) {
+			char name[16];
+			snprintf(name, sizeof(name), "a%d", i);
+			int nv = 3 + (int)(rng(&r) % 6);      /* 3-8: the domain is a group */
+			n = h_add_mode(h, name, nv, 1, nv, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+		}
+		(void)n;
+		for (int step = 0; step < 150; step++) {
+			for (int i = 0; i < h->ndom; i++) {
+				if (rng(&r) % 9 != 0)
+					continue;
+				struct h_dom *d = &h->dom[i];
+				double dem = rng(&r) % 3 == 0 ? 0.0 : rng(&r) % 2 ? 0.95 : 0.3;
+				for (int v = 0; v < d->in.nvcpus; v++)
+					d->demand[v] = v % 2 == 0 || dem > 0.5 ? dem : 0.01;
+			}
+			assert_int_equal(h_step(h), 0);
+		}
+		h_free(h);
+	}
+}
+
 TEST_MAIN(
+	cmocka_unit_test(test_incr_idle_cycles),
 	cmocka_unit_test(test_incr_mixed_counters),
 	cmocka_unit_test(test_incr_mixed_no_counters),
 	cmocka_unit_test(test_incr_mixed_budget),
