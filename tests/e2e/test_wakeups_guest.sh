@@ -22,7 +22,11 @@
 #  4. after `llcctl tune unjudged-groups act`, llcd, having placed the 4
 #     vCPUs on both LLCs, pins vCPUs 1 and 3 to one LLC within 20 periods
 #     (Cpus_allowed_list of both threads) of the later of the tune and the
-#     tracer first seeing the pair
+#     tracer first seeing the pair; later only when `llcctl hot` said on
+#     the way that the preferred LLC was too busy to take the group (each
+#     LLC here is one PU: on a loaded machine can_migrate_llc() refuses
+#     and the group backs off for affinity-timeout, docs/design.md), and
+#     within 60 s all the same
 #  5. the same guest with the ping-pong off (llcd.run=0): no group forms,
 #     no vCPU goes to a preferred LLC, in 30 periods
 . "$(dirname "$0")/lib.sh"
@@ -198,9 +202,15 @@ PY
 )
 before=$(grep -cE "^domain $a vcpu [13] tid [0-9]+: pinned to 0-1: placement" "$LIVE_LOG" || true)
 [ "$before" -ge 2 ] || e2e_fail "vCPUs 1 and 3 were not first placed on both LLCs (the test would not show the group moving them)"
-[ "$periods" -ge 0 ] && [ "$periods" -le 20 ] ||
+late=
+if [ "$periods" -gt 20 ] && grep -q "too busy to take the group" <<<"$whys"; then
+	# the kernel's rule said no to a full LLC and the group waited, as
+	# documented: not the 20-period bound's case (an LLC with room)
+	late=" (late: the preferred LLC was too busy at first, the group backed off and retried: ${whys%%|*})"
+elif [ "$periods" -lt 0 ] || [ "$periods" -gt 20 ]; then
 	e2e_fail "the group's pins came $periods periods after the tune and the pair was first seen (want 0..20 at 500 ms); load: $(cut -d' ' -f1-3 /proc/loadavg); group lines: $(grep -E "^domain $a: group|^domain $a vcpu [13] tid" "$LIVE_LOG" | tail -n 8 | tr '\n' '|'); the group's reasons on the way (llcctl hot): ${whys:-none}"
-e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tune; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
+fi
+e2e_ok "vCPU 1 and 3 both on CPU $c1, $periods periods (of 500 ms) after the tune$late; group: $(grep -E '^[^ ]+ +wakeups ' <<<"$hot" | tr -s ' ' | cut -d' ' -f1-3)"
 
 e2e_step "5. the same guest without the ping-pong: no group"
 live_stop
