@@ -308,7 +308,7 @@ benefit_observe(struct policy_state *s, const struct policy_input *in, struct do
 		g->bseen = g->bstate;
 		return;
 	}
-	enum trial_event ev = trial_observe(t, &d->hc.shape, &one, in->period_ns);
+	enum trial_event ev = trial_observe(t, &d->hc.shape, &one, in->period_ns, s->incremental);
 
 	switch (g->bstate) {
 	case BENEFIT_IDLE:

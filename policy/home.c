@@ -613,7 +613,7 @@ home_update(struct policy_state *s, const struct policy_input *in, struct dom *d
 		else
 			trial_rearranged(&h->tr);
 	}
-	enum trial_event ev = trial_observe(&h->tr, &h->shape, &h->sum, in->period_ns);
+	enum trial_event ev = trial_observe(&h->tr, &h->shape, &h->sum, in->period_ns, s->incremental);
 	if (d->hint_periods > 0)
 		h->own_step = s->step;  /* the hold ends this step, or has its pins */
 	placement_hint_tick(s, d);

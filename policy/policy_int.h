@@ -121,9 +121,13 @@ void trial_init(struct trial *t);
 /* The periods of a window at a sampling period. */
 int trial_window_len(uint64_t period_ns);
 bool trial_alike(const struct trial_shape *a, const struct trial_shape *b);
-/* One period of period_ns: watched (TRIAL_IDLE), settled or measured. */
+/* One period of period_ns: watched (TRIAL_IDLE), settled or measured.
+ * quick (incremental steps): a shape the same as the newest kept is
+ * pushed without comparing it with the older ones again (each push
+ * leaves the ring alike to its newest, so the comparisons would all
+ * hold); the same ring either way. */
 enum trial_event trial_observe(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one,
-                               uint64_t period_ns);
+                               uint64_t period_ns, bool quick);
 /* The arrangement changed outside a trial: watch it afresh after settling. */
 void trial_rearranged(struct trial *t);
 /* A full window of the arrangement in place: a trial may start from it. */

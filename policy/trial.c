@@ -103,14 +103,24 @@ trial_window_len(uint64_t period_ns)
 }
 
 /* Push one period: older periods it is not alike are dropped first. */
+static bool
+shape_same(const struct trial_shape *a, const struct trial_shape *b)
+{
+	return a->busy == b->busy && a->sig == b->sig && memcmp(&a->demand, &b->demand, sizeof(double)) == 0;
+}
+
 static void
-ring_push(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one)
+ring_push(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one, bool quick)
 {
 	int keep = t->ring_n, low = t->ring_n - (t->win - 1);
 
 	/* the newest periods it is alike, back to the first it is not; no
 	 * further than the win - 1 it may keep (an older one unlike it
-	 * would keep as many) */
+	 * would keep as many). Every period kept is alike to the newest
+	 * (that push kept only those alike to it): a shape the same as the
+	 * newest is alike to them all, and the loop would find none unlike */
+	if (quick && t->ring_n > 0 && shape_same(&t->ring_shape[(t->ring_head + t->ring_n - 1) % TRIAL_WINDOW], sh))
+		low = t->ring_n;
 	for (int i = t->ring_n - 1; i >= 0 && i >= low; i--)
 		if (!trial_alike(&t->ring_shape[(t->ring_head + i) % TRIAL_WINDOW], sh)) {
 			keep = t->ring_n - 1 - i;
@@ -182,7 +192,8 @@ trial_moving(struct trial *t)
 }
 
 enum trial_event
-trial_observe(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one, uint64_t period_ns)
+trial_observe(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one, uint64_t period_ns,
+              bool quick)
 {
 	t->win = trial_window_len(period_ns);
 	switch (t->phase) {
@@ -191,7 +202,7 @@ trial_observe(struct trial *t, const struct trial_shape *sh, const struct trial_
 			t->skip--;
 			return TRIAL_NONE;
 		}
-		ring_push(t, sh, one);
+		ring_push(t, sh, one, quick);
 		return TRIAL_NONE;
 	case TRIAL_SETTLE:
 		if (++t->periods >= t->settle) {
@@ -202,7 +213,7 @@ trial_observe(struct trial *t, const struct trial_shape *sh, const struct trial_
 		return TRIAL_NONE;
 	case TRIAL_MEASURE:
 		t->periods++;
-		ring_push(t, sh, one);
+		ring_push(t, sh, one, quick);
 		if (t->ring_n >= t->win && trial_alike(trial_shape(t), &t->ref)) {
 			ring_sum(t, &t->second);
 			return TRIAL_DONE;

@@ -17,6 +17,10 @@
 #define MS 1000000ull
 #define PERIOD (100 * MS)
 
+/* the tests below push as incremental steps do (trial_observe's quick);
+ * test_quick_same_ring compares that with the full comparison */
+static const bool quick = true;
+
 static struct trial_shape
 shape(int busy, double demand, uint32_t sig)
 {
@@ -72,23 +76,23 @@ test_ring_one_shape(void **state)
 	(void)state;
 	trial_init(&t);
 	for (int i = 0; i < 4; i++)
-		trial_observe(&t, &a, &x, PERIOD);
+		trial_observe(&t, &a, &x, PERIOD, quick);
 	assert_false(trial_ready(&t));
-	trial_observe(&t, &b, &x, PERIOD);
+	trial_observe(&t, &b, &x, PERIOD, quick);
 	assert_int_equal(t.ring_n, 1);
 	for (int i = 0; i < 4; i++)
-		trial_observe(&t, &a, &x, PERIOD);
+		trial_observe(&t, &a, &x, PERIOD, quick);
 	assert_int_equal(t.ring_n, 4);
 	assert_false(trial_ready(&t));
-	trial_observe(&t, &a, &x, PERIOD);
+	trial_observe(&t, &a, &x, PERIOD, quick);
 	assert_true(trial_ready(&t));
 	/* the window slides: it stays full */
-	trial_observe(&t, &a, &x, PERIOD);
+	trial_observe(&t, &a, &x, PERIOD, quick);
 	assert_true(trial_ready(&t));
 	/* rearranged: settling periods are not watched */
 	trial_rearranged(&t);
 	for (int i = 0; i < SETTLE_PERIODS; i++)
-		trial_observe(&t, &a, &x, PERIOD);
+		trial_observe(&t, &a, &x, PERIOD, quick);
 	assert_int_equal(t.ring_n, 0);
 }
 
@@ -103,17 +107,17 @@ run_trial(struct trial *t, const struct trial_shape *shapes, int n, double p0, d
 	trial_init(t);
 	for (int i = 0; i < TRIAL_WINDOW; i++) {
 		struct trial_sum x = one(p0 * a.demand, a.demand);
-		trial_observe(t, &a, &x, PERIOD);
+		trial_observe(t, &a, &x, PERIOD, quick);
 	}
 	assert_true(trial_ready(t));
 	trial_begin(t, 3, SETTLE_PERIODS);
 	for (int i = 0; i < SETTLE_PERIODS; i++) {
 		struct trial_sum x = one(0, 1);         /* settling: not counted */
-		assert_int_equal(trial_observe(t, &a, &x, PERIOD), TRIAL_NONE);
+		assert_int_equal(trial_observe(t, &a, &x, PERIOD, quick), TRIAL_NONE);
 	}
 	for (*at = 0; *at < n && ev == TRIAL_NONE; (*at)++) {
 		struct trial_sum x = one(p1 * shapes[*at].demand, shapes[*at].demand);
-		ev = trial_observe(t, &shapes[*at], &x, PERIOD);
+		ev = trial_observe(t, &shapes[*at], &x, PERIOD, quick);
 	}
 	return ev;
 }
@@ -241,7 +245,48 @@ test_values(void **state)
 	assert_int_equal(trial_pick(&s, &nob, false), TRIAL_SIG_RUN);
 }
 
+/* Pushing a shape the same as the newest without comparing it with the
+ * older ones (quick) keeps the ring the full comparison keeps: random
+ * runs of shapes, some alike, some not, some the same twice or more,
+ * idle and measured phases. */
+static void
+test_quick_same_ring(void **state)
+{
+	static const struct trial_shape sh[] = {
+		{ 8, 8.2, 0 }, { 8, 8.9, 0 }, { 8, 9.6, 0 }, { 8, 8.2, 1 }, { 2, 2.3, 0 }, { 20, 20, 0 }, { 18, 19, 0 },
+	};
+	(void)state;
+	for (uint64_t seed = 1; seed <= 200; seed++) {
+		struct trial a, b;
+		uint64_t r = seed;
+		int cur = 0;
+		trial_init(&a);
+		trial_init(&b);
+		for (int step = 0; step < 120; step++) {
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			if ((r >> 33) % 3 == 0)         /* else the same shape again */
+				cur = (int)((r >> 40) % (sizeof(sh) / sizeof(sh[0])));
+			struct trial_sum x = one(1e8 * (double)(step % 7), sh[cur].demand);
+			if (a.phase == TRIAL_IDLE && trial_ready(&a) && (r >> 50) % 9 == 0) {
+				trial_begin(&a, 1, 2);
+				trial_begin(&b, 1, 2);
+			}
+			enum trial_event ea = trial_observe(&a, &sh[cur], &x, PERIOD, true);
+			enum trial_event eb = trial_observe(&b, &sh[cur], &x, PERIOD, false);
+			assert_int_equal(ea, eb);
+			if (ea == TRIAL_DONE || ea == TRIAL_ABANDON) {
+				trial_conclude(&a, false);
+				trial_conclude(&b, false);
+			}
+			assert_int_equal(a.ring_n, b.ring_n);
+			assert_int_equal(a.ring_head, b.ring_head);
+			assert_memory_equal(&a, &b, sizeof(a));
+		}
+	}
+}
+
 TEST_MAIN(
+	cmocka_unit_test(test_quick_same_ring),
 	cmocka_unit_test(test_alike_bounds),
 	cmocka_unit_test(test_window_len),
 	cmocka_unit_test(test_ring_one_shape),
