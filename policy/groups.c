@@ -261,21 +261,30 @@ rule_vcpus(const struct dom *d, unsigned mask, struct cpuset *out)
 			cpuset_or(out, out, &d->groups[i].vcpus);
 }
 
+/* The domain's vCPUs as a set. */
+static void
+all_vcpus(const struct dom *d, struct cpuset *all)
+{
+	cpuset_zero(all);
+	cpuset_set_range(all, 0, d->nvcpus - 1);
+}
+
 static void
 guest_groups_update(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
-                    const struct cpuset *all, double epochs_per_period)
+                    double epochs_per_period)
 {
-	struct cpuset taken;
+	struct cpuset taken, all;
 	bool any_guest = false;
 
 	for (int i = 0; i < d->ngroups; i++)
 		any_guest |= d->groups[i].rule == POLICY_GROUP_GUEST;
 	if (di->nreports == 0 && !any_guest)
 		return;
+	all_vcpus(d, &all);
 	/* reports win over inferred groups: only annotation groups are taken */
 	rule_vcpus(d, 1u << POLICY_GROUP_ANNOTATION, &taken);
 	for (int r = 0; r < di->nreports; r++)
-		apply_report(s, d, &di->reports[r], all, &taken);
+		apply_report(s, d, &di->reports[r], &all, &taken);
 	dissolve_silent(s, d, &taken, epochs_per_period);
 }
 
@@ -284,9 +293,9 @@ guest_groups_update(struct policy_state *s, struct dom *d, const struct policy_d
  * takes the component's vCPUs that annotation and guest groups leave, and
  * is dropped when no component (or fewer than two free vCPUs) is left. */
 static void
-wakeup_groups_update(struct policy_state *s, struct dom *d, const struct cpuset *all)
+wakeup_groups_update(struct policy_state *s, struct dom *d)
 {
-	struct cpuset comp[POLICY_MAX_GROUPS], taken;
+	struct cpuset comp[POLICY_MAX_GROUPS], taken, all;
 	bool used[POLICY_MAX_GROUPS] = { false };
 	int nc = 0;
 
@@ -300,9 +309,10 @@ wakeup_groups_update(struct policy_state *s, struct dom *d, const struct cpuset 
 				grp_remove(d, i--);
 		return;
 	}
+	all_vcpus(d, &all);
 	rule_vcpus(d, 1u << POLICY_GROUP_ANNOTATION | 1u << POLICY_GROUP_GUEST, &taken);
 	for (int c = 0; c < nc; c++) {
-		cpuset_and(&comp[c], &comp[c], all);
+		cpuset_and(&comp[c], &comp[c], &all);
 		cpuset_andnot(&comp[c], &comp[c], &taken);
 	}
 	for (int i = 0; i < d->ngroups; i++) {
@@ -344,8 +354,6 @@ void
 groups_update(struct policy_state *s, const struct policy_input *in, struct dom *d,
               const struct policy_domain_in *di, double epochs_per_period)
 {
-	struct cpuset all;
-
 	/* the wakeup history is kept whether or not it may form groups, so
 	 * that llcctl wakeups shows it */
 	if (di->wakeups != NULL && d->wk == NULL) {
@@ -358,8 +366,6 @@ groups_update(struct policy_state *s, const struct policy_input *in, struct dom 
 		s->stats.nomem++;
 	if (d->ngroups > 0 && d->groups[0].rule == POLICY_GROUP_DOMAIN)
 		return;         /* the whole domain is one group already */
-	cpuset_zero(&all);
-	cpuset_set_range(&all, 0, d->nvcpus - 1);
-	guest_groups_update(s, d, di, &all, epochs_per_period);
-	wakeup_groups_update(s, d, &all);
+	guest_groups_update(s, d, di, epochs_per_period);
+	wakeup_groups_update(s, d);
 }

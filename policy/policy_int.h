@@ -311,6 +311,7 @@ enum dom_state { DOM_NEW, DOM_PLACED, DOM_REFUSED, DOM_UNMANAGED };
 /* A vCPU's sample as the busy fraction and the home check's sums read it. */
 struct obs_vcpu {
 	uint64_t run, delay, instr;
+	const struct cpuset *pin;       /* the sample's pin (pointer) */
 };
 
 struct dom {
@@ -383,6 +384,11 @@ struct dom {
 	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
 	uint64_t obs_period, obs_gen;
 	bool vutil_fixed;               /* the last update of vutil changed none */
+	/* emit_pins() at step emit_step found every sample's pin the very
+	 * pointer of its want, at pin_gen emit_gen (emit_clean): with the
+	 * same samples (obs_same(), pins included) the next step would too */
+	bool emit_clean;
+	uint64_t emit_step, emit_gen;
 	struct cpuset bound;            /* policy_domain_in.bound; empty none */
 	bool bound_none;                /* ... it is empty (set with it) */
 };

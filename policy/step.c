@@ -515,12 +515,23 @@ clip_to_pool(struct dom *d, const struct cpuset *pool)
 /* One PIN per vCPU whose wanted pin differs from what was seen. */
 static void
 emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
-          const struct policy_domain_in *di)
+          const struct policy_domain_in *di, bool same)
 {
 	char buf[128];
+	bool clean = true;
 
+	/* the last step's samples and wants, each pin its want's pointer:
+	 * still so (the engine holds each want, so no other set took its
+	 * address) */
+	if (same && d->emit_clean && d->emit_step + 1 == s->step && d->emit_gen == d->pin_gen) {
+		d->emit_step = s->step;
+		return;
+	}
 	for (int v = 0; v < d->nvcpus; v++) {
 		const struct cpuset *seen = policy_sample_pin(&di->vcpus[v]);
+		if (seen == d->want[v])
+			continue;
+		clean = false;
 		/* as wanted: nothing to pin (an empty want is never pinned) */
 		if (policy_set_eq(s, seen, d->want[v]))
 			continue;
@@ -553,6 +564,9 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 		}
 		s->stats.pins++;
 	}
+	d->emit_clean = clean;
+	d->emit_step = s->step;
+	d->emit_gen = d->pin_gen;
 }
 
 /* Whether d's vCPUs ran, waited and retired as in the last sample kept
@@ -573,12 +587,13 @@ obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain
 	if (d->obs_ok && in->host.counters) {
 		for (int v = 0; v < d->nvcpus; v++)
 			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay) |
-			        (sm[v].instructions ^ o[v].instr);
+			        (sm[v].instructions ^ o[v].instr) | ((uintptr_t)sm[v].pinned ^ (uintptr_t)o[v].pin);
 		if (diff == 0)
 			return true;
 	} else if (d->obs_ok) {
 		for (int v = 0; v < d->nvcpus; v++)
-			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay);
+			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay) |
+			        ((uintptr_t)sm[v].pinned ^ (uintptr_t)o[v].pin);
 		if (diff == 0)
 			return true;
 	}
@@ -586,6 +601,7 @@ obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain
 		o[v].run = sm[v].runtime_ns;
 		o[v].delay = sm[v].run_delay_ns;
 		o[v].instr = sm[v].instructions;
+		o[v].pin = sm[v].pinned;
 	}
 	d->obs_period = in->period_ns;
 	d->obs_counters = in->host.counters;
@@ -601,7 +617,8 @@ steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 
 	/* the busy fractions: an update that changed none changes none
 	 * again from the same runtimes (u and vutil are never -0) */
-	if (!obs_same(s, d, di, cx->in) || !d->vutil_fixed) {
+	bool same = obs_same(s, d, di, cx->in);
+	if (!same || !d->vutil_fixed) {
 		bool moved = false;
 		for (int v = 0; v < d->nvcpus; v++) {
 			double u = (double)di->vcpus[v].runtime_ns / (double)cx->in->period_ns;
@@ -629,7 +646,7 @@ steer_domain(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 		policy_dom_allowed(s, d, &bpool);
 		clip_to_pool(d, &bpool);
 	}
-	emit_pins(s, cx, d, di);
+	emit_pins(s, cx, d, di, same);
 }
 
 /* --- the move budget ------------------------------------------------------- */

@@ -226,7 +226,55 @@ test_incr_idle_cycles(void **state)
 	}
 }
 
+/* Someone else re-pins a vCPU of a settled domain whose load does not
+ * change: only the sample's pin is new, and the engine must pin it back
+ * (with incremental steps a settled domain's pins are not compared again
+ * while its samples, pins included, are the last step's: emit_pins()).
+ * Both pin modes: the samples' pins copies of the harness's, or sets of
+ * the engine's pool. */
+static void
+test_incr_external_pin(void **state)
+{
+	(void)state;
+	for (int pool = 0; pool < 2; pool++) {
+		struct harness *h = h_new("pack:1 l3:4 core:4 pu:2");
+		uint64_t r = 77 + (uint64_t)pool;
+		int repinned = 0;
+		h_shadow(h);
+		if (pool)
+			h_pool(h);
+		h->host.counters = pool;
+		h->rate = crowd_rate;
+		int a = h_add_mode(h, "agg", 6, 1, 6, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+		int b = h_add_mode(h, "st", 4, 1, 4, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE);
+		h_busy_range(h, a, 0, 3);
+		h_busy_range(h, b, 0, 1);
+		for (int step = 0; step < 120; step++) {
+			if (step >= 30 && step % 9 == 0) {
+				int di = (r >> 7) % 2 ? a : b;
+				struct h_dom *d = &h->dom[di];
+				int v = (int)((r >> 17) % (uint64_t)d->in.nvcpus);
+				cpuset_zero(&d->pin[v]);
+				cpuset_set(&d->pin[v], (int)((r >> 27) % 8));
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				assert_int_equal(h_step(h), 0);
+				/* pinned back at once */
+				bool back = false;
+				for (int i = 0; i < h->plan->n; i++)
+					back |= h->plan->actions[i].type == POLICY_ACT_PIN_VCPU &&
+					        h->map[h->plan->actions[i].domain] == di && h->plan->actions[i].vcpu == v;
+				repinned += back;
+				continue;
+			}
+			assert_int_equal(h_step(h), 0);
+		}
+		assert_true(repinned >= 8);
+		h_free(h);
+	}
+}
+
 TEST_MAIN(
+	cmocka_unit_test(test_incr_external_pin),
 	cmocka_unit_test(test_incr_idle_cycles),
 	cmocka_unit_test(test_incr_mixed_counters),
 	cmocka_unit_test(test_incr_mixed_no_counters),
