@@ -49,18 +49,20 @@ struct policy_guest_topo {
 };
 
 /* One vCPU thread's observation over the last period. */
+/* (No padding: the engine compares a domain's samples with the last ones
+ * byte for byte, step.c obs_same(); 40 bytes.) */
 struct policy_vcpu_sample {
-	int tid;                        /* host thread id (for reasons), 0 unknown */
 	uint64_t runtime_ns;            /* CPU time used during the period */
 	uint64_t run_delay_ns;          /* runnable but waiting for a CPU during
 	                                 * the period (schedstat's 2nd field, or
 	                                 * the tracer); 0 unknown */
-	int last_cpu;                   /* PU it last ran on, -1 unknown */
 	uint64_t instructions;          /* retired during the period (counters) */
 	/* current affinity; NULL or empty = unknown. The caller's set, read
 	 * during policy_step only (llcd's back-ends keep it until their
 	 * next observation): a pointer, not 256 bytes a vCPU */
 	const struct cpuset *pinned;
+	int tid;                        /* host thread id (for reasons), 0 unknown */
+	int last_cpu;                   /* PU it last ran on, -1 unknown */
 };
 
 /* A sample's pin, never NULL: &cpuset_none when unknown. */

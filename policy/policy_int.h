@@ -309,11 +309,6 @@ struct home_check {
 enum dom_state { DOM_NEW, DOM_PLACED, DOM_REFUSED, DOM_UNMANAGED };
 
 /* A vCPU's sample as the busy fraction and the home check's sums read it. */
-struct obs_vcpu {
-	uint64_t run, delay, instr;
-	const struct cpuset *pin;       /* the sample's pin (pointer) */
-};
-
 struct dom {
 	uint64_t key;
 	char name[POLICY_NAME];
@@ -377,10 +372,10 @@ struct dom {
 	bool own_ok, own_placed, own_isolated;
 	struct cpuset own_allot;
 	int *own_slot;
-	/* the samples the busy fractions and the home check's sums read,
-	 * as last seen (obs_ok: seen; at period obs_period): obs_gen counts
-	 * the times they changed (step.c obs_same()) */
-	struct obs_vcpu *obs;
+	/* the vCPU samples as last seen, byte for byte (their pins as
+	 * pointers; obs_ok: seen; at period obs_period): obs_gen counts the
+	 * times they changed (step.c obs_same()) */
+	struct policy_vcpu_sample *obs;
 	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
 	uint64_t obs_period, obs_gen;
 	bool vutil_fixed;               /* the last update of vutil changed none */

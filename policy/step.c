@@ -569,40 +569,31 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	d->emit_gen = d->pin_gen;
 }
 
-/* Whether d's vCPUs ran, waited and retired as in the last sample kept
- * (struct obs_vcpu), at the same period; if not, this one is kept and
- * obs_gen counts it. Without counters the instructions are read by
- * nothing (home_sample() sums 0) and not compared: a change of the host's
- * counters counts as a change. Never with incremental steps off. */
+/* Whether d's vCPU samples are the last ones kept, byte for byte (what
+ * each ran, waited, retired, where it last ran, its pin's pointer), at
+ * the same period and counters; if not, these are kept and obs_gen counts
+ * them. One memcmp over the array, not a loop over fields: a change of a
+ * field nothing cached reads (a thread id, the last CPU, instructions
+ * without counters) only counts as a change. Never with incremental
+ * steps off. */
+#if UINTPTR_MAX == UINT64_MAX
+/* padding would be compared too (a change only where it varies) */
+_Static_assert(sizeof(struct policy_vcpu_sample) == 3 * sizeof(uint64_t) + sizeof(void *) + 2 * sizeof(int),
+               "policy_vcpu_sample has no padding");
+#endif
+
 static bool
 obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
          const struct policy_input *in)
 {
-	const struct policy_vcpu_sample *sm = di->vcpus;
-	struct obs_vcpu *o = d->obs;
-	uint64_t diff = (d->obs_period ^ in->period_ns) | (uint64_t)(d->obs_counters != in->host.counters);
+	size_t n = sizeof(*d->obs) * (size_t)d->nvcpus;
 
 	if (!s->incremental)
 		return false;
-	if (d->obs_ok && in->host.counters) {
-		for (int v = 0; v < d->nvcpus; v++)
-			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay) |
-			        (sm[v].instructions ^ o[v].instr) | ((uintptr_t)sm[v].pinned ^ (uintptr_t)o[v].pin);
-		if (diff == 0)
-			return true;
-	} else if (d->obs_ok) {
-		for (int v = 0; v < d->nvcpus; v++)
-			diff |= (sm[v].runtime_ns ^ o[v].run) | (sm[v].run_delay_ns ^ o[v].delay) |
-			        ((uintptr_t)sm[v].pinned ^ (uintptr_t)o[v].pin);
-		if (diff == 0)
-			return true;
-	}
-	for (int v = 0; v < d->nvcpus; v++) {
-		o[v].run = sm[v].runtime_ns;
-		o[v].delay = sm[v].run_delay_ns;
-		o[v].instr = sm[v].instructions;
-		o[v].pin = sm[v].pinned;
-	}
+	if (d->obs_ok && d->obs_period == in->period_ns && d->obs_counters == in->host.counters &&
+	    memcmp(d->obs, di->vcpus, n) == 0)
+		return true;
+	memcpy(d->obs, di->vcpus, n);
 	d->obs_period = in->period_ns;
 	d->obs_counters = in->host.counters;
 	d->obs_ok = true;
