@@ -27,6 +27,17 @@ cpuset_count(const struct cpuset *s)
 	return n;
 }
 
+int
+cpuset_count_upto(const struct cpuset *s, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < CPUSET_WORDS && n < max; i++)
+		if (s->w[i])
+			n += __builtin_popcountll(s->w[i]);
+	return n < max ? n : max;
+}
+
 bool
 cpuset_empty(const struct cpuset *s)
 {

@@ -47,6 +47,8 @@ cpuset_isset(const struct cpuset *s, int cpu)
 }
 
 int cpuset_count(const struct cpuset *s);
+/* min(cpuset_count(s), max), counting no further ("at least two?") */
+int cpuset_count_upto(const struct cpuset *s, int max);
 bool cpuset_empty(const struct cpuset *s);
 bool cpuset_equal(const struct cpuset *a, const struct cpuset *b);
 bool cpuset_subset(const struct cpuset *sub, const struct cpuset *super);

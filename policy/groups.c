@@ -212,7 +212,7 @@ apply_report(struct policy_state *s, struct dom *d, const struct policy_hot_repo
 	cpuset_and(&vc, &rep->vcpus, all);
 	cpuset_andnot(&vc, &vc, taken);
 	g = guest_group_find(d, rep->pid, name);
-	if (cpuset_count(&vc) < 2 && g == NULL)
+	if (cpuset_count_upto(&vc, 2) < 2 && g == NULL)
 		return;
 	if (g == NULL) {
 		g = grp_add(s, d, name, POLICY_GROUP_GUEST, &vc);

@@ -177,7 +177,7 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 		uint32_t x = proc_hash(rep);
 		int i, slot = -1;
 		cpuset_and(&vc, &rep->vcpus, &all);
-		if (cpuset_count(&vc) < 2)
+		if (cpuset_count_upto(&vc, 2) < 2)
 			continue;
 		for (i = 0; i < HOME_PROCS; i++) {
 			if (h->procs[i].used && h->procs[i].pid == rep->pid && h->procs[i].hash == x)

@@ -173,7 +173,28 @@ test_pool_defer(void **state)
 	cpuset_pool_free(p);
 }
 
+/* cpuset_count_upto: the count, capped, over bits in any word. */
+static void
+test_count_upto(void **state)
+{
+	struct cpuset s;
+
+	(void)state;
+	cpuset_zero(&s);
+	assert_int_equal(cpuset_count_upto(&s, 2), 0);
+	cpuset_set(&s, 2047);
+	assert_int_equal(cpuset_count_upto(&s, 2), 1);
+	cpuset_set(&s, 5);
+	assert_int_equal(cpuset_count_upto(&s, 2), 2);
+	cpuset_set_range(&s, 64, 127);
+	assert_int_equal(cpuset_count_upto(&s, 2), 2);
+	assert_int_equal(cpuset_count_upto(&s, 100), 66);
+	assert_int_equal(cpuset_count_upto(&s, 1000), cpuset_count(&s));
+	assert_int_equal(cpuset_count_upto(&s, 0), 0);
+}
+
 TEST_MAIN(
+	cmocka_unit_test(test_count_upto),
 	cmocka_unit_test(test_pool),
 	cmocka_unit_test(test_pool_defer),
 	cmocka_unit_test(test_set_range),
