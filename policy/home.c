@@ -554,21 +554,25 @@ watch_doubled(struct policy_state *s, struct dom *d, const struct policy_domain_
 		h->doubled_periods = 0;
 		return;
 	}
+	/* (the allotment holds host PUs only: a core < 0 is never met) */
 	CPUSET_FOREACH(cpu, &d->allot)
-		per_core[topo_core_of(t, cpu)] = 0;
+		if (topo_core_of(t, cpu) >= 0)
+			per_core[topo_core_of(t, cpu)] = 0;
 	for (v = 0; v < d->nvcpus; v++) {
-		int c = di->vcpus[v].last_cpu;
+		int c = di->vcpus[v].last_cpu, k = topo_core_of(t, c);
 		double dem = (double)di->vcpus[v].runtime_ns + (double)di->vcpus[v].run_delay_ns;
-		if (c < 0 || c >= s->ncpu || !cpuset_isset(&d->allot, c) || dem < BUSY_VCPU * (double)s->in->period_ns)
+		if (k < 0 || c >= s->ncpu || !cpuset_isset(&d->allot, c) || dem < BUSY_VCPU * (double)s->in->period_ns)
 			continue;
-		if (++per_core[topo_core_of(t, c)] == 2 && doubled < 0)
-			doubled = topo_core_of(t, c);
+		if (++per_core[k] == 2 && doubled < 0)
+			doubled = k;
 	}
 	/* a core with none in another LLC: what the kernel does not fix */
-	CPUSET_FOREACH(cpu, &d->allot)
-		if (idle < 0 && doubled >= 0 && per_core[topo_core_of(t, cpu)] == 0 &&
+	CPUSET_FOREACH(cpu, &d->allot) {
+		int k = topo_core_of(t, cpu);
+		if (idle < 0 && doubled >= 0 && k >= 0 && per_core[k] == 0 &&
 		    topo_llc_of(t, cpu) != topo_llc_of(t, cpuset_first(&topo_get(t, TOPO_CORE, doubled)->cpus)))
-			idle = topo_core_of(t, cpu);
+			idle = k;
+	}
 	if (doubled < 0 || idle < 0) {
 		h->doubled_periods = 0;
 		return;

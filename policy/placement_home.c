@@ -223,8 +223,9 @@ hint_busy(struct policy_state *s, struct dom *d)
 				continue;
 			if (pass == 0) {
 				int c = sm[v].last_cpu;
-				if (c >= 0 && c < s->ncpu && cpuset_isset(&d->allot, c) && cap[topo_llc_of(t, c)] > 0)
-					l = topo_llc_of(t, c);
+				int lc = topo_llc_of(t, c);
+				if (lc >= 0 && c < s->ncpu && cpuset_isset(&d->allot, c) && cap[lc] > 0)
+					l = lc;
 			} else {
 				for (int k = 0; k < s->nllc; k++)
 					if (cap[k] > 0 && (l < 0 || cap[k] > cap[l]))

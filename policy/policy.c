@@ -446,16 +446,6 @@ policy_llc_cpus(const struct policy_state *s, int llc)
 	return &topo_get(s->topo, TOPO_LLC, llc)->cpus;
 }
 
-/* Set comparisons over the words that can hold host PUs only: every set
- * the engine builds lies within the host, so the rest is zero. */
-bool
-policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super)
-{
-	for (int i = 0; i < s->nwords; i++)
-		if (sub->w[i] & ~super->w[i])
-			return false;
-	return true;
-}
 
 /* The single LLC a pin lies in, or -1 when it spans several or none. */
 int
@@ -501,9 +491,11 @@ policy_shared_pool(const struct policy_state *s, const struct policy_host *h, st
 	else
 		*out = t->all;
 	cpuset_andnot(out, out, &h->reserved);
+	/* a core's PUs lie in the host's words: only those are cleared */
 	for (int c = 0; c < topo_count(t, TOPO_CORE); c++)
 		if (s->core_owner[c] >= 0)
-			cpuset_andnot(out, out, &topo_get(t, TOPO_CORE, c)->cpus);
+			for (int i = 0; i < s->nwords; i++)
+				out->w[i] &= ~topo_get(t, TOPO_CORE, c)->cpus.w[i];
 }
 
 /* Where a managed domain's vCPUs may go: isolated ones stay on their cores,

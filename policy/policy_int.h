@@ -130,12 +130,27 @@ enum trial_event trial_observe(struct trial *t, const struct trial_shape *sh, co
                                uint64_t period_ns, bool quick);
 /* The arrangement changed outside a trial: watch it afresh after settling. */
 void trial_rearranged(struct trial *t);
-/* A full window of the arrangement in place: a trial may start from it. */
-bool trial_ready(const struct trial *t);
+/* A full window of the arrangement in place: a trial may start from it.
+ * (These three inline: the home check asks every domain every period.) */
+static inline bool
+trial_ready(const struct trial *t)
+{
+	return t->phase == TRIAL_IDLE && t->skip == 0 && t->win > 0 && t->ring_n >= t->win;
+}
+
 /* The newest watched period's shape (NULL none). */
-const struct trial_shape *trial_shape(const struct trial *t);
+static inline const struct trial_shape *
+trial_shape(const struct trial *t)
+{
+	return t->ring_n > 0 ? &t->ring_shape[(t->ring_head + t->ring_n - 1) % TRIAL_WINDOW] : NULL;
+}
+
 /* Ready, and the shape is not alike the last verdict's. */
-bool trial_shape_changed(const struct trial *t);
+static inline bool
+trial_shape_changed(const struct trial *t)
+{
+	return t->has_verdict && trial_ready(t) && !trial_alike(trial_shape(t), &t->verdict_shape);
+}
 void trial_window(const struct trial *t, struct trial_sum *out);
 /* Start from the ready window (the caller changes the arrangement);
  * the tried arrangement is measured after settle periods. */
@@ -578,7 +593,14 @@ policy_set_intersects(const struct policy_state *s, const struct cpuset *a, cons
 			return true;
 	return false;
 }
-bool policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super);
+static inline bool
+policy_set_sub(const struct policy_state *s, const struct cpuset *sub, const struct cpuset *super)
+{
+	for (int i = 0; i < s->nwords; i++)
+		if (sub->w[i] & ~super->w[i])
+			return false;
+	return true;
+}
 int policy_pin_llc(const struct policy_state *s, const struct cpuset *pin);
 /* "LLC 3" for a pin inside one LLC, "LLCs 0-1" for one over several. */
 void policy_pin_llcs(const struct policy_state *s, const struct cpuset *pin, char *buf, size_t len);

@@ -202,18 +202,6 @@ topo_finalize(struct topo *t, struct llcd_err *err)
 }
 
 int
-topo_llc_of(const struct topo *t, int cpu)
-{
-	return cpu >= 0 && cpu <= t->max_cpu ? t->pu_llc[cpu] : -1;
-}
-
-int
-topo_core_of(const struct topo *t, int cpu)
-{
-	return cpu >= 0 && cpu <= t->max_cpu ? t->pu_core[cpu] : -1;
-}
-
-int
 topo_numa_of(const struct topo *t, int cpu)
 {
 	return cpu >= 0 && cpu <= t->max_cpu ? t->pu_numa[cpu] : -1;

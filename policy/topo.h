@@ -73,9 +73,12 @@ static inline int topo_count(const struct topo *t, enum topo_type type)
 { return t->count[type]; }
 static inline const struct topo_node *topo_get(const struct topo *t, enum topo_type type, int i)
 { return t->nodes[type][i]; }
-/* Per PU lookups; -1 for a CPU the host lacks. */
-int topo_llc_of(const struct topo *t, int cpu);
-int topo_core_of(const struct topo *t, int cpu);
+/* Per PU lookups; -1 for a CPU the host lacks (inline: a step asks for
+ * every busy PU and every PU a group ran on). */
+static inline int topo_llc_of(const struct topo *t, int cpu)
+{ return cpu >= 0 && cpu <= t->max_cpu ? t->pu_llc[cpu] : -1; }
+static inline int topo_core_of(const struct topo *t, int cpu)
+{ return cpu >= 0 && cpu <= t->max_cpu ? t->pu_core[cpu] : -1; }
 int topo_numa_of(const struct topo *t, int cpu);
 /* Logical index of the NUMA node with OS number os; -1 when the host has none. */
 int topo_numa_by_os(const struct topo *t, int os);

@@ -58,17 +58,25 @@ busy_tol(int bmax)
 	return (int)floor(TRIAL_BUSY_TOL * bmax + 1e-9);
 }
 
+/* fmax() without the libm call (every alike test makes two): the larger,
+ * or the one that is a number when the other is NaN, as fmax() */
+static inline double
+max_of(double a, double b)
+{
+	return a > b || b != b ? a : b;
+}
+
 bool
 trial_alike(const struct trial_shape *a, const struct trial_shape *b)
 {
-	double dmax = fmax(a->demand, b->demand);
+	double dmax = max_of(a->demand, b->demand);
 	int bmax = a->busy > b->busy ? a->busy : b->busy;
 
 	if (a->sig != b->sig)
 		return false;
 	if (abs(a->busy - b->busy) > busy_tol(bmax))
 		return false;
-	return fabs(a->demand - b->demand) <= fmax(TRIAL_DEMAND_MIN, TRIAL_DEMAND_TOL * dmax) + 1e-9;
+	return fabs(a->demand - b->demand) <= max_of(TRIAL_DEMAND_MIN, TRIAL_DEMAND_TOL * dmax) + 1e-9;
 }
 
 static void
@@ -144,23 +152,6 @@ trial_rearranged(struct trial *t)
 	t->skip = SETTLE_PERIODS;
 }
 
-bool
-trial_ready(const struct trial *t)
-{
-	return t->phase == TRIAL_IDLE && t->skip == 0 && t->win > 0 && t->ring_n >= t->win;
-}
-
-const struct trial_shape *
-trial_shape(const struct trial *t)
-{
-	return t->ring_n > 0 ? &t->ring_shape[(t->ring_head + t->ring_n - 1) % TRIAL_WINDOW] : NULL;
-}
-
-bool
-trial_shape_changed(const struct trial *t)
-{
-	return t->has_verdict && trial_ready(t) && !trial_alike(trial_shape(t), &t->verdict_shape);
-}
 
 void
 trial_window(const struct trial *t, struct trial_sum *out)
