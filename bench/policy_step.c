@@ -11,7 +11,11 @@
  * engine interns its own pins in (policy_state_share_sets), as llcd's live
  * back-end hands them; --copies: each vCPU's pin a copy of its own, as
  * llcd-sim and the tests hand them (the engine compares them bit by bit).
- * Usage: policy_step [STEPS] [--copies] (default 300 steps).
+ * --scale: instead, the host and domains of tests/scale/test_driver_scale.sh
+ * (512 PUs, 2,000 aggregate domains of 16 vCPUs, overcommit 64), every
+ * vCPU idle with no CPU seen, as the live back-end reports the test
+ * driver's thread-less domains (issue 25 item 4's policy step).
+ * Usage: policy_step [STEPS] [--copies|--scale] (default 300 steps).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,8 +27,7 @@
 #include "policy.h"
 #include "topo_hwloc.h"
 
-#define NDOM 200
-#define NVCPU_TOTAL 10000
+#define NDOM_MAX 2000
 
 static int
 cmp_u64(const void *a, const void *b)
@@ -54,8 +57,15 @@ main(int argc, char **argv)
 {
 	int steps = argc > 1 ? atoi(argv[1]) : 300;
 	bool copies = argc > 2 && strcmp(argv[2], "--copies") == 0;
+	bool scale = argc > 2 && strcmp(argv[2], "--scale") == 0;
+	const char *shape = scale ? "pack:2 [numa] l3:16 core:8 pu:2" : "pack:2 [numa] l3:12 core:8 pu:2";
+	int NDOM = scale ? 2000 : 200, NVCPU_TOTAL = scale ? 32000 : 10000;
 	struct llcd_err err;
-	struct topo *t = topo_load("pack:2 [numa] l3:12 core:8 pu:2", &err);
+	if (argc > 2 && !copies && !scale) {
+		fprintf(stderr, "usage: policy_step [STEPS] [--copies|--scale]\n");
+		return 2;
+	}
+	struct topo *t = topo_load(shape, &err);
 	if (t == NULL || steps < 1) {
 		fprintf(stderr, "policy_step: %s\n", t ? "STEPS must be >= 1" : err.msg);
 		return 2;
@@ -79,12 +89,13 @@ main(int argc, char **argv)
 	uint64_t period = 1000000000ull;
 
 	policy_host_defaults(&in.host, t);
-	in.host.overcommit = 32;
-	cpuset_parse(&in.host.reserved, "0,192", NULL);
+	in.host.overcommit = scale ? 64 : 32;
+	if (!scale)
+		cpuset_parse(&in.host.reserved, "0,192", NULL);
 	for (int i = 0; i < NDOM; i++) {
 		struct policy_domain_in *d = &doms[i];
-		int n = i < 20 ? 4 : (NVCPU_TOTAL - 80) / 180 + (i % 5 == 0 ? (NVCPU_TOTAL - 80) % 180 / 36 : 0);
-		if (i == NDOM - 1)
+		int n = scale ? 16 : i < 20 ? 4 : (NVCPU_TOTAL - 80) / 180 + (i % 5 == 0 ? (NVCPU_TOTAL - 80) % 180 / 36 : 0);
+		if (i == NDOM - 1 && !scale)
 			n = NVCPU_TOTAL - total;
 		d->key = (uint64_t)i * 2654435761u + 1;
 		snprintf(d->name, sizeof(d->name), "vm%03d", i);
@@ -92,8 +103,8 @@ main(int argc, char **argv)
 		d->guest = (struct policy_guest_topo){ 1, 1, 1, n, 1 };
 		d->annotated = true;
 		policy_annotation_defaults(&d->annot);
-		d->annot.mode = i % 3 == 0 ? POLICY_MODE_STATIC : POLICY_MODE_AGGREGATE;
-		d->annot.isolation = i < 20 ? POLICY_ISO_CORE : POLICY_ISO_NONE;
+		d->annot.mode = i % 3 == 0 && !scale ? POLICY_MODE_STATIC : POLICY_MODE_AGGREGATE;
+		d->annot.isolation = i < 20 && !scale ? POLICY_ISO_CORE : POLICY_ISO_NONE;
 		struct policy_vcpu_sample *s = calloc((size_t)n, sizeof(*s));
 		pins[i] = calloc((size_t)n, sizeof(**pins));
 		ipins[i] = calloc((size_t)n, sizeof(**ipins));
@@ -101,10 +112,10 @@ main(int argc, char **argv)
 			ipins[i][v] = &cpuset_none;
 			s[v].pinned = copies ? &pins[i][v] : ipins[i][v];
 			s[v].last_cpu = -1;
-			s[v].runtime_ns = (v % 10 == 0) ? period : period / 50;
+			s[v].runtime_ns = scale ? 0 : (v % 10 == 0) ? period : period / 50;
 		}
 		d->vcpus = s;
-		if (i % 4 == 1 && n > 8) {
+		if (i % 4 == 1 && n > 8 && !scale) {
 			snprintf(reps[i].name, sizeof(reps[i].name), "worker");
 			reps[i].pid = 100 + i;
 			for (int v = 0; v < 8; v++)
@@ -121,7 +132,7 @@ main(int argc, char **argv)
 	for (int step = -20; step < steps; step++) {
 		/* the world: each vCPU runs on the first PU of its pin */
 		memset(busy, 0, sizeof(uint64_t) * ((size_t)t->max_cpu + 1));
-		for (int i = 0; i < NDOM; i++)
+		for (int i = 0; i < NDOM && !scale; i++)     /* --scale: no CPU seen */
 			for (int v = 0; v < doms[i].nvcpus; v++) {
 				struct policy_vcpu_sample *s = (struct policy_vcpu_sample *)&doms[i].vcpus[v];
 				int cpu = cpuset_empty(s->pinned) ? (i * 7 + v) % (t->max_cpu + 1)
@@ -162,8 +173,9 @@ main(int argc, char **argv)
 	qsort(tb, (size_t)steps, sizeof(uint64_t), cmp_u64);
 	struct policy_stats ps;
 	policy_stats(st, &ps);
-	printf("host: 384 PUs (pack:2 [numa] l3:12 core:8 pu:2), %d domains, %d vCPU threads, %d steps, pins %s\n",
-	    NDOM, total, steps, copies ? "copies (--copies)" : "sets of the engine's pool");
+	printf("host: %d PUs (%s), %d domains, %d vCPU threads%s, %d steps, pins %s\n",
+	    cpuset_count(&t->all), shape, NDOM, total, scale ? " (idle, --scale)" : "", steps,
+	    copies ? "copies (--copies)" : "sets of the engine's pool");
 	printf("policy step      p50 %8.1f us   p99 %8.1f us   max %8.1f us\n",
 	    tp[steps / 2] / 1e3, tp[steps * 99 / 100] / 1e3, tp[steps - 1] / 1e3);
 	printf("baseline (read)  p50 %8.1f us   p99 %8.1f us\n", tb[steps / 2] / 1e3, tb[steps * 99 / 100] / 1e3);

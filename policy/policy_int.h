@@ -245,6 +245,17 @@ struct grp {
 	 * all in that word): while both stay, it has nothing to do */
 	bool home_ok;
 	uint64_t home_gen, home_w0;
+	/* quiet_ok: the group's last step (quiet_step) was an idle one at
+	 * its fixed point (steer.c grp_quiet()): idle, no preference, not
+	 * guarded, no runtime on any PU, busy_avg no longer moving; taken
+	 * from the domain's samples quiet_gen (dom.obs_gen), vcpus.w[0]
+	 * quiet_w0 of quiet_nvcpus vCPUs, allowed PUs policy_state.allowed_id
+	 * quiet_allowed, aggr-tolerance quiet_tol and memory node
+	 * quiet_mnv/quiet_mn: while all hold, the next step is the same one
+	 * but for the idle epochs */
+	bool quiet_ok, quiet_mnv;
+	int quiet_nvcpus, quiet_tol, quiet_mn;
+	uint64_t quiet_step, quiet_gen, quiet_w0, quiet_allowed;
 	/* the last `why` printed from a key, and the key: the same key
 	 * prints the same text (why_ok: there is one) */
 	bool why_ok;
@@ -449,6 +460,8 @@ struct policy_state {
 	 * set it was made for and the step (cpu_busy is fixed within a step),
 	 * so that domains allowed the same PUs copy it instead of making it */
 	struct cpuset view_allowed;
+	uint64_t allowed_id;            /* counts the changes of view_allowed
+	                                 * (steer.c grp_quiet()) */
 	uint64_t view_step, view_period_ns;   /* view_step 0: none */
 	double *view_util, *view_cap;
 	bool *view_whole;

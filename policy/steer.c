@@ -75,6 +75,8 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 	memcpy(s->view_cap, s->av_cap, sizeof(double) * nl);
 	memcpy(s->view_whole, s->av_whole, sizeof(bool) * nl);
 	memcpy(s->view_util, s->av_util, sizeof(double) * nl);
+	if (!policy_set_eq(s, &s->view_allowed, allowed))
+		s->allowed_id++;
 	s->view_allowed = *allowed;
 	s->view_step = s->step;
 	s->view_period_ns = period_ns;
@@ -629,16 +631,52 @@ bench:
 		benefit_moved(s, d, di, g, m.outside, m.moved > 0);
 }
 
+/* An idle group at its fixed point, the last step's, steps again (true)
+ * when nothing it reads has changed since: its domain's samples (so no
+ * runtime yet: none on any PU, no activity), its vCPUs, the allowed PUs
+ * (and so the view's capacities, its best LLC and the size guard's
+ * width), the memory's node, the aggr-tolerance; the only group of its
+ * domain (no other group's busy threads count with it), its totals
+ * following the per-CPU ones, no benefit check to observe. That step
+ * only counts idle epochs and sends its vCPUs home; most groups of an
+ * idle host take it every period. Else false: the full step, which
+ * notes whether it ended at such a point. */
+static bool
+grp_quiet(struct policy_state *s, const struct policy_input *in, struct dom *d,
+          const struct policy_domain_in *di, struct grp *g, double k, double epochs_per_period)
+{
+	if (!s->incremental || !g->quiet_ok || g->quiet_step + 1 != s->step || !d->obs_ok ||
+	    g->quiet_gen != d->obs_gen || d->ngroups != 1 || d->nvcpus != g->quiet_nvcpus ||
+	    g->quiet_w0 != g->vcpus.w[0] || g->quiet_allowed != s->allowed_id || !g->tot_follows ||
+	    k != s->cpu_rt_k || d->annot->tune.aggr_tolerance != g->quiet_tol || groups_judged(in, d) ||
+	    di->mem_node_valid != g->quiet_mnv || (di->mem_node_valid && di->mem_node != g->quiet_mn))
+		return false;
+	double idle = g->idle_epochs + epochs_per_period;
+	if (!(idle > d->annot->tune.affinity_timeout))
+		return false;
+	g->tot_step = s->step;
+	g->idle_epochs = idle;
+	g->quiet_step = s->step;
+	groups_send_home(s, d, g);
+	return true;
+}
+
 void
 steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d,
             const struct policy_domain_in *di, struct grp *g, double k, double epochs_per_period,
             const struct cpuset *allowed, struct policy_plan *plan)
 {
-	struct llc_rules r = policy_rules_of(s, d);
+	struct llc_rules r;
 	struct grp_sample smp;
 	double *occ;
 	int best;
 
+	if (grp_quiet(s, in, d, di, g, k, epochs_per_period))
+		return;
+	r = policy_rules_of(s, d);
+	g->quiet_ok = false;
+	int pref0 = g->pref_llc;
+	bool born = g->born_step == s->step;
 	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
 	if (d->annot->tune.benefit_check && (in->host.counters || d->mbm_seen))
 		benefit_observe(s, in, d, di, g, plan);
@@ -647,6 +685,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	int mnode = grp_mem_node(s, di, allowed);
 	double occ_best = grp_occupancy(s, g, allowed, mnode, occ, &best);
 	int wbest = best >= 0 ? s->llc_w[best] : 0;
+	double busy0 = g->busy_avg;
 	grp_busy_avg(g, smp.cpus_in_use, wbest);
 	g->best_llc = best;
 	g->best_occ = occ_best > 0 ? occ_best : 0;
@@ -654,6 +693,24 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 		g->pref_occ = grp_prefer(s, d, g, best, occ_best, occ, mnode, plan);
 		if (g->pref_llc >= 0)
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
+		return;
+	}
+	/* held back as idle (not guarded, not unjudged) with no preference
+	 * before or now, nothing run, busy_avg at its fixed point: the next
+	 * step may be grp_quiet()'s */
+	if (s->incremental && !born && pref0 < 0 && g->pref_llc < 0 && !g->guarded && !g->unjudged &&
+	    g->rule != POLICY_GROUP_WAKEUPS && smp.cpus_in_use == 0 && cpuset_empty(&g->rt_nz) && busy0 == g->busy_avg && g->busy_avg_init &&
+	    d->obs_ok && d->ngroups == 1 && d->nvcpus <= 64 && g->tot_follows && k == s->cpu_rt_k &&
+	    g->idle_epochs > d->annot->tune.affinity_timeout && !groups_judged(in, d)) {
+		g->quiet_ok = true;
+		g->quiet_step = s->step;
+		g->quiet_gen = d->obs_gen;
+		g->quiet_nvcpus = d->nvcpus;
+		g->quiet_w0 = g->vcpus.w[0];
+		g->quiet_allowed = s->allowed_id;
+		g->quiet_tol = d->annot->tune.aggr_tolerance;
+		g->quiet_mnv = di->mem_node_valid;
+		g->quiet_mn = di->mem_node;
 	}
 }
 

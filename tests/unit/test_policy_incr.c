@@ -272,8 +272,93 @@ test_incr_external_pin(void **state)
 		h_free(h);
 	}
 }
+/* Idle groups at their fixed point step in a few instructions
+ * (steer.c grp_quiet()) until something they read changes: each change
+ * here is one a stale shortcut would miss (the best LLC, the size guard,
+ * the idle timeout, a second group, the benefit check, activity), with a
+ * domain that was busy first (its preference dropped after the timeout)
+ * and ones that never ran. The shadow compares every period, each
+ * group's best LLC and reason included. */
+static void
+test_incr_quiet_groups(void **state)
+{
+	(void)state;
+	for (int pool = 0; pool < 2; pool++) {
+		struct harness *h = h_new("pack:2 [numa] l3:2 core:4 pu:2");
+		int gv[2] = { 0, 1 };
+		h_shadow(h);
+		if (pool)
+			h_pool(h);
+		h->host.counters = false;
+		int q[4];
+		for (int i = 0; i < 4; i++) {
+			char name[16];
+			snprintf(name, sizeof(name), "q%d", i);
+			q[i] = h_add_mode(h, name, 4, 1, 4, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+		}
+		h_busy_range(h, q[3], 0, 3);    /* busy first, then idle */
+		bool quiet_seen = false;
+		for (int step = 0; step < 150; step++) {
+			struct h_dom *d0 = &h->dom[q[0]], *d1 = &h->dom[q[1]], *d3 = &h->dom[q[3]];
+			switch (step) {
+			case 12:
+				for (int v = 0; v < 4; v++)
+					d3->demand[v] = 0;
+				break;
+			case 30:        /* the memory on node 1: the best LLC moves there */
+				d0->in.mem_node_valid = true;
+				d0->in.mem_node = 1;
+				break;
+			case 40:        /* and back on node 0 */
+				d0->in.mem_node = 0;
+				break;
+			case 50:        /* aggregation off: the size guard holds it */
+				d1->in.annot.tune.aggr_tolerance = 0;
+				break;
+			case 60:
+				d1->in.annot.tune.aggr_tolerance = 100;
+				break;
+			case 70:        /* a bound off LLC 0 and 1: another best LLC */
+				cpuset_parse(&d0->in.bound, "16-31", NULL);
+				break;
+			case 80:
+				cpuset_zero(&d0->in.bound);
+				break;
+			case 90:        /* the whole shared pool shrinks */
+				cpuset_parse(&h->host.reserved, "0-7", NULL);
+				break;
+			case 100:       /* a longer idle timeout than its idle epochs */
+				d1->in.annot.tune.affinity_timeout = 1000;
+				break;
+			case 105:
+				d1->in.annot.tune.affinity_timeout = 5;
+				break;
+			case 110:       /* a second group (an annotation group) */
+				h_one_group(&d1->in.annot, "pair", gv, 2);
+				break;
+			case 120:       /* counters: the benefit check observes */
+				h->host.counters = true;
+				break;
+			case 130:       /* activity again */
+				h_busy_range(h, q[2], 0, 2);
+				break;
+			case 140:
+				for (int v = 0; v < 4; v++)
+					h->dom[q[2]].demand[v] = 0;
+				break;
+			}
+			assert_int_equal(h_step(h), 0);
+			struct policy_domain_info x;
+			assert_int_equal(policy_domain_info(h->st, h->dom[q[3]].in.key, &x), 0);
+			quiet_seen |= step > 30 && x.ngroups == 1 && strcmp(x.groups[0].why, "idle") == 0;
+		}
+		assert_true(quiet_seen);
+		h_free(h);
+	}
+}
 
 TEST_MAIN(
+	cmocka_unit_test(test_incr_quiet_groups),
 	cmocka_unit_test(test_incr_external_pin),
 	cmocka_unit_test(test_incr_idle_cycles),
 	cmocka_unit_test(test_incr_mixed_counters),
