@@ -460,6 +460,8 @@ struct policy_state {
 	 * set it was made for and the step (cpu_busy is fixed within a step),
 	 * so that domains allowed the same PUs copy it instead of making it */
 	struct cpuset view_allowed;
+	bool av_moved;                  /* av_move() changed av_util since
+	                                 * steer_view() set it */
 	uint64_t allowed_id;            /* counts the changes of view_allowed
 	                                 * (steer.c grp_quiet()) */
 	uint64_t view_step, view_period_ns;   /* view_step 0: none */

@@ -48,11 +48,14 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 	 * changes between steps: the same allowed set, the same view */
 	if (s->view_step == s->step && s->view_period_ns == period_ns &&
 	    policy_set_eq(s, &s->view_allowed, allowed)) {
-		memcpy(s->av_cap, s->view_cap, sizeof(double) * nl);
-		memcpy(s->av_whole, s->view_whole, sizeof(bool) * nl);
-		memcpy(s->av_util, s->view_util, sizeof(double) * nl);
+		/* only av_move() writes the view between two of these, and
+		 * only its utilisation: the capacities are the view's */
+		if (s->av_moved)
+			memcpy(s->av_util, s->view_util, sizeof(double) * nl);
+		s->av_moved = false;
 		return;
 	}
+	s->av_moved = false;
 	for (int l = 0; l < s->nllc; l++) {
 		const struct cpuset *lc = policy_llc_cpus(s, l);
 		int n = 0;
@@ -142,6 +145,7 @@ av_cap(const struct policy_state *s, int l)
 static void
 av_move(struct policy_state *s, int src, int dst, double tu)
 {
+	s->av_moved = true;
 	if (src >= 0) {
 		s->llc_util[src] -= tu;
 		s->av_util[src] -= tu;
