@@ -104,6 +104,8 @@ struct trial {
 	struct trial_sum ring[TRIAL_WINDOW];
 	struct trial_shape ring_shape[TRIAL_WINDOW];
 	int ring_n, ring_head;
+	int ring_same;          /* the newest periods the same as the newest,
+	                         * bit for bit (<= ring_n) */
 	int win;                /* periods of a window at this sampling period */
 	int skip;               /* periods not watched (just rearranged) */
 	int key;                /* the change on trial */

@@ -121,13 +121,22 @@ static void
 ring_push(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one, bool quick)
 {
 	int keep = t->ring_n, low = t->ring_n - (t->win - 1);
+	const int newest = (t->ring_head + t->ring_n - 1) % TRIAL_WINDOW;
+	bool again = t->ring_n > 0 && shape_same(&t->ring_shape[newest], sh) &&
+	    memcmp(&t->ring[newest], one, sizeof(*one)) == 0;
+
+	/* a full window of one period, bit for bit, and that period again
+	 * (an idle domain's every period): dropping the oldest for the new
+	 * one leaves the same window */
+	if (quick && again && t->ring_n == t->win && t->ring_same >= t->ring_n)
+		return;
 
 	/* the newest periods it is alike, back to the first it is not; no
 	 * further than the win - 1 it may keep (an older one unlike it
 	 * would keep as many). Every period kept is alike to the newest
 	 * (that push kept only those alike to it): a shape the same as the
 	 * newest is alike to them all, and the loop would find none unlike */
-	if (quick && t->ring_n > 0 && shape_same(&t->ring_shape[(t->ring_head + t->ring_n - 1) % TRIAL_WINDOW], sh))
+	if (quick && t->ring_n > 0 && shape_same(&t->ring_shape[newest], sh))
 		low = t->ring_n;
 	for (int i = t->ring_n - 1; i >= 0 && i >= low; i--)
 		if (!trial_alike(&t->ring_shape[(t->ring_head + i) % TRIAL_WINDOW], sh)) {
@@ -142,6 +151,8 @@ ring_push(struct trial *t, const struct trial_shape *sh, const struct trial_sum 
 	t->ring[at] = *one;
 	t->ring_shape[at] = *sh;
 	t->ring_n++;
+	/* the kept newest ones still end the ring */
+	t->ring_same = again && keep > 0 ? (t->ring_same < keep ? t->ring_same : keep) + 1 : 1;
 }
 
 void
@@ -149,6 +160,7 @@ trial_rearranged(struct trial *t)
 {
 	t->ring_n = 0;
 	t->ring_head = 0;
+	t->ring_same = 0;
 	t->skip = SETTLE_PERIODS;
 }
 
@@ -200,6 +212,7 @@ trial_observe(struct trial *t, const struct trial_shape *sh, const struct trial_
 			t->phase = TRIAL_MEASURE;
 			t->periods = 0;
 			t->ring_n = 0;
+			t->ring_same = 0;
 		}
 		return TRIAL_NONE;
 	case TRIAL_MEASURE:
