@@ -27,8 +27,6 @@
 #include "policy.h"
 #include "topo_hwloc.h"
 
-#define NDOM_MAX 2000
-
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -59,7 +57,7 @@ main(int argc, char **argv)
 	bool copies = argc > 2 && strcmp(argv[2], "--copies") == 0;
 	bool scale = argc > 2 && strcmp(argv[2], "--scale") == 0;
 	const char *shape = scale ? "pack:2 [numa] l3:16 core:8 pu:2" : "pack:2 [numa] l3:12 core:8 pu:2";
-	int NDOM = scale ? 2000 : 200, NVCPU_TOTAL = scale ? 32000 : 10000;
+	int ndom = scale ? 2000 : 200, nvcpu_total = 10000;        /* (--scale: 16 a domain) */
 	struct llcd_err err;
 	if (argc > 2 && !copies && !scale) {
 		fprintf(stderr, "usage: policy_step [STEPS] [--copies|--scale]\n");
@@ -70,11 +68,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "policy_step: %s\n", t ? "STEPS must be >= 1" : err.msg);
 		return 2;
 	}
-	struct policy_domain_in *doms = calloc(NDOM, sizeof(*doms));
-	struct cpuset **pins = calloc(NDOM, sizeof(*pins));     /* --copies: the samples' pins point here */
-	const struct cpuset ***ipins = calloc(NDOM, sizeof(*ipins));    /* else: sets of the pool */
+	struct policy_domain_in *doms = calloc(ndom, sizeof(*doms));
+	struct cpuset **pins = calloc(ndom, sizeof(*pins));     /* --copies: the samples' pins point here */
+	const struct cpuset ***ipins = calloc(ndom, sizeof(*ipins));    /* else: sets of the pool */
 	struct cpuset_pool *pool = cpuset_pool_new();
-	struct policy_hot_report *reps = calloc(NDOM, sizeof(*reps));
+	struct policy_hot_report *reps = calloc(ndom, sizeof(*reps));
 	uint64_t *busy = calloc((size_t)t->max_cpu + 1, sizeof(uint64_t));
 	uint64_t *tp = calloc((size_t)steps, sizeof(uint64_t)), *tb = calloc((size_t)steps, sizeof(uint64_t));
 	struct policy_state *st = policy_state_new();
@@ -92,11 +90,11 @@ main(int argc, char **argv)
 	in.host.overcommit = scale ? 64 : 32;
 	if (!scale)
 		cpuset_parse(&in.host.reserved, "0,192", NULL);
-	for (int i = 0; i < NDOM; i++) {
+	for (int i = 0; i < ndom; i++) {
 		struct policy_domain_in *d = &doms[i];
-		int n = scale ? 16 : i < 20 ? 4 : (NVCPU_TOTAL - 80) / 180 + (i % 5 == 0 ? (NVCPU_TOTAL - 80) % 180 / 36 : 0);
-		if (i == NDOM - 1 && !scale)
-			n = NVCPU_TOTAL - total;
+		int n = scale ? 16 : i < 20 ? 4 : (nvcpu_total - 80) / 180 + (i % 5 == 0 ? (nvcpu_total - 80) % 180 / 36 : 0);
+		if (i == ndom - 1 && !scale)
+			n = nvcpu_total - total;
 		d->key = (uint64_t)i * 2654435761u + 1;
 		snprintf(d->name, sizeof(d->name), "vm%03d", i);
 		d->nvcpus = n;
@@ -125,14 +123,14 @@ main(int argc, char **argv)
 		}
 		total += n;
 	}
-	in.ndomains = NDOM;
+	in.ndomains = ndom;
 	in.domains = doms;
 	in.cpu_busy_ns = busy;
 	in.period_ns = period;
 	for (int step = -20; step < steps; step++) {
 		/* the world: each vCPU runs on the first PU of its pin */
 		memset(busy, 0, sizeof(uint64_t) * ((size_t)t->max_cpu + 1));
-		for (int i = 0; i < NDOM && !scale; i++)     /* --scale: no CPU seen */
+		for (int i = 0; i < ndom && !scale; i++)     /* --scale: no CPU seen */
 			for (int v = 0; v < doms[i].nvcpus; v++) {
 				struct policy_vcpu_sample *s = (struct policy_vcpu_sample *)&doms[i].vcpus[v];
 				int cpu = cpuset_empty(s->pinned) ? (i * 7 + v) % (t->max_cpu + 1)
@@ -145,7 +143,7 @@ main(int argc, char **argv)
 		in.now_ns = (uint64_t)(step + 20) * period;
 		/* baseline first, on the samples the world just wrote: read each once */
 		uint64_t t0 = llcd_mono_ns();
-		sink = baseline_read(doms, NDOM);
+		sink = baseline_read(doms, ndom);
 		uint64_t t1 = llcd_mono_ns();
 		if (policy_step(st, &in, plan, &err) < 0) {
 			fprintf(stderr, "policy_step: %s\n", err.msg);
@@ -174,7 +172,7 @@ main(int argc, char **argv)
 	struct policy_stats ps;
 	policy_stats(st, &ps);
 	printf("host: %d PUs (%s), %d domains, %d vCPU threads%s, %d steps, pins %s\n",
-	    cpuset_count(&t->all), shape, NDOM, total, scale ? " (idle, --scale)" : "", steps,
+	    cpuset_count(&t->all), shape, ndom, total, scale ? " (idle, --scale)" : "", steps,
 	    copies ? "copies (--copies)" : "sets of the engine's pool");
 	printf("policy step      p50 %8.1f us   p99 %8.1f us   max %8.1f us\n",
 	    tp[steps / 2] / 1e3, tp[steps * 99 / 100] / 1e3, tp[steps - 1] / 1e3);
@@ -182,9 +180,9 @@ main(int argc, char **argv)
 	printf("ratio step/baseline (p50): %.1fx\n", (double)tp[steps / 2] / (double)(tb[steps / 2] ? tb[steps / 2] : 1));
 	printf("engine: %llu pins, %llu preference switches, %llu refusals\n",
 	    (unsigned long long)ps.pins, (unsigned long long)ps.pref_switches, (unsigned long long)ps.refusals);
-	for (int i = 0; i < NDOM; i++)
+	for (int i = 0; i < ndom; i++)
 		free((void *)doms[i].vcpus);
-	for (int i = 0; i < NDOM; i++) {
+	for (int i = 0; i < ndom; i++) {
 		free(pins[i]);
 		for (int v = 0; v < doms[i].nvcpus; v++)
 			cpuset_pool_drop(pool, &ipins[i][v]);

@@ -446,7 +446,6 @@ policy_llc_cpus(const struct policy_state *s, int llc)
 	return &topo_get(s->topo, TOPO_LLC, llc)->cpus;
 }
 
-
 /* The single LLC a pin lies in, or -1 when it spans several or none. */
 int
 policy_pin_llc(const struct policy_state *s, const struct cpuset *pin)

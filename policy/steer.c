@@ -682,7 +682,7 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 	int pref0 = g->pref_llc;
 	bool born = g->born_step == s->step;
 	grp_sample(s, d, di, g, k, epochs_per_period, (double)in->period_ns, &smp);
-	if (d->annot->tune.benefit_check && (in->host.counters || d->mbm_seen))
+	if (groups_judged(in, d))
 		benefit_observe(s, in, d, di, g, plan);
 	occ = s->occ;
 	memset(occ, 0, sizeof(double) * (size_t)s->nllc);
@@ -699,13 +699,14 @@ steer_group(struct policy_state *s, const struct policy_input *in, struct dom *d
 			steer_preferred(s, in, d, di, g, &r, epochs_per_period, g->pref_occ, allowed, plan);
 		return;
 	}
-	/* held back as idle (not guarded, not unjudged) with no preference
-	 * before or now, nothing run, busy_avg at its fixed point: the next
-	 * step may be grp_quiet()'s */
-	if (s->incremental && !born && pref0 < 0 && g->pref_llc < 0 && !g->guarded && !g->unjudged &&
-	    g->rule != POLICY_GROUP_WAKEUPS && smp.cpus_in_use == 0 && cpuset_empty(&g->rt_nz) && busy0 == g->busy_avg && g->busy_avg_init &&
-	    d->obs_ok && d->ngroups == 1 && d->nvcpus <= 64 && g->tot_follows && k == s->cpu_rt_k &&
-	    g->idle_epochs > d->annot->tune.affinity_timeout && !groups_judged(in, d)) {
+	/* held back as idle (not guarded; not a wakeup group, so never
+	 * unjudged) with no preference before or now, nothing run, busy_avg
+	 * at its fixed point: the next step may be grp_quiet()'s */
+	if (s->incremental && !born && pref0 < 0 && g->pref_llc < 0 && !g->guarded &&
+	    g->rule != POLICY_GROUP_WAKEUPS && smp.cpus_in_use == 0 && cpuset_empty(&g->rt_nz) &&
+	    busy0 == g->busy_avg && g->busy_avg_init && d->obs_ok && d->ngroups == 1 && d->nvcpus <= 64 &&
+	    g->tot_follows && k == s->cpu_rt_k && g->idle_epochs > d->annot->tune.affinity_timeout &&
+	    !groups_judged(in, d)) {
 		g->quiet_ok = true;
 		g->quiet_step = s->step;
 		g->quiet_gen = d->obs_gen;

@@ -144,12 +144,12 @@ order_keep(struct policy_state *s, const int *order, int n)
  * ahead. On a large host most are no longer in the cache when a
  * domain's turn comes, and an idle domain's step is little more than
  * those first reads (issue 25 item 4: 2,000 domains). Stage 1 (a few
- * domains ahead): the structs; stage 2 (nearer): what they point at. */
-/* From this many domains on: their state (~4 KB of struct dom each, its
- * groups' and samples' besides) outgrows a core's L2 cache, so that a
- * period's other work evicts it. Below, it stays cached and the
+ * domains ahead): the structs; stage 2 (nearer): what they point at.
+ * From PREFETCH_DOMS domains on: there the state (~4 KB of struct dom
+ * each, its groups' and samples' besides) outgrows a core's L2 cache, so
+ * that a period's other work evicts it. Below, it stays cached and the
  * prefetches would only add instructions (200 domains: 505,685 rather
- * than 489,432 a step, bench/policy-step-instr, for 4 % less time). */
+ * than 490,563 a step, bench/policy-step-instr, for 4 % less time). */
 #define PREFETCH_DOMS 512
 
 /* (inlined where they are called: a function with nothing but

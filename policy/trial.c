@@ -110,20 +110,22 @@ trial_window_len(uint64_t period_ns)
 	return n < TRIAL_WINDOW_MIN ? TRIAL_WINDOW_MIN : n > TRIAL_WINDOW ? TRIAL_WINDOW : (int)n;
 }
 
-/* Push one period: older periods it is not alike are dropped first. */
+/* The same shape, bit for bit (the demand as stored, not within a
+ * tolerance). */
 static bool
 shape_same(const struct trial_shape *a, const struct trial_shape *b)
 {
 	return a->busy == b->busy && a->sig == b->sig && memcmp(&a->demand, &b->demand, sizeof(double)) == 0;
 }
 
+/* Push one period: older periods it is not alike are dropped first. */
 static void
 ring_push(struct trial *t, const struct trial_shape *sh, const struct trial_sum *one, bool quick)
 {
 	int keep = t->ring_n, low = t->ring_n - (t->win - 1);
 	const int newest = (t->ring_head + t->ring_n - 1) % TRIAL_WINDOW;
-	bool again = t->ring_n > 0 && shape_same(&t->ring_shape[newest], sh) &&
-	    memcmp(&t->ring[newest], one, sizeof(*one)) == 0;
+	bool same_shape = t->ring_n > 0 && shape_same(&t->ring_shape[newest], sh);
+	bool again = same_shape && memcmp(&t->ring[newest], one, sizeof(*one)) == 0;
 
 	/* a full window of one period, bit for bit, and that period again
 	 * (an idle domain's every period): dropping the oldest for the new
@@ -136,7 +138,7 @@ ring_push(struct trial *t, const struct trial_shape *sh, const struct trial_sum 
 	 * would keep as many). Every period kept is alike to the newest
 	 * (that push kept only those alike to it): a shape the same as the
 	 * newest is alike to them all, and the loop would find none unlike */
-	if (quick && t->ring_n > 0 && shape_same(&t->ring_shape[newest], sh))
+	if (quick && same_shape)
 		low = t->ring_n;
 	for (int i = t->ring_n - 1; i >= 0 && i >= low; i--)
 		if (!trial_alike(&t->ring_shape[(t->ring_head + i) % TRIAL_WINDOW], sh)) {
@@ -163,7 +165,6 @@ trial_rearranged(struct trial *t)
 	t->ring_same = 0;
 	t->skip = SETTLE_PERIODS;
 }
-
 
 void
 trial_window(const struct trial *t, struct trial_sum *out)
