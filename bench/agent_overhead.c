@@ -72,6 +72,9 @@
 #include "procstat.h"
 #include "topo_hwloc.h"
 #include "tracer.h"
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+#include "floor.skel.h"
 
 #define HOST_TOPO "pack:2 [numa] l3:8 core:8 pu:2"
 
@@ -347,15 +350,43 @@ bpf_stats_enable(int on)
 	return old;
 }
 
+/* An empty program's run time and runs (bench/floor.bpf.c); 0 when it
+ * cannot be read. */
+static void
+floor_stats(struct floor_bpf *fl, uint64_t *ns, uint64_t *cnt)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	*ns = *cnt = 0;
+	if (fl && bpf_obj_get_info_by_fd(bpf_program__fd(fl->progs.bench_floor_waking), &info, &len) == 0) {
+		*ns = info.run_time_ns;
+		*cnt = info.run_cnt;
+	}
+}
+
+/* What the programs cost per run, timed (with bpf_stats) and their own. */
+struct prog_costs {
+	double prog_us;         /* the programs' run time per thread per second */
+	double prog_ns_run;     /* per program run */
+	double wake_ns_run;     /* per run of the wakeup program alone */
+	double runs_per_s;
+	double floor_ns_run;    /* per run of an empty program on the same
+	                         * tracepoint in the same seconds: bpf_stats'
+	                         * own timing (0: not measured) */
+	double prog_net_us;     /* prog_us less the floor for each run */
+};
+
 /* Every stand-in vCPU registered; per period: read each thread through the
  * mapping and drain the edges (CPU time per thread per period, like the
- * baseline). *prog_us: the programs' run time per thread per second over
- * bpf_s seconds of real time, *prog_ns_run: per program run, *wake_ns_run:
- * per run of the wakeup program alone. */
+ * baseline). Then the programs' run time over bpf_s seconds of real time,
+ * with the empty program of bench/floor.bpf.c attached beside them. */
 static double
-bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_s, double *prog_us,
-          double *prog_ns_run, double *wake_ns_run, double *runs_per_s)
+bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_s, struct prog_costs *pc)
 {
+	struct floor_bpf *fl;
+	uint64_t fns0, fcnt0, fns1, fcnt1;
 	struct tracer_prog_stats a, b;
 	struct tracer_sample smp;
 	struct llcd_err err;
@@ -402,21 +433,36 @@ bpf_floor(struct tracer *tr, const pid_t *pids, int nproc, int periods, int bpf_
 			fprintf(stderr, "%s\n", err.msg);
 	}
 	t0 = cpu_ns() - t0;
-	/* the programs' own time, over real seconds */
+	/* the programs' own time, over real seconds, and the floor's */
+	fl = floor_bpf__open_and_load();
+	if (fl && floor_bpf__attach(fl) != 0) {
+		floor_bpf__destroy(fl);
+		fl = NULL;
+	}
+	if (fl == NULL)
+		fprintf(stderr, "bench/floor.bpf.c: not loaded (%s): floor_ns/run not measured\n", strerror(errno));
+	floor_stats(fl, &fns0, &fcnt0);
 	tracer_prog_stats(tr, &a, &err);
 	w0 = llcd_mono_ns();
 	sleep((unsigned)bpf_s);
 	tracer_prog_stats(tr, &b, &err);
+	floor_stats(fl, &fns1, &fcnt1);
 	w0 = llcd_mono_ns() - w0;
-	*prog_us = (double)(b.run_time_ns - a.run_time_ns) / 1000.0 / (double)n / ((double)w0 / 1e9);
-	*prog_ns_run = b.run_cnt > a.run_cnt ?
+	floor_bpf__destroy(fl);
+	double secs = (double)w0 / 1e9;
+	pc->prog_us = (double)(b.run_time_ns - a.run_time_ns) / 1000.0 / (double)n / secs;
+	pc->prog_ns_run = b.run_cnt > a.run_cnt ?
 	    (double)(b.run_time_ns - a.run_time_ns) / (double)(b.run_cnt - a.run_cnt) : 0;
-	*runs_per_s = (double)(b.run_cnt - a.run_cnt) / ((double)w0 / 1e9);
-	*wake_ns_run = 0;
+	pc->runs_per_s = (double)(b.run_cnt - a.run_cnt) / secs;
+	pc->wake_ns_run = 0;
 	for (int i = 0; i < b.nprogs; i++)
 		if (strcmp(b.prog[i].name, "llcd_waking") == 0 && b.prog[i].run_cnt > a.prog[i].run_cnt)
-			*wake_ns_run = (double)(b.prog[i].run_time_ns - a.prog[i].run_time_ns) /
+			pc->wake_ns_run = (double)(b.prog[i].run_time_ns - a.prog[i].run_time_ns) /
 			    (double)(b.prog[i].run_cnt - a.prog[i].run_cnt);
+	pc->floor_ns_run = fcnt1 > fcnt0 ? (double)(fns1 - fns0) / (double)(fcnt1 - fcnt0) : 0;
+	/* each run less the floor, never below nothing */
+	double net = (double)(b.run_time_ns - a.run_time_ns) - pc->floor_ns_run * (double)(b.run_cnt - a.run_cnt);
+	pc->prog_net_us = (net > 0 ? net : 0) / 1000.0 / (double)n / secs;
 	for (int p = 0; p < nproc; p++)
 		tracer_domain_remove(tr, doms[p]);
 	free(doms);
@@ -720,9 +766,13 @@ main(int argc, char **argv)
 		printf("# bpf: stand-in threads wake %d times a second; programs' run time over %d s\n", wake_hz, bpf_s);
 	printf("# baseline: the /proc floor; llcd: the whole loop = observe + policy + apply; ratio: llcd / baseline%s\n",
 	    bpf ? "; whole: llcd + the programs' run time (bpf_prog), whole/base its ratio to the baseline" : "");
+	if (bpf)
+		printf("# floor_ns/run: an empty program on the wakeup program's tracepoint, same seconds (bpf_stats' own timing); "
+		    "wake_own_ns: wake_ns/run less it; whole_own_us: llcd + the programs' run time less the floor for each run\n");
 	printf("%8s %6s %12s %10s %10s %10s %10s %8s %9s %10s%s%s\n", "threads", "procs", "baseline_us", "llcd_us",
 	    "observe_us", "policy_us", "apply_us", "ratio", "warm_act", "steady_act",
-	    bpf ? "  bpf_read_us bpf_prog_us   whole_us whole/base prog_ns/run wake_ns/run runs/s obs_proc_us obs_bpf_us" : "",
+	    bpf ? "  bpf_read_us bpf_prog_us   whole_us whole/base prog_ns/run wake_ns/run runs/s obs_proc_us obs_bpf_us"
+	          " floor_ns/run wake_own_ns whole_own_us" : "",
 	    with_numad ? "  numad_ms/scan numad_us/thread" : "");
 #define RUN_PART(name) (only == NULL || strcmp(only, name) == 0)
 	/* the counts first: the code measured may use strtok() itself */
@@ -732,7 +782,8 @@ main(int argc, char **argv)
 	for (int ci = 0; ci < ncounts; ci++) {
 		int n = counts[ci], nproc = (n + per_proc - 1) / per_proc;
 		pid_t *pids = calloc((size_t)nproc, sizeof(pid_t));
-		double b, lc, nm = 0, br = 0, bp = 0, bns = 0, wns = 0, brs = 0, op = 0, ob = 0;
+		double b, lc, nm = 0, br = 0, op = 0, ob = 0;
+		struct prog_costs pc = { 0 };
 		int acts = 0, warm = 0, scans = 0;
 		struct phases ph;
 		for (int p = 0; p < nproc; p++) {
@@ -754,7 +805,7 @@ main(int argc, char **argv)
 				fprintf(stderr, "--sampler bpf: %s\n", e.msg);
 				return 1;
 			}
-			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &bp, &bns, &wns, &brs);
+			br = bpf_floor(tr, pids, nproc, periods, bpf_s, &pc);
 			tracer_free(tr);
 		}
 		if (bpf && RUN_PART("obs_proc"))
@@ -766,9 +817,11 @@ main(int argc, char **argv)
 		printf("%8d %6d %12.3f %10.3f %10.3f %10.3f %10.3f %8.3f %9d %10d", n, nproc, b, lc, ph.observe, ph.policy,
 		    ph.apply, b > 0 ? lc / b : 0, warm, acts);
 		if (bpf)
-			printf("  %11.3f %11.3f %10.3f %10.3f %11.1f %11.1f %6.0f %11.3f %10.3f", br, bp, lc + bp,
-			    b > 0 ? (lc + bp) / b : 0,
-			    bns, wns, brs, op, ob);
+			printf("  %11.3f %11.3f %10.3f %10.3f %11.1f %11.1f %6.0f %11.3f %10.3f %12.1f %12.1f %12.3f",
+			    br, pc.prog_us, lc + pc.prog_us, b > 0 ? (lc + pc.prog_us) / b : 0,
+			    pc.prog_ns_run, pc.wake_ns_run, pc.runs_per_s, op, ob, pc.floor_ns_run,
+			    pc.floor_ns_run > 0 ? pc.wake_ns_run - pc.floor_ns_run : 0,
+			    pc.floor_ns_run > 0 ? lc + pc.prog_net_us : 0);
 		if (with_numad)
 			printf("  %13.2f %15.3f", nm, nm >= 0 ? nm * 1000.0 / n : -1);
 		printf("\n");
