@@ -71,6 +71,14 @@ struct {
  * so their distance is the same on every CPU). 0: not known. */
 const volatile __s64 preempt_from_rq = 0;
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/* The kernel's struct rq, one field of it (CO-RE: matched by name without
+ * the ___ suffix, its offset relocated to the running kernel's). */
+struct rq___llcd {
+	unsigned int nr_running;
+} __attribute__((preserve_access_index));
+
 #define IRQ_BITS 0x00ff0100u    /* NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET */
 
 /* One bit per possible TID (PID_MAX_LIMIT is 2^22 on 64-bit kernels): the
@@ -133,14 +141,15 @@ in_irq_context(void)
 	struct task_struct *cur;
 	struct cfs_rq *cfs;
 	struct rq *rq;
-	__u32 pc = 0;
+	struct rq___llcd *at;
+	__u32 pc;
 
 	if (preempt_from_rq == 0)
 		return false;
 	if (!bpf_core_field_exists(((struct sched_entity *)0)->cfs_rq))
 		return false;
-	/* direct loads through the BTF pointers (no helper call): both
-	 * lines are in cache, current's and its runqueue's */
+	/* direct loads through the BTF pointers (no helper call): the
+	 * lines are in cache, current's, its runqueue's and the count's */
 	cur = bpf_get_current_task_btf();
 	cfs = cur->se.cfs_rq;
 	if (!cfs)
@@ -148,8 +157,13 @@ in_irq_context(void)
 	rq = cfs->rq;
 	if (!rq)
 		return false;
-	if (bpf_probe_read_kernel(&pc, sizeof(pc), (char *)rq + preempt_from_rq) != 0)
-		return false;
+	/* the count read by a direct load through a read-only cast (a load
+	 * the kernel's fault handler covers, as bpf_probe_read_kernel would
+	 * be, without the helper call): the cast is to a struct rq whose
+	 * nr_running lies where the count is */
+	at = bpf_rdonly_cast((void *)((__u64)rq + preempt_from_rq - bpf_core_field_offset(struct rq___llcd, nr_running)),
+	                     bpf_core_type_id_kernel(struct rq___llcd));
+	pc = at->nr_running;
 	return (pc & IRQ_BITS) != 0;
 }
 
@@ -245,7 +259,6 @@ extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 extern void bpf_rcu_read_lock(void) __ksym;
 extern void bpf_rcu_read_unlock(void) __ksym;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 /* Per slot, the address of its thread's task_struct, found by llcd_sample
  * at the slot's first copy (tracer.c sets last_cpu to -1 at registration;
