@@ -246,13 +246,17 @@ int BPF_PROG(llcd_waking, struct task_struct *p)
 	return 0;
 }
 
-/* The CPU a task is on or last ran on (task_cpu()). */
+/* The CPU a task is on or last ran on: wake_cpu, which the kernel sets
+ * with task_cpu() at every change of CPU (__set_task_cpu) and which lies
+ * in the line of on_rq, read anyway; task_cpu() itself (thread_info.cpu)
+ * is in the task's first line, which every sleep and wakeup writes (its
+ * state), one more line a copy would miss. They differ only for a
+ * sleeping task that NUMA balancing swapped (migrate_swap: it will be
+ * woken on wake_cpu, within its affinity): the CPU it goes to next. */
 static __always_inline __s32
 task_cpu_of(struct task_struct *t)
 {
-	if (bpf_core_field_exists(t->thread_info.cpu))
-		return (__s32)BPF_CORE_READ(t, thread_info.cpu);
-	return (__s32)BPF_CORE_READ(t, wake_cpu);
+	return t->wake_cpu;
 }
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
