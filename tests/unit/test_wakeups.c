@@ -574,6 +574,38 @@ test_null_input_decays(void **state)
 	feed_free(f);
 }
 
+/* A domain that has seen no wakeup for long (its update skipped: nothing
+ * to sum) still counts the first ones: dropped ones alone, then a
+ * ping-pong that forms as it does from the start. */
+static void
+test_silence_then_pingpong(void **state)
+{
+	struct feed *f = feed_new(4, 1);
+	int formed_at = -1;
+
+	for (int p = 0; p < 200; p++)
+		assert_int_equal(step(f), 0);
+	assert_true(wakeups_total_hz(f->s) == 0);
+	struct policy_wakeups w = { .period_ns = PERIOD_NS, .nedges = 0, .dropped = 5 };
+	f->now += PERIOD_NS;
+	assert_int_equal(wakeups_update(f->s, 4, &w, PERIOD_NS, f->now), 0);
+	assert_true(wakeups_total_hz(f->s) > 0);
+	assert_int_equal(wakeups_dropped(f->s), 5);
+	for (int p = 0; p < 100; p++) {
+		issue_tcg(f, true);
+		if (step(f) > 0 && formed_at < 0)
+			formed_at = p;
+	}
+	print_message("formed after %d periods of ping-pong\n", formed_at + 1);
+	assert_true(formed_at >= 19 && formed_at <= 40);
+	assert_set(&f->g[0], "1,3");
+	/* and silence again: it decays as ever, the group dissolves */
+	for (int p = 0; p < 400; p++)
+		step(f);
+	assert_int_equal(wakeups_groups(f->s, f->g, 8), 0);
+	feed_free(f);
+}
+
 /* The producer's cap: dropped wakeups count into the total. */
 static void
 test_dropped_counted(void **state)
@@ -628,5 +660,6 @@ TEST_MAIN(
 	cmocka_unit_test(test_weak_link_two_groups),
 	cmocka_unit_test(test_clique64_whole),
 	cmocka_unit_test(test_null_input_decays),
+	cmocka_unit_test(test_silence_then_pingpong),
 	cmocka_unit_test(test_dropped_counted),
 	cmocka_unit_test(test_check_errors))
