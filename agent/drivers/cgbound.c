@@ -99,21 +99,52 @@ cgbound_libvirt_made(const char *name)
 	return 0;
 }
 
-/* The process's cgroup path in hierarchy v (2: the "0::" line; 1: the line
- * naming cpuset) into buf. 0, 1 when it has none, -1 err. */
+/* The text of /proc/PID/cgroup (at most PROC_CGROUP_MAX bytes) through fd,
+ * from its start: 0, or -1 with errno (a process that is gone: ESRCH). */
+#define PROC_CGROUP_MAX 16384
 static int
-proc_cgroup(const char *proc_root, int pid, int v, char *buf, size_t len, struct llcd_err *err)
+read_all(int fd, char *buf, size_t cap, size_t *n)
 {
-	char path[PATH_MAX], line[LINE_MAX_];
-	FILE *f;
+	*n = 0;
+	while (*n < cap - 1) {
+		ssize_t r = pread(fd, buf + *n, cap - 1 - *n, (off_t)*n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		*n += (size_t)r;
+	}
+	buf[*n] = '\0';
+	return 0;
+}
+
+/* The process's cgroup path in hierarchy v (2: the "0::" line; 1: the line
+ * naming cpuset) into buf, read through *fd, a descriptor of path kept
+ * open (opened when *fd < 0; closed and -1 again when a read fails). 0, 1
+ * when it has none, -1 err. */
+static int
+proc_cgroup(const char *path, int *fd, int v, char *buf, size_t len, struct llcd_err *err)
+{
+	char text[PROC_CGROUP_MAX];
+	size_t n;
 	int rc = 1;
 
-	snprintf(path, sizeof(path), "%s/%d/cgroup", proc(proc_root), pid);
-	if ((f = fopen(path, "re")) == NULL)
+	if (*fd < 0 && (*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return llcd_err_set(err, "%s: %s", path, strerror(errno));
-	while (rc == 1 && fgets(line, sizeof(line), f) != NULL) {
+	if (read_all(*fd, text, sizeof(text), &n) < 0) {
+		rc = llcd_err_set(err, "%s: %s", path, strerror(errno));
+		close(*fd);
+		*fd = -1;
+		return rc;
+	}
+	if (n == sizeof(text) - 1)
+		return llcd_err_set(err, "%s: longer than %zu bytes", path, sizeof(text) - 1);
+	for (char *line = text, *next; rc == 1 && line != NULL && *line; line = next) {
 		char *c1, *c2;
-		line[strcspn(line, "\n")] = '\0';
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
 		if ((c1 = strchr(line, ':')) == NULL || (c2 = strchr(c1 + 1, ':')) == NULL)
 			continue;
 		*c1 = '\0';
@@ -138,7 +169,6 @@ proc_cgroup(const char *proc_root, int pid, int v, char *buf, size_t len, struct
 		snprintf(buf, len, "%s", c2 + 1);
 		rc = 0;
 	}
-	fclose(f);
 	return rc;
 }
 
@@ -178,14 +208,26 @@ int
 cgbound_path(const struct cgbound_mounts *m, const char *proc_root, int pid, char *cg, size_t len,
     struct llcd_err *err)
 {
+	int fd = -1, rc = cgbound_path_kept(m, proc_root, pid, &fd, cg, len, err);
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+int
+cgbound_path_kept(const struct cgbound_mounts *m, const char *proc_root, int pid, int *fd, char *cg,
+    size_t len, struct llcd_err *err)
+{
 	const char *mnt, *root, *file;
-	char *slash;
+	char path[PATH_MAX], *slash;
 	int v, rc;
 
 	cg[0] = '\0';
 	if ((v = hierarchy(m, &mnt, &root, &file)) == 0)
 		return 0;               /* no cpuset hierarchy: no bound */
-	if ((rc = proc_cgroup(proc_root, pid, v, cg, len, err)) != 0) {
+	snprintf(path, sizeof(path), "%s/%d/cgroup", proc(proc_root), pid);
+	if ((rc = proc_cgroup(path, fd, v, cg, len, err)) != 0) {
 		cg[0] = '\0';
 		return rc < 0 ? -1 : 0;
 	}

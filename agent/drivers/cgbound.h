@@ -66,6 +66,12 @@ int cgbound_path(const struct cgbound_mounts *m, const char *proc_root, int pid,
     struct llcd_err *err);
 int cgbound_read_path(const struct cgbound_mounts *m, const char *cg, int pid, struct cgbound *out,
     struct llcd_err *err);
+/* cgbound_path() through a descriptor of /proc/PID/cgroup kept in *fd for
+ * the next read (opened when *fd < 0, read again from its start: no open
+ * and path walk each time; closed and -1 again when a read fails, a
+ * process gone). The caller closes it (when the process is not pid's). */
+int cgbound_path_kept(const struct cgbound_mounts *m, const char *proc_root, int pid, int *fd, char *cg,
+    size_t len, struct llcd_err *err);
 
 /* dir/name (a cgroup file) as a CPU list: 0, 1 when the file does not
  * exist, -1 with err. */

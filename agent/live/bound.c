@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgbound.h"
 #include "log.h"
@@ -84,7 +85,12 @@ read_cg(struct live *l, struct ldom *d, bool shared, struct cgbound *cg, struct 
 
 	if (!shared)
 		return cgbound_read(&c->m, l->cfg.proc_root, d->pid, cg, e);
-	if (cgbound_path(&c->m, l->cfg.proc_root, d->pid, path, sizeof(path), e) < 0)
+	if (d->bound.cg_fd >= 0 && d->bound.cg_fd_pid != d->pid) {
+		close(d->bound.cg_fd);          /* QEMU started again */
+		d->bound.cg_fd = -1;
+	}
+	d->bound.cg_fd_pid = d->pid;
+	if (cgbound_path_kept(&c->m, l->cfg.proc_root, d->pid, &d->bound.cg_fd, path, sizeof(path), e) < 0)
 		return -1;
 	if (c->period != l->period || strcmp(c->cg, path) != 0) {
 		c->period = 0;

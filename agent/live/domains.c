@@ -123,6 +123,8 @@ ldom_free(struct ldom *d)
 	live_ext_forget(d);
 	free(d->bound.cg_cgroup);
 	free(d->bound.cg_dir);
+	if (d->bound.cg_fd >= 0)
+		close(d->bound.cg_fd);
 	free(d->annot);
 	free(d->mem.maps);
 	free(d->v);
@@ -209,6 +211,7 @@ ldom_add(struct live *l, uint64_t key, const char *uuid, const char *name, int p
 	d->sets = l->sets;
 	d->tracer = l->tracer;
 	d->tr_dom = -1;
+	d->bound.cg_fd = -1;
 	if (ldom_set_annot(d, NULL) < 0 || ldom_resize(d, maxvcpus) < 0) {
 		free(d->annot);
 		free(d->v);

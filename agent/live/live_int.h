@@ -85,6 +85,8 @@ struct ldom_bound {
 	                                 * (cgbound's); NULL none */
 	char *error;                    /* the last read failed: why; NULL none
 	                                 * (ldom_str_set, LLCD_ERR_MSG) */
+	int cg_fd, cg_fd_pid;           /* /proc/PID/cgroup kept open for the
+	                                 * periodic read, and its PID; -1 none */
 };
 
 /* The parts of a domain each written by one file (struct ldom names the

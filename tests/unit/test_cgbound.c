@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,6 +260,7 @@ test_real_v1(void **state)
 		assert_int_equal(write_file(path, "0"), 0);
 	}
 	if ((child = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);       /* a failed check leaves no child */
 		pause();
 		_exit(0);
 	}
@@ -280,8 +282,28 @@ test_real_v1(void **state)
 		assert_int_equal(cgbound_read(&m, NULL, child, &b, &e), 0);
 		assert_cpus(&b.cpus, "1");
 	}
+	/* through a descriptor of /proc/PID/cgroup kept open: each read is
+	 * the kernel's answer now (the process moved to the pod's cgroup),
+	 * and one of a process gone fails and lets the descriptor go */
+	int fd = -1;
+	char cg[PATH_MAX], cg0[PATH_MAX];
+	assert_int_equal(cgbound_path_kept(&m, NULL, child, &fd, cg0, sizeof(cg0), &e), 0);
+	assert_true(fd >= 0);
+	assert_non_null(strstr(cg0, "/pod-test/ctr"));
+	int fd0 = fd;
+	snprintf(path, sizeof(path), "%s/tasks", mid);
+	assert_int_equal(write_file(path, pidbuf), 0);
+	assert_int_equal(cgbound_path_kept(&m, NULL, child, &fd, cg, sizeof(cg), &e), 0);
+	assert_int_equal(fd, fd0);
+	assert_null(strstr(cg, "/ctr"));
+	assert_non_null(strstr(cg, "/pod-test"));
+	snprintf(path, sizeof(path), "%s/tasks", dir);
+	assert_int_equal(write_file(path, pidbuf), 0);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+	assert_int_equal(cgbound_path_kept(&m, NULL, child, &fd, cg, sizeof(cg), &e), -1);
+	assert_int_equal(fd, -1);
+	print_message("kept descriptor after exit: %s\n", e.msg);
 	assert_int_equal(rmdir(dir), 0);
 	assert_int_equal(rmdir(mid), 0);
 	assert_int_equal(rmdir(base), 0);
