@@ -36,7 +36,12 @@
  * baseline, plus the programs' own run time (kernel.bpf_stats_enabled,
  * run_time_ns of each program) over --bpf-s seconds of real time while the
  * stand-in threads wake --wake-hz times a second (idle guests' vCPUs wake
- * on their timer ticks), and `whole`: llcd's loop plus the programs. With
+ * on their timer ticks), and `whole`: llcd's loop plus the programs. In
+ * the same seconds an empty program on the wakeup program's tracepoint
+ * (bench/floor.bpf.c) is timed too: what bpf_stats' own timing adds to
+ * each run (floor_ns/run), so that the wakeup program's own cost
+ * (wake_own_ns) and the whole loop without that timing (whole_own_us)
+ * are printed beside the timed figures. With
  * --wake-hz the measured periods are 1.5 wake intervals of real time
  * apart (not counted), so that every thread woke since the last one, as
  * in a real period. --storm ROUNDS instead measures what the

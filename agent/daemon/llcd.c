@@ -4,6 +4,7 @@
  * is llcd-sim (sim/llcd-sim.c); llcd links nothing of the simulator. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cliopt.h"
 #include "config.h"
@@ -11,6 +12,7 @@
 #include "daemon_cli.h"
 #include "fileio.h"
 #include "live.h"
+#include "log.h"
 #include "qmpback.h"
 #include "topo_hwloc.h"
 
@@ -58,6 +60,26 @@ usage(FILE *f)
  * Seam: libvirt's test driver (a test:// URI) pins nothing in the kernel
  * (its domains have no QEMU and no threads), so any topology goes there;
  * that is how the scale tests run a large host on a small machine. */
+/* llcd keeps descriptors open per domain (its QEMU's task directory and
+ * cgroup file) and per vCPU thread (the counters): the soft limit of open
+ * files is raised to the hard one (systemd's default is 1024 soft, 524288
+ * hard), as llcd starts nothing that could mind (no child, poll() only). */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rlim_t was = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		log_debug("open files: the soft limit raised from %llu to the hard one, %llu", (unsigned long long)was,
+		    (unsigned long long)rl.rlim_max);
+	else
+		log_warn("open files: the soft limit stays %llu (setrlimit)", (unsigned long long)was);
+}
+
 static int
 check_topology_cpus(const struct config *cfg, const struct topo *t)
 {
@@ -132,6 +154,7 @@ main(int argc, char **argv)
 		return rc;
 	}
 	daemon_cli_log(&cli, &cfg);
+	raise_nofile();
 
 	/* the live back-end: libvirt, /proc, core scheduling (live.h) */
 	struct live_config lc;

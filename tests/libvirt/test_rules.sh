@@ -79,9 +79,18 @@ grep -qF "domain instance-0000000e: no llc-policy annotation; policy-rule 1 ($wo
 	fail "no log line for instance-0000000e's rule"
 ok "the plan places the rule domains and the annotated one, not web-1"
 
-"$llcd" -d "${args[@]}" > "$work/log" 2>&1 &
+# started with systemd's default soft limit of open files, which llcd
+# raises to the hard one (it keeps descriptors per domain and vCPU)
+hard=$(ulimit -Hn)
+[ "$hard" = unlimited ] || [ "$hard" -gt 1024 ] || fail "the hard limit of open files is $hard here: raise it for the test"
+(ulimit -Sn 1024 && exec "$llcd" -d "${args[@]}") > "$work/log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do [ -S "$work/s.sock" ] && "$llcctl" -c "$work/s.sock" list 2>/dev/null | grep -q web-1 && break; sleep 0.1; done
+read -r soft hardl < <(awk '/^Max open files/ { print $4, $5 }' "/proc/$pid/limits")
+[ "$soft" = "$hardl" ] && [ "$soft" != 1024 ] || fail "llcd's open files limit: soft $soft, hard $hardl"
+grep -qF "open files: the soft limit raised from 1024 to the hard one, $hardl" "$work/log" ||
+	fail "no log line of the raised limit: $(grep -i 'open files' "$work/log")"
+ok "llcd raised its soft limit of open files from 1024 to the hard one ($hardl)"
 ctl() { "$llcctl" -c "$work/s.sock" "$@"; }
 field() { ctl --json dominfo "$1" | python3 -c "import json,sys; d=json.load(sys.stdin); v=d$2; print(v if v is not None else '')"; }
 wait_field() {  # DOMAIN EXPR WANT: the domain's JSON field becomes WANT (5 s)
