@@ -54,12 +54,6 @@ usage(FILE *f)
 	fputs("On a simulated host: llcd-sim SCENARIO.json (llcd-sim(8)).\n", f);
 }
 
-/* A topology given in the configuration (synthetic string or hwloc XML)
- * must name only CPUs this host has online: the live back-end pins to
- * them. A synthetic topology's PUs are OS CPUs 0..N-1 (llcd.conf(5)).
- * Seam: libvirt's test driver (a test:// URI) pins nothing in the kernel
- * (its domains have no QEMU and no threads), so any topology goes there;
- * that is how the scale tests run a large host on a small machine. */
 /* llcd keeps descriptors open per domain (its QEMU's task directory and
  * cgroup file) and per vCPU thread (the counters): the soft limit of open
  * files is raised to the hard one (systemd's default is 1024 soft, 524288
@@ -80,6 +74,12 @@ raise_nofile(void)
 		log_warn("open files: the soft limit stays %llu (setrlimit)", (unsigned long long)was);
 }
 
+/* A topology given in the configuration (synthetic string or hwloc XML)
+ * must name only CPUs this host has online: the live back-end pins to
+ * them. A synthetic topology's PUs are OS CPUs 0..N-1 (llcd.conf(5)).
+ * Seam: libvirt's test driver (a test:// URI) pins nothing in the kernel
+ * (its domains have no QEMU and no threads), so any topology goes there;
+ * that is how the scale tests run a large host on a small machine. */
 static int
 check_topology_cpus(const struct config *cfg, const struct topo *t)
 {
