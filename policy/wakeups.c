@@ -38,9 +38,6 @@ struct nbr {
 struct wakeups_state {
 	int nvcpus;
 	bool started;
-	int still_nv;                   /* nvcpus when the last update left no
-	                                 * rate, pair or group (0: not so): an
-	                                 * update without edges leaves it so */
 	double total_hz;                /* EWMA of all wakeups (edges + dropped) */
 	double bg_hz;                   /* background per pair, last update */
 	uint64_t dropped;
@@ -265,7 +262,6 @@ forget(struct wakeups_state *s, int nvcpus)
 {
 	s->nvcpus = nvcpus;
 	s->started = false;
-	s->still_nv = 0;
 	s->total_hz = s->bg_hz = 0;
 	s->npairs = 0;
 	s->cap = wakeups_pair_cap(nvcpus);
@@ -701,10 +697,13 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 		period_ns = w->period_ns;
 	if (period_ns == 0 || nvcpus < 2)
 		return 0;
-	/* nothing seen, tracked or formed, and no wakeup now: the update
-	 * below would sum zeros into zeros (the total, no pair, no group, the
-	 * same background), so it is skipped (most domains of an idle host) */
-	if (s->still_nv == nvcpus && (w == NULL || (w->nedges == 0 && w->dropped == 0)))
+	/* nothing seen, tracked or formed since the last update of these
+	 * vCPUs (forget() above leaves it unstarted when they changed), and
+	 * no wakeup now: the update below would sum zeros into zeros (the
+	 * total, no pair, no group, the same background), so it is skipped
+	 * (most domains of an idle host) */
+	if (s->started && s->total_hz == 0 && s->npairs == 0 && s->ngroups == 0 &&
+	    (w == NULL || (w->nedges == 0 && w->dropped == 0)))
 		return 0;
 	dt = (double)period_ns / 1e9;
 	alpha = 1.0 - exp(-dt / WAKEUPS_TAU_S);
@@ -839,7 +838,6 @@ wakeups_update(struct wakeups_state *s, int nvcpus, const struct policy_wakeups 
 	}
 	s->npairs = n;
 	communities(s, npairs);
-	s->still_nv = s->total_hz == 0 && n == 0 && s->ngroups == 0 ? nvcpus : 0;
 	return 0;
 }
 
