@@ -26,21 +26,30 @@ endif()
 # for tests/layout.cmake, which builds the object once more with the host's BTF hidden
 set(LLCD_BPF_ARCH ${_tr_arch} CACHE INTERNAL "__TARGET_ARCH_ of the BPF object")
 
-set(_tr_strip "")
-if(LLCD_LLVM_STRIP)
-  set(_tr_strip COMMAND ${LLCD_LLVM_STRIP} -g ${_tr_gen}/tracer.bpf.o)
-endif()
-add_custom_command(OUTPUT ${_tr_gen}/tracer.bpf.o
-  COMMAND ${LLCD_BPF_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${_tr_arch}
-          -I${_tr_src} -c ${_tr_src}/tracer.bpf.c -o ${_tr_gen}/tracer.bpf.o
-  ${_tr_strip}
-  DEPENDS ${_tr_src}/tracer.bpf.c ${_tr_src}/tracer_abi.h ${_tr_src}/vmlinux.h
-  COMMENT "BPF object tracer.bpf.o" VERBATIM)
-add_custom_command(OUTPUT ${_tr_gen}/tracer.skel.h
-  COMMAND ${LLCD_BPFTOOL} gen skeleton ${_tr_gen}/tracer.bpf.o name tracer_bpf > ${_tr_gen}/tracer.skel.h.tmp
-  COMMAND ${CMAKE_COMMAND} -E rename ${_tr_gen}/tracer.skel.h.tmp ${_tr_gen}/tracer.skel.h
-  DEPENDS ${_tr_gen}/tracer.bpf.o
-  COMMENT "BPF skeleton tracer.skel.h" VERBATIM)
+# llcd_bpf_skeleton(SRC NAME GEN [DEPENDS...]): SRC built into GEN/NAME.bpf.o
+# (CO-RE, against vmlinux.h beside this file; debug sections stripped when
+# llvm-strip is there) and its bpftool skeleton GEN/NAME.skel.h, struct
+# NAME_bpf (bench/floor.bpf.c uses it too).
+function(llcd_bpf_skeleton src name gen)
+  file(MAKE_DIRECTORY ${gen})
+  set(strip "")
+  if(LLCD_LLVM_STRIP)
+    set(strip COMMAND ${LLCD_LLVM_STRIP} -g ${gen}/${name}.bpf.o)
+  endif()
+  add_custom_command(OUTPUT ${gen}/${name}.bpf.o
+    COMMAND ${LLCD_BPF_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${LLCD_BPF_ARCH}
+            -I${LLCD_BPF_INCLUDE} -c ${src} -o ${gen}/${name}.bpf.o
+    ${strip}
+    DEPENDS ${src} ${LLCD_BPF_INCLUDE}/vmlinux.h ${ARGN}
+    COMMENT "BPF object ${name}.bpf.o" VERBATIM)
+  add_custom_command(OUTPUT ${gen}/${name}.skel.h
+    COMMAND ${LLCD_BPFTOOL} gen skeleton ${gen}/${name}.bpf.o name ${name}_bpf > ${gen}/${name}.skel.h.tmp
+    COMMAND ${CMAKE_COMMAND} -E rename ${gen}/${name}.skel.h.tmp ${gen}/${name}.skel.h
+    DEPENDS ${gen}/${name}.bpf.o
+    COMMENT "BPF skeleton ${name}.skel.h" VERBATIM)
+endfunction()
+set(LLCD_BPF_INCLUDE ${_tr_src} CACHE INTERNAL "vmlinux.h and tracer_abi.h of the BPF objects")
+llcd_bpf_skeleton(${_tr_src}/tracer.bpf.c tracer ${_tr_gen} ${_tr_src}/tracer_abi.h)
 add_custom_target(llcd_tracer_skel DEPENDS ${_tr_gen}/tracer.skel.h)
 
 add_library(llcagent_tracer STATIC ${_tr_src}/tracer.c ${_tr_gen}/tracer.skel.h)
