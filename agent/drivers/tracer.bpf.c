@@ -136,9 +136,8 @@ slot_of(__u32 tid)
  * tracer.c found in the BTF. Without either: not checked (timer wakeups
  * then can look like edges; tracer.c logs it). */
 static __always_inline bool
-in_irq_context(void)
+in_irq_context(struct task_struct *cur)
 {
-	struct task_struct *cur;
 	struct cfs_rq *cfs;
 	struct rq *rq;
 	struct rq___llcd *at;
@@ -150,7 +149,6 @@ in_irq_context(void)
 		return false;
 	/* direct loads through the BTF pointers (no helper call): the
 	 * lines are in cache, current's, its runqueue's and the count's */
-	cur = bpf_get_current_task_btf();
 	cfs = cur->se.cfs_rq;
 	if (!cfs)
 		return false;
@@ -223,7 +221,10 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(llcd_waking, struct task_struct *p)
 {
 	struct tracer_slot *wakee, *waker;
-	__u32 cur = (__u32)bpf_get_current_pid_tgid();
+	/* current's TID by a direct load (the JIT inlines the task's own
+	 * helper; bpf_get_current_pid_tgid is a call that reads the same line) */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 cur = (__u32)task->pid;
 
 	/* the waker first: the idle task (TID 0: a timer tick on an idle
 	 * CPU) or untracked for nearly every wakeup on a host; nothing of
@@ -233,7 +234,7 @@ int BPF_PROG(llcd_waking, struct task_struct *p)
 	/* then interrupt context (a timer tick that came while a vCPU ran:
 	 * most wakeups by a tracked `current`), on lines in cache, before
 	 * the waker's slot and anything of the wakee */
-	if (in_irq_context())
+	if (in_irq_context(task))
 		return 0;
 	waker = slot_of(cur);
 	if (!waker || waker->vcpu < 0)
