@@ -7,7 +7,12 @@
  * and checked before every pin: llcd never pins a thread outside it and
  * never writes the cgroup. With reserved CPUs and the shared pool (the
  * engine's) that is the intersection of the host, llcd.conf and the
- * cgroup. */
+ * cgroup. The periodic read takes the cgroup's path from /proc/PID/cgroup
+ * at one read in LIVE_BOUND_PATH_REUSE (the path of a running QEMU
+ * changes only when someone moves it to another cgroup, and the kernel
+ * then moves its threads: a thread seen on a CPU outside its affinity has
+ * the path read again at once, live_bound_soon) and the cgroup's CPU set at
+ * every read; the check before a pin reads both. */
 #include "live_int.h"
 
 #include <stdio.h>
@@ -85,13 +90,22 @@ read_cg(struct live *l, struct ldom *d, bool shared, struct cgbound *cg, struct 
 
 	if (!shared)
 		return cgbound_read(&c->m, l->cfg.proc_root, d->pid, cg, e);
-	if (d->bound.cg_fd >= 0 && d->bound.cg_fd_pid != d->pid) {
-		close(d->bound.cg_fd);          /* QEMU started again */
+	if (d->bound.cg_fd_pid != d->pid) {     /* QEMU started again */
+		if (d->bound.cg_fd >= 0)
+			close(d->bound.cg_fd);
 		d->bound.cg_fd = -1;
+		d->bound.path_uses = LIVE_BOUND_PATH_REUSE;
 	}
 	d->bound.cg_fd_pid = d->pid;
-	if (cgbound_path_kept(&c->m, l->cfg.proc_root, d->pid, &d->bound.cg_fd, path, sizeof(path), e) < 0)
-		return -1;
+	if (d->bound.cg_path != NULL && d->bound.path_uses < LIVE_BOUND_PATH_REUSE) {
+		snprintf(path, sizeof(path), "%s", d->bound.cg_path);
+	} else {
+		if (cgbound_path_kept(&c->m, l->cfg.proc_root, d->pid, &d->bound.cg_fd, path, sizeof(path), e) < 0)
+			return -1;
+		set_str(&d->bound.cg_path, path);
+		d->bound.path_uses = 0;
+	}
+	d->bound.path_uses++;
 	if (c->period != l->period || strcmp(c->cg, path) != 0) {
 		c->period = 0;
 		if (cgbound_read_path(&c->m, path, d->pid, &c->last, e) < 0)
@@ -155,6 +169,13 @@ bound_read(struct live *l, struct ldom *d, bool shared)
 	set_str(&d->bound.cg_dir, cg.dir);
 	d->bound.read = true;
 	return changed;
+}
+
+void
+live_bound_soon(struct ldom *d)
+{
+	d->bound.next_period = 0;
+	d->bound.path_uses = LIVE_BOUND_PATH_REUSE;
 }
 
 bool

@@ -123,6 +123,7 @@ ldom_free(struct ldom *d)
 	live_ext_forget(d);
 	free(d->bound.cg_cgroup);
 	free(d->bound.cg_dir);
+	free(d->bound.cg_path);
 	if (d->bound.cg_fd >= 0)
 		close(d->bound.cg_fd);
 	free(d->annot);

@@ -87,6 +87,10 @@ struct ldom_bound {
 	                                 * (ldom_str_set, LLCD_ERR_MSG) */
 	int cg_fd, cg_fd_pid;           /* /proc/PID/cgroup kept open for the
 	                                 * periodic read, and its PID; -1 none */
+	char *cg_path;                  /* the cgroup path the periodic read
+	                                 * last took from it (NULL none) ... */
+	int path_uses;                  /* ... and the periodic reads that took
+	                                 * it since (LIVE_BOUND_PATH_REUSE) */
 };
 
 /* The parts of a domain each written by one file (struct ldom names the
@@ -510,6 +514,12 @@ void live_bound_close(struct live *l);
 /* The domain's bound into in (read again when due). */
 bool live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
 void live_bound_resample(struct live *l, struct agent_obs *obs);
+/* Someone else moved a thread of d: its bound (cgroup path included) is
+ * read again in the next observe. */
+void live_bound_soon(struct ldom *d);
+/* The periodic bound read takes the cgroup path from /proc/PID/cgroup at
+ * one read in this many (bound.c); the cgroup's CPU set at every read. */
+#define LIVE_BOUND_PATH_REUSE 6
 /* Before a pin of cpus: AGENT_OK when the bound holds them, else the
  * bound is read again and, still not holding them, AGENT_TRANSIENT with
  * err saying so (nothing pinned). */

@@ -73,7 +73,7 @@ refresh_affinity(struct live *l, struct ldom *d)
 			/* kubelet's cpuset change moves threads too (cgroup v1
 			 * rewrites their affinity): the bound is read again now,
 			 * before the engine plans with the old one */
-			d->bound.next_period = 0;
+			live_bound_soon(d);
 		}
 		lvcpu_set(d, &c->affinity, &now);
 	}

@@ -21,8 +21,11 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include "cgbound.h"
 #include "kcas.h"
 #include "live.h"
 #include "live_int.h"        /* the NUMA reader's counts (test_numa_node_low_rate) */
@@ -868,6 +871,148 @@ test_numa_node_low_rate(void **state)
 	topo_free(t);
 }
 
+/* A child process with two vCPU-named threads (a cgroup move takes the
+ * child, not this process); its pid once both threads run. */
+static pid_t
+vcpu_child(void)
+{
+	int p[2];
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct vth v[2];
+		prctl(PR_SET_PDEATHSIG, SIGKILL);       /* a failed check leaves no child */
+		vth_start(&v[0], 0);
+		vth_start(&v[1], 1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+static void
+cg_write(const char *dir, const char *file, const char *text)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	write_file(path, text);
+}
+
+static void
+assert_bound(const struct policy_domain_in *in, const char *want)
+{
+	char got[64];
+
+	cpuset_format(&in->bound, got, sizeof(got));
+	assert_string_equal(got, want);
+}
+
+/* The periodic bound read (every 10 periods here) reads the cgroup's CPU
+ * set every time and takes the cgroup's path from /proc/PID/cgroup once in
+ * LIVE_BOUND_PATH_REUSE reads: a cpuset change is seen at the next read,
+ * a move to another cgroup within LIVE_BOUND_PATH_REUSE reads, or at the
+ * next observe after live_bound_soon (a thread moved by someone else).
+ * Real cgroup v1 cpusets (this machine's hierarchy), a child process moved
+ * between two of them. */
+static void
+test_bound_path_reuse(void **state)
+{
+	struct cgbound_mounts m;
+	struct llcd_err err;
+	char base[PATH_MAX + 64], a[PATH_MAX + 72], b[PATH_MAX + 72], mems[64] = "0", pidbuf[32];
+
+	(void)state;
+	assert_int_equal(cgbound_mounts_read(NULL, &m, &err), 0);
+	if (!m.v1[0] || (m.v2[0] && m.v2_cpuset) || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		print_message("no cgroup v1 cpuset hierarchy or one CPU here: the bound's path reuse is not tested\n");
+		skip();
+	}
+	snprintf(base, sizeof(base), "%s/llcd-test-bound-%d", m.v1, (int)getpid());
+	snprintf(a, sizeof(a), "%s/a", base);
+	snprintf(b, sizeof(b), "%s/b", base);
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/cpuset.mems", m.v1);
+	FILE *f = fopen(path, "r");
+	if (f && fgets(mems, sizeof(mems), f))
+		mems[strcspn(mems, "\n-,")] = '\0';
+	if (f)
+		fclose(f);
+	assert_int_equal(mkdir(base, 0755), 0);
+	cg_write(base, "cpuset.mems", mems);
+	cg_write(base, "cpuset.cpus", "0-1");
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	cg_write(a, "cpuset.mems", mems);
+	cg_write(a, "cpuset.cpus", "0");
+	cg_write(b, "cpuset.mems", mems);
+	cg_write(b, "cpuset.cpus", "1");
+
+	pid_t child = vcpu_child();
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)child);
+	cg_write(a, "cgroup.procs", pidbuf);
+
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	struct agent_obs *obs = agent_obs_new();
+	struct live_config cfg;
+	struct policy_annotation an;
+	assert_non_null(t);
+	assert_non_null(obs);
+	live_config_none(&cfg, t, AGENT_SAMPLER_PROC);
+	struct live *l = live_new(&cfg, &err);
+	if (l == NULL)
+		fail_msg("live_new: %s", err.msg);
+	policy_annotation_defaults(&an);
+	an.mode = POLICY_MODE_AGGREGATE;
+	assert_int_equal(live_add_process(l, "pod", child, 2, &an, &err), 0);
+	uint64_t now = 1000000000ull;
+	int period = 0;
+#define STEP() (observe_at(l, obs, now += 1000000000ull), period++)
+	STEP();                                 /* period 1: read */
+	assert_bound(&obs->domains[0], "0");
+	/* kubelet's reconcile: the cgroup's set, read at the next read */
+	cg_write(a, "cpuset.cpus", "1");
+	while (period < 10)
+		STEP();
+	assert_bound(&obs->domains[0], "0");    /* not due yet */
+	STEP();                                 /* period 11 */
+	assert_bound(&obs->domains[0], "1");
+	/* moved to another cgroup: the path read again within
+	 * LIVE_BOUND_PATH_REUSE reads (periods 21 ... 51 take a's path) */
+	cg_write(b, "cpuset.cpus", "0");
+	cg_write(b, "cgroup.procs", pidbuf);
+	while (period < 1 + 10 * (LIVE_BOUND_PATH_REUSE - 1))
+		STEP();
+	assert_bound(&obs->domains[0], "1");
+	while (period < 1 + 10 * LIVE_BOUND_PATH_REUSE)
+		STEP();
+	assert_bound(&obs->domains[0], "0");
+	/* moved back, a thread seen moved by someone else: the next observe */
+	cg_write(a, "cgroup.procs", pidbuf);
+	STEP();
+	assert_bound(&obs->domains[0], "0");
+	live_bound_soon(l->doms[0]);
+	STEP();
+	assert_bound(&obs->domains[0], "1");
+#undef STEP
+	live_free(l);
+	agent_obs_free(obs);
+	topo_free(t);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(rmdir(a), 0);
+	assert_int_equal(rmdir(b), 0);
+	assert_int_equal(rmdir(base), 0);
+}
+
 int
 main(void)
 {
@@ -881,6 +1026,7 @@ main(void)
 		cmocka_unit_test(test_invalid_without_libvirt),
 		cmocka_unit_test(test_mbm_fixture),
 		cmocka_unit_test(test_numa_node_low_rate),
+		cmocka_unit_test(test_bound_path_reuse),
 	};
 	log_init(true, getenv("TEST_LIVE_DEBUG") ? 2 : 0);
 	if (getenv("TEST_LIVE_VERBOSE") == NULL)
