@@ -344,8 +344,8 @@ sample_one(__u32 i, void *ctx)
 		bpf_task_release(t);
 		return 0;
 	}
-	bpf_rcu_read_lock();
-	/* exited read inside the read-side section: see tasks above */
+	/* exited read inside the read-side section (llcd_sample's): see
+	 * tasks above */
 	if (!*(volatile __u32 *)&s->exited) {
 		t = bpf_rdonly_cast((void *)*addr, bpf_core_type_id_kernel(struct task_struct));
 		/* the same on-CPU time, not queued now nor at the last copy: it
@@ -356,7 +356,6 @@ sample_one(__u32 i, void *ctx)
 		if (q || s->hot || t->se.sum_exec_runtime != s->runtime_ns)
 			copy_figures(s, t, q);
 	}
-	bpf_rcu_read_unlock();
 	return 0;
 }
 
@@ -367,7 +366,12 @@ int llcd_sample(void *ctx)
 
 	if (n > TRACER_MAX_THREADS)
 		n = TRACER_MAX_THREADS;
+	/* one read-side section over the whole pass, not one a slot (two
+	 * kfunc calls a thread; the section lasts the pass, about 1 ms at
+	 * 32,000 threads, which only delays a grace period) */
+	bpf_rcu_read_lock();
 	bpf_loop(n, sample_one, NULL, 0);
+	bpf_rcu_read_unlock();
 	return 0;
 }
 
