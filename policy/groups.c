@@ -202,7 +202,7 @@ guest_group_find(struct dom *d, int pid, const char *name)
  * claim; the ones it claims are added to taken. */
 static void
 apply_report(struct policy_state *s, struct dom *d, const struct policy_hot_report *rep,
-             const struct cpuset *all, struct cpuset *taken)
+             const struct cpuset *all, struct cpuset *taken, bool *changed)
 {
 	char name[POLICY_GROUP_NAME];
 	struct cpuset vc;
@@ -215,11 +215,12 @@ apply_report(struct policy_state *s, struct dom *d, const struct policy_hot_repo
 	if (cpuset_count_upto(&vc, 2) < 2 && g == NULL)
 		return;
 	if (g == NULL) {
+		*changed = true;        /* (a group made, or one that could not be) */
 		g = grp_add(s, d, name, POLICY_GROUP_GUEST, &vc);
 		if (g == NULL)
 			return;
 		g->pid = rep->pid;
-	} else {
+	} else if (!cpuset_equal(&g->vcpus, &vc)) {
 		/* vCPUs that left the group go back to their placement */
 		struct cpuset gone;
 		int v;
@@ -227,6 +228,7 @@ apply_report(struct policy_state *s, struct dom *d, const struct policy_hot_repo
 		CPUSET_FOREACH(v, &gone)
 			dom_pin_share(d, &d->want[v], d->home[v]);
 		g->vcpus = vc;
+		*changed = true;
 	}
 	g->last_report_step = s->step;
 	cpuset_or(taken, taken, &vc);
@@ -269,23 +271,70 @@ all_vcpus(const struct dom *d, struct cpuset *all)
 	cpuset_set_range(all, 0, d->nvcpus - 1);
 }
 
+/* The last step's update changed nothing, and nothing it reads changed
+ * since: the same reports (policy_dom_reports_same()), the same annotation
+ * groups' vCPUs (taken), its guest groups (only this update makes them;
+ * as many as then: none dropped since), each reported then, the same
+ * affinity-timeout and epochs per period. The same update then changes
+ * nothing again but each guest group's report step (every one is
+ * reported again, so none is silent). */
+static bool
+guest_groups_again(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
+                   const struct cpuset *taken, int nguest, double epochs_per_period)
+{
+	/* (compared every time: the chain of steps it needs) */
+	bool same = policy_dom_reports_same(s, d, di);
+
+	if (!s->incremental || !same || !d->gg_noop || d->gg_step + 1 != s->step ||
+	    nguest != d->gg_nguest || d->annot->tune.affinity_timeout != d->gg_timeout ||
+	    epochs_per_period != d->gg_epochs || !cpuset_equal(taken, &d->gg_taken))
+		return false;
+	for (int i = 0; i < d->ngroups; i++)
+		if (d->groups[i].rule == POLICY_GROUP_GUEST && d->groups[i].last_report_step + 1 != s->step)
+			return false;
+	for (int i = 0; i < d->ngroups; i++)
+		if (d->groups[i].rule == POLICY_GROUP_GUEST)
+			d->groups[i].last_report_step = s->step;
+	d->gg_step = s->step;
+	return true;
+}
+
 static void
 guest_groups_update(struct policy_state *s, struct dom *d, const struct policy_domain_in *di,
                     double epochs_per_period)
 {
-	struct cpuset taken, all;
-	bool any_guest = false;
+	struct cpuset taken, taken0, all;
+	int nguest = 0, ngroups = d->ngroups;
+	bool changed = false;
 
 	for (int i = 0; i < d->ngroups; i++)
-		any_guest |= d->groups[i].rule == POLICY_GROUP_GUEST;
-	if (di->nreports == 0 && !any_guest)
+		nguest += d->groups[i].rule == POLICY_GROUP_GUEST;
+	if (di->nreports == 0 && nguest == 0)
 		return;
-	all_vcpus(d, &all);
 	/* reports win over inferred groups: only annotation groups are taken */
 	rule_vcpus(d, 1u << POLICY_GROUP_ANNOTATION, &taken);
+	if (guest_groups_again(s, d, di, &taken, nguest, epochs_per_period))
+		return;
+	taken0 = taken;
+	all_vcpus(d, &all);
 	for (int r = 0; r < di->nreports; r++)
-		apply_report(s, d, &di->reports[r], &all, &taken);
+		apply_report(s, d, &di->reports[r], &all, &taken, &changed);
 	dissolve_silent(s, d, &taken, epochs_per_period);
+	/* what the next step's guest_groups_again() compares */
+	nguest = 0;
+	for (int i = 0; i < d->ngroups; i++) {
+		const struct grp *g = &d->groups[i];
+		if (g->rule != POLICY_GROUP_GUEST)
+			continue;
+		nguest++;
+		changed |= g->last_report_step != s->step;
+	}
+	d->gg_noop = s->incremental && !changed && d->ngroups == ngroups;
+	d->gg_step = s->step;
+	d->gg_nguest = nguest;
+	d->gg_timeout = d->annot->tune.affinity_timeout;
+	d->gg_epochs = epochs_per_period;
+	d->gg_taken = taken0;
 }
 
 /* Match the rule's components with the domain's wakeups groups: a group

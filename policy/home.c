@@ -153,20 +153,43 @@ name_hash(const char *name)
 	return x;
 }
 
+/* The last step's procs_sig() took no new slot, its reports are these
+ * (policy_dom_reports_same()), and each process kept was reported then: the same
+ * reports find the same slots again, none new, none to age out; only
+ * their report steps move (true). */
+static bool
+procs_again(struct policy_state *s, struct dom *d, const struct policy_domain_in *di)
+{
+	struct home_check *h = &d->hc;
+
+	if (!s->incremental || di->nreports == 0 || !policy_dom_reports_same(s, d, di) || !h->procs_noop ||
+	    h->procs_step + 1 != s->step)
+		return false;
+	for (int i = 0; i < HOME_PROCS; i++)
+		if (h->procs[i].used && h->procs[i].last_step + 1 != s->step)
+			return false;
+	for (int i = 0; i < HOME_PROCS; i++)
+		if (h->procs[i].used)
+			h->procs[i].last_step = s->step;
+	h->procs_step = s->step;
+	return true;
+}
+
 /* The processes the guest reports with two or more vCPUs (its helper
  * keeps a process it reported for a few periods of its own; llcd a period
- * more, HOME_PROC_GRACE, for a report lost on the way), and the groups
- * inferred from wakeups: their signature, and the first that is new this
- * period into what (a widened home is tried narrower then). */
+ * more, HOME_PROC_GRACE, for a report lost on the way): their part of the
+ * signature, and the first that is new this period into what. */
 static uint32_t
-sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in *di, char *what,
-            size_t len)
+procs_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in *di, char *what,
+          size_t len)
 {
 	struct home_check *h = &d->hc;
 	struct cpuset all;
 	uint32_t sig = 0;
+	bool noop = true;
 
-	what[0] = '\0';
+	if (procs_again(s, d, di))
+		return h->procs_sig;
 	if (di->nreports > 0) {         /* (2,048 bits to clear and set) */
 		cpuset_zero(&all);
 		cpuset_set_range(&all, 0, d->nvcpus - 1);
@@ -187,6 +210,7 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 				slot = i;
 		}
 		if (i == HOME_PROCS) {
+			noop = false;
 			i = slot;
 			h->procs[i] = (struct home_proc){ .used = true, .pid = rep->pid, .hash = x };
 			if (what[0] == '\0') {
@@ -203,9 +227,8 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 		}
 		h->procs[i].last_step = s->step;
 	}
-	/* (a domain with no report and none kept: no slot to look at) */
 	bool any = false;
-	for (int i = 0; (di->nreports > 0 || h->procs_any) && i < HOME_PROCS; i++) {
+	for (int i = 0; i < HOME_PROCS; i++) {
 		if (!h->procs[i].used)
 			continue;
 		if (s->step - h->procs[i].last_step > HOME_PROC_GRACE) {
@@ -216,6 +239,25 @@ sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in
 		}
 	}
 	h->procs_any = any;
+	h->procs_noop = s->incremental && noop;
+	h->procs_step = s->step;
+	h->procs_sig = sig;
+	return sig;
+}
+
+/* The processes the guest reports (procs_sig()) and the groups inferred
+ * from wakeups: their signature, and the first that is new this period
+ * into what (a widened home is tried narrower then). */
+static uint32_t
+sharing_sig(struct policy_state *s, struct dom *d, const struct policy_domain_in *di, char *what,
+            size_t len)
+{
+	uint32_t sig = 0;
+
+	what[0] = '\0';
+	/* (a domain with no report and none kept: nothing to look at) */
+	if (di->nreports > 0 || d->hc.procs_any)
+		sig = procs_sig(s, d, di, what, len);
 	for (int g = 0; g < d->ngroups; g++) {
 		const struct grp *gr = &d->groups[g];
 		if (gr->rule != POLICY_GROUP_WAKEUPS)

@@ -166,6 +166,7 @@ policy_dom_free(struct dom *d)
 	free(d->pin_step);
 	free(d->own_slot);
 	free(d->obs);
+	free(d->rep);
 	wakeups_state_free(d->wk);
 	free(d->annot);
 	free(d);
@@ -401,6 +402,42 @@ policy_dom_insert(struct policy_state *s, struct dom *d)
 	s->doms[i] = d;
 	s->ndoms++;
 	return 0;
+}
+
+/* Whether d's guest reports are the last step's, byte for byte (their
+ * padding too: a change there only counts as a change); if not, these
+ * are kept. The first call of a step compares, later ones of the step
+ * give its answer; a step that did not call it breaks the chain (the
+ * next call's answer is false). Never true with incremental steps off. */
+bool
+policy_dom_reports_same(struct policy_state *s, struct dom *d, const struct policy_domain_in *di)
+{
+	size_t n = sizeof(*d->rep) * (size_t)di->nreports;
+
+	if (!s->incremental)
+		return false;
+	if (d->rep_ok && d->rep_step == s->step)
+		return d->rep_same;
+	d->rep_same = d->rep_ok && d->rep_step + 1 == s->step && d->nrep == di->nreports &&
+	    (n == 0 || memcmp(d->rep, di->reports, n) == 0);
+	d->rep_step = s->step;
+	if (d->rep_same)
+		return true;
+	if (d->rep_cap < di->nreports) {
+		struct policy_hot_report *r = realloc(d->rep, n);
+		if (r == NULL) {
+			s->stats.nomem++;
+			d->rep_ok = false;
+			return false;
+		}
+		d->rep = r;
+		d->rep_cap = di->nreports;
+	}
+	if (n > 0)
+		memcpy(d->rep, di->reports, n);
+	d->nrep = di->nreports;
+	d->rep_ok = true;
+	return false;
 }
 
 bool

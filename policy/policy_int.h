@@ -316,6 +316,11 @@ struct home_check {
 	/* processes and groups that share data: the shape's signature */
 	struct home_proc procs[HOME_PROCS];
 	bool procs_any;                 /* one of procs is used */
+	/* sharing_sig() at step procs_step took no new slot (procs_noop),
+	 * and the processes' part of the signature it made */
+	bool procs_noop;
+	uint64_t procs_step;
+	uint32_t procs_sig;
 	/* this period (home_sample()) */
 	struct trial_shape shape;
 	struct trial_sum sum;
@@ -407,6 +412,23 @@ struct dom {
 	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
 	uint64_t obs_period, obs_gen;
 	bool vutil_fixed;               /* the last update of vutil changed none */
+	/* the guest's reports as last seen, byte for byte
+	 * (policy_dom_reports_same(); rep_ok: kept, compared at step
+	 * rep_step): rep_same, that step's answer */
+	struct policy_hot_report *rep;
+	int nrep, rep_cap;
+	bool rep_ok, rep_same;
+	uint64_t rep_step;
+	/* guest_groups_update() at step gg_step changed nothing (gg_noop:
+	 * no group made, dropped or changed, every guest group reported),
+	 * with annotation groups' vCPUs gg_taken, gg_nguest guest groups,
+	 * this affinity-timeout and these epochs per period */
+	bool gg_noop;
+	uint64_t gg_step;
+	int gg_nguest;
+	int gg_timeout;
+	double gg_epochs;
+	struct cpuset gg_taken;
 	/* emit_pins() at step emit_step found every sample's pin the very
 	 * pointer of its want, at pin_gen emit_gen (emit_clean): with the
 	 * same samples (obs_same(), pins included) the next step would too */
@@ -540,6 +562,7 @@ dom_pin_clear(struct dom *d, const struct cpuset **slot)
 	cpuset_pool_drop(d->sets, slot);
 	d->pin_gen++;
 }
+bool policy_dom_reports_same(struct policy_state *s, struct dom *d, const struct policy_domain_in *di);
 bool policy_dom_managed_mode(const struct dom *d);
 void policy_dom_unplace(struct policy_state *s, struct dom *d);
 

@@ -56,12 +56,27 @@ steer_view(struct policy_state *s, const struct cpuset *allowed, uint64_t period
 		return;
 	}
 	s->av_moved = false;
+	/* the allowed PUs per LLC: no more of them than LLCs (an isolated
+	 * domain's cores) counted one by one, each in the one LLC it lies
+	 * in (topo_finalize()); else each LLC's words counted */
+	int npu = 0;
+	for (int l = 0; l < s->nllc; l++)
+		s->av_cap[l] = 0;
+	POLICY_FOREACH(cpu, allowed, s->nwords) {
+		int l = topo_llc_of(t, cpu);
+		if (++npu > s->nllc)
+			break;
+		if (l >= 0)
+			s->av_cap[l]++;
+	}
 	for (int l = 0; l < s->nllc; l++) {
-		const struct cpuset *lc = policy_llc_cpus(s, l);
-		int n = 0;
-		for (int i = s->llc_w0[l]; i <= s->llc_w1[l]; i++)   /* its words */
-			n += __builtin_popcountll(lc->w[i] & allowed->w[i]);
-		s->av_cap[l] = n;
+		if (npu > s->nllc) {
+			const struct cpuset *lc = policy_llc_cpus(s, l);
+			int n = 0;
+			for (int i = s->llc_w0[l]; i <= s->llc_w1[l]; i++)   /* its words */
+				n += __builtin_popcountll(lc->w[i] & allowed->w[i]);
+			s->av_cap[l] = n;
+		}
 		s->av_whole[l] = s->av_cap[l] == s->llc_cap[l];
 		s->av_util[l] = 0;
 	}

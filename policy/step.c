@@ -226,9 +226,15 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 	struct dom *d = idx >= 0 ? s->doms[idx] : NULL;
 	int grown_from = 0;
 	bool same_bound = d != NULL && cpuset_equal(&d->bound, &di->bound);
+	/* the annotation the last step's, byte for byte: its shape too, and
+	 * nothing to copy (its padding compared: a change there only costs
+	 * the full path) */
+	bool same_annot = s->incremental && d != NULL && di->annotated && d->annotated &&
+	    d->annot->ngroups == di->annot.ngroups &&
+	    memcmp(d->annot, &di->annot, policy_annotation_size(di->annot.ngroups)) == 0;
 
 	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
-	          (di->annotated && policy_annotation_shape_changed(d->annot, &di->annot)) ||
+	          (di->annotated && !same_annot && policy_annotation_shape_changed(d->annot, &di->annot)) ||
 	          !same_bound)) {
 		/* re-place: vCPU count, annotation shape or CPU bound changed */
 		bool was_managed = d->state == DOM_PLACED || d->confined;
@@ -258,6 +264,7 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 		d->released_sent = true;
 		d->grown_from = grown_from;
 		same_bound = false;     /* (a new domain's is empty) */
+		same_annot = false;
 	}
 	/* the name as snprintf "%s" would copy it, without its cost */
 	size_t nl = strnlen(di->name, sizeof(d->name) - 1);
@@ -269,7 +276,7 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 		d->bound_none = cpuset_empty(&d->bound);
 	}
 	d->annotated = di->annotated;
-	if (policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
+	if (!same_annot && policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
 		return NULL;    /* (d stays in the state, with its old annotation) */
 	d->isolated = policy_dom_managed_mode(d) && d->annot->isolation == POLICY_ISO_CORE;
 	return d;

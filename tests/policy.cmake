@@ -7,6 +7,7 @@ llcd_unit_test(test_policy_wakeups SOURCES unit/test_policy_wakeups.c LIBS llcpo
 llcd_unit_test(test_policy_numa SOURCES unit/test_policy_numa.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy_home SOURCES unit/test_policy_home.c LIBS llcpolicy_io)
 llcd_unit_test(test_trial SOURCES unit/test_trial.c LIBS llcpolicy)
+llcd_unit_test(test_steer SOURCES unit/test_steer.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy_order SOURCES unit/test_policy_order.c LIBS llcpolicy_io)
 llcd_unit_test(test_policy_bound SOURCES unit/test_policy_bound.c LIBS llcpolicy_io)
 # Incremental steps plan what full steps plan: test_policy_incr's worlds,

@@ -357,7 +357,94 @@ test_incr_quiet_groups(void **state)
 	}
 }
 
+/* Guest reports that stay the same period after period are applied once
+ * (groups.c guest_groups_again(), home.c procs_again(): the reports
+ * compared with the last step's, step.c rep_same()) until something the
+ * update reads changes: each change here is one a stale shortcut would
+ * miss: the report's vCPUs, pid and name changed in place, a second
+ * report, the groups cleared by a new bound (as many reports, no guest
+ * group), an annotation group that gives the report's vCPUs back, a
+ * spread domain's report gone for two periods and back as it was (its
+ * process forgotten meanwhile: the reports' copy is the last step's only
+ * while each step compares them), and the reports gone. The shadow compares every period, each group's vCPUs and
+ * reason included. */
+static void
+test_incr_steady_reports(void **state)
+{
+	(void)state;
+	for (int pool = 0; pool < 2; pool++) {
+		struct harness *h = h_new("pack:2 [numa] l3:4 core:2 pu:2");
+		struct policy_annotation grp = h_annot(POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+		int rv[4] = { 0, 2, 4, 6 }, gv[4] = { 0, 1, 2, 3 }, two[2] = { 5, 7 };
+		h_shadow(h);
+		if (pool)
+			h_pool(h);
+		h->host.counters = pool;
+		h->rate = crowd_rate;
+		h_one_group(&grp, "g", gv, 4);
+		int a = h_add_mode(h, "a", 8, 1, 8, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
+		int b = h_add(h, "b", 8, 1, 8, 1, &grp);
+		int c = h_add_mode(h, "c", 8, 1, 8, 1, POLICY_MODE_SPREAD, POLICY_ISO_NONE);
+		report(h, a, 501, rv, 4);
+		report(h, b, 601, gv, 4);       /* all the annotation group's: no guest group */
+		report(h, c, 701, gv, 4);       /* a spread domain: no group at all */
+		h_busy(h, a, rv, 4);
+		h_busy(h, b, gv, 4);
+		h_busy(h, c, gv, 4);
+		int guest_seen = 0;
+		for (int step = 0; step < 130; step++) {
+			struct h_dom *da = &h->dom[a], *db = &h->dom[b];
+			switch (step) {
+			case 20:        /* the report's vCPUs, in place */
+				cpuset_clr(&da->rep[0].vcpus, 6);
+				break;
+			case 30:        /* its pid */
+				da->rep[0].pid = 502;
+				break;
+			case 40:        /* its name */
+				snprintf(da->rep[0].name, sizeof(da->rep[0].name), "other");
+				break;
+			case 50:        /* a second report */
+				memset(&da->rep[1], 0, sizeof(da->rep[1]));
+				snprintf(da->rep[1].name, sizeof(da->rep[1].name), "pair");
+				da->rep[1].pid = 503;
+				for (int i = 0; i < 2; i++)
+					cpuset_set(&da->rep[1].vcpus, two[i]);
+				da->in.nreports = 2;
+				break;
+			case 60:        /* a bound: placed again, its groups made afresh */
+				cpuset_parse(&da->in.bound, "0-11", NULL);
+				break;
+			case 70:        /* the annotation group gives vCPUs 2 and 3 back */
+				cpuset_zero(&db->in.annot.groups[0].vcpus);
+				cpuset_set_range(&db->in.annot.groups[0].vcpus, 0, 1);
+				break;
+			case 80:        /* gone for two periods (its process forgotten) ... */
+				h->dom[c].in.nreports = 0;
+				break;
+			case 82:        /* ... and back as it was */
+				h->dom[c].in.nreports = 1;
+				break;
+			case 90:        /* the reports gone */
+				da->in.nreports = 0;
+				break;
+			case 110:
+				db->in.nreports = 0;
+				break;
+			}
+			assert_int_equal(h_step(h), 0);
+			struct policy_domain_info x;
+			assert_int_equal(policy_domain_info(h->st, db->in.key, &x), 0);
+			for (int g = 0; g < x.ngroups; g++)
+				guest_seen += step > 70 && step < 110 && x.groups[g].rule == POLICY_GROUP_GUEST;
+		}
+		assert_true(guest_seen > 0);
+		h_free(h);
+	}
+}
+
 TEST_MAIN(
+	cmocka_unit_test(test_incr_steady_reports),
 	cmocka_unit_test(test_incr_quiet_groups),
 	cmocka_unit_test(test_incr_external_pin),
 	cmocka_unit_test(test_incr_idle_cycles),
