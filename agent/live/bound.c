@@ -12,7 +12,8 @@
  * changes only when someone moves it to another cgroup, and the kernel
  * then moves its threads: a thread seen on a CPU outside its affinity has
  * the path read again at once, live_bound_soon) and the cgroup's CPU set at
- * every read; the check before a pin reads both. */
+ * every read; the check before a pin reads both, and the periodic read
+ * after it takes the path again. */
 #include "live_int.h"
 
 #include <stdio.h>
@@ -88,8 +89,13 @@ read_cg(struct live *l, struct ldom *d, bool shared, struct cgbound *cg, struct 
 	struct live_cgbound *c = l->cgm;
 	char path[PATH_MAX];
 
-	if (!shared)
+	if (!shared) {
+		/* a read of the path itself: the periodic read after it takes
+		 * the path again too, not an older one kept (which would put
+		 * the bound back where a moved QEMU was) */
+		d->bound.path_uses = LIVE_BOUND_PATH_REUSE;
 		return cgbound_read(&c->m, l->cfg.proc_root, d->pid, cg, e);
+	}
 	if (d->bound.cg_fd_pid != d->pid) {     /* QEMU started again */
 		if (d->bound.cg_fd >= 0)
 			close(d->bound.cg_fd);

@@ -919,8 +919,10 @@ assert_bound(const struct policy_domain_in *in, const char *want)
 /* The periodic bound read (every 10 periods here) reads the cgroup's CPU
  * set every time and takes the cgroup's path from /proc/PID/cgroup once in
  * LIVE_BOUND_PATH_REUSE reads: a cpuset change is seen at the next read,
- * a move to another cgroup within LIVE_BOUND_PATH_REUSE reads, or at the
- * next observe after live_bound_soon (a thread moved by someone else).
+ * a move to another cgroup within LIVE_BOUND_PATH_REUSE reads, at the next
+ * periodic read after a check before a pin (live_bound_check, which reads
+ * the path itself), or at the next observe after live_bound_soon (a thread
+ * moved by someone else).
  * Real cgroup v1 cpusets (this machine's hierarchy), a child process moved
  * between two of them. */
 static void
@@ -995,13 +997,23 @@ test_bound_path_reuse(void **state)
 	while (period < 1 + 10 * LIVE_BOUND_PATH_REUSE)
 		STEP();
 	assert_bound(&obs->domains[0], "0");
-	/* moved back, a thread seen moved by someone else: the next observe */
+	/* moved back, and a pin checked (a full read: a's set): the next
+	 * periodic read takes the path again, not b's kept one */
 	cg_write(a, "cgroup.procs", pidbuf);
-	STEP();
-	assert_bound(&obs->domains[0], "0");
-	live_bound_soon(l->doms[0]);
+	struct cpuset one;
+	assert_int_equal(cpuset_parse(&one, "1", &err), 0);
+	assert_int_equal(live_bound_check(l, l->doms[0], &one, &err), AGENT_OK);
+	int checked = period;
+	while (period < checked + 10)
+		STEP();
+	assert_bound(&obs->domains[0], "1");
+	/* moved again, a thread seen moved by someone else: the next observe */
+	cg_write(b, "cgroup.procs", pidbuf);
 	STEP();
 	assert_bound(&obs->domains[0], "1");
+	live_bound_soon(l->doms[0]);
+	STEP();
+	assert_bound(&obs->domains[0], "0");
 #undef STEP
 	live_free(l);
 	agent_obs_free(obs);
