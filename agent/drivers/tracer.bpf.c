@@ -315,13 +315,15 @@ copy_figures(struct tracer_slot *s, struct task_struct *t, bool hot)
 	copied++;
 }
 
-static long
-sample_one(__u32 i, void *ctx)
+/* Slot k (below nslots) copied when it moved; 1: stop the pass (a slot
+ * past the arrays, never for k < TRACER_MAX_THREADS). */
+static __always_inline long
+sample_one(__u32 k)
 {
 	struct tracer_slot *s;
 	struct task_struct *t;
 	__u64 *addr;
-	__u32 k = i, tid;
+	__u32 tid;
 	bool q;
 
 	s = bpf_map_lookup_elem(&threads, &k);
@@ -359,6 +361,22 @@ sample_one(__u32 i, void *ctx)
 	return 0;
 }
 
+/* Slots i * SAMPLE_BATCH ... of the pass's *ctx slots: a few slots a
+ * callback, not one (a call and its frame per slot less). */
+#define SAMPLE_BATCH 4
+static long
+sample_batch(__u32 i, void *ctx)
+{
+	__u32 n = *(__u32 *)ctx, k = i * SAMPLE_BATCH;
+
+#pragma unroll
+	for (int j = 0; j < SAMPLE_BATCH; j++, k++) {
+		if (k >= n || sample_one(k))
+			return 1;
+	}
+	return 0;
+}
+
 SEC("syscall")
 int llcd_sample(void *ctx)
 {
@@ -370,7 +388,7 @@ int llcd_sample(void *ctx)
 	 * kfunc calls a thread; the section lasts the pass, about 1 ms at
 	 * 32,000 threads, which only delays a grace period) */
 	bpf_rcu_read_lock();
-	bpf_loop(n, sample_one, NULL, 0);
+	bpf_loop((n + SAMPLE_BATCH - 1) / SAMPLE_BATCH, sample_batch, &n, 0);
 	bpf_rcu_read_unlock();
 	return 0;
 }
