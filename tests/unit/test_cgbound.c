@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cgbound.h"
+#include "test_file.h"
 #include "test_main.h"
 
 static char tmp[256];
@@ -243,12 +244,7 @@ test_real_v1(void **state)
 	snprintf(path, sizeof(path), "%s/pod-test", base);
 	assert_int_equal(mkdir(path, 0755), 0);
 	assert_int_equal(mkdir(dir, 0755), 0);
-	snprintf(path, sizeof(path), "%s/cpuset.mems", m.v1);
-	FILE *f = fopen(path, "r");
-	if (f && fgets(mems, sizeof(mems), f))
-		mems[strcspn(mems, "\n-,")] = '\0';
-	if (f)
-		fclose(f);
+	test_v1_first_mem(m.v1, mems, sizeof(mems));
 	const char *levels[] = { base, NULL, dir };
 	char mid[PATH_MAX + 96];
 	snprintf(mid, sizeof(mid), "%s/pod-test", base);

@@ -54,6 +54,24 @@ test_status_field(const char *path, const char *key)
 	return v;
 }
 
+/* The first memory node a cgroup v1 cpuset hierarchy's root allows (its
+ * cpuset.mems cut at the first '-', ',' or newline) into mems, for a new
+ * cpuset's cpuset.mems; "0" when it cannot be read. */
+static inline void
+test_v1_first_mem(const char *v1, char *mems, size_t len)
+{
+	char path[4160];
+	FILE *f;
+
+	snprintf(mems, len, "0");
+	snprintf(path, sizeof(path), "%s/cpuset.mems", v1);
+	if ((f = fopen(path, "r")) == NULL)
+		return;
+	if (fgets(mems, (int)len, f))
+		mems[strcspn(mems, "\n-,")] = '\0';
+	fclose(f);
+}
+
 /* A new empty directory /tmp/NAME.XXXXXX, its path in dir (len bytes);
  * fails the test when it cannot be made. */
 static inline void

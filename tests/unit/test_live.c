@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cgbound.h"
+#include "test_file.h"
 #include "kcas.h"
 #include "live.h"
 #include "live_int.h"        /* the NUMA reader's counts (test_numa_node_low_rate) */
@@ -941,13 +942,7 @@ test_bound_path_reuse(void **state)
 	snprintf(base, sizeof(base), "%s/llcd-test-bound-%d", m.v1, (int)getpid());
 	snprintf(a, sizeof(a), "%s/a", base);
 	snprintf(b, sizeof(b), "%s/b", base);
-	char path[PATH_MAX + 32];
-	snprintf(path, sizeof(path), "%s/cpuset.mems", m.v1);
-	FILE *f = fopen(path, "r");
-	if (f && fgets(mems, sizeof(mems), f))
-		mems[strcspn(mems, "\n-,")] = '\0';
-	if (f)
-		fclose(f);
+	test_v1_first_mem(m.v1, mems, sizeof(mems));
 	assert_int_equal(mkdir(base, 0755), 0);
 	cg_write(base, "cpuset.mems", mems);
 	cg_write(base, "cpuset.cpus", "0-1");
