@@ -80,36 +80,43 @@ str_or(const char *s, const char *none)
 	return s != NULL ? s : none;
 }
 
-/* The bound of d's QEMU into *cg: its cgroup path read, and that cgroup's
- * set unless shared is set and another domain's read of this period was of
- * the same cgroup. */
+/* The kept cgroup path is not taken again: the next periodic read reads it. */
+static void
+path_stale(struct ldom *d)
+{
+	d->bound.path_uses = LIVE_BOUND_PATH_REUSE;
+}
+
+/* The bound of d's QEMU into *cg: its cgroup path read (or the kept one),
+ * and that cgroup's set unless shared is set and another domain's read of
+ * this period was of the same cgroup. */
 static int
 read_cg(struct live *l, struct ldom *d, bool shared, struct cgbound *cg, struct llcd_err *e)
 {
 	struct live_cgbound *c = l->cgm;
-	char path[PATH_MAX];
+	char fresh[PATH_MAX];
+	const char *path = d->bound.cg_path;
 
 	if (!shared) {
 		/* a read of the path itself: the periodic read after it takes
 		 * the path again too, not an older one kept (which would put
 		 * the bound back where a moved QEMU was) */
-		d->bound.path_uses = LIVE_BOUND_PATH_REUSE;
+		path_stale(d);
 		return cgbound_read(&c->m, l->cfg.proc_root, d->pid, cg, e);
 	}
 	if (d->bound.cg_fd_pid != d->pid) {     /* QEMU started again */
 		if (d->bound.cg_fd >= 0)
 			close(d->bound.cg_fd);
 		d->bound.cg_fd = -1;
-		d->bound.path_uses = LIVE_BOUND_PATH_REUSE;
+		path_stale(d);
 	}
 	d->bound.cg_fd_pid = d->pid;
-	if (d->bound.cg_path != NULL && d->bound.path_uses < LIVE_BOUND_PATH_REUSE) {
-		snprintf(path, sizeof(path), "%s", d->bound.cg_path);
-	} else {
-		if (cgbound_path_kept(&c->m, l->cfg.proc_root, d->pid, &d->bound.cg_fd, path, sizeof(path), e) < 0)
+	if (path == NULL || d->bound.path_uses >= LIVE_BOUND_PATH_REUSE) {
+		if (cgbound_path_kept(&c->m, l->cfg.proc_root, d->pid, &d->bound.cg_fd, fresh, sizeof(fresh), e) < 0)
 			return -1;
-		set_str(&d->bound.cg_path, path);
+		set_str(&d->bound.cg_path, fresh);
 		d->bound.path_uses = 0;
+		path = fresh;
 	}
 	d->bound.path_uses++;
 	if (c->period != l->period || strcmp(c->cg, path) != 0) {
@@ -181,7 +188,7 @@ void
 live_bound_soon(struct ldom *d)
 {
 	d->bound.next_period = 0;
-	d->bound.path_uses = LIVE_BOUND_PATH_REUSE;
+	path_stale(d);
 }
 
 bool
