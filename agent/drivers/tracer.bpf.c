@@ -221,8 +221,9 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(llcd_waking, struct task_struct *p)
 {
 	struct tracer_slot *wakee, *waker;
-	/* current's TID by a direct load (the JIT inlines the task's own
-	 * helper; bpf_get_current_pid_tgid is a call that reads the same line) */
+	/* current's TID by a direct load from the task, the pointer the
+	 * interrupt test takes too: one helper for both, where
+	 * bpf_get_current_pid_tgid() was a second call reading the same line */
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 cur = (__u32)task->pid;
 
