@@ -100,9 +100,6 @@ struct trial_memo {
 
 struct trial {
 	enum trial_phase phase;
-	/* the last periods of the arrangement in place, alike each other */
-	struct trial_sum ring[TRIAL_WINDOW];
-	struct trial_shape ring_shape[TRIAL_WINDOW];
 	int ring_n, ring_head;
 	int ring_same;          /* the newest periods the same as the newest,
 	                         * bit for bit (<= ring_n) */
@@ -110,12 +107,15 @@ struct trial {
 	int skip;               /* periods not watched (just rearranged) */
 	int key;                /* the change on trial */
 	int settle;             /* periods the tried arrangement settles */
-	struct trial_shape ref; /* the shape it is judged in */
-	struct trial_sum first, second; /* the arrangement it had; the tried one */
 	int periods;            /* in this phase */
 	int aborts;             /* trials abandoned in a row */
 	bool has_verdict;
 	struct trial_shape verdict_shape; /* the shape of the last verdict */
+	struct trial_shape ref; /* the shape it is judged in */
+	/* the last periods of the arrangement in place, alike each other */
+	struct trial_shape ring_shape[TRIAL_WINDOW];
+	struct trial_sum ring[TRIAL_WINDOW];
+	struct trial_sum first, second; /* the arrangement it had; the tried one */
 	struct trial_memo memo[TRIAL_MEMO];
 };
 
@@ -203,45 +203,40 @@ struct why_key {
 
 /* One vCPU group of a domain. */
 struct grp {
-	char name[POLICY_GROUP_NAME];
+	/* what every step reads of a group comes first (a few cache lines) */
 	enum policy_group_rule rule;
-	int pid;                        /* guest groups: reported pid */
-	struct cpuset vcpus;
-	double *rt_ns;                  /* decayed runtime per host PU (ncpu entries) */
-	struct cpuset rt_nz;            /* the PUs where rt_ns is not 0 */
-	double *tot_ns;                 /* every thread's busy time per host PU, decayed
-	                                 * with rt_ns's factor (occupancy's divisor);
-	                                 * NULL while tot_follows */
-	bool tot_follows;               /* tot_ns is policy_state.cpu_rt (the group was
-	                                 * born with its values and decays them by the
-	                                 * same factor every step): the array is not
-	                                 * kept until that ends (grp_tot()) */
-	uint64_t tot_step;              /* the step tot_ns was last brought up to */
-	uint64_t born_step;             /* the step that created the group */
 	int pref_llc;                   /* preferred LLC, -1 none */
-	double idle_epochs;             /* epochs since the group was last active */
-	double busy_avg;                /* busy threads, EWMA (the kernel's nr_running_avg) */
-	bool busy_avg_init;             /* busy_avg holds a sample */
 	int active_periods;             /* consecutive active periods */
-	uint64_t last_report_step;      /* guest groups: step of the last report */
-	bool guarded;                   /* the size guard forbids aggregation */
-	bool unjudged;                  /* the no-judge rule holds it back */
-	double pref_occ, best_occ;      /* occupancy of the preferred / best LLC */
 	int best_llc;
 	int forbid_fails;               /* periods no move was allowed (kernel: nr_fails) */
 	int refused;                    /* back-offs in a row after refused moves
 	                                 * (the wait doubles each time) */
-	uint64_t retry_after_ns;        /* no moves into the preferred LLC before */
 	/* benefit check */
 	enum benefit_state bstate;
 	enum benefit_state bseen;       /* bstate as the check last left it */
 	int outside;                    /* vCPUs outside the preferred LLC, last period */
-	struct trial tr;                /* the gathering on trial (trial.c) */
-	uint64_t hold_until_ns;         /* BENEFIT_HOLD until */
 	int restore_periods;            /* released vCPUs held on their origin LLC */
+	bool tot_follows;               /* tot_ns is policy_state.cpu_rt (the group was
+	                                 * born with its values and decays them by the
+	                                 * same factor every step): the array is not
+	                                 * kept until that ends (grp_tot()) */
+	bool busy_avg_init;             /* busy_avg holds a sample */
+	bool guarded;                   /* the size guard forbids aggregation */
+	bool unjudged;                  /* the no-judge rule holds it back */
+	double *rt_ns;                  /* decayed runtime per host PU (ncpu entries) */
+	double *tot_ns;                 /* every thread's busy time per host PU, decayed
+	                                 * with rt_ns's factor (occupancy's divisor);
+	                                 * NULL while tot_follows */
+	uint64_t tot_step;              /* the step tot_ns was last brought up to */
+	uint64_t born_step;             /* the step that created the group */
+	double idle_epochs;             /* epochs since the group was last active */
+	double busy_avg;                /* busy threads, EWMA (the kernel's nr_running_avg) */
+	uint64_t last_report_step;      /* guest groups: step of the last report */
+	double pref_occ, best_occ;      /* occupancy of the preferred / best LLC */
+	uint64_t retry_after_ns;        /* no moves into the preferred LLC before */
+	uint64_t hold_until_ns;         /* BENEFIT_HOLD until */
 	uint64_t own_step;              /* the last step the check itself moved or
 	                                 * released the group's vCPUs */
-	char why[POLICY_REASON];        /* last decision about this group */
 	/* groups_send_home() found every vCPU home at dom.pin_gen home_gen
 	 * with vcpus.w[0] home_w0 (home_ok: and the domain has <= 64 vCPUs,
 	 * all in that word): while both stay, it has nothing to do */
@@ -262,7 +257,14 @@ struct grp {
 	 * prints the same text (why_ok: there is one) */
 	bool why_ok;
 	struct why_key why_key;
+	struct cpuset vcpus;
+	struct cpuset rt_nz;            /* the PUs where rt_ns is not 0 */
+	/* the rest */
+	char name[POLICY_GROUP_NAME];
+	int pid;                        /* guest groups: reported pid */
+	char why[POLICY_REASON];        /* last decision about this group */
 	char why_text[POLICY_REASON];
+	struct trial tr;                /* the gathering on trial (trial.c) */
 };
 
 #define HOME_BUSY_CPUS 1.0      /* home check: CPUs demanded by a busy domain */
@@ -294,19 +296,42 @@ struct home_proc {
 };
 
 struct home_check {
+	/* what every step reads first (a few cache lines) */
 	enum home_state st;
-	struct trial tr;                /* the home on trial (trial.c) */
 	/* a reason to look at the home (NULL none: static strings) */
 	const char *pending;
+	bool widened;                   /* the home is wider than placed */
+	bool procs_any;                 /* one of procs is used */
+	/* sharing_sig() at step procs_step took no new slot (procs_noop),
+	 * and the processes' part of the signature it made */
+	bool procs_noop;
+	uint32_t procs_sig;
+	uint64_t procs_step;
+	/* home_sample()'s sums over the vCPUs and the samples they were made
+	 * from (struct dom obs_gen; sums_ok: made) */
+	bool sums_ok;
+	int sums_busy;
+	uint64_t sums_gen;
+	double sums_instr, sums_run, sums_delay;
+	bool no_room;                   /* the last try found no wider home ... */
+	uint64_t room_gen;              /* ... at this policy_state.res_gen */
+	int doubled_periods;            /* busy vCPUs shared a core while one idled */
+	uint64_t paused_until_ns;       /* no trial before (TRIAL_MAX_ABORTS) */
+	uint64_t respread_until_ns;     /* no placement_respread() before */
+	uint64_t own_step;              /* the last step the check itself re-pinned */
+	/* this period (home_sample()) */
+	struct trial_shape shape;
+	struct trial_sum sum;
+	struct trial tr;                /* the home on trial (trial.c) */
+	/* the rest */
 	enum home_dir pending_dir;
-	char pending_what[96];          /* its details, "" none */
+	char pending_what[96];          /* the pending reason's details, "" none */
 	/* the trial under way */
 	enum home_dir dir;
 	struct cpuset before;           /* the allotment before it */
 	int before_llcs, tried_llcs;
 	char before_where[64];          /* "LLC 0" */
 	int placed_llcs;                /* LLCs of the home as placed */
-	bool widened;                   /* the home is wider than placed */
 	/* drops of progress per demand, watched while the load stays alike:
 	 * [0] instructions, [1] memory bandwidth */
 	double ewma[2];
@@ -315,27 +340,6 @@ struct home_check {
 	struct trial_shape ewma_shape;
 	/* processes and groups that share data: the shape's signature */
 	struct home_proc procs[HOME_PROCS];
-	bool procs_any;                 /* one of procs is used */
-	/* sharing_sig() at step procs_step took no new slot (procs_noop),
-	 * and the processes' part of the signature it made */
-	bool procs_noop;
-	uint64_t procs_step;
-	uint32_t procs_sig;
-	/* this period (home_sample()) */
-	struct trial_shape shape;
-	struct trial_sum sum;
-	/* home_sample()'s sums over the vCPUs and the samples they were made
-	 * from (struct dom obs_gen; sums_ok: made) */
-	bool sums_ok;
-	uint64_t sums_gen;
-	double sums_instr, sums_run, sums_delay;
-	int sums_busy;
-	uint64_t paused_until_ns;       /* no trial before (TRIAL_MAX_ABORTS) */
-	int doubled_periods;            /* busy vCPUs shared a core while one idled */
-	uint64_t respread_until_ns;     /* no placement_respread() before */
-	uint64_t own_step;              /* the last step the check itself re-pinned */
-	bool no_room;                   /* the last try found no wider home ... */
-	uint64_t room_gen;              /* ... at this policy_state.res_gen */
 	char why[POLICY_REASON];        /* last decision about the home */
 };
 
@@ -343,17 +347,64 @@ enum dom_state { DOM_NEW, DOM_PLACED, DOM_REFUSED, DOM_UNMANAGED };
 
 /* A vCPU's sample as the busy fraction and the home check's sums read it. */
 struct dom {
+	/* what every step reads of every domain comes first, in a few
+	 * cache lines (the rest is read only when something changes) */
 	uint64_t key;
-	char name[POLICY_NAME];
 	int nvcpus;
-	struct policy_guest_topo guest;
-	bool annotated;
-	struct policy_annotation *annot;        /* never NULL: cut after annot_cap
-	                                 * groups (policy_dom_set_annot) */
-	int annot_cap;
 	enum dom_state state;
+	int in_idx;                     /* index in this step's input */
+	int ngroups;
+	int step_moves;                 /* vCPU moves this step */
+	int hint_periods;               /* a new home's busy vCPUs are held on the
+	                                 * LLC share placement_reshape() gave them
+	                                 * for this many more periods */
+	bool annotated;
 	bool isolated;
 	bool confined;                  /* unmanaged, pinned to the shared pool */
+	bool seen;
+	bool budget_denied;             /* a move this step found no budget */
+	bool emu_sent;
+	bool mbm_seen;                  /* a memory bandwidth figure came (resctrl):
+	                                 * the benefit check measures by it
+	                                 * where there are no counters */
+	bool bound_none;                /* bound is empty (set with it) */
+	/* what step_rebuild_ownership() last counted of this domain (own_ok:
+	 * counted since it was made): placed, isolated, its allotment
+	 * (own_allot) and slots (own_slot, nvcpus entries) */
+	bool own_ok, own_placed, own_isolated;
+	/* the vCPU samples as last seen, byte for byte (their pins as
+	 * pointers; obs_ok: seen; at period obs_period): obs_gen counts the
+	 * times they changed (step.c obs_same()) */
+	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
+	bool vutil_fixed;               /* the last update of vutil changed none */
+	/* emit_pins() at step emit_step found every sample's pin the very
+	 * pointer of its want, at pin_gen emit_gen (emit_clean): with the
+	 * same samples (obs_same(), pins included) the next step would too */
+	bool emit_clean;
+	struct policy_annotation *annot;        /* never NULL: cut after annot_cap
+	                                 * groups (policy_dom_set_annot) */
+	struct grp *groups;
+	int *slot;                      /* per vCPU: the PU its slot is on */
+	/* per vCPU pins: sets of the state's pool (policy_state.sets, shared
+	 * by every vCPU pinned alike: 8 bytes a vCPU, not 256), never NULL
+	 * (&cpuset_none: empty), written through dom_pin_set/dom_pin_share */
+	const struct cpuset **home, **want;
+	const struct cpuset **sent;     /* the pin last emitted (empty: none) */
+	double *vutil;                  /* per vCPU: busy fraction, EWMA */
+	struct policy_vcpu_sample *obs;
+	int *own_slot;
+	uint64_t pin_gen;               /* counts writes of home, want and sent
+	                                 * (dom_pin_*): what was true of them is
+	                                 * while it stays the same */
+	uint64_t obs_period, obs_gen;
+	uint64_t emit_step, emit_gen;
+	uint64_t pinned_step;           /* the last step that pinned a vCPU away from
+	                                 * the PU it ran on: the period after it ran
+	                                 * another arrangement */
+	/* the rest */
+	char name[POLICY_NAME];
+	struct policy_guest_topo guest;
+	int annot_cap;
 	bool no_adopt;                  /* re-placed: do not adopt old pins */
 	int grown_from;                 /* re-made because its vCPU count grew
 	                                 * (hot-plug) from this many: adopt_domain
@@ -361,57 +412,19 @@ struct dom {
 	                                 * vCPUs beside them; 0 none */
 	bool released_sent;
 	struct cpuset allot;            /* PUs placed on (isolated: owned) */
-	int *slot;                      /* per vCPU: the PU its slot is on */
-	/* per vCPU pins: sets of the state's pool (policy_state.sets, shared
-	 * by every vCPU pinned alike: 8 bytes a vCPU, not 256), never NULL
-	 * (&cpuset_none: empty), written through dom_pin_set/dom_pin_share */
-	const struct cpuset **home, **want;
-	const struct cpuset **sent;     /* the pin last emitted (empty: none) */
 	struct cpuset_pool *sets;       /* policy_state.sets (policy_dom_insert) */
-	uint64_t pin_gen;               /* counts writes of home, want and sent
-	                                 * (dom_pin_*): what was true of them is
-	                                 * while it stays the same */
-	double *vutil;                  /* per vCPU: busy fraction, EWMA */
 	uint64_t *pin_step;             /* per vCPU: the last step that pinned it away
 	                                 * from the PU it ran on */
 	int *origin;                    /* per vCPU: the LLC it ran on when its group
 	                                 * began gathering, -1 none (benefit.c) */
 	struct cpuset emu_want;
-	bool emu_sent;
-	int ngroups;
-	struct grp *groups;
 	struct wakeups_state *wk;       /* wakeup history (aggregate), NULL until
 	                                 * wakeups are first given */
 	uint64_t refused_gen;
 	char refuse_reason[POLICY_REASON];
 	uint64_t pref_switches, moves;
-	int step_moves;                 /* vCPU moves this step */
-	bool budget_denied;             /* a move this step found no budget */
 	struct home_check hc;           /* the home check (home.c) */
-	uint64_t pinned_step;           /* the last step that pinned a vCPU away from
-	                                 * the PU it ran on: the period after it ran
-	                                 * another arrangement */
-	int hint_periods;               /* a new home's busy vCPUs are held on the
-	                                 * LLC share placement_reshape() gave them
-	                                 * for this many more periods */
-	bool mbm_seen;                  /* a memory bandwidth figure came (resctrl):
-	                                 * the benefit check measures by it
-	                                 * where there are no counters */
-	int in_idx;                     /* index in this step's input */
-	bool seen;
-	/* what step_rebuild_ownership() last counted of this domain (own_ok:
-	 * counted since it was made): placed, isolated, its allotment and
-	 * slots (nvcpus entries) */
-	bool own_ok, own_placed, own_isolated;
 	struct cpuset own_allot;
-	int *own_slot;
-	/* the vCPU samples as last seen, byte for byte (their pins as
-	 * pointers; obs_ok: seen; at period obs_period): obs_gen counts the
-	 * times they changed (step.c obs_same()) */
-	struct policy_vcpu_sample *obs;
-	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
-	uint64_t obs_period, obs_gen;
-	bool vutil_fixed;               /* the last update of vutil changed none */
 	/* the guest's reports as last seen, byte for byte
 	 * (policy_dom_reports_same(); rep_ok: kept, compared at step
 	 * rep_step): rep_same, that step's answer */
@@ -429,13 +442,7 @@ struct dom {
 	int gg_timeout;
 	double gg_epochs;
 	struct cpuset gg_taken;
-	/* emit_pins() at step emit_step found every sample's pin the very
-	 * pointer of its want, at pin_gen emit_gen (emit_clean): with the
-	 * same samples (obs_same(), pins included) the next step would too */
-	bool emit_clean;
-	uint64_t emit_step, emit_gen;
 	struct cpuset bound;            /* policy_domain_in.bound; empty none */
-	bool bound_none;                /* ... it is empty (set with it) */
 };
 
 /* step_rebuild_ownership()'s last counts and the domains they were made
