@@ -164,7 +164,6 @@ policy_dom_free(struct dom *d)
 	free(d->vutil);
 	free(d->origin);
 	free(d->pin_step);
-	free(d->own_slot);
 	free(d->obs);
 	free(d->rep);
 	wakeups_state_free(d->wk);
@@ -357,9 +356,8 @@ policy_dom_new(const struct policy_domain_in *in)
 	d->vutil = calloc(n, sizeof(double));
 	d->origin = malloc(n * sizeof(int));
 	d->pin_step = calloc(n, sizeof(uint64_t));
-	d->own_slot = malloc(n * sizeof(int));
 	d->obs = malloc(n * sizeof(*d->obs));
-	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step || !d->own_slot ||
+	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step ||
 	    !d->obs ||
 	    policy_dom_set_annot(d, NULL) < 0) {
 		policy_dom_free(d);

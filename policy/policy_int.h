@@ -370,7 +370,7 @@ struct dom {
 	bool bound_none;                /* bound is empty (set with it) */
 	/* what step_rebuild_ownership() last counted of this domain (own_ok:
 	 * counted since it was made): placed, isolated, its allotment
-	 * (own_allot) and slots (own_slot, nvcpus entries) */
+	 * (own_allot) and slots (own_slot_gen) */
 	bool own_ok, own_placed, own_isolated;
 	/* the vCPU samples as last seen, byte for byte (their pins as
 	 * pointers; obs_ok: seen; at period obs_period): obs_gen counts the
@@ -392,7 +392,10 @@ struct dom {
 	const struct cpuset **sent;     /* the pin last emitted (empty: none) */
 	double *vutil;                  /* per vCPU: busy fraction, EWMA */
 	struct policy_vcpu_sample *obs;
-	int *own_slot;
+	/* slot_gen counts the writes of slot (a write of the same PU
+	 * counts); own_slot_gen is the count step_rebuild_ownership() last
+	 * counted the slots at */
+	uint64_t slot_gen, own_slot_gen;
 	uint64_t pin_gen;               /* counts writes of home, want and sent
 	                                 * (dom_pin_*): what was true of them is
 	                                 * while it stays the same */

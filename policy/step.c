@@ -376,7 +376,7 @@ own_unchanged(const struct policy_state *s)
 		if (!placed)
 			continue;
 		if (d->own_isolated != d->isolated || (d->isolated && !policy_set_eq(s, &d->own_allot, &d->allot)) ||
-		    memcmp(d->own_slot, d->slot, sizeof(int) * (size_t)d->nvcpus) != 0)
+		    d->own_slot_gen != d->slot_gen)
 			return false;
 	}
 	return true;
@@ -422,7 +422,7 @@ own_keep(struct policy_state *s)
 		d->own_placed = d->state == DOM_PLACED;
 		d->own_isolated = d->isolated;
 		d->own_allot = d->allot;
-		memcpy(d->own_slot, d->slot, sizeof(int) * (size_t)d->nvcpus);
+		d->own_slot_gen = d->slot_gen;
 	}
 	memcpy(c->core_owner, s->core_owner, sizeof(int) * (size_t)ncore);
 	memcpy(c->llc_load, s->llc_load, sizeof(int) * (size_t)s->nllc);
