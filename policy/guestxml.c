@@ -301,6 +301,7 @@ guestxml_read_pins(const char *xml, size_t len, int nvcpus, const struct cpuset 
 		if (xmlsafe_attr_int(n, "vcpu", 0, nvcpus - 1, &vcpu, WHAT, err) < 0)
 			goto out;
 		xmlFree(c);
+		c = NULL;       /* (freed again at out: not when vcpu < 0 keeps it) */
 		if (vcpu < 0 || (c = xmlGetProp(n, (const xmlChar *)"cpuset")) == NULL) {
 			llcd_err_set(err, WHAT ": <vcpupin> without vcpu or cpuset");
 			goto out;

@@ -487,6 +487,11 @@ test_read_pins(void **state)
 	x = "<domain><vcpu>4</vcpu><cputune><vcpupin vcpu='4' cpuset='1'/></cputune></domain>";
 	assert_int_equal(guestxml_read_pins(x, strlen(x), 4, &all, pins, NULL, &err), -1);
 	assert_string_equal(err.msg, "domain XML: <vcpupin vcpu='4'>: not an integer in 0..3");
+	/* a <vcpupin> without vcpu after one with: an error, and the first
+	 * one's cpuset freed once (fuzz_guestxml found it freed twice) */
+	x = "<domain><vcpu>4</vcpu><cputune><vcpupin vcpu='0' cpuset='0'/><vcpupin cpuset='1'/></cputune></domain>";
+	assert_int_equal(guestxml_read_pins(x, strlen(x), 4, &all, pins, NULL, &err), -1);
+	assert_string_equal(err.msg, "domain XML: <vcpupin> without vcpu or cpuset");
 	x = "<domain><vcpu>4</vcpu><cputune><vcpupin vcpu='0' cpuset='1,^x'/></cputune></domain>";
 	assert_int_equal(guestxml_read_pins(x, strlen(x), 4, &all, pins, NULL, &err), -1);
 	assert_string_equal(err.msg, "domain XML: <vcpupin>: cpuset '1,^x': bad exclusion '^x'");
