@@ -139,9 +139,9 @@ order_keep(struct policy_state *s, const int *order, int n)
 /* --- stage 1: reconcile ---------------------------------------------------- */
 
 /* A domain a loop over them reaches soon: the lines of its state a step
- * reads of every domain, idle or not (spread over a 4 KB struct dom, its
- * input slot, its samples and their copy, its first group), are fetched
- * ahead. On a large host most are no longer in the cache when a
+ * reads of every domain, idle or not (the first lines of its 4 KB struct
+ * dom and of its home check, its input slot, its samples and their copy,
+ * its first group), are fetched ahead. On a large host most are no longer in the cache when a
  * domain's turn comes, and an idle domain's step is little more than
  * those first reads (issue 25 item 4: 2,000 domains). Stage 1 (a few
  * domains ahead): the structs; stage 2 (nearer): what they point at.
@@ -165,16 +165,12 @@ dom_prefetch1(const struct dom *d, const struct policy_domain_in *di)
 {
 	const char *b = (const char *)d;
 
-	pf(b);
-	pf(b + offsetof(struct dom, state));
-	pf(b + offsetof(struct dom, groups));
-	pf(b + offsetof(struct dom, hc));
-	pf(b + offsetof(struct dom, hc.tr.ring_n));
-	pf(b + offsetof(struct dom, hc.shape));
-	pf(b + offsetof(struct dom, hc.sums_ok));
-	pf(b + offsetof(struct dom, in_idx));
-	pf(b + offsetof(struct dom, obs));
-	pf(b + offsetof(struct dom, emit_step));
+	/* struct dom's first fields, up to its name, and its home check's,
+	 * up to the trial's ring (policy_int.h) */
+	for (size_t o = 0; o < offsetof(struct dom, name); o += 64)
+		pf(b + o);
+	for (size_t o = offsetof(struct dom, hc); o < offsetof(struct dom, hc.tr.ring_shape); o += 64)
+		pf(b + o);
 	pf(di);
 	pf((const char *)di + offsetof(struct policy_domain_in, mem_node));
 }
