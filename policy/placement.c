@@ -229,8 +229,7 @@ fill_slots(struct policy_state *s, struct dom *d, int first, int count,
 {
 	for (int i = 0; i < count; i++) {
 		int pu = pus[i % npus];
-		d->slot[first + i] = pu;
-		d->slot_gen++;
+		dom_slot_set(d, first + i, pu);
 		cpuset_set(&d->allot, pu);
 		s->pu_load[pu]++;
 	}
@@ -566,8 +565,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		CPUSET_FOREACH(cpu, p)
 			if (s->pu_load[cpu] < s->pu_load[best])
 				best = cpu;
-		d->slot[v] = best;
-		d->slot_gen++;
+		dom_slot_set(d, v, best);
 		s->pu_load[best]++;
 		if (!d->isolated)
 			s->llc_load[topo_llc_of(t, best)]++;
@@ -581,8 +579,7 @@ adopt_domain(struct policy_state *s, const struct policy_host *h, struct dom *d,
 		CPUSET_FOREACH(cpu, &cand)
 			if (s->pu_load[cpu] < s->pu_load[best])
 				best = cpu;
-		d->slot[v] = best;
-		d->slot_gen++;
+		dom_slot_set(d, v, best);
 		s->pu_load[best]++;
 		s->llc_load[topo_llc_of(t, best)]++;
 		if (d->annot->mode == POLICY_MODE_STATIC) {

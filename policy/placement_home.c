@@ -302,8 +302,7 @@ place_on(struct policy_state *s, const struct policy_host *h, struct dom *d, con
 				list[n++] = cpu;
 	d->allot = *pus;
 	for (int v = 0; v < d->nvcpus; v++)
-		d->slot[v] = list[v % n];
-	d->slot_gen++;
+		dom_slot_set(d, v, list[v % n]);
 	policy_dom_pool(s, h, d, &pool);
 	for (int v = 0; v < d->nvcpus; v++)
 		placement_set_home(s, d, v, &pool);

@@ -384,7 +384,8 @@ struct dom {
 	struct policy_annotation *annot;        /* never NULL: cut after annot_cap
 	                                 * groups (policy_dom_set_annot) */
 	struct grp *groups;
-	int *slot;                      /* per vCPU: the PU its slot is on */
+	int *slot;                      /* per vCPU: the PU its slot is on
+	                                 * (written through dom_slot_set) */
 	/* per vCPU pins: sets of the state's pool (policy_state.sets, shared
 	 * by every vCPU pinned alike: 8 bytes a vCPU, not 256), never NULL
 	 * (&cpuset_none: empty), written through dom_pin_set/dom_pin_share */
@@ -554,6 +555,14 @@ dom_pin_set(struct dom *d, const struct cpuset **slot, const struct cpuset *set)
 {
 	cpuset_pool_set_or_none(d->sets, slot, set);
 	d->pin_gen++;
+}
+
+/* vCPU v's slot PU (counted in slot_gen: step_rebuild_ownership()). */
+static inline void
+dom_slot_set(struct dom *d, int v, int pu)
+{
+	d->slot[v] = pu;
+	d->slot_gen++;
 }
 
 static inline void

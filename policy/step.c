@@ -141,10 +141,11 @@ order_keep(struct policy_state *s, const int *order, int n)
 /* A domain a loop over them reaches soon: the lines of its state a step
  * reads of every domain, idle or not (the first lines of its 4 KB struct
  * dom and of its home check, its input slot, its samples and their copy,
- * its first group), are fetched ahead. On a large host most are no longer in the cache when a
- * domain's turn comes, and an idle domain's step is little more than
- * those first reads (issue 25 item 4: 2,000 domains). Stage 1 (a few
- * domains ahead): the structs; stage 2 (nearer): what they point at.
+ * its first group), are fetched ahead. On a large host most are no
+ * longer in the cache when a domain's turn comes, and an idle domain's
+ * step is little more than those first reads (issue 25 item 4: 2,000
+ * domains). Stage 1 (a few domains ahead): the structs; stage 2
+ * (nearer): what they point at.
  * From PREFETCH_DOMS domains on: there the state (~4 KB of struct dom
  * each, its groups' and samples' besides) outgrows a core's L2 cache, so
  * that a period's other work evicts it. Below, it stays cached and the
