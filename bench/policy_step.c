@@ -15,7 +15,12 @@
  * (512 PUs, 2,000 aggregate domains of 16 vCPUs, overcommit 64), every
  * vCPU idle with no CPU seen, as the live back-end reports the test
  * driver's thread-less domains (issue 25 item 4's policy step).
- * Usage: policy_step [STEPS] [--copies|--scale] (default 300 steps).
+ * The world marks each domain's samples (policy_domain_in.vcpus_gen) as
+ * llcd's live back-end does: a new mark when one it writes changes or a
+ * plan pins one; --no-marks: unmarked, as llcd-sim hands them (the
+ * engine compares them with a copy).
+ * Usage: policy_step [STEPS] [--copies|--scale] [--no-marks] (default
+ * 300 steps).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -54,13 +59,22 @@ int
 main(int argc, char **argv)
 {
 	int steps = argc > 1 ? atoi(argv[1]) : 300;
-	bool copies = argc > 2 && strcmp(argv[2], "--copies") == 0;
-	bool scale = argc > 2 && strcmp(argv[2], "--scale") == 0;
+	bool copies = false, scale = false, marks = true, bad = false;
+	for (int a = 2; a < argc; a++) {
+		if (strcmp(argv[a], "--copies") == 0 && !scale)
+			copies = true;
+		else if (strcmp(argv[a], "--scale") == 0 && !copies)
+			scale = true;
+		else if (strcmp(argv[a], "--no-marks") == 0)
+			marks = false;
+		else
+			bad = true;
+	}
 	const char *shape = scale ? "pack:2 [numa] l3:16 core:8 pu:2" : "pack:2 [numa] l3:12 core:8 pu:2";
 	int ndom = scale ? 2000 : 200, nvcpu_total = 10000;        /* (--scale: 16 a domain) */
 	struct llcd_err err;
-	if (argc > 2 && !copies && !scale) {
-		fprintf(stderr, "usage: policy_step [STEPS] [--copies|--scale]\n");
+	if (bad) {
+		fprintf(stderr, "usage: policy_step [STEPS] [--copies|--scale] [--no-marks]\n");
 		return 2;
 	}
 	struct topo *t = topo_load(shape, &err);
@@ -79,6 +93,7 @@ main(int argc, char **argv)
 	struct policy_plan *plan = policy_plan_new();
 	struct policy_input in;
 	int total = 0;
+	uint64_t mark = 0;      /* the samples' marks (policy_domain_in.vcpus_gen) */
 
 	if (pool == NULL || (!copies && policy_state_share_sets(st, pool) < 0)) {
 		fprintf(stderr, "policy_step: out of memory\n");
@@ -113,6 +128,7 @@ main(int argc, char **argv)
 			s[v].runtime_ns = scale ? 0 : (v % 10 == 0) ? period : period / 50;
 		}
 		d->vcpus = s;
+		d->vcpus_gen = marks ? ++mark : 0;
 		if (i % 4 == 1 && n > 8 && !scale) {
 			snprintf(reps[i].name, sizeof(reps[i].name), "worker");
 			reps[i].pid = 100 + i;
@@ -130,16 +146,23 @@ main(int argc, char **argv)
 	for (int step = -20; step < steps; step++) {
 		/* the world: each vCPU runs on the first PU of its pin */
 		memset(busy, 0, sizeof(uint64_t) * ((size_t)t->max_cpu + 1));
-		for (int i = 0; i < ndom && !scale; i++)     /* --scale: no CPU seen */
+		for (int i = 0; i < ndom && !scale; i++) {   /* --scale: no CPU seen */
+			bool moved = false;
 			for (int v = 0; v < doms[i].nvcpus; v++) {
 				struct policy_vcpu_sample *s = (struct policy_vcpu_sample *)&doms[i].vcpus[v];
 				int cpu = cpuset_empty(s->pinned) ? (i * 7 + v) % (t->max_cpu + 1)
 				    : cpuset_first(s->pinned) + v % cpuset_count(s->pinned);
 				if (cpu > t->max_cpu || !cpuset_isset(&t->all, cpu))
 					cpu = cpuset_first(s->pinned);
+				/* as llcd's back-end writes them: a sample that
+				 * changes gets its domain a new mark */
+				moved |= s->last_cpu != cpu;
 				s->last_cpu = cpu;
 				busy[cpu] += s->runtime_ns;
 			}
+			if (moved && marks)
+				doms[i].vcpus_gen = ++mark;
+		}
 		in.now_ns = (uint64_t)(step + 20) * period;
 		/* baseline first, on the samples the world just wrote: read each once */
 		uint64_t t0 = llcd_mono_ns();
@@ -154,6 +177,8 @@ main(int argc, char **argv)
 			const struct policy_action *x = &plan->actions[a];
 			if (x->type != POLICY_ACT_PIN_VCPU)
 				continue;
+			if (marks)
+				doms[x->domain].vcpus_gen = ++mark;
 			if (copies) {
 				pins[x->domain][x->vcpu] = x->cpus;
 			} else {

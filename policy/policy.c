@@ -356,9 +356,7 @@ policy_dom_new(const struct policy_domain_in *in)
 	d->vutil = calloc(n, sizeof(double));
 	d->origin = malloc(n * sizeof(int));
 	d->pin_step = calloc(n, sizeof(uint64_t));
-	d->obs = malloc(n * sizeof(*d->obs));
 	if (!d->slot || !d->home || !d->want || !d->sent || !d->vutil || !d->origin || !d->pin_step ||
-	    !d->obs ||
 	    policy_dom_set_annot(d, NULL) < 0) {
 		policy_dom_free(d);
 		return NULL;

@@ -85,6 +85,15 @@ struct policy_domain_in {
 	int nvcpus;
 	struct policy_guest_topo guest;
 	const struct policy_vcpu_sample *vcpus;   /* nvcpus entries */
+	/* The caller's mark of vcpus[] (0: none). Nonzero: a value it gives
+	 * the samples whenever any byte of them may have changed since the
+	 * last step (a counter shared by all its domains, so that no two
+	 * contents of one key ever carry the same mark); the same nonzero
+	 * mark as at the last step, for the same key, promises the samples
+	 * are byte for byte the last step's (pins: the same pointers), and
+	 * the engine does not compare them. 0: it compares them with a copy
+	 * it keeps (step.c obs_same()). */
+	uint64_t vcpus_gen;
 	int nreports;
 	const struct policy_hot_report *reports;
 	/* Wakeups between this domain's vCPU threads during the period

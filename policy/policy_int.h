@@ -372,10 +372,12 @@ struct dom {
 	 * counted since it was made): placed, isolated, its allotment
 	 * (own_allot) and slots (own_slot_gen) */
 	bool own_ok, own_placed, own_isolated;
-	/* the vCPU samples as last seen, byte for byte (their pins as
-	 * pointers; obs_ok: seen; at period obs_period): obs_gen counts the
-	 * times they changed (step.c obs_same()) */
+	/* the vCPU samples as last seen (obs_ok: seen; at period obs_period):
+	 * obs_gen counts the times they changed (step.c obs_same()); obs
+	 * holds them byte for byte (their pins as pointers) when obs_copy,
+	 * else obs_mark is the caller's mark of them (vcpus_gen) */
 	bool obs_ok, obs_counters;      /* (obs_counters: policy_host.counters then) */
+	bool obs_copy;
 	bool vutil_fixed;               /* the last update of vutil changed none */
 	/* emit_pins() at step emit_step found every sample's pin the very
 	 * pointer of its want, at pin_gen emit_gen (emit_clean): with the
@@ -400,7 +402,7 @@ struct dom {
 	uint64_t pin_gen;               /* counts writes of home, want and sent
 	                                 * (dom_pin_*): what was true of them is
 	                                 * while it stays the same */
-	uint64_t obs_period, obs_gen;
+	uint64_t obs_period, obs_gen, obs_mark;
 	uint64_t emit_step, emit_gen;
 	uint64_t pinned_step;           /* the last step that pinned a vCPU away from
 	                                 * the PU it ran on: the period after it ran

@@ -179,7 +179,8 @@ dom_prefetch1(const struct dom *d, const struct policy_domain_in *di)
 static inline __attribute__((always_inline)) void
 dom_prefetch2(const struct dom *d, const struct policy_domain_in *di)
 {
-	pf(d->obs);
+	if (d->obs_copy)
+		pf(d->obs);
 	pf(di->vcpus);
 	pf(d->annot);
 	if (d->ngroups > 0)
@@ -276,6 +277,13 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 	if (!same_annot && policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
 		return NULL;    /* (d stays in the state, with its old annotation) */
 	d->isolated = policy_dom_managed_mode(d) && d->annot->isolation == POLICY_ISO_CORE;
+	/* the copy obs_same() compares unmarked samples with, made when
+	 * first needed: a caller that marks them costs none */
+	if (di->vcpus_gen == 0 && d->obs == NULL && s->incremental) {
+		d->obs = malloc(sizeof(*d->obs) * (size_t)(d->nvcpus > 0 ? d->nvcpus : 1));
+		if (d->obs == NULL)
+			return NULL;    /* (d stays in the state, without a copy) */
+	}
 	return d;
 }
 
@@ -657,13 +665,15 @@ emit_pins(struct policy_state *s, const struct step_ctx *cx, struct dom *d,
 	d->emit_gen = d->pin_gen;
 }
 
-/* Whether d's vCPU samples are the last ones kept, byte for byte (what
- * each ran, waited, retired, where it last ran, its pin's pointer), at
- * the same period and counters; if not, these are kept and obs_gen counts
- * them. One memcmp over the array, not a loop over fields: a change of a
- * field nothing cached reads (a thread id, the last CPU, instructions
- * without counters) only counts as a change. Never with incremental
- * steps off. */
+/* Whether d's vCPU samples are the last ones, at the same period and
+ * counters; if not, obs_gen counts them. Marked samples (the caller's
+ * policy_domain_in.vcpus_gen, which llcd's live back-end gives): the
+ * last step's mark, with no read of the samples. Unmarked: byte for byte
+ * the copy kept (what each ran, waited, retired, where it last ran, its
+ * pin's pointer), and else kept. One memcmp over the array, not a loop
+ * over fields: a change of a field nothing cached reads (a thread id, the
+ * last CPU, instructions without counters) only counts as a change, as
+ * does a new mark for the same bytes. Never with incremental steps off. */
 #if UINTPTR_MAX == UINT64_MAX
 /* padding would be compared too (a change only where it varies) */
 _Static_assert(sizeof(struct policy_vcpu_sample) == 3 * sizeof(uint64_t) + sizeof(void *) + 2 * sizeof(int),
@@ -678,10 +688,20 @@ obs_same(const struct policy_state *s, struct dom *d, const struct policy_domain
 
 	if (!s->incremental)
 		return false;
-	if (d->obs_ok && d->obs_period == in->period_ns && d->obs_counters == in->host.counters &&
-	    memcmp(d->obs, di->vcpus, n) == 0)
-		return true;
-	memcpy(d->obs, di->vcpus, n);
+	bool at = d->obs_ok && d->obs_period == in->period_ns && d->obs_counters == in->host.counters;
+	if (di->vcpus_gen != 0) {
+		/* the caller's mark: the same one, the same samples */
+		if (at && !d->obs_copy && d->obs_mark == di->vcpus_gen)
+			return true;
+		d->obs_copy = false;
+		d->obs_mark = di->vcpus_gen;
+	} else {
+		if (at && d->obs_copy && memcmp(d->obs, di->vcpus, n) == 0)
+			return true;
+		memcpy(d->obs, di->vcpus, n);   /* (reconcile_one() made it) */
+		d->obs_copy = true;
+		d->obs_mark = 0;
+	}
 	d->obs_period = in->period_ns;
 	d->obs_counters = in->host.counters;
 	d->obs_ok = true;

@@ -23,6 +23,13 @@ struct h_dom {
 	struct cpuset *pin;             /* the samples' pins point here (s[v].pinned) */
 	const struct cpuset **ipin;     /* h_pool(): ... or at these sets of h->pool, made from pin[] each step */
 	int nipin;
+	/* h_pool() (h->marks): the samples of the last step, byte for byte
+	 * (nprev of them, at step prev_step: 0 none), as llcd's live
+	 * back-end compares them where it writes them, and mark them
+	 * (policy_domain_in.vcpus_gen) when one changed */
+	struct policy_vcpu_sample *prev;
+	int nprev;
+	uint64_t prev_step;
 	double *demand;                 /* 0..1 per vCPU */
 	struct policy_hot_report rep[4];
 	bool running;
@@ -60,6 +67,10 @@ struct harness {
 	 * h->st interns its own pins in (policy_state_share_sets), as llcd's
 	 * live back-end does; the shadow keeps its own pool */
 	struct cpuset_pool *pool;
+	/* the marks (h_pool() turns them on, as llcd's live back-end gives
+	 * them): the last one given, and the steps made */
+	bool marks;
+	uint64_t mark, nsteps;
 };
 
 /* An mbm for a host where every domain moves h->mbm_flat bytes a period
@@ -105,6 +116,33 @@ h_pool(struct harness *h)
 	if (h->pool == NULL || policy_state_share_sets(h->st, h->pool) < 0)
 		abort();
 	cpuset_pool_defer(h->pool);     /* the live back-end's: dropped sets stay until its next observe */
+	h->marks = true;                /* and it marks the samples */
+}
+
+/* h->marks: a new mark for d's samples when any byte of them changed
+ * since the last step, or it was not in that step (a producer's compare
+ * of what it writes, as agent/live/observe.c sample_domain() makes). */
+static inline void
+h_mark(struct harness *h, struct h_dom *d)
+{
+	size_t n = (size_t)d->in.nvcpus;
+	bool moved = d->prev_step == 0 || d->prev_step + 1 != h->nsteps || d->nprev != d->in.nvcpus ||
+	    memcmp(d->prev, d->s, n * sizeof(*d->s)) != 0;
+
+	if (!h->marks)
+		return;
+	if (moved) {
+		if (d->nprev < d->in.nvcpus) {
+			struct policy_vcpu_sample *p = realloc(d->prev, (n ? n : 1) * sizeof(*p));
+			if (p == NULL)
+				abort();
+			d->prev = p;
+		}
+		memcpy(d->prev, d->s, n * sizeof(*d->s));
+		d->nprev = d->in.nvcpus;
+		d->in.vcpus_gen = ++h->mark;
+	}
+	d->prev_step = h->nsteps;
 }
 
 static inline struct harness *
@@ -161,6 +199,7 @@ h_free(struct harness *h)
 		for (int v = 0; v < d->nipin; v++)
 			cpuset_pool_drop(h->pool, &d->ipin[v]);
 		free(d->ipin);
+		free(d->prev);
 		free(d->s);
 		free(d->pin);
 		free(d->demand);
@@ -481,10 +520,12 @@ h_step(struct harness *h)
 		d->in.mbm_bytes = h->mbm ? (uint64_t)h->mbm(h, i) : 0;
 	}
 	/* the input lists domains in h->order, which must not matter */
+	h->nsteps++;
 	for (int oi = 0; oi < h->ndom; oi++) {
 		int i = h->order[oi];
 		if (i >= h->ndom || !h->dom[i].running)
 			continue;
+		h_mark(h, &h->dom[i]);
 		h->in[n] = h->dom[i].in;
 		h->map[n] = i;
 		n++;
