@@ -171,6 +171,7 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	}
 	o->domains[i].nvcpus = nvcpus;
 	o->domains[i].vcpus = o->vcpus[i];
+	o->domains[i].vcpus_gen = 0;            /* the back-end's mark, if any */
 	o->domains[i].nreports = nreports;
 	o->domains[i].reports = o->reports[i];
 	o->domains[i].wakeups = NULL;

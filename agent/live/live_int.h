@@ -259,6 +259,9 @@ struct ldom {
 	int pid;
 	int obs_slot;                   /* its slot in this period's observation
 	                                 * (observe.c; checked by key) */
+	/* its samples' mark (policy_domain_in.vcpus_gen), given in the
+	 * observation obs_mark_seq (live.obs_seq) */
+	uint64_t obs_mark, obs_mark_seq;
 	int nvcpus, maxvcpus;
 	bool persistent;
 	bool fake;                      /* live_add_process: not a libvirt domain */
@@ -372,6 +375,9 @@ struct live {
 	uint64_t ext_change_gen;        /* bumped when an ext domain's ext_changed is set */
 	uint64_t now_ns;
 	uint64_t period;
+	/* observations made (observe.c), and the last mark given to a
+	 * domain's samples (policy_domain_in.vcpus_gen): each new one */
+	uint64_t obs_seq, obs_marks;
 	struct live_state *saved;       /* state.c's: the file read at start; NULL none */
 	bool state_dirty;
 	int state_failing;              /* failed writes in a row */

@@ -129,16 +129,21 @@ sample_vcpu(struct live *l, struct ldom *d, int v, struct policy_vcpu_sample *o,
 	return true;
 }
 
+/* d's samples into out, its slot's, which holds what d wrote in the last
+ * observation when kept: then an unchanged sample keeps the domain's mark
+ * (policy_domain_in.vcpus_gen), compared where it is written, so that the
+ * engine need not compare the whole array with a copy; any change, or
+ * kept false, gives a new one. */
 static void
 sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
-              struct policy_vcpu_sample *out)
+              struct policy_vcpu_sample *out, bool kept)
 {
 	struct llcd_err e;
-	bool rediscover = false, hint = false;
+	bool rediscover = false, hint = false, moved = !kept || d->obs_mark == 0;
 
 	for (int v = 0; v < d->nvcpus; v++) {
 		struct lvcpu *c = &d->v[v];
-		struct policy_vcpu_sample *o = &out[v];
+		struct policy_vcpu_sample n, *o = &n;
 		int nthreads = -1;
 		o->tid = c->tid;
 		o->runtime_ns = 0;
@@ -189,7 +194,16 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 		 * a pin replaces it (live.sets) */
 		o->pinned = (!d->touched && cpuset_subset(&l->everywhere, c->affinity)) ||
 		    (c->hotplugged && c->applied == &cpuset_none) ? &cpuset_none : c->affinity;
+		/* (every field written above: the struct has no padding) */
+		if (!moved && memcmp(&out[v], &n, sizeof(n)) != 0)
+			moved = true;
+		out[v] = n;
 	}
+	if (moved) {
+		d->obs_mark = ++l->obs_marks;
+	}
+	d->obs_mark_seq = l->obs_seq;
+	in->vcpus_gen = d->obs_mark;
 	/* The thread-count hint (hot-plug): from every /proc sample, or, when
 	 * the tracer samples, from QEMU's process (the link count of its task
 	 * directory, one fstat) every REDISCOVER_PERIODS periods counted from
@@ -411,6 +425,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 
 	bool bound_moved = false;
 	bool ahead = l->ndoms >= PREFETCH_DOMS;
+	l->obs_seq++;
 	for (int i = 0; i < l->ndoms; i++) {
 		struct ldom *d = l->doms[i];
 		int slot;
@@ -465,6 +480,8 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		if ((slot = agent_obs_add(obs, d->nvcpus, nrep, err)) < 0)
 			return -1;
 		struct policy_domain_in *in = &obs->domains[slot];
+		/* the slot holds what d wrote in the last observation */
+		bool kept = in->key == d->key && d->obs_slot == slot && d->obs_mark_seq + 1 == l->obs_seq;
 		if (nrep > 0)
 			memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
 		in->reports = obs->reports[slot];
@@ -480,7 +497,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 				policy_annotation_defaults(&in->annot);
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
-		sample_domain(l, d, in, obs->vcpus[slot]);
+		sample_domain(l, d, in, obs->vcpus[slot], kept);
 		react_report(l, d);
 		live_mbm_sample(l, d, in);
 		live_numa_sample(l, d, in, now_ns);

@@ -478,6 +478,86 @@ test_loop_real_threads(void **state)
 /* The state file is root's: not read through a symbolic link planted in
  * its place (it was, at start), and a state directory others may write is
  * refused at start with the reason. */
+/* The live back-end marks each domain's samples (policy_domain_in.vcpus_gen,
+ * observe.c sample_domain()): idle vCPU threads keep their domain's mark
+ * from one period to the next, so that the engine skips them without a
+ * compare; a thread that ran gives it a new one. */
+static uint64_t
+obs_mark(const struct agent_loop *loop, uint64_t key)
+{
+	const struct agent_obs *o = agent_loop_obs(loop);
+
+	for (int i = 0; i < o->ndomains; i++)
+		if (o->domains[i].key == key)
+			return o->domains[i].vcpus_gen;
+	fail_msg("domain %llu not in the observation", (unsigned long long)key);
+	return 0;
+}
+
+static void
+test_obs_marks(void **state)
+{
+	struct vth v[2];
+	struct llcd_err err;
+	struct policy_host host;
+	struct policy_annotation a;
+	struct agent_step_stats st;
+	struct coresched_ops cso = { .prctl = fake_prctl };
+	char *dir = tmpdir();
+	uint64_t key, now = 1000000000ull, m[4];
+
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		rmtree(dir);
+		free(dir);
+		skip();
+	}
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+	assert_non_null(t);
+	policy_host_defaults(&host, t);
+	policy_annotation_defaults(&a);
+	a.mode = POLICY_MODE_STATIC;
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	struct live *l = mk_live(t, dir, &cso);
+	assert_int_equal(live_add_process(l, "self", getpid(), 2, &a, &err), 0);
+	assert_int_equal(live_find(l, "self", &key), 0);
+	struct agent_loop *loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
+	assert_non_null(loop);
+	for (int i = 0; i < 4; i++) {     /* placed and pinned, then idle */
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+		m[i] = obs_mark(loop, key);
+		assert_true(m[i] != 0);
+		now += 1000000000ull;
+	}
+	/* the first periods differ (no runtime yet, then the pins) */
+	assert_true(m[0] != m[1]);
+	/* idle, unmoved: the same samples, the same mark */
+	assert_true(m[3] == m[2]);
+	/* woken (they run to check th_stop and wait again): a runtime, a new
+	 * mark; idle again, none, and then a mark that stays */
+	pthread_mutex_lock(&th_lock);
+	pthread_cond_broadcast(&th_cond);
+	pthread_mutex_unlock(&th_lock);
+	usleep(20000);
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	now += 1000000000ull;
+	uint64_t w = obs_mark(loop, key);
+	assert_true(w != m[3]);
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	now += 1000000000ull;
+	assert_true(obs_mark(loop, key) != w);
+	w = obs_mark(loop, key);
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	assert_true(obs_mark(loop, key) == w);
+	agent_loop_free(loop);
+	live_free(l);
+	vth_stop_all(v, 2);
+	topo_free(t);
+	rmtree(dir);
+	free(dir);
+}
+
 static void
 test_state_hostile(void **state)
 {
@@ -1027,6 +1107,7 @@ main(void)
 		cmocka_unit_test(test_kernel_cas),
 		cmocka_unit_test(test_state_roundtrip),
 		cmocka_unit_test(test_loop_real_threads),
+		cmocka_unit_test(test_obs_marks),
 		cmocka_unit_test(test_state_write_disk_full),
 		cmocka_unit_test(test_state_hostile),
 		cmocka_unit_test(test_transient_backoff),
