@@ -199,9 +199,8 @@ sample_domain(struct live *l, struct ldom *d, struct policy_domain_in *in,
 			moved = true;
 		out[v] = n;
 	}
-	if (moved) {
+	if (moved)
 		d->obs_mark = ++l->obs_marks;
-	}
 	d->obs_mark_seq = l->obs_seq;
 	in->vcpus_gen = d->obs_mark;
 	/* The thread-count hint (hot-plug): from every /proc sample, or, when

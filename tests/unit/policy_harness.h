@@ -126,12 +126,11 @@ static inline void
 h_mark(struct harness *h, struct h_dom *d)
 {
 	size_t n = (size_t)d->in.nvcpus;
-	bool moved = d->prev_step == 0 || d->prev_step + 1 != h->nsteps || d->nprev != d->in.nvcpus ||
-	    memcmp(d->prev, d->s, n * sizeof(*d->s)) != 0;
 
 	if (!h->marks)
 		return;
-	if (moved) {
+	if (d->prev_step == 0 || d->prev_step + 1 != h->nsteps || d->nprev != d->in.nvcpus ||
+	    memcmp(d->prev, d->s, n * sizeof(*d->s)) != 0) {
 		if (d->nprev < d->in.nvcpus) {
 			struct policy_vcpu_sample *p = realloc(d->prev, (n ? n : 1) * sizeof(*p));
 			if (p == NULL)

@@ -478,6 +478,23 @@ test_loop_real_threads(void **state)
 /* The state file is root's: not read through a symbolic link planted in
  * its place (it was, at start), and a state directory others may write is
  * refused at start with the reason. */
+/* Two LLCs of one PU (this host's CPUs 0 and 1), a static annotation and
+ * two vCPU threads started (v[0], v[1]). */
+static struct topo *
+two_threads_static(struct vth *v, struct policy_host *host, struct policy_annotation *a)
+{
+	struct llcd_err err;
+	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
+
+	assert_non_null(t);
+	policy_host_defaults(host, t);
+	policy_annotation_defaults(a);
+	a->mode = POLICY_MODE_STATIC;
+	vth_start(&v[0], 0);
+	vth_start(&v[1], 1);
+	return t;
+}
+
 /* The live back-end marks each domain's samples (policy_domain_in.vcpus_gen,
  * observe.c sample_domain()): idle vCPU threads keep their domain's mark
  * from one period to the next, so that the engine skips them without a
@@ -512,13 +529,7 @@ test_obs_marks(void **state)
 		free(dir);
 		skip();
 	}
-	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
-	assert_non_null(t);
-	policy_host_defaults(&host, t);
-	policy_annotation_defaults(&a);
-	a.mode = POLICY_MODE_STATIC;
-	vth_start(&v[0], 0);
-	vth_start(&v[1], 1);
+	struct topo *t = two_threads_static(v, &host, &a);
 	struct live *l = mk_live(t, dir, &cso);
 	assert_int_equal(live_add_process(l, "self", getpid(), 2, &a, &err), 0);
 	assert_int_equal(live_find(l, "self", &key), 0);
@@ -626,13 +637,7 @@ test_state_write_disk_full(void **state)
 	while (fwrite(block, 1, sizeof(block), f) == sizeof(block) && fflush(f) == 0)
 		;
 	fclose(f);
-	struct topo *t = topo_load("pack:1 l3:2 core:1 pu:1", &err);
-	assert_non_null(t);
-	policy_host_defaults(&host, t);
-	policy_annotation_defaults(&a);
-	a.mode = POLICY_MODE_STATIC;
-	vth_start(&v[0], 0);
-	vth_start(&v[1], 1);
+	struct topo *t = two_threads_static(v, &host, &a);
 	struct live *l = mk_live(t, dir, NULL);
 	assert_int_equal(live_add_process(l, "full", getpid(), 2, &a, &err), 0);
 	struct agent_loop *loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
