@@ -566,6 +566,7 @@ policy_action_not_applied(struct policy_state *s, const struct policy_action *ac
 		dom_pin_clear(d, &d->sent[act->vcpu]);
 	} else if (act->type == POLICY_ACT_PIN_EMULATOR) {
 		d->emu_sent = false;
+		d->emu_foreign = false;
 		cpuset_zero(&d->emu_want);
 	}
 }

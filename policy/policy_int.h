@@ -364,6 +364,10 @@ struct dom {
 	bool seen;
 	bool budget_denied;             /* a move this step found no budget */
 	bool emu_sent;
+	bool emu_foreign;               /* emu_want is a copy of the caller's
+	                                 * reserved set, which may hold CPUs
+	                                 * beyond the host's words: compared in
+	                                 * full; else it lies in the host */
 	bool mbm_seen;                  /* a memory bandwidth figure came (resctrl):
 	                                 * the benefit check measures by it
 	                                 * where there are no counters */
@@ -448,7 +452,7 @@ struct dom {
 	int gg_timeout;
 	double gg_epochs;
 	struct cpuset gg_taken;
-	struct cpuset bound;            /* policy_domain_in.bound; empty none */
+	struct cpuset bound;            /* a copy of *policy_domain_in.bound; empty none */
 };
 
 /* step_rebuild_ownership()'s last counts and the domains they were made

@@ -187,7 +187,7 @@ dom_prefetch2(const struct dom *d, const struct policy_domain_in *di)
 		pf((const char *)d->groups + offsetof(struct grp, quiet_ok));
 }
 
-/* reconcile()'s reads of a domain: its input slot's identity, bound and
+/* reconcile()'s reads of a domain: its input slot's identity and
  * annotation, the state's copies of them (the same domain in key order
  * as last step, most steps). */
 static inline __attribute__((always_inline)) void
@@ -197,16 +197,12 @@ reconcile_prefetch(const struct policy_state *s, const struct policy_domain_in *
 
 	if (!deep) {
 		pf(b);
-		for (size_t o = 0; o < sizeof(di->bound); o += 64)
-			pf(b + offsetof(struct policy_domain_in, bound) + o);
 		pf(b + offsetof(struct policy_domain_in, annot));
 		pf(b + offsetof(struct policy_domain_in, annot) + 64);
 		if (hint < s->ndoms) {
 			const char *c = (const char *)s->doms[hint];
 			pf(c);
 			pf(c + offsetof(struct dom, state));
-			for (size_t o = 0; o < sizeof(di->bound); o += 64)
-				pf(c + offsetof(struct dom, bound) + o);
 		}
 	} else if (hint < s->ndoms) {
 		pf(s->doms[hint]->annot);
@@ -223,7 +219,8 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 	int idx = hint < s->ndoms && s->doms[hint]->key == di->key ? hint : policy_dom_find(s, di->key);
 	struct dom *d = idx >= 0 ? s->doms[idx] : NULL;
 	int grown_from = 0;
-	bool same_bound = d != NULL && cpuset_equal(&d->bound, &di->bound);
+	/* no bound, as last step: nothing to read (most domains) */
+	bool same_bound = d != NULL && (di->bound == NULL ? d->bound_none : cpuset_equal(&d->bound, di->bound));
 	/* the annotation the last step's, byte for byte: its shape too, and
 	 * nothing to copy (its padding compared: a change there only costs
 	 * the full path) */
@@ -270,7 +267,10 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 	d->name[nl] = '\0';
 	d->guest = di->guest;
 	if (!same_bound) {
-		d->bound = di->bound;
+		if (di->bound != NULL)
+			d->bound = *di->bound;
+		else
+			cpuset_zero(&d->bound);
 		d->bound_none = cpuset_empty(&d->bound);
 	}
 	d->annotated = di->annotated;
@@ -481,6 +481,17 @@ struct step_ctx {
 	struct cpuset pool;             /* the shared pool this step */
 };
 
+/* Whether emu equals the emulator pin last planned; in_host: emu lies in
+ * the host's words (built by the engine), so that unless the last pin
+ * was the caller's reserved set only those words are compared (every
+ * domain, every step: the full 256 bytes of two sets were a tenth of a
+ * steady step). */
+static inline bool
+emu_same(const struct policy_state *s, const struct dom *d, const struct cpuset *emu, bool in_host)
+{
+	return in_host && !d->emu_foreign ? policy_set_eq(s, emu, &d->emu_want) : cpuset_equal(emu, &d->emu_want);
+}
+
 /* An unmanaged domain: confined to the shared pool as a whole while
  * isolated domains exist, released otherwise. Returns false when the
  * domain is done with this step (released: nothing to pin). */
@@ -496,11 +507,13 @@ steer_unmanaged(struct policy_state *s, const struct step_ctx *cx, struct dom *d
 	if (cx->any_isolated) {
 		for (int v = 0; v < d->nvcpus; v++)
 			dom_pin_set(d, &d->want[v], pool);
-		if (!cpuset_empty(pool) && (!d->confined || !cpuset_equal(&d->emu_want, pool))) {
+		/* (the pool lies in the host's words) */
+		if (!policy_set_empty(s, pool) && (!d->confined || !emu_same(s, d, pool, true))) {
 			cpuset_str(pool, buf, sizeof(buf));
 			policy_plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, pool,
 			    "unmanaged domain confined to the shared pool [%s] while isolated domains exist", buf);
 			d->emu_want = *pool;
+			d->emu_foreign = false;
 		}
 		d->confined = true;
 		d->released_sent = false;
@@ -537,12 +550,15 @@ pin_emulator(struct policy_state *s, const struct step_ctx *cx, struct dom *d)
 
 	if (d->isolated && !cpuset_empty(reserved) && policy_dom_in_bound(d, reserved))
 		emu = reserved;
-	if ((d->emu_sent && cpuset_equal(emu, &d->emu_want)) || cpuset_empty(emu))
+	bool in_host = emu == &d->allot;        /* (reserved is the caller's) */
+	if ((d->emu_sent && emu_same(s, d, emu, in_host)) ||
+	    (in_host ? policy_set_empty(s, emu) : cpuset_empty(emu)))
 		return;
 	cpuset_str(emu, buf, sizeof(buf));
 	policy_plan_add(s, cx->plan, POLICY_ACT_PIN_EMULATOR, d, -1, emu, "emulator threads on %s [%s]",
 	    d->isolated && !cpuset_empty(reserved) ? "the reserved CPUs" : "the domain's PUs", buf);
 	d->emu_want = *emu;
+	d->emu_foreign = !in_host;
 	d->emu_sent = true;
 }
 

@@ -47,6 +47,8 @@ struct agent_obs {
 	                                         * agent_obs_wakeups() */
 	struct policy_wakeup_edge **edges;      /* per slot, POLICY_WAKEUP_EDGES
 	                                         * once allocated (writable) */
+	struct cpuset **bounds;                 /* per slot, once a bound was
+	                                         * given (agent_obs_bound()) */
 	int ncpus;                              /* entries in cpu_busy_ns */
 	uint64_t *cpu_busy_ns;                  /* per PU OS index */
 	/* private: capacities */
@@ -70,6 +72,11 @@ int agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err
  * wakeups[i].nedges and .dropped (policy/wakeups.h). A slot for which it is
  * not called has domains[i].wakeups == NULL: nothing is inferred. */
 int agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_err *err);
+/* The CPU bound of slot i's domain (policy_domain_in.bound), after
+ * agent_obs_add(), which leaves none: an empty or NULL bound leaves
+ * domains[i].bound NULL; else it points at the slot's copy of *bound,
+ * allocated the first time (-1 with err set: out of memory). */
+int agent_obs_bound(struct agent_obs *o, int i, const struct cpuset *bound, struct llcd_err *err);
 
 /* A domain's state as llcctl shows it, one vocabulary for every back-end
  * and the daemon (docs/llcctl.md):

@@ -53,12 +53,14 @@ agent_obs_free(struct agent_obs *o)
 		free(o->vcpus[i]);
 		free(o->reports[i]);
 		free(o->edges[i]);
+		free(o->bounds[i]);
 	}
 	free(o->domains);
 	free(o->vcpus);
 	free(o->reports);
 	free(o->wakeups);
 	free(o->edges);
+	free(o->bounds);
 	free(o->vcap);
 	free(o->rcap);
 	free(o->cpu_busy_ns);
@@ -124,6 +126,10 @@ grow_slots(struct agent_obs *o, struct llcd_err *err)
 	if (e == NULL)
 		return llcd_err_set(err, "observation: out of memory");
 	o->edges = e;
+	struct cpuset **bs = realloc(o->bounds, sizeof(*bs) * (size_t)ncap);
+	if (bs == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	o->bounds = bs;
 	int *vc = realloc(o->vcap, sizeof(int) * (size_t)ncap);
 	if (vc == NULL)
 		return llcd_err_set(err, "observation: out of memory");
@@ -138,6 +144,7 @@ grow_slots(struct agent_obs *o, struct llcd_err *err)
 		o->reports[i] = NULL;
 		memset(&o->wakeups[i], 0, sizeof(o->wakeups[i]));
 		o->edges[i] = NULL;
+		o->bounds[i] = NULL;
 		o->vcap[i] = o->rcap[i] = 0;
 	}
 	o->cap = ncap;
@@ -175,6 +182,7 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	o->domains[i].nreports = nreports;
 	o->domains[i].reports = o->reports[i];
 	o->domains[i].wakeups = NULL;
+	o->domains[i].bound = NULL;             /* agent_obs_bound() */
 	o->domains[i].mbm_valid = false;        /* the back-end sets it each period */
 	o->domains[i].mem_node_valid = false;   /* ditto */
 	o->domains[i].mbm_bytes = 0;
@@ -198,6 +206,22 @@ agent_obs_wakeups(struct agent_obs *o, int i, uint64_t period_ns, struct llcd_er
 	}
 	o->wakeups[i] = (struct policy_wakeups){ .period_ns = period_ns, .edges = o->edges[i] };
 	o->domains[i].wakeups = &o->wakeups[i];
+	return 0;
+}
+
+int
+agent_obs_bound(struct agent_obs *o, int i, const struct cpuset *bound, struct llcd_err *err)
+{
+	if (i < 0 || i >= o->ndomains)
+		return llcd_err_set(err, "observation: no domain slot %d", i);
+	if (bound == NULL || cpuset_empty(bound)) {
+		o->domains[i].bound = NULL;
+		return 0;
+	}
+	if (o->bounds[i] == NULL && (o->bounds[i] = malloc(sizeof(*o->bounds[i]))) == NULL)
+		return llcd_err_set(err, "observation: out of memory");
+	*o->bounds[i] = *bound;
+	o->domains[i].bound = o->bounds[i];
 	return 0;
 }
 

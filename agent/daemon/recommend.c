@@ -24,9 +24,10 @@ struct snap {
 	struct policy_domain_in *domains;
 	struct policy_vcpu_sample *vcpus;
 	struct policy_hot_report *reports;
-	/* the vCPUs' pins: the samples point into the back-end's sets,
-	 * which last only until its next observation (policy.h), and a job
-	 * may run after it; copied here, one copy per distinct set */
+	/* the vCPUs' pins and the domains' bounds: they point into the
+	 * back-end's sets and the observation's, which last only until its
+	 * next observation (policy.h), and a job may run after it; copied
+	 * here, one copy per distinct set */
 	struct cpuset_pool *pins;
 };
 
@@ -139,6 +140,8 @@ recommend_fingerprint(const struct policy_host *host, uint64_t topo_gen, const s
 		for (int v = 0; v < d->nvcpus; v++)
 			h = mix_set(h, policy_sample_pin(&d->vcpus[v]), words);
 		h = mix(h, (uint64_t)d->nreports);
+		/* the bound limits where the dry placement may go */
+		h = mix_set(h, d->bound != NULL ? d->bound : &cpuset_none, words);
 	}
 	return h;
 }
@@ -222,6 +225,15 @@ snap_new(const struct policy_host *host, uint64_t fp, const struct agent_obs *ob
 		c->reports = s->reports + nr;
 		nr += (size_t)d->nreports;
 		c->wakeups = NULL;      /* a fresh engine infers nothing from one period */
+		if (d->bound != NULL) {  /* the observation's, overwritten next period */
+			const struct cpuset *own = NULL;
+			if (cpuset_pool_set(s->pins, &own, d->bound) < 0) {
+				snap_free(s);
+				llcd_err_set(err, "out of memory for a copy of %d domains' bounds", obs->ndomains);
+				return NULL;
+			}
+			c->bound = own;
+		}
 	}
 	return s;
 }

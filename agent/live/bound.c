@@ -191,14 +191,15 @@ live_bound_soon(struct ldom *d)
 	path_stale(d);
 }
 
-bool
-live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in)
+int
+live_bound_sample(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, struct llcd_err *err)
 {
 	bool changed = false;
 
 	if (!d->bound.read || l->period >= d->bound.next_period)
 		changed = bound_read(l, d, true);
-	in->bound = d->bound.cpus;
+	if (agent_obs_bound(obs, slot, &d->bound.cpus, err) < 0)
+		return -1;
 	return changed;
 }
 
@@ -209,8 +210,8 @@ live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in)
  * period with a's new bound beside b's old placement (refusing a where b
  * still counts). Every other domain's bound is read again in the same
  * period (one read of each cgroup's file, shared), before the step. */
-void
-live_bound_resample(struct live *l, struct agent_obs *obs)
+int
+live_bound_resample(struct live *l, struct agent_obs *obs, struct llcd_err *err)
 {
 	for (int i = 0; i < l->ndoms; i++) {
 		struct ldom *d = l->doms[i];
@@ -218,8 +219,10 @@ live_bound_resample(struct live *l, struct agent_obs *obs)
 		    !d->bound.read || d->bound.read_period == l->period)
 			continue;
 		bound_read(l, d, true);
-		obs->domains[d->obs_slot].bound = d->bound.cpus;
+		if (agent_obs_bound(obs, d->obs_slot, &d->bound.cpus, err) < 0)
+			return -1;
 	}
+	return 0;
 }
 
 enum agent_result

@@ -517,9 +517,13 @@ enum agent_result live_ext_cgroup(struct live *l, struct ldom *d, const struct c
 /* Read the cgroup mounts (live_new). */
 void live_bound_open(struct live *l);
 void live_bound_close(struct live *l);
-/* The domain's bound into in (read again when due). */
-bool live_bound_sample(struct live *l, struct ldom *d, struct policy_domain_in *in);
-void live_bound_resample(struct live *l, struct agent_obs *obs);
+/* The domain's bound into obs's slot (read again when due,
+ * agent_obs_bound()): 1 when it changed, 0 not, -1 with err set (out of
+ * memory). */
+int live_bound_sample(struct live *l, struct ldom *d, struct agent_obs *obs, int slot, struct llcd_err *err);
+/* Every other domain's bound read again into obs (one changed): 0, or -1
+ * with err set. */
+int live_bound_resample(struct live *l, struct agent_obs *obs, struct llcd_err *err);
 /* Someone else moved a thread of d: its bound (cgroup path included) is
  * read again in the next observe. */
 void live_bound_soon(struct ldom *d);

@@ -501,11 +501,14 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		live_mbm_sample(l, d, in);
 		live_numa_sample(l, d, in, now_ns);
 		d->obs_slot = slot;
-		bound_moved |= live_bound_sample(l, d, in);
+		int moved = live_bound_sample(l, d, obs, slot, err);
+		if (moved < 0)
+			return -1;
+		bound_moved |= moved > 0;
 		if (wakeups_domain(l, d, obs, slot, period_ns, err) < 0)
 			return -1;
 	}
-	if (bound_moved)
-		live_bound_resample(l, obs);
+	if (bound_moved && live_bound_resample(l, obs, err) < 0)
+		return -1;
 	return 0;
 }

@@ -63,7 +63,7 @@ test_bound_places_inside(void **state)
 	int b = h_add(h, "default_vmi-b", 4, 1, 4, 1, &a);
 	int u = h_add(h, "default_vmi-u", 4, 1, 4, 1, &a);
 
-	h->dom[b].in.bound = llc1;
+	h->dom[b].in.bound = &llc1;
 	h_busy_range(h, b, 0, 4);
 	h_busy_range(h, u, 0, 4);
 	for (int step = 0; step < 12; step++) {
@@ -86,8 +86,8 @@ test_bound_static_and_isolated(void **state)
 	int s = h_add_mode(h, "ns_static", 2, 1, 2, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE);
 	int i = h_add_mode(h, "ns_iso", 4, 1, 2, 2, POLICY_MODE_AGGREGATE, POLICY_ISO_CORE);
 
-	h->dom[s].in.bound = b1;
-	h->dom[i].in.bound = b2;
+	h->dom[s].in.bound = &b1;
+	h->dom[i].in.bound = &b2;
 	for (int step = 0; step < 4; step++) {
 		assert_int_equal(h_step(h), 0);
 		assert_plan_inside(h, s, &b1);
@@ -111,13 +111,13 @@ test_bound_change_replaces(void **state)
 	int d = h_add_mode(h, "ns_a", 2, 1, 2, 1, POLICY_MODE_AGGREGATE, POLICY_ISO_NONE);
 	int un = h_add(h, "ns_unmanaged", 2, 1, 2, 1, NULL);
 
-	h->dom[d].in.bound = b0;
-	h->dom[un].in.bound = ub;
+	h->dom[d].in.bound = &b0;
+	h->dom[un].in.bound = &ub;
 	h_busy_range(h, d, 0, 2);
 	for (int step = 0; step < 3; step++)
 		assert_int_equal(h_step(h), 0);
 	assert_pins_inside(h, d, &b0);
-	h->dom[d].in.bound = b1;
+	h->dom[d].in.bound = &b1;
 	assert_int_equal(h_step(h), 0);
 	assert_plan_inside(h, d, &b1);
 	assert_int_equal(h_step(h), 0);
@@ -140,8 +140,9 @@ test_bound_refusal_names_it(void **state)
 	bool refused = false;
 	struct harness *h = h_new(TWO_LLCS);
 	int d = h_add_mode(h, "ns_big", 4, 1, 4, 1, POLICY_MODE_STATIC, POLICY_ISO_NONE);
+	struct cpuset b = set_of("2-3");
 
-	h->dom[d].in.bound = set_of("2-3");
+	h->dom[d].in.bound = &b;
 	assert_int_equal(h_step(h), 0);
 	for (int k = 0; k < h->plan->n; k++) {
 		const struct policy_action *act = &h->plan->actions[k];

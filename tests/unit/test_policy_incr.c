@@ -298,6 +298,9 @@ test_incr_quiet_groups(void **state)
 		}
 		h_busy_range(h, q[3], 0, 3);    /* busy first, then idle */
 		bool quiet_seen = false;
+		struct cpuset off01, nobound;
+		cpuset_parse(&off01, "16-31", NULL);
+		cpuset_zero(&nobound);
 		for (int step = 0; step < 150; step++) {
 			struct h_dom *d0 = &h->dom[q[0]], *d1 = &h->dom[q[1]], *d3 = &h->dom[q[3]];
 			switch (step) {
@@ -319,10 +322,13 @@ test_incr_quiet_groups(void **state)
 				d1->in.annot.tune.aggr_tolerance = 100;
 				break;
 			case 70:        /* a bound off LLC 0 and 1: another best LLC */
-				cpuset_parse(&d0->in.bound, "16-31", NULL);
+				d0->in.bound = &off01;
 				break;
-			case 80:
-				cpuset_zero(&d0->in.bound);
+			case 80:        /* an empty bound: none */
+				d0->in.bound = &nobound;
+				break;
+			case 85:        /* NULL: still none, nothing re-placed */
+				d0->in.bound = NULL;
 				break;
 			case 90:        /* the whole shared pool shrinks */
 				cpuset_parse(&h->host.reserved, "0-7", NULL);
@@ -392,6 +398,8 @@ test_incr_steady_reports(void **state)
 		h_busy(h, b, gv, 4);
 		h_busy(h, c, gv, 4);
 		int guest_seen = 0;
+		struct cpuset bound011;
+		cpuset_parse(&bound011, "0-11", NULL);
 		for (int step = 0; step < 130; step++) {
 			struct h_dom *da = &h->dom[a], *db = &h->dom[b];
 			switch (step) {
@@ -413,7 +421,7 @@ test_incr_steady_reports(void **state)
 				da->in.nreports = 2;
 				break;
 			case 60:        /* a bound: placed again, its groups made afresh */
-				cpuset_parse(&da->in.bound, "0-11", NULL);
+				da->in.bound = &bound011;
 				break;
 			case 70:        /* the annotation group gives vCPUs 2 and 3 back */
 				cpuset_zero(&db->in.annot.groups[0].vcpus);
