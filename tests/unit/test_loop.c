@@ -569,9 +569,49 @@ test_permanent_failure_rolls_back(void **state)
 	topo_free(t);
 }
 
+/* agent_obs_bound(): an empty or NULL bound is none (NULL); a bound is
+ * the slot's own copy, which outlives the caller's set and the slots'
+ * growth; agent_obs_add() of the next observation starts with none. */
+static void
+test_obs_bound(void **state)
+{
+	struct llcd_err err;
+	struct agent_obs *o = agent_obs_new();
+	struct cpuset empty, b;
+
+	(void)state;
+	assert_non_null(o);
+	cpuset_zero(&empty);
+	cpuset_zero(&b);
+	cpuset_set_range(&b, 4, 7);
+	assert_int_equal(agent_obs_begin(o, 16, &err), 0);
+	assert_int_equal(agent_obs_add(o, 2, 0, &err), 0);
+	assert_int_not_equal(agent_obs_bound(o, 1, &b, &err), 0);      /* no such slot */
+	assert_non_null(strstr(err.msg, "no domain slot 1"));
+	assert_int_equal(agent_obs_bound(o, 0, &empty, &err), 0);
+	assert_null(o->domains[0].bound);
+	assert_int_equal(agent_obs_bound(o, 0, NULL, &err), 0);
+	assert_null(o->domains[0].bound);
+	assert_int_equal(agent_obs_bound(o, 0, &b, &err), 0);
+	const struct cpuset *kept = o->domains[0].bound;
+	assert_non_null(kept);
+	assert_ptr_not_equal(kept, &b);
+	cpuset_zero(&b);                        /* the caller's set changes */
+	for (int i = 1; i < 40; i++)            /* the slots grow (moved) */
+		assert_int_equal(agent_obs_add(o, 2, 0, &err), i);
+	assert_ptr_equal(o->domains[0].bound, kept);
+	assert_int_equal(cpuset_count(o->domains[0].bound), 4);
+	assert_true(cpuset_isset(o->domains[0].bound, 4) && cpuset_isset(o->domains[0].bound, 7));
+	assert_int_equal(agent_obs_begin(o, 16, &err), 0);
+	assert_int_equal(agent_obs_add(o, 2, 0, &err), 0);
+	assert_null(o->domains[0].bound);       /* a new observation: none yet */
+	agent_obs_free(o);
+}
+
 TEST_MAIN(
 	cmocka_unit_test(test_narrow_before_isolate),
 	cmocka_unit_test(test_failed_narrowing_holds_isolation),
 	cmocka_unit_test(test_trial_failed_isolated_pins),
 	cmocka_unit_test(test_trial_rollback_keeps_isolation),
-	cmocka_unit_test(test_permanent_failure_rolls_back))
+	cmocka_unit_test(test_permanent_failure_rolls_back),
+	cmocka_unit_test(test_obs_bound))

@@ -6,7 +6,9 @@
  * (policy.h); the snapshot once copied the pointers, and a job computed
  * after the back-end let go of a set read freed memory (ASan's unit run
  * catches the read; without ASan the scribbled pins below are what the
- * dry placement would have seen). */
+ * dry placement would have seen). The domains' bounds point into the
+ * observation's slots the same way (agent_obs_bound()), and the next
+ * observation writes another there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,20 +75,35 @@ test_job_after_pins_freed(void **state)
 			sm->pinned = &pins[i][v];
 		}
 	}
+	/* domain 100 bound to LLC 3 (PUs 24-31), a pointer into the
+	 * observation's slot */
+	struct cpuset llc3, llc0;
+	cpuset_zero(&llc3);
+	cpuset_set_range(&llc3, 24, 31);
+	cpuset_zero(&llc0);
+	cpuset_set_range(&llc0, 0, 7);
+	uint64_t fp0 = recommend_fingerprint(&host, 1, obs);
+	assert_int_equal(agent_obs_bound(obs, 0, &llc3, &err), 0);
+	uint64_t fp = recommend_fingerprint(&host, 1, obs);
+	assert_true(fp != fp0);                 /* the bound is in the fingerprint */
 	r = recommend_new(&err);
 	assert_non_null(r);
-	assert_int_equal(recommend_submit(r, &host, 1, obs, 100, &err), 0);
-	/* the back-end's next observation: its sets change and go */
+	assert_int_equal(recommend_submit(r, &host, fp, obs, 100, &err), 0);
+	/* the back-end's next observation: its sets change and go, and the
+	 * slot's bound becomes another */
 	for (int i = 0; i < NDOM; i++) {
 		memset(pins[i], 0xa5, NV * sizeof(struct cpuset));
 		free(pins[i]);
 	}
+	assert_int_equal(agent_obs_bound(obs, 0, &llc0, &err), 0);
 	struct recommend_result *res = wait_result(r);
 	assert_non_null(res);
 	if (res->rc != 0)
 		fail_msg("recommendation failed: %s", res->error);
 	assert_int_equal(res->key, 100);
 	assert_non_null(res->rec);
+	for (int v = 0; v < NV; v++)            /* inside the bound it was asked with */
+		assert_true(!cpuset_empty(&res->rec->pins[v]) && cpuset_subset(&res->rec->pins[v], &llc3));
 	recommend_result_free(res);
 	recommend_free(r);
 	agent_obs_free(obs);
