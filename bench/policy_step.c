@@ -17,8 +17,9 @@
  * driver's thread-less domains (issue 25 item 4's policy step).
  * The world marks each domain's samples (policy_domain_in.vcpus_gen) as
  * llcd's live back-end does: a new mark when one it writes changes or a
- * plan pins one; --no-marks: unmarked, as llcd-sim hands them (the
- * engine compares them with a copy).
+ * plan pins one; its annotation and reports (annot_gen, reports_gen),
+ * which never change, keep their first marks; --no-marks: unmarked, as
+ * llcd-sim hands them (the engine compares them with a copy).
  * Usage: policy_step [STEPS] [--copies|--scale] [--no-marks] (default
  * 300 steps).
  */
@@ -129,6 +130,8 @@ main(int argc, char **argv)
 		}
 		d->vcpus = s;
 		d->vcpus_gen = marks ? ++mark : 0;
+		d->annot_gen = marks ? ++mark : 0;      /* (neither ever changes) */
+		d->reports_gen = marks ? ++mark : 0;
 		if (i % 4 == 1 && n > 8 && !scale) {
 			snprintf(reps[i].name, sizeof(reps[i].name), "worker");
 			reps[i].pid = 100 + i;

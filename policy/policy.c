@@ -402,9 +402,11 @@ policy_dom_insert(struct policy_state *s, struct dom *d)
 
 /* Whether d's guest reports are the last step's, byte for byte (their
  * padding too: a change there only counts as a change); if not, these
- * are kept. The first call of a step compares, later ones of the step
- * give its answer; a step that did not call it breaks the chain (the
- * next call's answer is false). Never true with incremental steps off. */
+ * are kept. Marked reports (policy_domain_in.reports_gen): the last
+ * step's mark, with no read of them and no copy. The first call of a
+ * step compares, later ones of the step give its answer; a step that did
+ * not call it breaks the chain (the next call's answer is false). Never
+ * true with incremental steps off. */
 bool
 policy_dom_reports_same(struct policy_state *s, struct dom *d, const struct policy_domain_in *di)
 {
@@ -412,8 +414,17 @@ policy_dom_reports_same(struct policy_state *s, struct dom *d, const struct poli
 
 	if (!s->incremental)
 		return false;
-	if (d->rep_ok && d->rep_step == s->step)
+	if ((d->rep_ok || d->rep_mark != 0) && d->rep_step == s->step)
 		return d->rep_same;
+	if (di->reports_gen != 0) {
+		/* the caller's mark: the same one, the same reports */
+		d->rep_same = d->rep_mark == di->reports_gen && d->rep_step + 1 == s->step;
+		d->rep_mark = di->reports_gen;
+		d->rep_ok = false;      /* (the copy, if any, is not these) */
+		d->rep_step = s->step;
+		return d->rep_same;
+	}
+	d->rep_mark = 0;
 	d->rep_same = d->rep_ok && d->rep_step + 1 == s->step && d->nrep == di->nreports &&
 	    (n == 0 || memcmp(d->rep, di->reports, n) == 0);
 	d->rep_step = s->step;

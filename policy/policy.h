@@ -96,6 +96,11 @@ struct policy_domain_in {
 	uint64_t vcpus_gen;
 	int nreports;
 	const struct policy_hot_report *reports;
+	/* The caller's mark of nreports and reports[] (0: none), as
+	 * vcpus_gen is of the samples: the same nonzero mark as at the last
+	 * step promises the same reports, and the engine neither compares
+	 * them nor keeps a copy; 0: it compares them with its copy. */
+	uint64_t reports_gen;
 	/* Wakeups between this domain's vCPU threads during the period
 	 * (wakeups.h); NULL when the back-end cannot see them (no tracer). */
 	const struct policy_wakeups *wakeups;
@@ -121,6 +126,11 @@ struct policy_domain_in {
 	const struct cpuset *bound;
 	/* Last: what a step reads of each domain lies in its first ~700
 	 * bytes, not 18 KB apart (the groups' room is most of the size) */
+	/* The caller's mark of annotated and annot (0: none), as vcpus_gen
+	 * is of the samples: the same nonzero mark as at the last step
+	 * promises both byte for byte the last step's, and the engine does
+	 * not compare them; 0: it compares them with its own copy. */
+	uint64_t annot_gen;
 	bool annotated;                 /* false: unannotated (default mode) */
 	struct policy_annotation annot; /* valid when annotated */
 };

@@ -437,11 +437,15 @@ struct dom {
 	struct cpuset own_allot;
 	/* the guest's reports as last seen, byte for byte
 	 * (policy_dom_reports_same(); rep_ok: kept, compared at step
-	 * rep_step): rep_same, that step's answer */
+	 * rep_step), or their mark rep_mark (policy_domain_in.reports_gen,
+	 * nonzero: no copy kept): rep_same, that step's answer */
 	struct policy_hot_report *rep;
 	int nrep, rep_cap;
 	bool rep_ok, rep_same;
-	uint64_t rep_step;
+	uint64_t rep_step, rep_mark;
+	/* the caller's mark of the annotation d->annot was last set from
+	 * (policy_domain_in.annot_gen; 0: none) */
+	uint64_t annot_mark;
 	/* guest_groups_update() at step gg_step changed nothing (gg_noop:
 	 * no group made, dropped or changed, every guest group reported),
 	 * with annotation groups' vCPUs gg_taken, gg_nguest guest groups,

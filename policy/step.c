@@ -221,12 +221,14 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 	int grown_from = 0;
 	/* no bound, as last step: nothing to read (most domains) */
 	bool same_bound = d != NULL && (di->bound == NULL ? d->bound_none : cpuset_equal(&d->bound, di->bound));
-	/* the annotation the last step's, byte for byte: its shape too, and
-	 * nothing to copy (its padding compared: a change there only costs
-	 * the full path) */
-	bool same_annot = s->incremental && d != NULL && di->annotated && d->annotated &&
-	    d->annot->ngroups == di->annot.ngroups &&
-	    memcmp(d->annot, &di->annot, policy_annotation_size(di->annot.ngroups)) == 0;
+	/* the annotation the last step's: by the caller's mark (annot_gen),
+	 * with no read of it, or byte for byte, its shape too, and nothing
+	 * to copy (its padding compared: a change there only costs the full
+	 * path) */
+	bool same_annot = s->incremental && d != NULL &&
+	    ((di->annot_gen != 0 && d->annot_mark == di->annot_gen && d->annotated == di->annotated) ||
+	     (di->annotated && d->annotated && d->annot->ngroups == di->annot.ngroups &&
+	      memcmp(d->annot, &di->annot, policy_annotation_size(di->annot.ngroups)) == 0));
 
 	if (d && (d->nvcpus != di->nvcpus || d->annotated != di->annotated ||
 	          (di->annotated && !same_annot && policy_annotation_shape_changed(d->annot, &di->annot)) ||
@@ -274,8 +276,12 @@ reconcile_one(struct policy_state *s, const struct policy_domain_in *di, int hin
 		d->bound_none = cpuset_empty(&d->bound);
 	}
 	d->annotated = di->annotated;
-	if (!same_annot && policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
-		return NULL;    /* (d stays in the state, with its old annotation) */
+	if (!same_annot) {
+		d->annot_mark = 0;
+		if (policy_dom_set_annot(d, di->annotated ? &di->annot : NULL) < 0)
+			return NULL;    /* (d stays in the state, with its old annotation) */
+	}
+	d->annot_mark = di->annot_gen;
 	d->isolated = policy_dom_managed_mode(d) && d->annot->isolation == POLICY_ISO_CORE;
 	/* the copy obs_same() compares unmarked samples with, made when
 	 * first needed: a caller that marks them costs none */

@@ -178,7 +178,9 @@ agent_obs_add(struct agent_obs *o, int nvcpus, int nreports, struct llcd_err *er
 	}
 	o->domains[i].nvcpus = nvcpus;
 	o->domains[i].vcpus = o->vcpus[i];
-	o->domains[i].vcpus_gen = 0;            /* the back-end's mark, if any */
+	o->domains[i].vcpus_gen = 0;            /* the back-end's marks, if any */
+	o->domains[i].reports_gen = 0;
+	o->domains[i].annot_gen = 0;
 	o->domains[i].nreports = nreports;
 	o->domains[i].reports = o->reports[i];
 	o->domains[i].wakeups = NULL;

@@ -262,6 +262,10 @@ struct ldom {
 	/* its samples' mark (policy_domain_in.vcpus_gen), given in the
 	 * observation obs_mark_seq (live.obs_seq) */
 	uint64_t obs_mark, obs_mark_seq;
+	/* its annotation's and reports' marks (annot_gen, reports_gen), new
+	 * when it writes them or its slot is not the one it wrote last */
+	uint64_t annot_mark, reports_mark;
+	int reports_n;                  /* the reports it last wrote */
 	int nvcpus, maxvcpus;
 	bool persistent;
 	bool fake;                      /* live_add_process: not a libvirt domain */

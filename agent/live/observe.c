@@ -481,11 +481,24 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 		struct policy_domain_in *in = &obs->domains[slot];
 		/* the slot holds what d wrote in the last observation */
 		bool kept = in->key == d->key && d->obs_slot == slot && d->obs_mark_seq + 1 == l->obs_seq;
-		if (nrep > 0)
-			memcpy(obs->reports[slot], reps, sizeof(reps[0]) * (size_t)nrep);
+		/* the reports: compared where they are written (the slot
+		 * holds the last ones when kept), marked when they changed */
+		size_t rn = sizeof(reps[0]) * (size_t)nrep;
+		if (!kept || d->reports_mark == 0 || d->reports_n != nrep ||
+		    (nrep > 0 && memcmp(obs->reports[slot], reps, rn) != 0)) {
+			if (nrep > 0)
+				memcpy(obs->reports[slot], reps, rn);
+			d->reports_mark = ++l->obs_marks;
+			d->reports_n = nrep;
+		}
 		in->reports = obs->reports[slot];
 		in->nreports = nrep;
-		if (in->key != d->key || (d->todo & LDOM_TODO_OBS)) {
+		in->reports_gen = d->reports_mark;
+		/* the annotation: written when it changed, or when the slot
+		 * is not the one it wrote last (a slot with its key from an
+		 * older observation may hold an older annotation) */
+		if (!kept || d->annot_mark == 0 || in->key != d->key || (d->todo & LDOM_TODO_OBS)) {
+			d->annot_mark = ++l->obs_marks;
 			in->key = d->key;
 			snprintf(in->name, sizeof(in->name), "%.*s", (int)sizeof(in->name) - 1, d->name);
 			in->guest = d->guest;
@@ -496,6 +509,7 @@ live_observe(void *ctx, uint64_t now_ns, struct agent_obs *obs, struct llcd_err 
 				policy_annotation_defaults(&in->annot);
 			d->todo &= ~(unsigned)LDOM_TODO_OBS;
 		}
+		in->annot_gen = d->annot_mark;
 		sample_domain(l, d, in, obs->vcpus[slot], kept);
 		react_report(l, d);
 		live_mbm_sample(l, d, in);

@@ -30,6 +30,12 @@ struct h_dom {
 	struct policy_vcpu_sample *prev;
 	int nprev;
 	uint64_t prev_step;
+	/* ... and their annotation and reports, marked the same way
+	 * (annot_gen, reports_gen) when a byte of them changed */
+	struct policy_annotation *prev_annot;
+	bool prev_annotated;
+	struct policy_hot_report prev_rep[4];
+	int prev_nrep;
 	double *demand;                 /* 0..1 per vCPU */
 	struct policy_hot_report rep[4];
 	bool running;
@@ -141,6 +147,25 @@ h_mark(struct harness *h, struct h_dom *d)
 		d->nprev = d->in.nvcpus;
 		d->in.vcpus_gen = ++h->mark;
 	}
+	bool again = d->prev_step != 0 && d->prev_step + 1 == h->nsteps;
+	if (d->prev_annot == NULL && (d->prev_annot = malloc(sizeof(*d->prev_annot))) == NULL)
+		abort();
+	if (!again || d->in.annot_gen == 0 || d->prev_annotated != d->in.annotated ||
+	    memcmp(d->prev_annot, &d->in.annot, sizeof(d->in.annot)) != 0) {
+		*d->prev_annot = d->in.annot;
+		d->prev_annotated = d->in.annotated;
+		d->in.annot_gen = ++h->mark;
+	}
+	size_t nr = (size_t)d->in.nreports;
+	if (nr > 4)
+		abort();        /* (the harness's reports are its rep[4]) */
+	if (!again || d->in.reports_gen == 0 || d->prev_nrep != d->in.nreports ||
+	    (nr > 0 && memcmp(d->prev_rep, d->in.reports, nr * sizeof(*d->prev_rep)) != 0)) {
+		if (nr > 0)
+			memcpy(d->prev_rep, d->in.reports, nr * sizeof(*d->prev_rep));
+		d->prev_nrep = d->in.nreports;
+		d->in.reports_gen = ++h->mark;
+	}
 	d->prev_step = h->nsteps;
 }
 
@@ -199,6 +224,7 @@ h_free(struct harness *h)
 			cpuset_pool_drop(h->pool, &d->ipin[v]);
 		free(d->ipin);
 		free(d->prev);
+		free(d->prev_annot);
 		free(d->s);
 		free(d->pin);
 		free(d->demand);

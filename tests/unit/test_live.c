@@ -569,6 +569,99 @@ test_obs_marks(void **state)
 	free(dir);
 }
 
+/* The slot of domain key in the loop's observation (fails when absent). */
+static const struct policy_domain_in *
+obs_slot_of(const struct agent_loop *loop, uint64_t key, int *slot)
+{
+	const struct agent_obs *o = agent_loop_obs(loop);
+
+	for (int i = 0; i < o->ndomains; i++)
+		if (o->domains[i].key == key) {
+			*slot = i;
+			return &o->domains[i];
+		}
+	fail_msg("domain %llu not in the observation", (unsigned long long)key);
+	return NULL;
+}
+
+/* The annotation's and reports' marks (annot_gen, reports_gen, observe.c):
+ * they stay while nothing changes; a new annotation gives a new mark with
+ * the new annotation in the slot; a domain whose slot moves (the one
+ * before it removed) gets new marks and its own annotation in its new
+ * slot. Two ext domains of this process (one vCPU thread each), mode
+ * none: nothing is pinned. */
+static void
+test_obs_annot_marks(void **state)
+{
+	static const char none_xml[] =
+	    "<llc:llc-policy xmlns:llc=\"urn:llcd:llc-policy:1\" mode=\"none\" isolation=\"core\"/>";
+	struct vth v[2];
+	struct llcd_err err;
+	struct policy_host host;
+	struct policy_annotation a;
+	struct agent_step_stats st;
+	struct coresched_ops cso = { .prctl = fake_prctl };
+	char *dir = tmpdir();
+	uint64_t ka, kb, now = 1000000000ull, am[4], rm[4];
+	int slot;
+
+	(void)state;
+	struct topo *t = two_threads_static(v, &host, &a);
+	struct live *l = mk_live(t, dir, &cso);
+	struct live_ext_domain x = { .name = "a", .uuid = "6e1b8f4c-2b1a-4c55-9e10-3f1c6b2a0001",
+	                             .pid = getpid(), .nvcpus = 1, .maxvcpus = 1, .tids = &v[0].tid,
+	                             .guest = { 1, 1, 1, 1, 1 } };
+	assert_int_equal(live_ext_add(l, &x, &ka, &err), 0);
+	x.name = "b";
+	x.uuid = "6e1b8f4c-2b1a-4c55-9e10-3f1c6b2a0002";
+	x.tids = &v[1].tid;
+	assert_int_equal(live_ext_add(l, &x, &kb, &err), 0);
+	live_ext_annotation(l, ka, none_xml, sizeof(none_xml) - 1, "a.xml");
+	live_ext_annotation(l, kb, none_xml, sizeof(none_xml) - 1, "b.xml");
+	struct agent_loop *loop = agent_loop_new(&live_agent_ops, l, &host, 1000000000ull, &err);
+	assert_non_null(loop);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+		now += 1000000000ull;
+		const struct policy_domain_in *in = obs_slot_of(loop, kb, &slot);
+		assert_int_equal(slot, 1);
+		assert_true(in->annotated && in->annot.isolation == POLICY_ISO_CORE);
+		am[i] = in->annot_gen;
+		rm[i] = in->reports_gen;
+		assert_true(am[i] != 0 && rm[i] != 0);
+	}
+	assert_true(am[3] == am[1] && am[2] == am[1]);  /* nothing changed */
+	assert_true(rm[3] == rm[1] && rm[2] == rm[1]);
+	/* a new annotation: a new mark, and the slot holds it */
+	live_ext_annotation(l, kb, NULL, 0, "b.xml");
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	now += 1000000000ull;
+	const struct policy_domain_in *in = obs_slot_of(loop, kb, &slot);
+	assert_int_equal(slot, 1);
+	assert_false(in->annotated);
+	assert_true(in->annot_gen != am[3]);
+	assert_true(in->reports_gen == rm[3]);  /* (no reports, as before) */
+	uint64_t m = in->annot_gen;
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	now += 1000000000ull;
+	assert_true(obs_slot_of(loop, kb, &slot)->annot_gen == m);
+	/* a's removal moves b to slot 0, which held a's: new marks, b's
+	 * annotation (none) there */
+	live_ext_remove(l, ka, "test");
+	assert_int_equal(agent_loop_step(loop, now, &st, &err), 0);
+	now += 1000000000ull;
+	in = obs_slot_of(loop, kb, &slot);
+	assert_int_equal(slot, 0);
+	assert_false(in->annotated);
+	assert_true(in->annot_gen != m && in->reports_gen != rm[3]);
+	agent_loop_free(loop);
+	live_free(l);
+	vth_stop_all(v, 2);
+	topo_free(t);
+	rmtree(dir);
+	free(dir);
+}
+
 static void
 test_state_hostile(void **state)
 {
@@ -1117,6 +1210,7 @@ main(void)
 		cmocka_unit_test(test_state_roundtrip),
 		cmocka_unit_test(test_loop_real_threads),
 		cmocka_unit_test(test_obs_marks),
+	cmocka_unit_test(test_obs_annot_marks),
 		cmocka_unit_test(test_state_write_disk_full),
 		cmocka_unit_test(test_state_hostile),
 		cmocka_unit_test(test_transient_backoff),
